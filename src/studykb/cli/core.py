@@ -1,0 +1,219 @@
+"""Foundation commands: build, check, show, backlinks, graph."""
+
+from __future__ import annotations
+
+import click
+
+from .. import queries
+from ..model import DOC_TYPES, EDGE_KINDS
+from . import Context, cli, console, emit_json, json_option, pass_vault, refresh_with_progress
+
+
+@cli.command()
+@json_option
+@click.pass_obj
+def build(obj: Context, as_json: bool) -> None:
+    """Bring the state up to date and say what changed.
+
+    Every other command does this silently first, so running it by hand is never needed.
+
+    \b
+    Example:
+      studykb build
+      studykb build --json
+    """
+    vault = obj.vault(refresh=False)
+    stats = refresh_with_progress(vault)
+    if as_json:
+        emit_json({"documents": stats.documents, "links": stats.links,
+                   "problems": stats.problems, "errors": stats.errors,
+                   "added": stats.added, "modified": stats.modified, "removed": stats.removed,
+                   "seconds": round(stats.seconds, 3)})
+        return
+    out = console()
+    if stats.notice:
+        out.print(f"note: {stats.notice}")
+    for label, paths in (("added", stats.added), ("modified", stats.modified),
+                         ("removed", stats.removed)):
+        for path in paths[:20]:
+            out.print(f"{label:>9}  {path}", markup=False)
+        if len(paths) > 20:
+            out.print(f"{label:>9}  ... and {len(paths) - 20} more")
+    if not stats.changed:
+        out.print("up to date")
+    out.print(f"{stats.documents} documents, {stats.links} links, {stats.problems} problems "
+              f"({stats.errors} errors) in {stats.seconds:.2f}s")
+
+
+@cli.command()
+@json_option
+@click.option("--errors-only", is_flag=True, help="Leave warnings out.")
+@pass_vault
+def check(vault, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-untyped-def]
+    """Report every problem in the vault as path:line, code and message.
+
+    Exits 1 when any problem is an error, so it works as a pre-commit hook or CI step.
+
+    \b
+    Example:
+      studykb check
+      studykb check --json | jq '.problems[] | select(.code == "dangling-ref")'
+    """
+    problems = queries.check(vault)
+    if errors_only:
+        problems = [p for p in problems if p.severity == "error"]
+    errors = sum(p.severity == "error" for p in problems)
+    if as_json:
+        emit_json({"problems": [p.as_dict() for p in problems], "errors": errors,
+                   "warnings": len(problems) - errors})
+    else:
+        out = console()
+        for p in problems:
+            where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
+            color = "red" if p.severity == "error" else "yellow"
+            out.print(f"{where}: [{color}]{p.severity}[/] [bold]{p.code}[/] "
+                      f"{_escape(p.message)}")
+        if problems:
+            out.print(f"{errors} errors, {len(problems) - errors} warnings")
+        else:
+            out.print("no problems")
+    raise SystemExit(1 if errors else 0)
+
+
+def _escape(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+@cli.command()
+@click.argument("query")
+@json_option
+@pass_vault
+def show(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    """A document's metadata, its outgoing references and its backlinks.
+
+    QUERY is resolved like a reference: a path, id, alias, title or URL.
+
+    \b
+    Example:
+      studykb show fsdp2
+      studykb show "KV cache" --json
+    """
+    shown = queries.show(vault, queries.find(vault, query))
+    doc = shown.doc
+    docs = vault.documents()
+    if as_json:
+        emit_json({**doc.brief(), "key": doc.key, "aliases": list(doc.aliases),
+                   "tags": list(doc.tags), "covers": list(doc.covers), "date": doc.date,
+                   "level": doc.level, "status": doc.status, "url": doc.url, "kind": doc.kind,
+                   "summary": doc.summary, "meta": doc.meta,
+                   "units": [{**u.brief(), "status": u.status} for u in shown.units],
+                   "references": [_link_json(link, docs) for link in shown.outgoing],
+                   "backlinks": [_back_json(link, docs) for link in shown.backlinks]})
+        return
+    out = console()
+    out.print(f"[bold]{_escape(doc.title)}[/]  ({doc.type}, id {_escape(doc.id)})")
+    out.print(f"  path: {doc.path}" + (f":{doc.line}" if doc.line > 1 else ""), markup=False)
+    for label, value in (("aliases", ", ".join(doc.aliases)), ("tags", ", ".join(doc.tags)),
+                         ("covers", ", ".join(doc.covers)), ("date", doc.date),
+                         ("level", doc.level), ("status", doc.status), ("url", doc.url),
+                         ("kind", doc.kind)):
+        if value:
+            out.print(f"  {label}: {value}", markup=False)
+    if doc.summary:
+        out.print(f"  summary: {doc.summary}", markup=False)
+    if shown.units:
+        out.print("units:")
+        for unit in shown.units:
+            out.print(f"  {unit.id:<28} {unit.status or '-':<8} {unit.title}", markup=False)
+    out.print(f"references ({len(shown.outgoing)}):")
+    for link in shown.outgoing:
+        target = docs.get(link.target) if link.target else None
+        where = f"{link.ref.path}:{link.ref.line}"
+        what = f"-> {target.id}" if target else f"({link.state})"
+        out.print(f"  {where:<34} {link.ref.kind:<9} {link.ref.text}  {what}", markup=False)
+    out.print(f"backlinks ({len(shown.backlinks)}):")
+    for link in shown.backlinks:
+        src = docs.get(link.ref.source)
+        out.print(f"  {link.ref.path}:{link.ref.line:<6} {link.ref.kind:<9} "
+                  f"{src.title if src else link.ref.source}", markup=False)
+
+
+def _link_json(link, docs) -> dict:  # type: ignore[no-untyped-def]
+    target = docs.get(link.target) if link.target else None
+    return {"kind": link.ref.kind, "text": link.ref.text, "path": link.ref.path,
+            "line": link.ref.line, "state": link.state, "reason": link.ref.reason or None,
+            "target": target.brief() if target else None}
+
+
+def _back_json(link, docs) -> dict:  # type: ignore[no-untyped-def]
+    src = docs.get(link.ref.source)
+    return {"id": src.id if src else link.ref.source, "path": link.ref.path,
+            "line": link.ref.line, "kind": link.ref.kind, "title": src.title if src else "",
+            "text": link.ref.text}
+
+
+@cli.command()
+@click.argument("query")
+@json_option
+@pass_vault
+def backlinks(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    """Every reference to a document, from bodies and front matter.
+
+    \b
+    Example:
+      studykb backlinks ddp
+      studykb backlinks notes/topics/kv-cache.md --json
+    """
+    doc = queries.find(vault, query)
+    links = queries.backlinks(vault, doc)
+    docs = vault.documents() if links else {}
+    if as_json:
+        emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
+                   "backlinks": [_back_json(link, docs) for link in links]})
+        return
+    out = console()
+    if not links:
+        out.print(f"no backlinks to {doc.id}", markup=False)
+    for link in links:
+        src = docs.get(link.ref.source)
+        out.print(f"{link.ref.path}:{link.ref.line}: {link.ref.kind}: "
+                  f"{src.title if src else link.ref.source}", markup=False)
+
+
+@cli.command()
+@click.option("--format", "fmt", type=click.Choice(["json", "graphml", "dot", "mermaid"]),
+              default="json", show_default=True, help="Output format.")
+@click.option("--type", "types", multiple=True, type=click.Choice(DOC_TYPES),
+              help="Keep only documents of this type (repeatable).")
+@click.option("--tag", "tags", multiple=True, help="Keep only documents with this tag or topic.")
+@click.option("--kind", "kinds", multiple=True, type=click.Choice(EDGE_KINDS),
+              help="Keep only edges of this kind (repeatable).")
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+              help="Write to a file instead of standard output.")
+@pass_vault
+def graph(vault, fmt: str, types, tags, kinds, output) -> None:  # type: ignore[no-untyped-def]
+    """Export the link and prerequisite graph.
+
+    GraphML opens in Gephi or yEd, DOT in Graphviz, Mermaid pastes into GitHub Markdown.
+
+    \b
+    Example:
+      studykb graph --format dot --type topic | dot -Tsvg > topics.svg
+      studykb graph --format mermaid --kind requires --type topic
+      studykb graph --format graphml -o vault.graphml
+    """
+    from ..outputs import graph_export as ge
+
+    sub = queries.graph(vault, queries.GraphOptions(tuple(types), tuple(tags), tuple(kinds)))
+    if fmt == "json":
+        import json
+
+        output.write(json.dumps(ge.to_json(sub), ensure_ascii=False, indent=2) + "\n")
+    elif fmt == "graphml":
+        output.write(ge.to_graphml(sub))
+    elif fmt == "dot":
+        output.write(ge.to_dot(sub))
+    else:
+        output.write(ge.to_mermaid(sub))

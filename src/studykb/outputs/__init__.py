@@ -1,0 +1,1 @@
+"""Front-end formats built from query results: graph exports, sidebars, plans."""

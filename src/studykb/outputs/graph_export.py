@@ -1,0 +1,77 @@
+"""Graph exports: JSON (the contract), GraphML (Gephi), DOT (Graphviz), Mermaid (GitHub)."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import Any
+
+from ..model import Document
+
+#: Edge styles shared by DOT and Mermaid, so the two pictures read the same.
+_DOT_STYLE = {"requires": "bold", "covers": "dashed", "course": "dotted", "item": "solid",
+              "link": "solid", "ref": "solid", "related": "dashed"}
+
+
+def _docs(graph: Any) -> list[tuple[str, Document]]:
+    return sorted(((k, d["doc"]) for k, d in graph.nodes(data=True)), key=lambda kv: kv[0])
+
+
+def _edges(graph: Any) -> list[tuple[str, str, dict]]:
+    return sorted(((u, v, d) for u, v, d in graph.edges(data=True)),
+                  key=lambda e: (e[0], e[1], e[2]["kind"], e[2]["line"]))
+
+
+def to_json(graph: Any) -> dict[str, Any]:
+    nodes = [{**doc.brief(), "key": key, "level": doc.level, "status": doc.status,
+              "tags": list(doc.tags)} for key, doc in _docs(graph)]
+    ids = {key: doc.id for key, doc in _docs(graph)}
+    edges = [{"source": ids[u], "target": ids[v], "kind": d["kind"], "path": d["path"],
+              "line": d["line"], "source_path": u, "target_path": v}
+             for u, v, d in _edges(graph)]
+    return {"nodes": nodes, "edges": edges}
+
+
+def to_graphml(graph: Any) -> str:
+    from ..graph import to_graphml as write
+
+    buf = io.BytesIO()
+    write(graph, buf)
+    return buf.getvalue().decode("utf-8")
+
+
+def _dot_str(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+
+
+def to_dot(graph: Any) -> str:
+    lines = ["digraph studykb {", "  rankdir=LR;", '  node [shape=box, fontname="sans-serif"];']
+    for key, doc in _docs(graph):
+        lines.append(f"  {_dot_str(key)} [label={_dot_str(doc.title)}, tooltip={_dot_str(doc.id)},"
+                     f" class={_dot_str(doc.type)}];")
+    for u, v, d in _edges(graph):
+        style = _DOT_STYLE.get(d["kind"], "solid")
+        lines.append(f"  {_dot_str(u)} -> {_dot_str(v)} [label={_dot_str(d['kind'])},"
+                     f" style={style}];")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+_MERMAID_UNSAFE = re.compile(r'["\[\]{}()<>|#;`]')
+
+
+def _mermaid_label(text: str) -> str:
+    return _MERMAID_UNSAFE.sub(lambda m: f"#{ord(m.group(0))};", text)
+
+
+def to_mermaid(graph: Any) -> str:
+    """A flowchart that renders in GitHub Markdown (wrap it in a mermaid code fence)."""
+    ids = {key: f"n{i}" for i, (key, _doc) in enumerate(_docs(graph))}
+    lines = ["flowchart LR"]
+    for key, doc in _docs(graph):
+        lines.append(f'  {ids[key]}["{_mermaid_label(doc.title)}"]')
+    for u, v, d in _edges(graph):
+        arrow = "-.->" if d["kind"] in ("covers", "related") else "==>" if d["kind"] == "requires" \
+            else "-->"
+        lines.append(f"  {ids[u]} {arrow}|{d['kind']}| {ids[v]}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,332 @@
+"""One file in, its documents, references and problems out. Pure: no disk, no vault."""
+
+from __future__ import annotations
+
+import datetime as dt
+import posixpath
+import re
+from typing import Any
+
+from ..model import ERROR, WARNING, Document, Parsed, Problem, Reference
+from .frontmatter import split
+from .markdown import RawRef, read_body
+from .urls import normalize_url
+from .wikilinks import WIKILINK_RE, split_target
+
+#: Front-matter keys whose values are references, and the reference kind each gives.
+REF_KEYS = {"refs": "ref", "requires": "requires", "related": "related", "course": "course",
+            "items": "item"}
+LEVEL_WORDS = {"intro": 1, "beginner": 1, "入门": 1, "basic": 1, "intermediate": 3, "进阶": 3,
+               "advanced": 5, "高级": 5, "expert": 5}
+STATUS_WORDS = {"todo": "todo", "reading": "reading", "done": "done", "read": "done",
+                "learned": "done", "doing": "reading", "in-progress": "reading",
+                "wip": "reading", "to-read": "todo", "unread": "todo"}
+FOLDER_TYPES = {"entries": "entry", "topics": "topic", "lists": "list"}
+TYPES = ("note", "entry", "topic", "course", "list")
+_SCHEME = re.compile(r"^https?://", re.I)
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+
+
+def parse_file(path: str, raw: bytes) -> Parsed:
+    """Parse the bytes of the file at vault-relative ``path``."""
+    problems: list[Problem] = []
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        problems.append(Problem(path, line, ERROR, "unreadable",
+                                f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+                                f"{exc.start}); read with replacement characters"))
+        text = raw.decode("utf-8-sig", errors="replace")
+    if "\x00" in text:
+        text = text.replace("\x00", "\ufffd")
+    if not text.strip():
+        problems.append(Problem(path, 1, WARNING, "empty-file", "the file is empty"))
+    parts = split(text)
+    if parts.error:
+        problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
+    body = read_body(parts.body, parts.body_line, path)
+    ctx = _Context(path, parts.fm_text, parts.fm_line, problems)
+    meta = parts.meta
+    doc, refs = _document(ctx, meta, body.title, body.summary)
+    docs = [doc]
+    for raw_ref in body.refs:
+        refs.append(_body_ref(doc.key, path, raw_ref, problems))
+    if doc.type == "course" and "units" in meta:
+        for unit, unit_refs in _units(ctx, doc, meta["units"]):
+            docs.append(unit)
+            refs.extend(unit_refs)
+    return Parsed(path, tuple(docs), tuple(refs), tuple(problems), body.text,
+                  tuple(body.headings))
+
+
+class _Context:
+    """Finds the line of a value inside the raw front matter, for messages."""
+
+    def __init__(self, path: str, fm_text: str, fm_line: int, problems: list[Problem]) -> None:
+        self.path = path
+        self.lines = fm_text.split("\n") if fm_text else []
+        self.fm_line = fm_line
+        self.problems = problems
+
+    def key_line(self, key: str, start: int = 0) -> int:
+        """Index (0-based, in the front matter) of the line defining ``key``."""
+        pattern = re.compile(r'^\s*(?:-\s+)?["\']?' + re.escape(key) + r'["\']?\s*[:=]')
+        for i in range(start, len(self.lines)):
+            if pattern.match(self.lines[i]):
+                return i
+        return start
+
+    def find(self, needle: str, start: int) -> int:
+        for i in range(start, len(self.lines)):
+            if needle in self.lines[i]:
+                return i
+        return start
+
+    def line(self, index: int) -> int:
+        return self.fm_line + index if self.lines else 1
+
+    def warn(self, index: int, code: str, message: str) -> None:
+        self.problems.append(Problem(self.path, self.line(index), WARNING, code, message))
+
+
+def _document(ctx: _Context, meta: dict[str, Any], h1: str | None,
+              summary: str) -> tuple[Document, list[Reference]]:
+    path = ctx.path
+    stem = _stem(path)
+    raw_id = meta.get("id")
+    explicit = isinstance(raw_id, (str, int)) and str(raw_id).strip() != ""
+    doc_id = str(raw_id).strip() if explicit else stem
+    dtype = _type(ctx, meta.get("type"), path)
+    title = meta.get("title")
+    title = str(title).strip() if isinstance(title, (str, int, float)) and str(title).strip() else (
+        h1 or stem)
+    text_summary = meta.get("summary") or meta.get("description") or meta.get("desc") or summary
+    doc = Document(
+        key=path, path=path, id=doc_id, title=title, type=dtype, line=1,
+        aliases=_strings(meta.get("aliases", meta.get("alias"))),
+        tags=_tags(meta.get("tags")), covers=_tags(meta.get("covers")),
+        date=_date(meta.get("date", meta.get("created"))),
+        level=_level(ctx, meta.get("level")), status=_status(ctx, meta.get("status")),
+        url=str(meta["url"]).strip() if isinstance(meta.get("url"), str) else None,
+        kind=str(meta["kind"]) if isinstance(meta.get("kind"), str) else None,
+        minutes=_minutes(meta.get("minutes")),
+        summary=_clip(str(text_summary)), explicit_id=explicit, meta=meta,
+    )
+    refs = _front_refs(ctx, doc.key, meta, skip=("units",))
+    return doc, refs
+
+
+def _units(ctx: _Context, course: Document, units: Any):  # type: ignore[no-untyped-def]
+    if not isinstance(units, list):
+        ctx.warn(ctx.key_line("units"), "bad-field", "'units' should be a list of {id, title}")
+        return
+    start = ctx.key_line("units")
+    seen: set[str] = set()
+    for n, unit in enumerate(units, 1):
+        if isinstance(unit, str):
+            unit = {"id": unit}
+        if not isinstance(unit, dict):
+            ctx.warn(start, "bad-field", f"unit {n} of 'units' is not a mapping")
+            continue
+        uid = str(unit.get("id") or "").strip() or _slug(str(unit.get("title") or f"unit-{n}"))
+        index = ctx.find(uid, start)
+        start = index
+        if uid in seen:
+            ctx.problems.append(Problem(ctx.path, ctx.line(index), ERROR, "duplicate-id",
+                                        f"unit id {uid!r} appears twice in this course"))
+            continue
+        seen.add(uid)
+        key = f"{course.key}#{uid}"
+        title = str(unit.get("title") or uid)
+        doc = Document(
+            key=key, path=course.path, id=f"{course.id}#{uid}", title=title, type="unit",
+            line=ctx.line(index), aliases=_strings(unit.get("aliases")),
+            tags=_tags(unit.get("tags")), covers=_tags(unit.get("covers")),
+            date=_date(unit.get("date")), level=_level(ctx, unit.get("level"), index),
+            status=_status(ctx, unit.get("status"), index),
+            url=str(unit["url"]) if isinstance(unit.get("url"), str) else None,
+            kind=str(unit.get("kind")) if unit.get("kind") else None,
+            minutes=_minutes(unit.get("minutes")),
+            summary=_clip(str(unit.get("summary") or title)), explicit_id=True,
+            parent=course.key, meta=unit,
+        )
+        yield doc, _front_refs(ctx, key, unit, start=index, unit_scope=True)
+
+
+def _front_refs(ctx: _Context, source: str, meta: dict[str, Any], *, start: int = 0,
+                skip: tuple[str, ...] = (), unit_scope: bool = False) -> list[Reference]:
+    refs: list[Reference] = []
+    for key, value in meta.items():
+        if key in skip:
+            continue
+        kind = REF_KEYS.get(key)
+        index = ctx.key_line(key, start)
+        if kind is None:
+            for text in _walk_strings(value):
+                if "[[" in text:
+                    index = ctx.find(text[:40], index)
+                    refs.extend(_wikilinks_in(ctx, source, text, "link", index))
+            continue
+        items = value if isinstance(value, list) else [value]
+        for item in items:
+            reason = ""
+            if isinstance(item, dict):
+                reason = str(item.get("reason") or "")
+                item = item.get("ref", item.get("id", item.get("target")))
+            if item is None or item == "":
+                continue
+            text = str(item).strip()
+            index = ctx.find(text[:40], index)
+            if "[[" in text:
+                refs.extend(_wikilinks_in(ctx, source, text, kind, index, reason))
+            elif _SCHEME.match(text):
+                refs.append(Reference(source, ctx.path, ctx.line(index), kind, text,
+                                      normalize_url(text), "url", reason=reason))
+            else:
+                style = "unit" if unit_scope else "name"
+                refs.append(Reference(source, ctx.path, ctx.line(index), kind, text,
+                                      text, style, "", reason))
+    return refs
+
+
+def _wikilinks_in(ctx: _Context, source: str, text: str, kind: str, index: int,
+                  reason: str = "") -> list[Reference]:
+    out = []
+    for match in WIKILINK_RE.finditer(text):
+        target, anchor, _label = split_target(match.group(2))
+        if target:
+            out.append(Reference(source, ctx.path, ctx.line(index), kind, match.group(0),
+                                 target, "name", anchor, reason))
+    return out
+
+
+def _body_ref(source: str, path: str, ref: RawRef, problems: list[Problem]) -> Reference:
+    if ref.outside:
+        problems.append(Problem(path, ref.line, ERROR, "outside-vault",
+                                f"link {ref.text!r} climbs out of the vault"))
+    target = normalize_url(ref.target) if ref.style == "url" else ref.target
+    optional = ref.optional or ref.outside or ref.style == "url" or is_attachment(target)
+    return Reference(source, path, ref.line, "link", ref.text, target, ref.style, ref.anchor,
+                     optional=optional)
+
+
+def is_attachment(target: str) -> bool:
+    """``![[diagram.png]]``: a file that is not a document (an image, a PDF...)."""
+    ext = posixpath.splitext(target)[1].lower()
+    return bool(ext) and ext != ".md" and ext[1:].isalpha() and len(ext) <= 5 and ext not in (
+        ".notes", ".daily")
+
+
+def _walk_strings(value: Any):  # type: ignore[no-untyped-def]
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for v in value:
+            yield from _walk_strings(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _walk_strings(v)
+
+
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    if stem.lower() in ("index", "_index", "readme") and "/" in path:
+        return posixpath.basename(posixpath.dirname(path))  # Hugo/Zola page bundles
+    return stem
+
+
+def _type(ctx: _Context, value: Any, path: str) -> str:
+    if isinstance(value, str) and value.strip().lower() in TYPES:
+        return value.strip().lower()
+    if value not in (None, ""):
+        ctx.warn(ctx.key_line("type"), "bad-field",
+                 f"type {value!r} is not one of {', '.join(TYPES)}; using the folder's type")
+    parts = path.split("/")[:-1]
+    if parts and parts[0] == "courses":
+        return "course"
+    for folder in reversed(parts):
+        if folder in FOLDER_TYPES:
+            return FOLDER_TYPES[folder]
+    return "note"
+
+
+def _strings(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, (str, int, float)):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(s for s in (str(v).strip() for v in value if v is not None) if s)
+
+
+def _tags(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = re.split(r"[,\s]+", value)
+    return tuple(dict.fromkeys(t.lstrip("#") for t in _strings(value) if t.lstrip("#")))
+
+
+def _date(value: Any) -> str | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        seconds = value / 1000 if value > 1e11 else value  # Dendron: epoch milliseconds
+        try:
+            return dt.datetime.fromtimestamp(seconds, dt.UTC).date().isoformat()
+        except (OverflowError, OSError, ValueError):
+            return None
+    text = str(value).strip()
+    match = _ISO_DATE.match(text)
+    return match.group(0) if match else text
+
+
+def _level(ctx: _Context, value: Any, index: int | None = None) -> int | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, bool):
+        value = str(value)
+    if isinstance(value, (int, float)) and 1 <= value <= 5:
+        return int(value)
+    if isinstance(value, str):
+        word = value.strip().lower()
+        if word.isdigit() and 1 <= int(word) <= 5:
+            return int(word)
+        if word in LEVEL_WORDS:
+            return LEVEL_WORDS[word]
+    where = ctx.key_line("level", index or 0) if index is None else ctx.find("level", index)
+    ctx.warn(where, "bad-field", f"level {value!r} is not 1-5 or intro/intermediate/advanced")
+    return None
+
+
+def _status(ctx: _Context, value: Any, index: int | None = None) -> str | None:
+    if value is None or value == "":
+        return None
+    word = str(value).strip().lower()
+    if word in STATUS_WORDS:
+        return STATUS_WORDS[word]
+    where = ctx.key_line("status") if index is None else ctx.find("status", index)
+    ctx.warn(where, "bad-field", f"status {value!r} is not todo, reading or done")
+    return None
+
+
+def _minutes(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)) and value >= 0:
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+def _clip(text: str, limit: int = 300) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^\w]+", "-", text.lower()).strip("-") or "unit"

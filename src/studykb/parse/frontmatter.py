@@ -1,0 +1,156 @@
+"""Split front matter (YAML ``---``, TOML ``+++``, JSON ``{``) from the body, keeping line numbers.
+
+python-frontmatter's handlers parse YAML and JSON; TOML goes through the standard
+library's ``tomllib``. The split is done here because the library strips the body
+and so loses the line numbers every message needs.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import math
+import tomllib
+from dataclasses import dataclass
+from typing import Any
+
+import frontmatter
+import yaml
+
+try:  # the C loader is several times faster; fall back where libyaml is missing
+    from yaml import CSafeLoader as _Loader
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+
+_YAML = frontmatter.YAMLHandler()
+_JSON = frontmatter.JSONHandler()
+
+
+@dataclass
+class Split:
+    """Front matter and body of one file."""
+
+    meta: dict[str, Any]
+    """The parsed front matter, JSON-safe (dates as ISO strings)."""
+    fm_format: str
+    """``yaml``, ``toml``, ``json`` or ``""`` when there is none."""
+    fm_text: str
+    """The raw front matter text, between the fences."""
+    fm_line: int
+    """1-based line of the first line of ``fm_text``."""
+    body: str
+    """Everything after the front matter."""
+    body_line: int
+    """1-based line where ``body`` starts."""
+    error: tuple[int, str] | None = None
+    """(line, message) when the front matter could not be read."""
+
+
+def split(text: str) -> Split:
+    """Split ``text`` (BOM already removed, any line ends) into front matter and body."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    pos = 0
+    line = 1
+    # blank lines before the front matter are tolerated
+    while True:
+        nl = text.find("\n", pos)
+        if nl == -1 or text[pos:nl].strip():
+            break
+        pos = nl + 1
+        line += 1
+    rest = text[pos:]
+    first = rest.split("\n", 1)[0].rstrip()
+    if first == "---":
+        return _fenced(text, pos, line, "yaml", ("---", "..."))
+    if first == "+++":
+        return _fenced(text, pos, line, "toml", ("+++",))
+    if rest.startswith("{"):
+        return _json(text, pos, line)
+    return Split({}, "", "", 0, text, 1)
+
+
+def _fenced(text: str, pos: int, line: int, fmt: str, closers: tuple[str, ...]) -> Split:
+    start = text.find("\n", pos)
+    if start == -1:
+        return Split({}, fmt, "", line + 1, "", line + 1, (line, "front matter is never closed"))
+    start += 1
+    cursor = start
+    end_line = line + 1
+    while True:
+        nl = text.find("\n", cursor)
+        current = text[cursor:] if nl == -1 else text[cursor:nl]
+        if current.rstrip() in closers:
+            fm_text = text[start:cursor]
+            body_start = len(text) if nl == -1 else nl + 1
+            body = text[body_start:]
+            meta, error = _load(fm_text, fmt, line + 1)
+            return Split(meta, fmt, fm_text, line + 1, body, end_line + 1, error)
+        if nl == -1:
+            # An unclosed fence: the whole file is body, and that is a problem.
+            closer = closers[0]
+            message = f"front matter opened with {closer!r} on line {line} is never closed"
+            return Split({}, fmt, "", line + 1, text, 1, (line, message))
+        cursor = nl + 1
+        end_line += 1
+
+
+def _json(text: str, pos: int, line: int) -> Split:
+    try:
+        obj, end = json.JSONDecoder().raw_decode(text, pos)
+    except json.JSONDecodeError as exc:
+        return Split({}, "json", "", line, text, 1, (exc.lineno, f"bad JSON front matter: {exc.msg}"))
+    fm_text = text[pos:end]
+    nl = text.find("\n", end)
+    body_start = len(text) if nl == -1 else nl + 1
+    body_line = line + fm_text.count("\n") + 1
+    if not isinstance(obj, dict):
+        return Split({}, "json", fm_text, line, text[body_start:], body_line,
+                     (line, "JSON front matter is not an object"))
+    try:
+        meta = _JSON.load(fm_text)
+    except ValueError as exc:  # pragma: no cover - raw_decode already accepted it
+        return Split({}, "json", fm_text, line, text[body_start:], body_line, (line, str(exc)))
+    return Split(jsonable(meta), "json", fm_text, line, text[body_start:], body_line)
+
+
+def _load(fm_text: str, fmt: str, first_line: int) -> tuple[dict[str, Any], tuple[int, str] | None]:
+    if not fm_text.strip():
+        return {}, None
+    try:
+        if fmt == "toml":
+            data: Any = tomllib.loads(fm_text)
+        else:
+            data = _YAML.load(fm_text, Loader=_Loader)
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = first_line + (mark.line if mark else 0)
+        what = exc.problem or exc.context or "invalid YAML"
+        return {}, (where, f"bad YAML front matter: {what}")
+    except yaml.YAMLError as exc:
+        return {}, (first_line, f"bad YAML front matter: {exc}")
+    except tomllib.TOMLDecodeError as exc:
+        where = first_line + (getattr(exc, "lineno", 1) or 1) - 1
+        return {}, (where, f"bad TOML front matter: {str(exc).split(' (at')[0]}")
+    except (ValueError, TypeError, RecursionError) as exc:
+        return {}, (first_line, f"bad front matter: {exc}")
+    if data is None:
+        return {}, None
+    if not isinstance(data, dict):
+        return {}, (first_line, f"front matter is a {type(data).__name__}, not a mapping of keys")
+    return jsonable(data), None
+
+
+def jsonable(value: Any) -> Any:
+    """Make YAML/TOML values JSON-safe: dates to ISO strings, keys to strings."""
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)

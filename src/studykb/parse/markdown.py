@@ -1,0 +1,186 @@
+"""Reading a Markdown body: references with their lines, the title, headings and plain text."""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from urllib.parse import unquote
+
+from markdown_it import MarkdownIt
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+
+from .wikilinks import wikilinks_plugin
+
+_SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
+#: Extensions of files that are documents when linked without being found.
+DOC_SUFFIX = ".md"
+
+
+@lru_cache(maxsize=1)
+def markdown() -> MarkdownIt:
+    """CommonMark with GFM tables, ``$``/``$$`` math and wikilinks.
+
+    Bare URLs are found on text tokens afterwards (see :func:`bare_urls`): the
+    linkify core rule of markdown-it-py makes parsing about 2.5x slower.
+    """
+    md = MarkdownIt("commonmark").enable("table")
+    md.use(dollarmath_plugin, double_inline=True)
+    md.use(wikilinks_plugin)
+    return md
+
+
+@lru_cache(maxsize=1)
+def _linkify():  # type: ignore[no-untyped-def]
+    from linkify_it import LinkifyIt
+
+    return LinkifyIt()
+
+
+def bare_urls(text: str) -> list[tuple[int, str]]:
+    """URLs in plain text as GitHub links them: ``http(s)://...`` and ``www....``.
+
+    Returns (offset, url) pairs; ``www.`` links get ``http://`` like GitHub does.
+    """
+    if "://" not in text and "www." not in text:
+        return []
+    found = []
+    for match in _linkify().match(text) or []:
+        raw = match.raw
+        if match.schema.lower() in ("http:", "https:"):
+            found.append((match.index, match.url))
+        elif match.schema == "" and raw.lower().startswith("www."):
+            found.append((match.index, match.url))
+    return found
+
+
+@dataclass
+class RawRef:
+    """A reference found in the body, before it becomes a :class:`~studykb.model.Reference`."""
+
+    line: int
+    text: str
+    target: str
+    style: str  # name | path | url
+    anchor: str = ""
+    optional: bool = False
+    outside: bool = False
+
+
+@dataclass
+class Body:
+    refs: list[RawRef] = field(default_factory=list)
+    title: str | None = None
+    headings: list[str] = field(default_factory=list)
+    text: str = ""
+    summary: str = ""
+
+
+def read_body(body: str, first_line: int, path: str) -> Body:
+    """Parse ``body`` (which starts on ``first_line`` of the file at vault path ``path``)."""
+    out = Body()
+    tokens = markdown().parse(body)
+    parts: list[str] = []
+    heading_level = 0
+    for tok in tokens:
+        ttype = tok.type
+        if ttype == "heading_open":
+            heading_level = int(tok.tag[1])
+            continue
+        if ttype in ("fence", "code_block"):
+            parts.append(tok.content)
+            continue
+        if ttype != "inline":
+            continue
+        base = first_line + (tok.map[0] if tok.map else 0)
+        text = _inline(tok, base, path, out.refs)
+        if heading_level:
+            out.headings.append(text)
+            if heading_level == 1 and out.title is None:
+                out.title = text
+            heading_level = 0
+        elif not out.summary and text and not text.startswith(("!", "<")):
+            out.summary = text
+        parts.append(text)
+    out.text = "\n".join(parts)
+    return out
+
+
+def _inline(tok, base: int, path: str, refs: list[RawRef]) -> str:  # type: ignore[no-untyped-def]
+    line = base
+    words: list[str] = []
+    in_link = 0
+    for child in tok.children or ():
+        ctype = child.type
+        if ctype in ("softbreak", "hardbreak"):
+            line += 1
+            words.append("\n")
+        elif ctype == "text":
+            words.append(child.content)
+            if not in_link:
+                for offset, url in bare_urls(child.content):
+                    extra = child.content.count("\n", 0, offset)
+                    refs.append(RawRef(line + extra, url, url, "url"))
+        elif ctype == "code_inline":
+            words.append(child.content)
+        elif ctype == "wikilink":
+            meta = child.meta
+            words.append(meta["label"] or meta["target"])
+            if meta["target"]:
+                refs.append(RawRef(line, child.markup, meta["target"], "name", meta["anchor"]))
+        elif ctype == "link_open":
+            in_link += 1
+            href = child.attrs.get("href", "")
+            ref = link_target(str(href), path, line)
+            if ref is not None:
+                refs.append(ref)
+        elif ctype == "link_close":
+            in_link -= 1
+        elif ctype == "image":
+            words.append(child.content)
+    return "".join(words).strip()
+
+
+def link_target(href: str, path: str, line: int) -> RawRef | None:
+    """Classify a Markdown link destination written in the file at ``path``.
+
+    URLs are kept for URL resolution; ``#x`` anchors and non-document files are
+    ignored; relative, site-absolute (Hugo) and ``@/`` (Zola) paths become path
+    references. A path without ``.md`` that names no document is an ordinary
+    site link, so it is marked optional.
+    """
+    href = href.strip()
+    if not href or href.startswith("#"):
+        return None
+    if _SCHEME_RE.match(href):
+        scheme = href.split(":", 1)[0].lower()
+        if scheme in ("http", "https"):
+            return RawRef(line, href, href, "url")
+        return None
+    if href.startswith("//"):
+        return RawRef(line, href, "https:" + href, "url")
+    raw = href
+    href = unquote(href)
+    target, _, anchor = href.partition("#")
+    target = target.split("?", 1)[0]
+    if not target:
+        return None
+    if target.startswith("@/"):  # Zola internal link
+        joined = target[2:]
+    elif target.startswith("/"):  # site-absolute (Hugo content root)
+        joined = target.lstrip("/")
+    else:
+        joined = posixpath.join(posixpath.dirname(path), target)
+    norm = posixpath.normpath(joined) if joined else "."
+    ext = posixpath.splitext(norm)[1].lower()
+    is_doc = ext == DOC_SUFFIX
+    if ext and not is_doc and not _looks_like_name(ext):
+        return None  # an image, a PDF...: not a document
+    outside = norm == ".." or norm.startswith("../")
+    return RawRef(line, raw, norm, "path", anchor, optional=not is_doc, outside=outside)
+
+
+def _looks_like_name(ext: str) -> bool:
+    """``dendron.notes.md`` has ``.notes`` as a false extension; real file types are short words."""
+    return not ext[1:].isalnum() or len(ext) > 6 or ext[1:].isdigit()

@@ -1,0 +1,314 @@
+"""The vault: discover files, parse what changed, resolve references, keep the state.
+
+:meth:`Vault.refresh` is an ordered list of named steps that gathers everything
+before it writes, then writes it in one SQLite transaction:
+
+1. ``scan``      walk the folder (mtime and size of every Markdown file)
+2. ``diff``      compare with the stored files; hash changed ones to confirm
+3. ``parse``     parse only what changed (both cores when there is much to do)
+4. ``store``     replace the rows of changed and removed files
+5. ``resolve``   re-resolve the references of changed files, and every reference
+                 whose target name was touched by the change
+6. ``vault``     vault-wide problems: duplicate ids, prerequisite loops
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Config, find_vault, load_config
+from ..model import Document, Problem, Reference
+from .resolve import Names, fold, lookups, names_of
+from .scan import Scan, scan
+from .store import Store
+
+Progress = Callable[[int, int], None]
+#: Parse in worker processes when at least this many files changed.
+PARALLEL_THRESHOLD = 64
+
+
+@dataclass
+class BuildStats:
+    """What one refresh did."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    documents: int = 0
+    links: int = 0
+    problems: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    notice: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.modified or self.removed)
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A reference together with what it resolved to."""
+
+    ref: Reference
+    target: str | None
+    """Key of the target document, or None."""
+    state: str
+    """ok, ambiguous, dangling, external, outside or asset."""
+    note: str = ""
+
+
+class Vault:
+    """One vault and its state; open with :meth:`open`, then :meth:`refresh`."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.root = config.root
+        self.store = Store(config.state_dir)
+        self._docs: dict[str, Document] | None = None
+        self._names: Names | None = None
+
+    @classmethod
+    def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
+        root = find_vault(vault)
+        return cls(load_config(root))
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- refresh ---------------------------------------------------------------
+    def refresh(self, progress: Progress | None = None) -> BuildStats:
+        """Bring the state up to date with the disk; returns what changed."""
+        started = time.perf_counter()
+        stats = BuildStats(notice=self.store.notice)
+        found = scan(self.config)
+        old = self.store.files()
+        removed = sorted(set(old) - set(found.files))
+        changed = [p for p, st in found.files.items() if p not in old or old[p][:2] != st]
+        to_parse, touched = self._confirm(changed, old)
+        parsed = self._parse(to_parse, progress) if to_parse else []
+        stats.added = sorted(p for p in to_parse if p not in old)
+        stats.modified = sorted(p for p in to_parse if p in old)
+        stats.removed = removed
+        scan_rows = [(p.path, p.line, p.severity, p.code, p.message, "scan")
+                     for p in found.problems]
+        if parsed or removed or touched or self._scan_changed(scan_rows):
+            self._write(parsed, removed, touched, found, scan_rows, full=not old)
+            self._docs = None
+            self._names = None
+        counts = self.store.db.execute(
+            "SELECT (SELECT count(*) FROM docs),"
+            " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)").fetchone()
+        stats.documents, stats.links = counts
+        problems = self.problems()
+        stats.problems = len(problems)
+        stats.errors = sum(p.severity == "error" for p in problems)
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _confirm(self, changed: list[str], old: dict[str, tuple[int, int, str]]
+                 ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple]]:
+        """Read changed files; those whose content hash is unchanged are only touched."""
+        to_parse = []
+        touched = []
+        for path in changed:
+            try:
+                with open(self.root / path, "rb") as fh:
+                    raw = fh.read()
+                st = os.stat(self.root / path)
+            except OSError:
+                continue  # vanished or unreadable since the scan: the next refresh sees it
+            digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+            if path in old and old[path][2] == digest:
+                touched.append((st.st_mtime_ns, st.st_size, path))
+            else:
+                to_parse.append((path, raw, digest, st.st_mtime_ns, st.st_size))
+        return to_parse, touched
+
+    def _parse(self, items: list[tuple[str, bytes, str, int, int]],
+               progress: Progress | None) -> list[tuple]:
+        from .rows import parse_rows
+
+        workers = self.config.workers or os.cpu_count() or 1
+        if len(items) < PARALLEL_THRESHOLD or workers < 2:
+            out = []
+            for n, item in enumerate(items, 1):
+                out.append(parse_rows(item))
+                if progress:
+                    progress(n, len(items))
+            return out
+        return _parse_parallel(items, workers, progress)
+
+    def _scan_changed(self, rows: list[tuple]) -> bool:
+        stored = self.store.db.execute(
+            "SELECT path, line, severity, code, message, origin FROM problems"
+            " WHERE origin='scan'").fetchall()
+        return sorted(stored) != sorted(rows)
+
+    def _write(self, parsed: list[tuple], removed: list[str], touched: list[tuple],
+               found: Scan, scan_rows: list[tuple], full: bool) -> None:
+        store = self.store
+        paths = removed + [row[0] for row in parsed]
+        with store.transaction() as db:
+            names: set[str] = set()
+            requires_before = 0
+            for chunk in _chunks(paths):
+                marks = ",".join("?" * len(chunk))
+                for key, path, did, title, _t, aliases, url in db.execute(
+                        f"SELECT key, path, id, title, type, names, url FROM docs"
+                        f" WHERE path IN ({marks})", chunk):
+                    names.update(_names(key, path, did, title, aliases, url))
+                requires_before += db.execute(
+                    f"SELECT count(*) FROM refs WHERE kind='requires' AND path IN ({marks})",
+                    chunk).fetchone()[0]
+                for table in ("files", "docs", "refs", "texts"):
+                    db.execute(f"DELETE FROM {table} WHERE path IN ({marks})", chunk)
+                db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({marks})",
+                           chunk)
+            db.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", touched)
+            requires_after = 0
+            for (path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row) in parsed:
+                db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
+                db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
+                db.executemany(
+                    "INSERT INTO refs(source, path, line, kind, text, target, style, anchor,"
+                    " reason, optional, lookup, lookup2) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                    ref_rows)
+                db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
+                db.execute("INSERT INTO texts VALUES (?,?,?)", text_row)
+                for key, path_, did, title, _t, _e, aliases, url, _d in doc_rows:
+                    names.update(_names(key, path_, did, title, aliases, url))
+                requires_after += sum(r[3] == "requires" for r in ref_rows)
+            self._resolve(db, [row[0] for row in parsed], names, full)
+            db.execute("DELETE FROM problems WHERE origin='scan'")
+            db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
+            from .checks import vault_problems
+
+            loops = full or bool(removed) or requires_before or requires_after
+            vault_problems(db, self.root, recompute_cycles=bool(loops))
+
+    def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> None:  # type: ignore[no-untyped-def]
+        table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"))
+        if full:
+            rows = db.execute("SELECT n, source, path, target, style, anchor, optional FROM refs")
+        else:
+            wanted: dict[int, tuple] = {}
+            sql = "SELECT n, source, path, target, style, anchor, optional FROM refs WHERE "
+            for chunk in _chunks(parsed_paths):
+                for row in db.execute(sql + f"path IN ({','.join('?' * len(chunk))})", chunk):
+                    wanted[row[0]] = row
+            for chunk in _chunks(sorted(names)):
+                marks = ",".join("?" * len(chunk))
+                for row in db.execute(sql + f"lookup IN ({marks}) OR lookup2 IN ({marks})",
+                                      chunk + chunk):
+                    wanted[row[0]] = row
+            rows = wanted.values()
+        updates = []
+        for n, source, path, target, style, anchor, optional in rows:
+            key, state, note = table.resolve(source, path, target, style, anchor, bool(optional))
+            updates.append((key, state, note, n))
+        db.executemany("UPDATE refs SET target_key=?, state=?, note=? WHERE n=?", updates)
+
+    # -- reads -------------------------------------------------------------------
+    def documents(self) -> dict[str, Document]:
+        """Every document by key (cached until the next refresh that changes something)."""
+        if self._docs is None:
+            self._docs = {d.key: d for d in self.store.documents()}
+        return self._docs
+
+    def document(self, key: str) -> Document | None:
+        if self._docs is not None:
+            return self._docs.get(key)
+        return self.store.document(key)
+
+    def names(self) -> Names:
+        if self._names is None:
+            self._names = Names(self.store.name_rows())
+        return self._names
+
+    def links(self, where: str = "", args: Iterable = ()) -> list[Link]:
+        """References with their resolution; ``where`` filters the ``refs`` table."""
+        out = []
+        for row in self.store.refs(where, args):
+            (source, path, line, kind, text, target, style, anchor, reason, optional,
+             target_key, state, note, _n) = row
+            ref = Reference(source, path, line, kind, text, target, style, anchor, reason,
+                            bool(optional))
+            out.append(Link(ref, target_key, state or "dangling", note or ""))
+        return out
+
+    def backlinks(self, key: str) -> list[Link]:
+        """Every reference to ``key`` (body and front matter), in file and line order."""
+        return self.links("WHERE target_key=? ORDER BY path, line", (key,))
+
+    def outgoing(self, key: str) -> list[Link]:
+        return self.links("WHERE source=? ORDER BY line", (key,))
+
+    def problems(self) -> list[Problem]:
+        """Every problem, with severities from the configuration; ``ignore`` drops one."""
+        severity = self.config.severity
+        out = []
+        for p in self.store.problems():
+            level = severity.get(p.code, p.severity)
+            if level != "ignore":
+                out.append(p if level == p.severity else Problem(p.path, p.line, level, p.code,
+                                                                 p.message))
+        for link in self.links("WHERE state IN ('dangling', 'ambiguous')"):
+            code = "dangling-ref" if link.state == "dangling" else "ambiguous-ref"
+            level = self.config.severity_of(code)
+            if level == "ignore":
+                continue
+            ref = link.ref
+            if link.state == "dangling":
+                message = f"{ref.text!r} resolves to no document"
+            else:
+                message = f"{ref.text!r} fits several documents; using {link.note}"
+            out.append(Problem(ref.path, ref.line, level, code, message))
+        out.sort(key=lambda p: (p.path, p.line, p.code, p.message))
+        return out
+
+    def text(self, path: str) -> tuple[str, list[str]]:
+        """Plain text and headings of a file's body."""
+        return self.store.text(path)
+
+
+def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | None) -> set[str]:
+    import json
+
+    out = {name for name, _lvl in names_of(key, path, did, title, json.loads(aliases))}
+    if "#" in key:
+        out.add(fold(key.split("#", 1)[1]))
+    if url:
+        from ..parse.urls import normalize_url
+
+        out.add(normalize_url(url))
+    return out
+
+
+def _chunks(items: list[str], size: int = 400) -> Iterable[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i: i + size]
+
+
+def _parse_parallel(items: list[tuple], workers: int, progress: Progress | None) -> list[tuple]:
+    import multiprocessing as mp
+
+    from .rows import parse_rows
+
+    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
+    out = []
+    chunk = max(8, min(64, len(items) // (workers * 8) or 1))
+    with ctx.Pool(workers) as pool:
+        for n, row in enumerate(pool.imap(parse_rows, items, chunksize=chunk), 1):
+            out.append(row)
+            if progress:
+                progress(n, len(items))
+    return out
+
+
+__all__ = ["BuildStats", "Link", "Vault", "Path"]

@@ -1,0 +1,146 @@
+"""Resolving references: path, then id, then alias, then title (then file name), case-insensitive.
+
+Where a name fits several documents at the same level, the one in the same folder as the
+referring file wins, then the shortest path; the tie is still reported (``ambiguous``).
+"""
+
+from __future__ import annotations
+
+import json
+import posixpath
+from collections import defaultdict
+from collections.abc import Iterable
+
+PATH, ID, ALIAS, TITLE, STEM = range(5)
+
+#: Result of resolving one reference: (target key or None, state, note).
+#: States: ok, ambiguous (resolved, with a tie), dangling, external (an outside URL or site
+#: link), outside (climbs out of the vault), asset (an attachment such as an image).
+Resolution = tuple[str | None, str, str]
+
+
+def fold(name: str) -> str:
+    return name.strip().casefold()
+
+
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str]
+             ) -> list[tuple[str, int]]:
+    """Every (folded name, level) a document answers to."""
+    out: list[tuple[str, int]] = []
+    if "#" in key:  # a course unit
+        out.append((fold(key), PATH))
+    else:
+        low = fold(path)
+        out.append((low, PATH))
+        if low.endswith(".md"):
+            out.append((low[:-3], PATH))
+        stem = _stem(low)
+        if stem in ("index", "_index", "readme") and "/" in low:
+            folder = posixpath.dirname(low)
+            out.append((folder, PATH))  # Hugo/Zola page bundles: /posts/foo/
+            out.append((posixpath.basename(folder), STEM))
+        else:
+            out.append((stem, STEM))
+    out.append((fold(doc_id), ID))
+    out.extend((fold(a), ALIAS) for a in aliases if a.strip())
+    out.append((fold(title), TITLE))
+    return out
+
+
+class Names:
+    """The name table of the whole vault, built from the ``docs`` rows of the store."""
+
+    def __init__(self, rows: Iterable[tuple]) -> None:
+        self.table: dict[str, list[tuple[int, str]]] = defaultdict(list)
+        self.urls: dict[str, list[str]] = defaultdict(list)
+        self.paths: dict[str, str] = {}
+        self.types: dict[str, str] = {}
+        for key, path, doc_id, title, dtype, aliases, url in rows:
+            self.paths[key] = path
+            self.types[key] = dtype
+            for name, level in names_of(key, path, doc_id, title, json.loads(aliases)):
+                bucket = self.table[name]
+                if (level, key) not in bucket:
+                    bucket.append((level, key))
+            if url and dtype in ("entry", "course", "unit"):
+                from ..parse.urls import normalize_url
+
+                self.urls[normalize_url(url)].append(key)
+
+    def candidates(self, name: str, max_level: int = STEM) -> list[str]:
+        found = [(lvl, key) for lvl, key in self.table.get(fold(name), ()) if lvl <= max_level]
+        if not found:
+            return []
+        best = min(lvl for lvl, _ in found)
+        return [key for lvl, key in found if lvl == best]
+
+    def pick(self, keys: list[str], from_path: str) -> Resolution:
+        if len(keys) == 1:
+            return keys[0], "ok", ""
+        folder = posixpath.dirname(from_path)
+        ranked = sorted(keys, key=lambda k: (posixpath.dirname(self.paths[k]) != folder,
+                                             len(self.paths[k]), k))
+        others = ", ".join(ranked[1:4]) + (" ..." if len(ranked) > 4 else "")
+        return ranked[0], "ambiguous", f"{ranked[0]} (also {others})"
+
+    def resolve(self, source: str, path: str, target: str, style: str, anchor: str,
+                optional: bool) -> Resolution:
+        if style == "url":
+            keys = self.urls.get(target, [])
+            return self.pick(keys, path) if keys else (None, "external", "")
+        if style == "path":
+            if target == ".." or target.startswith("../"):
+                return None, "outside", ""
+            keys = self.candidates(target, PATH)
+            if keys:
+                return self._unit(self.pick(keys, path), anchor)
+            return None, ("external" if optional else "dangling"), ""
+        if style == "unit":
+            course = source.split("#", 1)[0]
+            unit = f"{course}#{target}"
+            keys = self.candidates(unit, PATH)
+            if keys:
+                return keys[0], "ok", ""
+        keys = self.candidates(target)
+        if not keys and "#" in target:  # "cs336#a1" written as a bare name
+            head, _, tail = target.partition("#")
+            found = self.candidates(head)
+            if found:
+                return self._unit(self.pick(found, path), tail)
+        if not keys and "/" in target:  # a path relative to the referring file
+            rel = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            keys = self.candidates(rel, PATH)
+        if keys:
+            return self._unit(self.pick(keys, path), anchor)
+        if optional:
+            return None, "asset", ""
+        return None, "dangling", ""
+
+    def _unit(self, res: Resolution, anchor: str) -> Resolution:
+        """``[[cs336#a1]]``: a heading anchor that names a unit of the course."""
+        key, state, note = res
+        if anchor and key and self.types.get(key) == "course":
+            unit = f"{key}#{fold(anchor)}"
+            for lvl, k in self.table.get(unit, ()):
+                if lvl == PATH:
+                    return k, state, note
+        return res
+
+
+def lookups(source: str, path: str, target: str, style: str) -> tuple[str, str]:
+    """The names whose change can change how a reference resolves (indexed in the store)."""
+    if style == "url":
+        return target, ""
+    if style == "unit":
+        return fold(f"{source.split('#', 1)[0]}#{target}"), fold(target)
+    second = ""
+    if "#" in target:
+        second = fold(target.partition("#")[0])
+    elif "/" in target and style == "name":
+        second = fold(posixpath.normpath(posixpath.join(posixpath.dirname(path), target)))
+    return fold(target), second

@@ -1,0 +1,33 @@
+"""Turning one parsed file into the rows of the state database (runs in worker processes)."""
+
+from __future__ import annotations
+
+import json
+import traceback
+
+from ..model import ERROR, Document
+from ..parse import parse_file
+from .resolve import lookups
+from .store import doc_row, ref_row
+
+
+def parse_rows(item: tuple[str, bytes, str, int, int]) -> tuple:
+    """(path, raw, hash, mtime, size) -> (path, mtime, size, hash, docs, refs, problems, text).
+
+    Never raises: a parser bug becomes an ``unreadable`` problem on that file, so one
+    broken note never stops a build.
+    """
+    path, raw, digest, mtime, size = item
+    try:
+        parsed = parse_file(path, raw)
+    except Exception as exc:  # noqa: BLE001 - a build must survive any one file
+        detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
+        problem = (path, 1, ERROR, "unreadable", f"could not be parsed: {detail}")
+        doc = Document(key=path, path=path, id=path.rsplit("/", 1)[-1][:-3],
+                       title=path.rsplit("/", 1)[-1][:-3], type="note")
+        return (path, mtime, size, digest, [doc_row(doc)], [], [problem], (path, "", "[]"))
+    docs = [doc_row(d) for d in parsed.documents]
+    refs = [ref_row(r, *lookups(r.source, r.path, r.target, r.style)) for r in parsed.references]
+    problems = [(p.path, p.line, p.severity, p.code, p.message) for p in parsed.problems]
+    text = (path, parsed.text, json.dumps(parsed.headings, ensure_ascii=False))
+    return (path, mtime, size, digest, docs, refs, problems, text)

@@ -1,0 +1,91 @@
+"""Walking the vault: which Markdown files there are, with their mtime and size."""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+from dataclasses import dataclass, field
+
+from ..config import Config
+from ..model import Problem
+
+
+@dataclass
+class Scan:
+    """The result of one walk."""
+
+    files: dict[str, tuple[int, int]] = field(default_factory=dict)
+    """Vault path -> (mtime_ns, size) of every Markdown file to read."""
+    attachments: set[str] = field(default_factory=set)
+    """Lower-cased paths and names of other files (images, PDFs), for ``![[x.png]]``."""
+    problems: list[Problem] = field(default_factory=list)
+    """Files that could not be read as documents: loops, folders named ``x.md``, huge files."""
+
+
+def scan(config: Config) -> Scan:
+    """Walk ``config.root``, skipping hidden folders, ``exclude`` and the state folder."""
+    out = Scan()
+    root = str(config.root)
+    excluded = set(config.exclude)
+    patterns = [e for e in config.exclude if any(c in e for c in "*?[")]
+
+    def skip(rel: str, name: str) -> bool:
+        return rel in excluded or name in excluded or any(
+            fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+    seen_dirs: set[tuple[int, int]] = set()
+    stack = [("", root)]
+    while stack:
+        rel_dir, abs_dir = stack.pop()
+        try:
+            st = os.stat(abs_dir)
+            ident = (st.st_dev, st.st_ino)
+            if ident in seen_dirs:
+                out.problems.append(Problem(rel_dir, 0, config.severity_of("symlink-loop"),
+                                            "symlink-loop", "folder link loops back; not read again"))
+                continue
+            seen_dirs.add(ident)
+            entries = list(os.scandir(abs_dir))
+        except OSError as exc:
+            out.problems.append(Problem(rel_dir or ".", 0, config.severity_of("unreadable"),
+                                        "unreadable", f"cannot read folder: {exc.strerror}"))
+            continue
+        for entry in entries:
+            name = entry.name
+            rel = f"{rel_dir}/{name}" if rel_dir else name
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if name.startswith("."):
+                continue
+            if skip(rel, name):
+                continue
+            if is_dir:
+                if name.lower().endswith(".md"):
+                    out.problems.append(Problem(rel, 0, config.severity_of("not-a-file"),
+                                                "not-a-file", "a folder named like a note; skipped"))
+                stack.append((rel, entry.path))
+                continue
+            if not name.lower().endswith(".md"):
+                out.attachments.add(rel.lower())
+                out.attachments.add(name.lower())
+                continue
+            try:
+                st = entry.stat()
+            except OSError as exc:
+                code = "symlink-loop" if exc.errno == 40 else "unreadable"
+                what = "symbolic link loop" if exc.errno == 40 else f"cannot stat: {exc.strerror}"
+                out.problems.append(Problem(rel, 0, config.severity_of(code), code, what))
+                continue
+            if not entry.is_file():
+                out.problems.append(Problem(rel, 0, config.severity_of("not-a-file"), "not-a-file",
+                                            "not a regular file; skipped"))
+                continue
+            if st.st_size > config.max_file_bytes:
+                mb = st.st_size / 1024 / 1024
+                limit = config.max_file_bytes / 1024 / 1024
+                out.problems.append(Problem(rel, 0, config.severity_of("too-large"), "too-large",
+                                            f"{mb:.1f} MB is over the {limit:g} MB limit; skipped"))
+                continue
+            out.files[rel] = (st.st_mtime_ns, st.st_size)
+    return out

@@ -1,0 +1,159 @@
+"""The state database in ``.studykb/state.sqlite``.
+
+SQLite gives the atomicity the build needs: every refresh is one transaction, so a
+process killed at any moment leaves the old state or the new one. A database that
+cannot be opened, or whose schema is not this version's, is moved aside and rebuilt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import pickle
+import sqlite3
+from collections.abc import Iterable, Iterator
+from dataclasses import fields
+from pathlib import Path
+from typing import Any
+
+from ..model import Document, Problem, Reference
+
+SCHEMA_VERSION = "4"
+DOC_FIELDS = tuple(f.name for f in fields(Document))
+REF_FIELDS = tuple(f.name for f in fields(Reference))
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files(
+    path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, hash TEXT);
+CREATE TABLE IF NOT EXISTS docs(
+    key TEXT PRIMARY KEY, path TEXT, id TEXT, title TEXT, type TEXT, explicit INTEGER,
+    names TEXT, url TEXT, data BLOB);
+CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE TABLE IF NOT EXISTS refs(
+    n INTEGER PRIMARY KEY, source TEXT, path TEXT, line INTEGER, kind TEXT, text TEXT,
+    target TEXT, style TEXT, anchor TEXT, reason TEXT, optional INTEGER,
+    lookup TEXT, lookup2 TEXT, target_key TEXT, state TEXT, note TEXT);
+CREATE INDEX IF NOT EXISTS refs_path ON refs(path);
+CREATE INDEX IF NOT EXISTS refs_target ON refs(target_key);
+CREATE INDEX IF NOT EXISTS refs_lookup ON refs(lookup);
+CREATE INDEX IF NOT EXISTS refs_lookup2 ON refs(lookup2);
+CREATE TABLE IF NOT EXISTS problems(
+    path TEXT, line INTEGER, severity TEXT, code TEXT, message TEXT, origin TEXT);
+CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
+CREATE TABLE IF NOT EXISTS texts(path TEXT PRIMARY KEY, body TEXT, headings TEXT);
+"""
+
+
+def doc_row(doc: Document) -> tuple:
+    """A document as a row of ``docs``; ``names`` holds its aliases as JSON."""
+    data = pickle.dumps(tuple(getattr(doc, f) for f in DOC_FIELDS), protocol=5)
+    return (doc.key, doc.path, doc.id, doc.title, doc.type, int(doc.explicit_id),
+            json.dumps(doc.aliases, ensure_ascii=False), doc.url, data)
+
+
+def doc_from_blob(data: bytes) -> Document:
+    return Document(*pickle.loads(data))
+
+
+def ref_row(ref: Reference, lookup: str, lookup2: str) -> tuple:
+    return (ref.source, ref.path, ref.line, ref.kind, ref.text, ref.target, ref.style,
+            ref.anchor, ref.reason, int(ref.optional), lookup, lookup2)
+
+
+class Store:
+    """A thin layer over the SQLite file; every write goes through :meth:`transaction`."""
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / "state.sqlite"
+        self.fresh = False
+        self.notice: str | None = None
+        self.db = self._open(state_dir)
+
+    def _open(self, state_dir: Path) -> sqlite3.Connection:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        ignore = state_dir / ".gitignore"
+        if not ignore.exists():
+            with contextlib.suppress(OSError):
+                ignore.write_text("*\n", encoding="utf-8")
+        existed = self.path.exists() and self.path.stat().st_size > 0
+        version: str | None = None
+        try:
+            db = self._connect()
+            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            version = row[0] if row else None
+        except sqlite3.DatabaseError:
+            version = None
+        if version == SCHEMA_VERSION:
+            return db
+        with contextlib.suppress(Exception):
+            db.close()
+        if existed:
+            self.notice = ("state was made by another studykb version, or damaged; rebuilding"
+                           f" {self.path.parent.name}/")
+        self._discard()
+        db = self._connect()
+        db.executescript(_SCHEMA)
+        db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        self.fresh = True
+        return db
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        db.execute("PRAGMA journal_mode=WAL")
+        db.execute("PRAGMA synchronous=NORMAL")
+        return db
+
+    def _discard(self) -> None:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(str(self.path) + suffix)
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def close(self) -> None:
+        self.db.close()
+
+    # -- reads ---------------------------------------------------------------
+    def files(self) -> dict[str, tuple[int, int, str]]:
+        rows = self.db.execute("SELECT path, mtime_ns, size, hash FROM files")
+        return {p: (m, s, h) for p, m, s, h in rows}
+
+    def documents(self) -> list[Document]:
+        return [doc_from_blob(d) for (d,) in self.db.execute("SELECT data FROM docs")]
+
+    def document(self, key: str) -> Document | None:
+        row = self.db.execute("SELECT data FROM docs WHERE key=?", (key,)).fetchone()
+        return doc_from_blob(row[0]) if row else None
+
+    def name_rows(self) -> list[tuple[str, str, str, str, str, str, str | None]]:
+        """(key, path, id, title, type, aliases json, url) of every document."""
+        return self.db.execute(
+            "SELECT key, path, id, title, type, names, url FROM docs").fetchall()
+
+    def refs(self, where: str = "", args: Iterable[Any] = ()) -> list[tuple]:
+        sql = ("SELECT source, path, line, kind, text, target, style, anchor, reason, optional,"
+               " target_key, state, note, n FROM refs ")
+        return self.db.execute(sql + where, tuple(args)).fetchall()
+
+    def problems(self) -> list[Problem]:
+        rows = self.db.execute(
+            "SELECT path, line, severity, code, message FROM problems").fetchall()
+        return [Problem(*r) for r in rows]
+
+    def text(self, path: str) -> tuple[str, list[str]]:
+        row = self.db.execute("SELECT body, headings FROM texts WHERE path=?", (path,)).fetchone()
+        return (row[0], json.loads(row[1])) if row else ("", [])
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return row[0] if row else None
