@@ -107,3 +107,66 @@ def to_graphml(graph: nx.MultiDiGraph, fh: Any) -> None:
 
 def topological_layers(graph: nx.DiGraph) -> list[list[Any]]:
     return [sorted(layer) for layer in nx.topological_generations(graph)]
+
+
+# -- prerequisite graph (reading plans) -----------------------------------------------
+
+
+def prerequisite_graph(edges: Iterable[tuple[str, str, str]]) -> nx.DiGraph:
+    """``(doc, needs, reason)`` triples -> a DiGraph with an edge doc -> needs."""
+    graph = nx.DiGraph()
+    for doc, needs, reason in edges:
+        if doc == needs:
+            continue
+        if graph.has_edge(doc, needs):
+            if reason and not graph[doc][needs]["reason"]:
+                graph[doc][needs]["reason"] = reason
+        else:
+            graph.add_edge(doc, needs, reason=reason)
+    return graph
+
+
+def ordered_blocks(graph: nx.DiGraph, nodes: Iterable[str], sort_key: Any) -> list[list[str]]:
+    """Order ``nodes`` so every node comes after what it needs (edges point to needs).
+
+    Among nodes free to go next, ``sort_key`` decides. Nodes on a loop come out together
+    as one block (a strongly connected component), in ``sort_key`` order.
+    """
+    sub = graph.subgraph(nodes)
+    cond = nx.condensation(sub)
+    members = cond.graph["mapping"]  # node -> component id
+    blocks: dict[int, list[str]] = {}
+    for node, comp in members.items():
+        blocks.setdefault(comp, []).append(node)
+    for comp in blocks.values():
+        comp.sort(key=sort_key)
+    first = {comp: sort_key(nodes_[0]) for comp, nodes_ in blocks.items()}
+    # condensation edges point from a node to what it needs; reverse so needs come first
+    order = nx.lexicographical_topological_sort(cond.reverse(copy=False), key=lambda c: first[c])
+    return [blocks[c] for c in order]
+
+
+def within_depth(graph: nx.DiGraph, start: str, depth: int | None,
+                 stop: Any = None) -> dict[str, int]:
+    """Nodes reachable from ``start`` along needs-edges with their distance.
+
+    ``stop(node)`` true means the node is not entered (it is known), so whatever is only
+    needed through it is left out too.
+    """
+    seen = {start: 0}
+    frontier = [start]
+    while frontier:
+        nxt = []
+        for node in frontier:
+            dist = seen[node]
+            if depth is not None and dist >= depth:
+                continue
+            if node not in graph:
+                continue
+            for need in graph.successors(node):
+                if need in seen or (stop is not None and stop(need)):
+                    continue
+                seen[need] = dist + 1
+                nxt.append(need)
+        frontier = nxt
+    return seen

@@ -1,0 +1,70 @@
+"""Reading plans as JSON (the contract) and Markdown (for pasting into a note)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Document
+from ..plans import Plan, Step
+
+
+def _reading(doc: Document, known: bool) -> dict[str, Any]:
+    return {"id": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
+            "level": doc.level, "url": doc.url, "status": doc.status, "known": known,
+            "minutes": doc.minutes}
+
+
+def step_json(step: Step, n: int) -> dict[str, Any]:
+    doc = step.doc
+    return {"n": n, "id": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
+            "level": doc.level, "status": doc.status, "known": step.known,
+            "depth": step.depth,
+            "needed_by": [{"id": need.by.id, "title": need.by.title, "reason": need.reason}
+                          for need in step.needed_by],
+            "readings": [_reading(r.doc, r.known) for r in step.readings],
+            "loop": [k for k in step.loop]}
+
+
+def plan_json(plan: Plan) -> dict[str, Any]:
+    target = plan.target
+    return {"target": {"id": target.id, "path": target.path, "title": target.title,
+                       "type": target.type, "level": target.level, "status": target.status},
+            "steps": [step_json(s, n) for n, s in enumerate(plan.steps, 1)],
+            "all": plan.include_known, "depth": plan.depth,
+            "loops": [list(loop) for loop in plan.loops],
+            "totals": {"steps": len(plan.steps), "readings": len(plan.readings),
+                       "minutes": plan.minutes}}
+
+
+def _md(text: str) -> str:
+    for ch in "\\[]|<>*_`":
+        text = text.replace(ch, "\\" + ch)
+    return text.replace("{{", "{\u200b{")
+
+
+def _wl(doc: Document) -> str:
+    label = doc.title.replace("|", "-").replace("]", ")").replace("[", "(")
+    return f"[[{doc.id}|{label}]]" if label != doc.id else f"[[{doc.id}]]"
+
+
+def plan_markdown(plan: Plan) -> str:
+    lines = [f"## Reading plan: {_md(plan.target.title)}", ""]
+    if not plan.steps:
+        lines.append("Nothing to read first: everything it needs is already known.")
+        return "\n".join(lines) + "\n"
+    loop_open: tuple[str, ...] = ()
+    for n, step in enumerate(plan.steps, 1):
+        if step.loop and step.loop != loop_open:
+            lines.append(f"<!-- prerequisite loop: {len(step.loop)} steps read together -->")
+            loop_open = step.loop
+        doc = step.doc
+        box = "x" if step.known else " "
+        facts = ", ".join(x for x in (doc.type, f"level {doc.level}" if doc.level else "") if x)
+        needed = ", ".join(_wl(need.by) for need in step.needed_by)
+        lines.append(f"{n}. [{box}] {_wl(doc)} ({facts})" + (f"; for {needed}" if needed else ""))
+        for reading in step.readings:
+            mark = "x" if reading.known else " "
+            lines.append(f"    - [{mark}] {_wl(reading.doc)}")
+    lines += ["", f"{len(plan.steps)} steps, {len(plan.readings)} readings"
+              + (f", about {plan.minutes} minutes" if plan.minutes else "") + "."]
+    return "\n".join(lines) + "\n"
