@@ -1,0 +1,198 @@
+"""Helpers shared by the benchmark scripts: timing child processes, their peak memory, tables.
+
+    from common import Run, run, repeat, Table, ratio
+
+``run(cmd)`` times one child process end to end (wall clock, interpreter start and
+imports included) and measures its memory two ways:
+
+* ``rss_mb``: the largest resident set of any single process of the tree, from
+  ``os.wait4`` (Linux folds the peak of reaped grandchildren, e.g. a worker pool,
+  into the child's figure);
+* ``tree_mb``: the peak of the *sum* of resident sets of the child and its live
+  descendants, sampled from ``/proc`` every few milliseconds (what a parallel
+  build really costs; a short-lived peak between samples can be missed).
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+Cmd = Sequence[str]
+
+
+@dataclass
+class Run:
+    """One timed child process."""
+
+    seconds: float
+    rss_mb: float
+    tree_mb: float
+    returncode: int
+    stdout: str = ""
+    stderr: str = ""
+
+
+@dataclass
+class Timing:
+    """Several runs of one command."""
+
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def median(self) -> float:
+        return statistics.median(r.seconds for r in self.runs)
+
+    @property
+    def best(self) -> float:
+        return min(r.seconds for r in self.runs)
+
+    @property
+    def rss_mb(self) -> float:
+        return max(r.rss_mb for r in self.runs)
+
+    @property
+    def tree_mb(self) -> float:
+        return max(r.tree_mb for r in self.runs)
+
+    def spread(self) -> str:
+        secs = sorted(r.seconds for r in self.runs)
+        return f"{secs[0]:.3f}-{secs[-1]:.3f}"
+
+
+def _children(pid: int) -> list[int]:
+    out = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children") as fh:
+                out.extend(int(c) for c in fh.read().split())
+    except OSError:
+        pass
+    return out
+
+
+def _rss_kb(pid: int) -> int:
+    try:
+        with open(f"/proc/{pid}/statm") as fh:
+            return int(fh.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+    except (OSError, IndexError, ValueError):
+        return 0
+
+
+def _tree_rss_kb(pid: int) -> int:
+    total, stack, seen = 0, [pid], set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        total += _rss_kb(p)
+        stack.extend(_children(p))
+    return total
+
+
+def run(cmd: Cmd, *, cwd: str | None = None, env: dict[str, str] | None = None,
+        check: bool = False, ok_codes: tuple[int, ...] = (0,), sample: float = 0.005) -> Run:
+    """Run ``cmd`` once; wall time, peak memory, exit code and output."""
+    full_env = dict(os.environ, **(env or {}))
+    start = time.perf_counter()
+    proc = subprocess.Popen(list(cmd), cwd=cwd, env=full_env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    peak = [0]
+    done = threading.Event()
+
+    def sampler() -> None:
+        while not done.is_set():
+            peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
+            done.wait(sample)
+
+    thread = threading.Thread(target=sampler, daemon=True)
+    thread.start()
+    # read the pipes in threads so a chatty child never blocks; reap with wait4 for rusage
+    outs: dict[str, bytes] = {}
+
+    def reader(name: str, stream) -> None:  # type: ignore[no-untyped-def]
+        outs[name] = stream.read()
+
+    readers = [threading.Thread(target=reader, args=("out", proc.stdout)),
+               threading.Thread(target=reader, args=("err", proc.stderr))]
+    for r in readers:
+        r.start()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    seconds = time.perf_counter() - start
+    done.set()
+    for r in readers:
+        r.join()
+    thread.join()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    result = Run(seconds, usage.ru_maxrss / 1024, max(peak[0], usage.ru_maxrss) / 1024,
+                 proc.returncode, outs.get("out", b"").decode(errors="replace"),
+                 outs.get("err", b"").decode(errors="replace"))
+    if check and result.returncode not in ok_codes:
+        raise RuntimeError(f"{shlex.join(cmd)} exited {result.returncode}:\n"
+                           f"{result.stderr[-2000:]}")
+    return result
+
+
+def repeat(cmd: Cmd, n: int, *, before: Callable[[], None] | None = None,
+           warmup: int = 0, **kwargs) -> Timing:  # type: ignore[no-untyped-def]
+    """Run ``cmd`` ``warmup`` + ``n`` times (``before()`` ahead of each); keep the last ``n``."""
+    timing = Timing()
+    for i in range(warmup + n):
+        if before:
+            before()
+        result = run(cmd, **kwargs)
+        if i >= warmup:
+            timing.runs.append(result)
+    return timing
+
+
+def python_cmd(code: str, *args: str) -> list[str]:
+    """A fresh interpreter (the running one) executing ``code``."""
+    return [sys.executable, "-c", code, *args]
+
+
+def ratio(value: float, base: float | None) -> float | None:
+    return None if not base else value / base
+
+
+class Table:
+    """A plain-text table; ``print()`` aligns the columns."""
+
+    def __init__(self, *headers: str) -> None:
+        self.headers = headers
+        self.rows: list[tuple[str, ...]] = []
+
+    def add(self, *cells: object) -> None:
+        self.rows.append(tuple(_cell(c) for c in cells))
+
+    def render(self, markdown: bool = False) -> str:
+        rows = [tuple(self.headers)] + self.rows
+        widths = [max(len(r[i]) for r in rows) for i in range(len(self.headers))]
+        if markdown:
+            lines = ["| " + " | ".join(h for h in self.headers) + " |",
+                     "|" + "|".join(" --- " for _ in self.headers) + "|"]
+            lines += ["| " + " | ".join(r) + " |" for r in self.rows]
+            return "\n".join(lines)
+        fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+        lines = [fmt.format(*self.headers), fmt.format(*("-" * w for w in widths))]
+        lines += [fmt.format(*r) for r in self.rows]
+        return "\n".join(lines)
+
+    def print(self, markdown: bool = False) -> None:
+        print(self.render(markdown), flush=True)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.2f}" if value >= 10 else f"{value:.3f}"
+    return str(value)
