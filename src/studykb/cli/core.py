@@ -192,8 +192,9 @@ def backlinks(vault, query: str, as_json: bool) -> None:  # type: ignore[no-unty
               help="Keep only edges of this kind (repeatable).")
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
               help="Write to a file instead of standard output.")
+@json_option
 @pass_vault
-def graph(vault, fmt: str, types, tags, kinds, output) -> None:  # type: ignore[no-untyped-def]
+def graph(vault, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """Export the link and prerequisite graph.
 
     GraphML opens in Gephi or yEd, DOT in Graphviz, Mermaid pastes into GitHub Markdown.
@@ -207,7 +208,7 @@ def graph(vault, fmt: str, types, tags, kinds, output) -> None:  # type: ignore[
     from ..outputs import graph_export as ge
 
     sub = queries.graph(vault, queries.GraphOptions(tuple(types), tuple(tags), tuple(kinds)))
-    if fmt == "json":
+    if fmt == "json" or as_json:
         import json
 
         output.write(json.dumps(ge.to_json(sub), ensure_ascii=False, indent=2) + "\n")

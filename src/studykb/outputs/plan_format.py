@@ -14,24 +14,26 @@ def _reading(doc: Document, known: bool) -> dict[str, Any]:
             "minutes": doc.minutes}
 
 
-def step_json(step: Step, n: int) -> dict[str, Any]:
+def step_json(step: Step, n: int, ids: dict[str, str] | None = None) -> dict[str, Any]:
     doc = step.doc
+    ids = ids or {}
     return {"n": n, "id": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
             "level": doc.level, "status": doc.status, "known": step.known,
             "depth": step.depth,
             "needed_by": [{"id": need.by.id, "title": need.by.title, "reason": need.reason}
                           for need in step.needed_by],
             "readings": [_reading(r.doc, r.known) for r in step.readings],
-            "loop": [k for k in step.loop]}
+            "loop": [ids.get(k, k) for k in step.loop]}
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
     target = plan.target
+    ids = {s.doc.key: s.doc.id for s in plan.steps}
     return {"target": {"id": target.id, "path": target.path, "title": target.title,
                        "type": target.type, "level": target.level, "status": target.status},
-            "steps": [step_json(s, n) for n, s in enumerate(plan.steps, 1)],
+            "steps": [step_json(s, n, ids) for n, s in enumerate(plan.steps, 1)],
             "all": plan.include_known, "depth": plan.depth,
-            "loops": [list(loop) for loop in plan.loops],
+            "loops": [[ids.get(k, k) for k in loop] for loop in plan.loops],
             "totals": {"steps": len(plan.steps), "readings": len(plan.readings),
                        "minutes": plan.minutes}}
 
