@@ -78,6 +78,17 @@ class _Context:
         return start
 
     def find(self, needle: str, start: int) -> int:
+        """Index of the first line from ``start`` holding ``needle`` as a whole word.
+
+        ``e`` must not be found inside ``requires:`` or an earlier URL; a bare substring
+        is the fallback (``needle`` may be cut short, or written with quotes).
+        """
+        if not needle:
+            return start
+        word = re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w.-])")
+        for i in range(start, len(self.lines)):
+            if word.search(self.lines[i]):
+                return i
         for i in range(start, len(self.lines)):
             if needle in self.lines[i]:
                 return i
@@ -105,7 +116,7 @@ def _document(ctx: _Context, meta: dict[str, Any], h1: str | None,
     doc = Document(
         key=path, path=path, id=doc_id, title=title, type=dtype, line=1,
         aliases=_strings(meta.get("aliases", meta.get("alias"))),
-        tags=_tags(meta.get("tags")), covers=_tags(meta.get("covers")),
+        tags=_tags(meta.get("tags", _taxonomy(meta, "tags"))), covers=_tags(meta.get("covers")),
         date=_date(meta.get("date", meta.get("created"))),
         level=_level(ctx, meta.get("level")), status=_status(ctx, meta.get("status")),
         url=str(meta["url"]).strip() if isinstance(meta.get("url"), str) else None,
@@ -129,8 +140,9 @@ def _units(ctx: _Context, course: Document, units: Any):  # type: ignore[no-unty
         if not isinstance(unit, dict):
             ctx.warn(start, "bad-field", f"unit {n} of 'units' is not a mapping")
             continue
-        uid = str(unit.get("id") or "").strip() or _slug(str(unit.get("title") or f"unit-{n}"))
-        index = ctx.find(uid, start)
+        written = str(unit.get("id") or "").strip()
+        uid = written or _slug(str(unit.get("title") or f"unit-{n}"))
+        index = ctx.find(written or str(unit.get("title") or "").strip()[:40], start)
         start = index
         if uid in seen:
             ctx.problems.append(Problem(ctx.path, ctx.line(index), ERROR, "duplicate-id",
@@ -211,11 +223,26 @@ def _body_ref(source: str, path: str, ref: RawRef, problems: list[Problem]) -> R
                      optional=optional)
 
 
+#: Extensions of files a note links to or embeds that are not documents. A closed list:
+#: Dendron names such as ``lang.go`` or ``a.b.c`` are notes, and must be able to dangle.
+ATTACHMENT_EXTS = frozenset((
+    "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "tif", "tiff", "avif", "heic",
+    "pdf", "epub", "djvu", "mp3", "wav", "ogg", "m4a", "flac", "mp4", "webm", "mov", "mkv",
+    "avi", "ogv", "csv", "tsv", "xls", "xlsx", "doc", "docx", "ppt", "pptx", "odt", "ods",
+    "odp", "zip", "gz", "tgz", "tar", "7z", "canvas", "excalidraw", "drawio", "ipynb",
+    "txt", "json", "yaml", "yml", "toml", "html", "htm", "css", "tex", "bib",
+))
+
+
 def is_attachment(target: str) -> bool:
     """``![[diagram.png]]``: a file that is not a document (an image, a PDF...)."""
-    ext = posixpath.splitext(target)[1].lower()
-    return bool(ext) and ext != ".md" and ext[1:].isalpha() and len(ext) <= 5 and ext not in (
-        ".notes", ".daily")
+    return posixpath.splitext(target)[1].lower()[1:] in ATTACHMENT_EXTS
+
+
+def _taxonomy(meta: dict[str, Any], name: str) -> Any:
+    """Zola keeps tags under ``[taxonomies]``."""
+    taxonomies = meta.get("taxonomies")
+    return taxonomies.get(name) if isinstance(taxonomies, dict) else None
 
 
 def _walk_strings(value: Any):  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any
@@ -123,14 +124,18 @@ def _load(fm_text: str, fmt: str, first_line: int) -> tuple[dict[str, Any], tupl
         else:
             data = _YAML.load(fm_text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        where = first_line + (mark.line if mark else 0)
+        where = first_line + _yaml_line(exc, fm_text.count("\n"))
         what = exc.problem or exc.context or "invalid YAML"
         return {}, (where, f"bad YAML front matter: {what}")
     except yaml.YAMLError as exc:
         return {}, (first_line, f"bad YAML front matter: {exc}")
     except tomllib.TOMLDecodeError as exc:
-        where = first_line + (getattr(exc, "lineno", 1) or 1) - 1
+        # tomllib only has ``lineno`` from Python 3.14; before, it is in the message
+        lineno = getattr(exc, "lineno", None)
+        if not lineno:
+            found = _TOML_AT.search(str(exc))
+            lineno = int(found.group(1)) if found else 1
+        where = first_line + min(lineno - 1, max(fm_text.count("\n") - 1, 0))
         return {}, (where, f"bad TOML front matter: {str(exc).split(' (at')[0]}")
     except (ValueError, TypeError, RecursionError) as exc:
         return {}, (first_line, f"bad front matter: {exc}")
@@ -139,6 +144,24 @@ def _load(fm_text: str, fmt: str, first_line: int) -> tuple[dict[str, Any], tupl
     if not isinstance(data, dict):
         return {}, (first_line, f"front matter is a {type(data).__name__}, not a mapping of keys")
     return jsonable(data), None
+
+
+_TOML_AT = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+def _yaml_line(exc: yaml.MarkedYAMLError, lines: int) -> int:
+    """0-based line of a YAML error inside the front matter, as a person would point at it.
+
+    An unclosed bracket or quote, or a key without ``:``, is noticed only on a later
+    line (often the end of the front matter): point at where it started instead.
+    """
+    context = exc.context or ""
+    mark = exc.problem_mark
+    if exc.context_mark and (context.startswith("while scanning") or "flow" in context):
+        mark = exc.context_mark
+    mark = mark or exc.context_mark
+    line = mark.line if mark else 0
+    return min(line, max(lines - 1, 0))
 
 
 def jsonable(value: Any) -> Any:

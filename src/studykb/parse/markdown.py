@@ -108,13 +108,31 @@ def read_body(body: str, first_line: int, path: str) -> Body:
 
 
 def _inline(tok, base: int, path: str, refs: list[RawRef]) -> str:  # type: ignore[no-untyped-def]
+    # Lines are counted on the inline source (``tok.content``) with a cursor, because
+    # code spans fold their line breaks into spaces and inline math or HTML may hold
+    # some: counting softbreak tokens alone drifts after those.
+    src = tok.content or ""
+    cur = 0
     line = base
     words: list[str] = []
     in_link = 0
+
+    def seek(needle: str) -> int:
+        """Move the cursor past the next ``needle``; return the line where it starts."""
+        nonlocal cur, line
+        found = src.find(needle, cur) if needle else -1
+        if found == -1:
+            return line
+        line += src.count("\n", cur, found)
+        start = line
+        line += needle.count("\n")
+        cur = found + len(needle)
+        return start
+
     for child in tok.children or ():
         ctype = child.type
         if ctype in ("softbreak", "hardbreak"):
-            line += 1
+            seek("\n")
             words.append("\n")
         elif ctype == "text":
             words.append(child.content)
@@ -124,11 +142,16 @@ def _inline(tok, base: int, path: str, refs: list[RawRef]) -> str:  # type: igno
                     refs.append(RawRef(line + extra, url, url, "url"))
         elif ctype == "code_inline":
             words.append(child.content)
+            seek(child.markup)  # the opening backticks ...
+            seek(child.markup)  # ... and the closing ones
+        elif ctype in ("math_inline", "math_inline_double", "html_inline"):
+            seek(child.content)
         elif ctype == "wikilink":
             meta = child.meta
             words.append(meta["label"] or meta["target"])
+            at = seek(child.markup)
             if meta["target"]:
-                refs.append(RawRef(line, child.markup, meta["target"], "name", meta["anchor"]))
+                refs.append(RawRef(at, child.markup, meta["target"], "name", meta["anchor"]))
         elif ctype == "link_open":
             in_link += 1
             href = child.attrs.get("href", "")
@@ -139,6 +162,9 @@ def _inline(tok, base: int, path: str, refs: list[RawRef]) -> str:  # type: igno
             in_link -= 1
         elif ctype == "image":
             words.append(child.content)
+            for grandchild in child.children or ():
+                if grandchild.type in ("softbreak", "hardbreak"):
+                    seek("\n")
     return "".join(words).strip()
 
 
