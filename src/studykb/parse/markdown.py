@@ -11,6 +11,7 @@ from urllib.parse import unquote
 from markdown_it import MarkdownIt
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
+from .markers import marker_lines
 from .wikilinks import wikilinks_plugin
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
@@ -83,7 +84,11 @@ def read_body(body: str, first_line: int, path: str) -> Body:
     tokens = markdown().parse(body)
     parts: list[str] = []
     heading_level = 0
+    # the region ``studykb sidebar --write`` generates is not the author's: skip it
+    skip = marker_lines(tokens).region
     for tok in tokens:
+        if skip and tok.map and skip[0] <= tok.map[0] <= skip[1]:
+            continue
         ttype = tok.type
         if ttype == "heading_open":
             heading_level = int(tok.tag[1])
