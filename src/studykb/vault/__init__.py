@@ -194,11 +194,12 @@ class Vault:
 
     def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> None:  # type: ignore[no-untyped-def]
         table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"))
+        cols = "SELECT n, source, path, target, style, anchor, optional, text FROM refs"
         if full:
-            rows = db.execute("SELECT n, source, path, target, style, anchor, optional FROM refs")
+            rows = db.execute(cols)
         else:
             wanted: dict[int, tuple] = {}
-            sql = "SELECT n, source, path, target, style, anchor, optional FROM refs WHERE "
+            sql = cols + " WHERE "
             for chunk in _chunks(parsed_paths):
                 for row in db.execute(sql + f"path IN ({','.join('?' * len(chunk))})", chunk):
                     wanted[row[0]] = row
@@ -209,8 +210,9 @@ class Vault:
                     wanted[row[0]] = row
             rows = wanted.values()
         updates = []
-        for n, source, path, target, style, anchor, optional in rows:
-            key, state, note = table.resolve(source, path, target, style, anchor, bool(optional))
+        for n, source, path, target, style, anchor, optional, text in rows:
+            key, state, note = table.resolve(source, path, target, style, anchor, bool(optional),
+                                             text)
             updates.append((key, state, note, n))
         db.executemany("UPDATE refs SET target_key=?, state=?, note=? WHERE n=?", updates)
 

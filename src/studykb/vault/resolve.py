@@ -12,6 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 PATH, ID, ALIAS, TITLE, STEM = range(5)
+#: The content folder of a Hugo or Zola site.
+SITE_CONTENT = "content/"
 
 #: Result of resolving one reference: (target key or None, state, note).
 #: States: ok, ambiguous (resolved, with a tie), dangling, external (an outside URL or site
@@ -36,14 +38,19 @@ def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str
         out.append((fold(key), PATH))
     else:
         low = fold(path)
-        out.append((low, PATH))
-        if low.endswith(".md"):
-            out.append((low[:-3], PATH))
+        # a Hugo or Zola site: site-absolute links (/posts/foo/, @/blog/x.md) start
+        # below content/, so a document there also answers to its path without it
+        roots = [low, low[len(SITE_CONTENT):]] if low.startswith(SITE_CONTENT) else [low]
+        for rooted in roots:
+            out.append((rooted, PATH))
+            if rooted.endswith(".md"):
+                out.append((rooted[:-3], PATH))
         stem = _stem(low)
         if stem in ("index", "_index", "readme") and "/" in low:
-            folder = posixpath.dirname(low)
-            out.append((folder, PATH))  # Hugo/Zola page bundles: /posts/foo/
-            out.append((posixpath.basename(folder), STEM))
+            for rooted in roots:
+                if "/" in rooted:
+                    out.append((posixpath.dirname(rooted), PATH))  # bundles: /posts/foo/
+            out.append((posixpath.basename(posixpath.dirname(low)), STEM))
         else:
             out.append((stem, STEM))
     out.append((fold(doc_id), ID))
@@ -89,7 +96,8 @@ class Names:
         return ranked[0], "ambiguous", f"{ranked[0]} (also {others})"
 
     def resolve(self, source: str, path: str, target: str, style: str, anchor: str,
-                optional: bool) -> Resolution:
+                optional: bool, text: str = "") -> Resolution:
+        """Resolve one reference; ``text`` (as written) lets ``[[label|note]]`` fall back."""
         if style == "url":
             keys = self.urls.get(target, [])
             return self.pick(keys, path) if keys else (None, "external", "")
@@ -115,8 +123,16 @@ class Names:
         if not keys and "/" in target:  # a path relative to the referring file
             rel = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
             keys = self.candidates(rel, PATH)
+        if not keys and target.lower().endswith(".md"):  # [[Note.md]]
+            keys = self.candidates(target[:-3])
         if keys:
             return self._unit(self.pick(keys, path), anchor)
+        label = label_target(text)
+        if label:  # Dendron writes the label first: [[label|note.name]]
+            alt, _, alt_anchor = label.partition("#")
+            keys = self.candidates(alt)
+            if keys:
+                return self._unit(self.pick(keys, path), alt_anchor)
         if optional:
             return None, "asset", ""
         return None, "dangling", ""
@@ -132,7 +148,15 @@ class Names:
         return res
 
 
-def lookups(source: str, path: str, target: str, style: str) -> tuple[str, str]:
+def label_target(text: str) -> str:
+    """``label`` of a reference written ``[[target|label]]`` (where Dendron puts the note)."""
+    if "|" not in text or not text.endswith("]]"):
+        return ""
+    inner = text[text.find("[[") + 2: -2].replace("\\|", "|")
+    return inner.partition("|")[2].strip()
+
+
+def lookups(source: str, path: str, target: str, style: str, text: str = "") -> tuple[str, str]:
     """The names whose change can change how a reference resolves (indexed in the store)."""
     if style == "url":
         return target, ""
@@ -143,4 +167,8 @@ def lookups(source: str, path: str, target: str, style: str) -> tuple[str, str]:
         second = fold(target.partition("#")[0])
     elif "/" in target and style == "name":
         second = fold(posixpath.normpath(posixpath.join(posixpath.dirname(path), target)))
+    elif target.lower().endswith(".md") and style == "name":
+        second = fold(target[:-3])
+    elif style == "name" and (label := label_target(text)):
+        second = fold(label.partition("#")[0])
     return fold(target), second

@@ -27,7 +27,8 @@ def parse_rows(item: tuple[str, bytes, str, int, int]) -> tuple:
                        title=path.rsplit("/", 1)[-1][:-3], type="note")
         return (path, mtime, size, digest, [doc_row(doc)], [], [problem], (path, "", "[]"))
     docs = [doc_row(d) for d in parsed.documents]
-    refs = [ref_row(r, *lookups(r.source, r.path, r.target, r.style)) for r in parsed.references]
+    refs = [ref_row(r, *lookups(r.source, r.path, r.target, r.style, r.text))
+            for r in parsed.references]
     problems = [(p.path, p.line, p.severity, p.code, p.message) for p in parsed.problems]
     text = (path, parsed.text, json.dumps(parsed.headings, ensure_ascii=False))
     return (path, mtime, size, digest, docs, refs, problems, text)
