@@ -25,6 +25,7 @@ FOLDER_TYPES = {"entries": "entry", "topics": "topic", "lists": "list"}
 TYPES = ("note", "entry", "topic", "course", "list")
 _SCHEME = re.compile(r"^https?://", re.I)
 _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
+_KEY_RE = re.compile(r"""^\s*(?:-\s+)?["']?([^"'=:\s]+)["']?\s*[:=]""")
 
 
 def parse_file(path: str, raw: bytes) -> Parsed:
@@ -71,10 +72,12 @@ class _Context:
 
     def key_line(self, key: str, start: int = 0) -> int:
         """Index (0-based, in the front matter) of the line defining ``key``."""
-        pattern = re.compile(r'^\s*(?:-\s+)?["\']?' + re.escape(key) + r'["\']?\s*[:=]')
         for i in range(start, len(self.lines)):
-            if pattern.match(self.lines[i]):
-                return i
+            line = self.lines[i]
+            if key in line:
+                m = _KEY_RE.match(line)
+                if m and m.group(1) == key:
+                    return i
         return start
 
     def find(self, needle: str, start: int) -> int:
@@ -85,10 +88,16 @@ class _Context:
         """
         if not needle:
             return start
-        word = re.compile(r"(?<![\w.-])" + re.escape(needle) + r"(?![\w.-])")
+        size = len(needle)
         for i in range(start, len(self.lines)):
-            if word.search(self.lines[i]):
-                return i
+            line = self.lines[i]
+            pos = line.find(needle)
+            while pos != -1:
+                before = line[pos - 1] if pos else " "
+                after = line[pos + size] if pos + size < len(line) else " "
+                if not _wordish(before) and not _wordish(after):
+                    return i
+                pos = line.find(needle, pos + 1)
         for i in range(start, len(self.lines)):
             if needle in self.lines[i]:
                 return i
@@ -99,6 +108,10 @@ class _Context:
 
     def warn(self, index: int, code: str, message: str) -> None:
         self.problems.append(Problem(self.path, self.line(index), WARNING, code, message))
+
+
+def _wordish(char: str) -> bool:
+    return char.isalnum() or char in "_.-"
 
 
 def _document(ctx: _Context, meta: dict[str, Any], h1: str | None,
