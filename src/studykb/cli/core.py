@@ -71,7 +71,7 @@ def check(vault, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-u
         for p in problems:
             where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
             color = "red" if p.severity == "error" else "yellow"
-            out.print(f"{where}: [{color}]{p.severity}[/] [bold]{p.code}[/] "
+            out.print(f"{_escape(where)}: [{color}]{p.severity}[/] [bold]{p.code}[/] "
                       f"{_escape(p.message)}")
         if problems:
             out.print(f"{errors} errors, {len(problems) - errors} warnings")
