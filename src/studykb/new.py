@@ -1,0 +1,233 @@
+"""Creating a document from a template: ``studykb new TYPE TITLE``.
+
+A template is a Markdown file with ``{{name}}`` placeholders: ``id``, ``title``, ``type``,
+``date``, ``tags``, ``requires``, ``url``. In the front matter a placeholder becomes a
+YAML (or TOML) value, quoted where needed; in the body it becomes plain text. The
+built-in templates are package data (``studykb/templates/TYPE.md``); a vault overrides
+one by putting ``TYPE.md`` in the folder named by ``templates`` in studykb.toml
+(default ``.studykb-templates/``).
+
+The file is written atomically and never over an existing one: the text goes to a
+temporary file in the target folder, which is then hard-linked to the final name
+(``link`` fails when the name exists, like ``O_EXCL``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import tempfile
+import unicodedata
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from .config import Config
+from .errors import StudyError, UsageError
+
+#: Where each type of document lives, relative to the vault.
+FOLDERS = {"note": "notes", "entry": "notes/entries", "topic": "notes/topics",
+           "list": "notes/lists", "course": "courses"}
+#: Types whose front matter has a ``url`` (see the vault format).
+URL_TYPES = ("entry", "course")
+PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
+_PLAIN_YAML = re.compile(r"^[A-Za-z_][\w.\-/ ]*$")
+_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y", "n"}
+MAX_SLUG = 64
+
+
+@dataclass(frozen=True)
+class NewDoc:
+    """What to create; filled by the CLI in one place."""
+
+    type: str
+    """One of :data:`FOLDERS`."""
+    title: str
+    """The title as the user wrote it."""
+    id: str | None = None
+    """The id (and file name); derived from the title when None."""
+    tags: tuple[str, ...] = ()
+    """Tags (for an entry: the topics it covers)."""
+    requires: tuple[str, ...] = ()
+    """Prerequisites, as references."""
+    url: str | None = None
+    """The resource's address (entries and courses)."""
+    date: dt.date = field(default_factory=dt.date.today)
+    """The document's date (today)."""
+
+
+@dataclass(frozen=True)
+class Created:
+    """A file ``new`` wrote."""
+
+    path: str
+    """Vault-relative path."""
+    file: Path
+    """Absolute path."""
+    id: str
+    template: str
+    """Where the template came from: a vault path, or ``built-in``."""
+
+
+def slugify(title: str) -> str:
+    """A file-name-safe id: lower-case ASCII words joined by ``-``; Chinese becomes pinyin."""
+    text = title
+    if re.search(r"[\u3400-\u9fff\uf900-\ufaff]", text):
+        from pypinyin import lazy_pinyin
+
+        text = " ".join(lazy_pinyin(text))
+    text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    if len(slug) > MAX_SLUG:
+        slug = slug[:MAX_SLUG].rsplit("-", 1)[0] or slug[:MAX_SLUG]
+    return slug
+
+
+def check_id(doc_id: str) -> str:
+    """An id given with ``--id`` must be usable as a file name."""
+    doc_id = doc_id.strip()
+    if not doc_id or doc_id in (".", "..") or re.search(r'[/\\:*?"<>|\x00-\x1f]', doc_id):
+        raise UsageError(f"--id {doc_id!r} cannot be a file name.",
+                         hint="Use letters, digits and '-', e.g. --id tensor-parallelism.")
+    if doc_id.startswith("."):
+        raise UsageError(f"--id {doc_id!r} would be a hidden file, which studykb does not read.")
+    return doc_id
+
+
+def template_text(config: Config, doc_type: str) -> tuple[str, str]:
+    """(text, origin) of the template for ``doc_type``: the vault's override, else built-in."""
+    override = config.root / config.templates / f"{doc_type}.md"
+    if override.is_file():
+        try:
+            return override.read_text(encoding="utf-8-sig"), override.relative_to(
+                config.root).as_posix()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise StudyError(f"cannot read template {override}: {exc}") from None
+    text = (resources.files("studykb") / "templates" / f"{doc_type}.md").read_text(
+        encoding="utf-8")
+    return text, "built-in"
+
+
+def render(template: str, values: dict[str, str | list[str] | None]) -> str:
+    """Fill ``{{name}}`` placeholders; front-matter values are written as YAML/TOML values.
+
+    A value given on the command line whose placeholder the template lacks is added to
+    the front matter, so nothing the user typed is silently dropped.
+    """
+    fm, body, fmt = _split(template)
+    if fm is None:
+        return PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), template)
+    used = set(PLACEHOLDER.findall(fm))
+    fm_out = PLACEHOLDER.sub(lambda m: _value(values.get(m.group(1), m.group(0)), fmt)
+                             if m.group(1) in values else m.group(0), fm)
+    extra = []
+    for key in ("id", "title", "tags", "requires", "url", "date"):
+        value = values.get(key)
+        if key not in used and value and not _has_key(fm, key):
+            sep = " =" if fmt == "toml" else ":"
+            extra.append(f"{key}{sep} {_value(value, fmt)}\n")
+    fence = "+++" if fmt == "toml" else "---"
+    body_out = PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), body)
+    return f"{fence}\n{fm_out}{''.join(extra)}{fence}\n{body_out}"
+
+
+def create(config: Config, spec: NewDoc) -> Created:
+    """Write the new document; StudyError when its file exists already."""
+    if spec.type not in FOLDERS:
+        raise UsageError(f"unknown type {spec.type!r}; use one of {', '.join(FOLDERS)}.")
+    title = " ".join(spec.title.split())
+    if not title:
+        raise UsageError("the title is empty.")
+    if spec.url and spec.type not in URL_TYPES:
+        raise UsageError(f"--url is for entries and courses, not a {spec.type}.",
+                         hint=f"Make it an entry: studykb new entry {json.dumps(title)} "
+                              f"--url {spec.url}")
+    doc_id = check_id(spec.id) if spec.id is not None else slugify(title)
+    if not doc_id:
+        raise UsageError(f"cannot make a file name from the title {title!r}.",
+                         hint="Give one with --id, e.g. --id my-note.")
+    rel = f"{FOLDERS[spec.type]}/{doc_id}.md"
+    target = config.root / rel
+    if target.exists():
+        raise StudyError(f"{rel} exists already; not overwriting it.",
+                         hint="Open it, or choose another name with --id.")
+    text, origin = template_text(config, spec.type)
+    values: dict[str, str | list[str] | None] = {
+        "id": doc_id, "title": title, "type": spec.type, "date": spec.date.isoformat(),
+        "tags": list(spec.tags), "requires": list(spec.requires), "url": spec.url,
+    }
+    write_new(target, render(text, values))
+    return Created(rel, target, doc_id, origin)
+
+
+def write_new(target: Path, text: str) -> None:
+    """Write ``text`` to ``target`` atomically, failing (StudyError) if it exists."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StudyError(f"cannot create folder {target.parent}: {exc.strerror}") from None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        try:
+            os.link(tmp, target)  # atomic, and refuses an existing name
+        except FileExistsError:
+            raise StudyError(f"{target} exists already; not overwriting it.") from None
+        except OSError:  # no hard links here (FAT, some network shares): reserve, then replace
+            try:
+                os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:
+                raise StudyError(f"{target} exists already; not overwriting it.") from None
+            os.replace(tmp, target)
+    except OSError as exc:
+        raise StudyError(f"cannot write {target}: {exc.strerror or exc}") from None
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _split(template: str) -> tuple[str | None, str, str]:
+    """(front matter text ending in a newline, body, ``yaml``/``toml``) of a template."""
+    text = template.replace("\r\n", "\n")
+    for fence, fmt in (("---", "yaml"), ("+++", "toml")):
+        if text.startswith(fence + "\n"):
+            end = text.find(f"\n{fence}\n", len(fence))
+            if end == -1 and text.endswith(f"\n{fence}"):
+                end = len(text) - len(fence) - 1
+            if end != -1:
+                return text[len(fence) + 1: end + 1], text[end + len(fence) + 2:], fmt
+    return None, text, ""
+
+
+def _has_key(fm: str, key: str) -> bool:
+    return re.search(rf"^{re.escape(key)}\s*[:=]", fm, re.M) is not None
+
+
+def _plain(value: str | list[str] | None) -> str:
+    if value is None:
+        return ""
+    return ", ".join(value) if isinstance(value, list) else value
+
+
+def _value(value: str | list[str] | None, fmt: str) -> str:
+    """A value as YAML (plain where safe) or TOML (always quoted)."""
+    if isinstance(value, list):
+        return "[" + ", ".join(_scalar(v, fmt) for v in value) + "]"
+    if value is None or value == "":
+        return '""' if fmt == "toml" else ""
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return value  # a date in both YAML and TOML
+    return _scalar(value, fmt)
+
+
+def _scalar(value: str, fmt: str) -> str:
+    if fmt == "yaml" and _PLAIN_YAML.match(value) and value.lower() not in _YAML_WORDS \
+            and not value.endswith(" ") and ": " not in value and " #" not in value:
+        return value
+    return json.dumps(value, ensure_ascii=False)
