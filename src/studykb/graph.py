@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-import networkx as nx
+from ._lazy import nx
+
 
 from .model import Document
 
@@ -110,43 +111,88 @@ def topological_layers(graph: nx.DiGraph) -> list[list[Any]]:
 
 
 # -- prerequisite graph (reading plans) -----------------------------------------------
+# Plans run on plain dicts and the standard library's graphlib, so a plan does not pay
+# for importing networkx; networkx only steps in to group a prerequisite loop.
 
 
-def prerequisite_graph(edges: Iterable[tuple[str, str, str]]) -> nx.DiGraph:
-    """``(doc, needs, reason)`` triples -> a DiGraph with an edge doc -> needs."""
-    graph = nx.DiGraph()
-    for doc, needs, reason in edges:
-        if doc == needs:
-            continue
-        if graph.has_edge(doc, needs):
-            if reason and not graph[doc][needs]["reason"]:
-                graph[doc][needs]["reason"] = reason
-        else:
-            graph.add_edge(doc, needs, reason=reason)
-    return graph
+class Prerequisites:
+    """``needs[doc] = {need: reason}`` and the reverse, ``needed_by[need] = {doc: reason}``."""
+
+    def __init__(self, edges: Iterable[tuple[str, str, str]] = ()) -> None:
+        self.needs: dict[str, dict[str, str]] = {}
+        self.needed_by: dict[str, dict[str, str]] = {}
+        for doc, need, reason in edges:
+            self.add(doc, need, reason)
+
+    def add(self, doc: str, need: str, reason: str = "") -> None:
+        if doc == need:
+            return
+        current = self.needs.setdefault(doc, {})
+        if need not in current or (reason and not current[need]):
+            current[need] = reason
+            self.needed_by.setdefault(need, {})[doc] = reason
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.needs or key in self.needed_by
+
+    def successors(self, key: str) -> list[str]:
+        return list(self.needs.get(key, ()))
+
+    def predecessors(self, key: str) -> list[str]:
+        return list(self.needed_by.get(key, ()))
+
+    def reason(self, doc: str, need: str) -> str:
+        return self.needs.get(doc, {}).get(need, "")
 
 
-def ordered_blocks(graph: nx.DiGraph, nodes: Iterable[str], sort_key: Any) -> list[list[str]]:
-    """Order ``nodes`` so every node comes after what it needs (edges point to needs).
+def prerequisite_graph(edges: Iterable[tuple[str, str, str]]) -> Prerequisites:
+    """``(doc, needs, reason)`` triples -> :class:`Prerequisites`."""
+    return Prerequisites(edges)
 
-    Among nodes free to go next, ``sort_key`` decides. Nodes on a loop come out together
-    as one block (a strongly connected component), in ``sort_key`` order.
+
+def ordered_blocks(graph: Prerequisites, nodes: Iterable[str], sort_key: Any) -> list[list[str]]:
+    """Order ``nodes`` so every node comes after what it needs.
+
+    Among nodes free to go next, the smallest ``sort_key`` goes first. Nodes on a loop
+    come out together as one block (a strongly connected component), in ``sort_key`` order.
     """
-    sub = graph.subgraph(nodes)
-    cond = nx.condensation(sub)
-    members = cond.graph["mapping"]  # node -> component id
+    import graphlib
+    import heapq
+
+    members = set(nodes)
+    deps = {n: [m for m in graph.needs.get(n, ()) if m in members] for n in members}
+    sorter = graphlib.TopologicalSorter(deps)
+    try:
+        sorter.prepare()
+    except graphlib.CycleError:
+        return _ordered_with_loops(deps, sort_key)
+    heap = [(sort_key(n), n) for n in sorter.get_ready()]
+    heapq.heapify(heap)
+    out = []
+    while heap:
+        _key, node = heapq.heappop(heap)
+        out.append([node])
+        sorter.done(node)
+        for ready in sorter.get_ready():
+            heapq.heappush(heap, (sort_key(ready), ready))
+    return out
+
+
+def _ordered_with_loops(deps: dict[str, list[str]], sort_key: Any) -> list[list[str]]:
+    dag = nx.DiGraph()
+    dag.add_nodes_from(deps)
+    dag.add_edges_from((need, node) for node, needs in deps.items() for need in needs)
+    cond = nx.condensation(dag)
     blocks: dict[int, list[str]] = {}
-    for node, comp in members.items():
+    for node, comp in cond.graph["mapping"].items():
         blocks.setdefault(comp, []).append(node)
-    for comp in blocks.values():
-        comp.sort(key=sort_key)
-    first = {comp: sort_key(nodes_[0]) for comp, nodes_ in blocks.items()}
-    # condensation edges point from a node to what it needs; reverse so needs come first
-    order = nx.lexicographical_topological_sort(cond.reverse(copy=False), key=lambda c: first[c])
+    for block in blocks.values():
+        block.sort(key=sort_key)
+    order = nx.lexicographical_topological_sort(cond, key=lambda c: sort_key(blocks[c][0]))
     return [blocks[c] for c in order]
 
 
-def within_depth(graph: nx.DiGraph, start: str, depth: int | None,
+def within_depth(graph: Prerequisites, start: str, depth: int | None,
                  stop: Any = None) -> dict[str, int]:
     """Nodes reachable from ``start`` along needs-edges with their distance.
 
@@ -161,9 +207,7 @@ def within_depth(graph: nx.DiGraph, start: str, depth: int | None,
             dist = seen[node]
             if depth is not None and dist >= depth:
                 continue
-            if node not in graph:
-                continue
-            for need in graph.successors(node):
+            for need in graph.needs.get(node, ()):
                 if need in seen or (stop is not None and stop(need)):
                     continue
                 seen[need] = dist + 1

@@ -8,6 +8,7 @@ known when its status is ``done``, or when it is a topic that a ``done`` documen
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from collections.abc import Iterable
 from typing import Any
 
 from . import graph as g
@@ -70,33 +71,108 @@ class Plan:
         return list(dict.fromkeys(s.loop for s in self.steps if s.loop))
 
 
+class _Docs(dict):  # type: ignore[type-arg]
+    """Documents by key, loaded from the store on first use (a plan shows a few hundred)."""
+
+    def __init__(self, vault: Vault) -> None:
+        super().__init__()
+        self._vault = vault
+
+    def __missing__(self, key: str) -> Document:
+        doc = self._vault.document(key)
+        if doc is None:
+            raise KeyError(key)
+        self[key] = doc
+        return doc
+
+    def prefetch(self, keys: Iterable[str]) -> None:
+        """Load many documents in a few queries instead of one each."""
+        from .vault.store import doc_from_blob
+
+        wanted = [k for k in dict.fromkeys(keys) if k not in self]
+        db = self._vault.store.db
+        for i in range(0, len(wanted), 500):
+            chunk = wanted[i: i + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, data in db.execute(f"SELECT key, data FROM docs WHERE key IN ({marks})",
+                                        chunk):
+                self[key] = doc_from_blob(data)
+
+
 @dataclass
 class Knowledge:
-    """The prerequisite graph of a vault with what is known, computed once per command."""
+    """The prerequisite graph of a vault with what is known, computed once per state."""
 
-    docs: dict[str, Document]
-    graph: Any
+    info: dict[str, tuple[str, int | None, str, str | None, str | None]]
+    """Key -> (type, level, folded title, status, date): enough to order and count without
+    loading documents."""
+    graph: g.Prerequisites
     known: set[str]
     covers: dict[str, list[str]]
     """Topic key -> keys of documents covering it."""
     list_pos: dict[str, int]
     """Document key -> earliest position in any curated list."""
-    extra: dict[str, Any] = field(default_factory=dict)
+    docs: dict[str, Document] = field(default_factory=dict)
 
     def sort_key(self, key: str) -> tuple:
-        doc = self.docs[key]
-        return (doc.level is None, doc.level or 0, self.list_pos.get(key, 1 << 30),
-                doc.title.casefold(), key)
+        _type, level, title, _status, _date = self.info[key]
+        return (level is None, level or 0, self.list_pos.get(key, 1 << 30), title, key)
 
     def reading_key(self, key: str) -> tuple:
-        doc = self.docs[key]
-        return (key in self.known, doc.level is None, doc.level or 0,
-                TYPE_ORDER.get(doc.type, 9), self.list_pos.get(key, 1 << 30),
-                doc.title.casefold())
+        dtype, level, title, _status, _date = self.info[key]
+        return (key in self.known, level is None, level or 0, TYPE_ORDER.get(dtype, 9),
+                self.list_pos.get(key, 1 << 30), title)
+
+    def readings(self, topic: str) -> tuple[Reading, ...]:
+        keys = [r for r in self.covers.get(topic, ()) if self.info[r][0] in READING_TYPES]
+        return tuple(Reading(self.docs[r], r in self.known)
+                     for r in sorted(keys, key=self.reading_key))
+
+
+READING_TYPES = ("entry", "note", "unit")
+CACHE_NAME = "plans.pickle"
+CACHE_VERSION = 4
 
 
 def knowledge(vault: Vault) -> Knowledge:
-    """Build the prerequisite graph, coverage and the known set."""
+    """Prerequisites, coverage and the known set; cached in ``.studykb/`` per state."""
+    import pickle
+
+    db = vault.store.db
+    stamp = (CACHE_VERSION,) + tuple(db.execute(
+        "SELECT count(*), total(mtime_ns), total(size), max(hash) FROM files").fetchone())
+    cache = vault.config.state_dir / CACHE_NAME
+    parts = None
+    try:
+        with open(cache, "rb") as fh:
+            saved = pickle.load(fh)
+        if saved[0] == stamp:
+            parts = saved[1]
+    except (OSError, EOFError, pickle.UnpicklingError, IndexError, ValueError, TypeError,
+            AttributeError, ImportError):
+        parts = None
+    if parts is None:
+        parts = _compute(vault)
+        _save(cache, (stamp, parts))
+    info, graph, known, covers, list_pos = parts
+    return Knowledge(info, graph, known, covers, list_pos, _Docs(vault))
+
+
+def _save(path, data) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import pickle
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plans.", suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache that cannot be written is only slower next time
+
+
+def _compute(vault: Vault) -> tuple:
     docs = vault.documents()
     topics = g.topic_names(docs.values())
     covers: dict[str, list[str]] = {}
@@ -122,16 +198,16 @@ def knowledge(vault: Vault) -> Knowledge:
     for key in list(known):
         known.update(covered_by.get(key, ()))
     list_pos: dict[str, int] = {}
-    rows = vault.store.db.execute(
-        "SELECT source, target_key FROM refs WHERE kind='item' AND target_key IS NOT NULL"
-        " ORDER BY source, line, n")
     counter: dict[str, int] = {}
-    for source, target in rows:
+    for source, target in vault.store.db.execute(
+            "SELECT source, target_key FROM refs WHERE kind='item' AND target_key IS NOT NULL"
+            " ORDER BY source, line, n"):
         pos = counter.get(source, 0)
         counter[source] = pos + 1
         if target not in list_pos or pos < list_pos[target]:
             list_pos[target] = pos
-    return Knowledge(docs, g.prerequisite_graph(edges), known, covers, list_pos)
+    info = {k: (d.type, d.level, d.title.casefold(), d.status, d.date) for k, d in docs.items()}
+    return info, g.prerequisite_graph(edges), known, covers, list_pos
 
 
 def plan(vault: Vault, target: Document, *, include_known: bool = False,
@@ -146,17 +222,16 @@ def plan(vault: Vault, target: Document, *, include_known: bool = False,
         return Plan(target, (), include_known, depth)
     blocks = g.ordered_blocks(graph, nodes, kb.sort_key)
     in_plan = set(nodes) | {target.key}
+    if isinstance(kb.docs, _Docs):
+        kb.docs.prefetch([*nodes, *(r for k in nodes for r in kb.covers.get(k, ()))])
     steps = []
     for block in blocks:
         loop = tuple(block) if len(block) > 1 else ()
         for key in block:
-            needers = [Need(kb.docs[p], graph[p][key].get("reason", ""))
-                       for p in graph.predecessors(key) if p in in_plan and p in reach]
-            needers.sort(key=lambda n: kb.sort_key(n.by.key))
-            readings = tuple(Reading(kb.docs[r], r in kb.known)
-                             for r in sorted(kb.covers.get(key, ()), key=kb.reading_key)
-                             if kb.docs[r].type in ("entry", "note", "unit"))
-            steps.append(Step(kb.docs[key], key in kb.known, tuple(needers), readings, loop,
+            needers = sorted((p for p in graph.predecessors(key) if p in in_plan),
+                             key=kb.sort_key)
+            needs = tuple(Need(kb.docs[p], graph.reason(p, key)) for p in needers)
+            steps.append(Step(kb.docs[key], key in kb.known, needs, kb.readings(key), loop,
                               reach[key]))
     return Plan(target, tuple(steps), include_known, depth)
 
@@ -175,24 +250,19 @@ def ready(vault: Vault, target: Document | None = None, limit: int = 10,
         if not candidates and target.key not in kb.known:
             candidates = [target.key]
     else:
-        candidates = [k for k, d in kb.docs.items()
-                      if d.type in ("topic", "entry", "unit", "note") and k not in kb.known]
+        candidates = [k for k, (dtype, *_rest) in kb.info.items()
+                      if dtype in ("topic", "entry", "unit", "note") and k not in kb.known]
     out = []
     for key in candidates:
         if key in kb.known:
             continue
-        needs = list(graph.successors(key)) if key in graph else []
-        if all(n in kb.known for n in needs):
-            unlocks = len(list(graph.predecessors(key))) if key in graph else 0
-            out.append((key, unlocks))
-    reading_first = {k for k, d in kb.docs.items() if d.status == "reading"}
+        if all(n in kb.known for n in graph.successors(key)):
+            out.append((key, len(graph.predecessors(key))))
+    reading_first = {k for k, row in kb.info.items() if row[3] == "reading"}
     out.sort(key=lambda ku: (ku[0] not in reading_first, -ku[1], kb.sort_key(ku[0])))
     steps = []
     for key, _unlocks in out[:limit]:
-        needers = tuple(Need(kb.docs[p], graph[p][key].get("reason", ""))
-                        for p in (graph.predecessors(key) if key in graph else ()))
-        readings = tuple(Reading(kb.docs[r], r in kb.known)
-                         for r in sorted(kb.covers.get(key, ()), key=kb.reading_key)
-                         if kb.docs[r].type in ("entry", "note", "unit"))
-        steps.append(Step(kb.docs[key], False, needers[:5], readings))
+        needers = tuple(Need(kb.docs[p], graph.reason(p, key))
+                        for p in sorted(graph.predecessors(key), key=kb.sort_key)[:5])
+        steps.append(Step(kb.docs[key], False, needers, kb.readings(key)))
     return steps

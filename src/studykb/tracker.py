@@ -27,15 +27,9 @@ class CourseProgress:
 @dataclass(frozen=True)
 class ListProgress:
     list: Document
-    items: tuple[Document, ...]
-
-    @property
-    def read(self) -> int:
-        return sum(d.status == "done" for d in self.items)
-
-    @property
-    def beginner(self) -> int:
-        return sum(d.level == 1 for d in self.items)
+    items: int
+    read: int
+    beginner: int
 
 
 @dataclass(frozen=True)
@@ -47,28 +41,41 @@ class Tracker:
 
 
 def status(vault: Vault, recent: int = 5) -> Tracker:
-    docs = vault.documents()
-    units: dict[str, list[Document]] = {}
-    for doc in docs.values():
-        if doc.parent:
-            units.setdefault(doc.parent, []).append(doc)
-    courses = []
-    for doc in sorted((d for d in docs.values() if d.type == "course"),
-                      key=lambda d: d.title.casefold()):
-        mine = tuple(sorted(units.get(doc.key, ()), key=lambda u: u.line))
-        courses.append(CourseProgress(doc, mine, tuple(u for u in mine if u.status == "reading")))
-    reading = tuple(sorted((d for d in docs.values()
-                            if d.status == "reading" and d.type != "unit"),
-                           key=lambda d: (d.level or 9, d.title.casefold())))
+    """Everything ``studykb status`` shows; loads only the documents it shows."""
+    from .plans import knowledge
+
+    kb = knowledge(vault)
+    info = kb.info
+    docs = kb.docs
+    courses = [k for k, row in info.items() if row[0] == "course"]
+    units = [k for k, row in info.items() if row[0] == "unit"]
+    reading = [k for k, row in info.items() if row[3] == "reading" and row[0] != "unit"]
+    lists = [k for k, row in info.items() if row[0] == "list"]
     mtimes = dict(vault.store.db.execute("SELECT path, mtime_ns FROM files"))
-    done = [d for d in docs.values() if d.status == "done"]
-    done.sort(key=lambda d: (d.date or "", mtimes.get(d.path, 0)), reverse=True)
-    items: dict[str, list[Document]] = {}
-    for link in vault.links("WHERE kind='item' AND target_key IS NOT NULL ORDER BY line, n"):
-        target = docs.get(link.target or "")
-        if target is not None:
-            items.setdefault(link.ref.source, []).append(target)
-    lists = tuple(ListProgress(d, tuple(items.get(d.key, ())))
-                  for d in sorted((d for d in docs.values() if d.type == "list"),
-                                  key=lambda d: d.title.casefold()))
-    return Tracker(tuple(courses), reading, tuple(done[:recent]), lists)
+    done = sorted((k for k, row in info.items() if row[3] == "done"),
+                  key=lambda k: (info[k][4] or "", mtimes.get(k.split("#", 1)[0], 0)),
+                  reverse=True)[:recent]
+    docs.prefetch([*courses, *units, *reading, *lists, *done])  # type: ignore[attr-defined]
+    by_course: dict[str, list[Document]] = {}
+    for key in units:
+        unit = docs[key]
+        by_course.setdefault(unit.parent or "", []).append(unit)
+    progress = []
+    for key in sorted(courses, key=lambda k: info[k][2]):
+        mine = tuple(sorted(by_course.get(key, ()), key=lambda u: u.line))
+        progress.append(CourseProgress(docs[key], mine,
+                                       tuple(u for u in mine if u.status == "reading")))
+    items: dict[str, list[str]] = {}
+    for source, target in vault.store.db.execute(
+            "SELECT source, target_key FROM refs WHERE kind='item' AND target_key IS NOT NULL"
+            " ORDER BY line, n"):
+        if target in info:
+            items.setdefault(source, []).append(target)
+    list_progress = tuple(
+        ListProgress(docs[key], len(items.get(key, ())),
+                     sum(k in kb.known for k in items.get(key, ())),
+                     sum(info[k][1] == 1 for k in items.get(key, ())))
+        for key in sorted(lists, key=lambda k: info[k][2]))
+    reading_docs = tuple(sorted((docs[k] for k in reading),
+                                key=lambda d: (d.level or 9, d.title.casefold())))
+    return Tracker(tuple(progress), reading_docs, tuple(docs[k] for k in done), list_progress)

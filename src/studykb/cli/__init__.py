@@ -80,7 +80,9 @@ def console(err: bool = False):  # type: ignore[no-untyped-def]
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2))
+    """One JSON object on standard output: indented on a terminal, compact (fast) when piped."""
+    indent = 2 if sys.stdout.isatty() else None
+    click.echo(json.dumps(data, ensure_ascii=False, indent=indent))
 
 
 def json_option(func: Callable) -> Callable:

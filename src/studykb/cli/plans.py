@@ -184,7 +184,7 @@ def status(vault, as_json: bool) -> None:  # type: ignore[no-untyped-def]
                         for c in t.courses],
             "reading": [{**d.brief(), "status": d.status} for d in t.reading],
             "finished": [{**d.brief(), "date": d.date} for d in t.finished],
-            "lists": [{**lp.list.brief(), "items": len(lp.items), "read": lp.read,
+            "lists": [{**lp.list.brief(), "items": lp.items, "read": lp.read,
                        "beginner": lp.beginner} for lp in t.lists]})
         return
     out = console()
@@ -210,7 +210,7 @@ def status(vault, as_json: bool) -> None:  # type: ignore[no-untyped-def]
         out.print("  (nothing marked done)")
     out.print("[bold]Reading lists[/]")
     for lp in t.lists:
-        out.print(f"  {_esc(lp.list.title)}: {len(lp.items)} picks, {lp.beginner} beginner, "
+        out.print(f"  {_esc(lp.list.title)}: {lp.items} picks, {lp.beginner} beginner, "
                   f"in recommended order; {lp.read} read")
 
 
