@@ -1,0 +1,149 @@
+"""Commands for writing in an editor: new, watch, lsp."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from . import Context, cli, emit_json, json_option
+
+TYPES = ("note", "entry", "topic", "course", "list")
+
+
+@cli.command()
+@click.argument("doc_type", metavar="TYPE", type=click.Choice(TYPES))
+@click.argument("title", nargs=-1, required=True)
+@click.option("--id", "doc_id", help="The id and file name (default: a slug of the title; "
+              "pinyin for a Chinese title).")
+@click.option("--tag", "tags", multiple=True, help="A tag; for an entry, a topic it covers "
+              "(repeatable).")
+@click.option("--requires", multiple=True, help="A prerequisite: an id, alias or title "
+              "(repeatable).")
+@click.option("--url", help="The resource's address (entries and courses).")
+@click.option("--edit", is_flag=True, help="Open the new file in $VISUAL / $EDITOR.")
+@json_option
+@click.pass_obj
+def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
+        tags: tuple[str, ...], requires: tuple[str, ...], url: str | None, edit: bool,
+        as_json: bool) -> None:
+    """Create a document from a template and print its path.
+
+    TYPE is note, entry, topic, course or list; the file goes to notes/, notes/entries/,
+    notes/topics/, notes/lists/ or courses/. An existing file is never overwritten.
+    Templates: put TYPE.md in .studykb-templates/ (or the folder named by `templates`
+    in studykb.toml) to override the built-in one.
+
+    \b
+    Example:
+      studykb new topic "Tensor Parallelism" --requires ddp --tag parallelism
+      studykb new entry "FSDP2 tutorial" --url https://pytorch.org/tutorials/fsdp2
+      studykb new note 张量并行笔记              # notes/zhang-liang-bing-xing-bi-ji.md
+      studykb new course "CMU 15-442" --id cmu-dlsys-2027 --edit
+    """
+    from ..config import find_vault, load_config
+    from ..new import NewDoc, create
+
+    config = load_config(find_vault(obj.vault_dir))
+    made = create(config, NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url))
+    if as_json:
+        emit_json({"path": made.path, "file": str(made.file), "id": made.id,
+                   "type": doc_type, "template": made.template})
+    else:
+        click.echo(_shown(made.file))
+    if edit:
+        click.edit(filename=str(made.file))
+
+
+def _shown(file: Path) -> str:
+    """The path as the user can use it from here: relative when below the current folder."""
+    try:
+        return os.path.relpath(file) if file.is_relative_to(Path.cwd()) else str(file)
+    except ValueError:
+        return str(file)
+
+
+@cli.command()
+@click.option("--quiet", "-q", is_flag=True, help="Print only problems, not changed files.")
+@click.pass_obj
+def watch(obj: Context, quiet: bool) -> None:
+    """Keep the state and search index fresh while you edit; print new and fixed problems.
+
+    Reacts to saves from any editor, renames, deletions and `git checkout`; Ctrl-C stops.
+
+    \b
+    Example:
+      studykb watch
+      studykb --vault ~/notes watch --quiet
+    """
+    from ..watch import Change, Watcher, index_sync
+
+    watcher = Watcher(obj.vault(refresh=False), index_sync())
+    first = watcher.start()
+    if first.error:
+        _say(f"studykb: {first.error}", err=True)
+
+    def ready() -> None:
+        st = first.stats
+        _say(f"watching {watcher.root}: {st.documents} documents, {st.problems} problems "
+             f"({st.errors} errors){'; search index ready' if first.indexed else ''}. "
+             "Ctrl-C to stop.")
+
+    def report(change: Change) -> None:
+        stamp = time.strftime("%H:%M:%S")
+        st = change.stats
+        if not quiet:
+            for label, paths in (("added", st.added), ("modified", st.modified),
+                                 ("removed", st.removed)):
+                for path in paths[:10]:
+                    _say(f"[{stamp}] {label} {path}")
+                if len(paths) > 10:
+                    _say(f"[{stamp}] {label} ... and {len(paths) - 10} more")
+        for label, problems in (("new", change.new), ("fixed", change.fixed)):
+            for p in problems:
+                where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
+                _say(f"  {label}: {where}: {p.severity} {p.code} {p.message}")
+        if change.error:
+            _say(f"studykb: {change.error}", err=True)
+        elif not quiet:
+            _say(f"[{stamp}] {st.documents} documents, {st.problems} problems ({st.errors} "
+                 f"errors){'; index updated' if change.indexed else ''}")
+
+    def gone() -> None:
+        _say(f"studykb: the vault folder {watcher.root} disappeared; stopping.", err=True)
+        raise SystemExit(1)
+
+    try:
+        watcher.run(report, on_gone=gone, on_ready=ready)
+    except KeyboardInterrupt:
+        _say("stopped watching")
+    finally:
+        watcher.vault.close()
+
+
+def _say(text: str, err: bool = False) -> None:
+    click.echo(text, err=err)
+
+
+@cli.command()
+@click.option("--stdio", is_flag=True, help="Talk over standard input/output (the default).")
+def lsp(stdio: bool) -> None:
+    """A language server for any editor that speaks LSP (VS Code, Neovim, Helix, Emacs).
+
+    Completion in [[ ]] and in front-matter references, go to definition, hover, find
+    references (backlinks), document links, and the problems of `check` as you type.
+    The vault is --vault, else $STUDYKB_VAULT, else the editor's workspace folder.
+
+    \b
+    Example:
+      studykb lsp
+      studykb --vault ~/notes lsp      (the command an editor runs)
+    """
+    from ..lsp import serve
+
+    ctx = click.get_current_context()
+    vault_dir = ctx.obj.vault_dir if isinstance(ctx.obj, Context) else None
+    serve(vault_dir, sys.stdin.buffer, sys.stdout.buffer)
