@@ -101,6 +101,9 @@ def _json(text: str, pos: int, line: int) -> Split:
         obj, end = json.JSONDecoder().raw_decode(text, pos)
     except json.JSONDecodeError as exc:
         return Split({}, "json", "", line, text, 1, (exc.lineno, f"bad JSON front matter: {exc.msg}"))
+    except RecursionError:
+        return Split({}, "json", "", line, text, 1,
+                     (line, "bad JSON front matter: nested too deeply"))
     fm_text = text[pos:end]
     nl = text.find("\n", end)
     body_start = len(text) if nl == -1 else nl + 1
@@ -143,7 +146,10 @@ def _load(fm_text: str, fmt: str, first_line: int) -> tuple[dict[str, Any], tupl
         return {}, None
     if not isinstance(data, dict):
         return {}, (first_line, f"front matter is a {type(data).__name__}, not a mapping of keys")
-    return jsonable(data), None
+    try:
+        return jsonable(data), None
+    except ValueError as exc:  # YAML aliases can make a loop or a "billion laughs"
+        return {}, (first_line, f"bad front matter: {exc}")
 
 
 _TOML_AT = re.compile(r"\(at line (\d+), column \d+\)")
@@ -164,12 +170,34 @@ def _yaml_line(exc: yaml.MarkedYAMLError, lines: int) -> int:
     return min(line, max(lines - 1, 0))
 
 
+#: Front matter larger than this once YAML aliases are expanded is refused.
+MAX_NODES = 100_000
+
+
 def jsonable(value: Any) -> Any:
-    """Make YAML/TOML values JSON-safe: dates to ISO strings, keys to strings."""
-    if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple, set)):
-        return [jsonable(v) for v in value]
+    """Make YAML/TOML values JSON-safe: dates to ISO strings, keys to strings.
+
+    Raises ValueError for a structure that loops back on itself (``a: &a [*a]``) or that
+    aliases expand beyond :data:`MAX_NODES` values.
+    """
+    budget = [MAX_NODES]
+    return _jsonable(value, budget, set())
+
+
+def _jsonable(value: Any, budget: list[int], open_: set[int]) -> Any:
+    budget[0] -= 1
+    if budget[0] < 0:
+        raise ValueError(f"more than {MAX_NODES} values once aliases are expanded")
+    if isinstance(value, (dict, list, tuple, set)):
+        if id(value) in open_:
+            raise ValueError("a value contains itself (a recursive YAML alias)")
+        open_.add(id(value))
+        try:
+            if isinstance(value, dict):
+                return {str(k): _jsonable(v, budget, open_) for k, v in value.items()}
+            return [_jsonable(v, budget, open_) for v in value]
+        finally:
+            open_.discard(id(value))
     if isinstance(value, (dt.date, dt.time)):
         return value.isoformat()
     if isinstance(value, float) and not math.isfinite(value):
