@@ -136,8 +136,9 @@ def show(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-d
     out.print(f"backlinks ({len(shown.backlinks)}):")
     for link in shown.backlinks:
         src = docs.get(link.ref.source)
-        out.print(f"  {link.ref.path}:{link.ref.line:<6} {link.ref.kind:<9} "
-                  f"{src.title if src else link.ref.source}", markup=False)
+        where = f"{link.ref.path}:{link.ref.line}"
+        out.print(f"  {where:<34} {link.ref.kind:<9} {src.title if src else link.ref.source}",
+                  markup=False)
 
 
 def _link_json(link, docs) -> dict:  # type: ignore[no-untyped-def]
