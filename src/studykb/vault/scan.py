@@ -60,6 +60,13 @@ def scan(config: Config) -> Scan:
                 continue
             if skip(rel, name):
                 continue
+            if not _utf8(name):  # the state database and every message need UTF-8
+                if is_dir or name.lower().endswith(".md"):
+                    out.problems.append(Problem(
+                        os.fsencode(rel).decode("utf-8", "backslashreplace"), 0,
+                        config.severity_of("unreadable"), "unreadable",
+                        "the name is not valid UTF-8; skipped (rename it)"))
+                continue
             if is_dir:
                 if name.lower().endswith(".md"):
                     out.problems.append(Problem(rel, 0, config.severity_of("not-a-file"),
@@ -89,3 +96,12 @@ def scan(config: Config) -> Scan:
                 continue
             out.files[rel] = (st.st_mtime_ns, st.st_size)
     return out
+
+
+def _utf8(name: str) -> bool:
+    """Whether a file name decoded by the OS is real text (no surrogate escapes)."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
