@@ -161,7 +161,7 @@ class Watcher:
                 if not root.is_dir():
                     break
                 if on_ready is not None:  # the first wake-up: the watch is in place
-                    batch = batch or {(None, str(root))}
+                    batch = batch or {(watchfiles.Change.modified, str(root))}
                 if not batch:
                     continue
                 if any(Path(p).name == CONFIG_NAME for _c, p in batch):

@@ -1,0 +1,501 @@
+"""The language server: ``studykb lsp`` (the only module that imports pygls and lsprotocol).
+
+It keeps the vault open, its state refreshed by a file watcher (see :mod:`studykb.watch`),
+and an immutable :class:`~studykb.assist.Snapshot` of names for completion and
+resolution. Each open buffer is parsed as typed (:func:`studykb.assist.analyse`), so its
+problems show before it is saved. Every vault call happens on the event-loop thread
+(SQLite connections belong to one thread); the watcher thread only signals.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import os
+import sqlite3
+import threading
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types as t
+from pygls.lsp.server import LanguageServer
+from pygls.uris import from_fs_path, to_fs_path
+
+from . import __version__
+from .assist import (
+    Analysis,
+    Snapshot,
+    analyse,
+    anchor_line,
+    complete,
+    completion_context,
+    describe,
+    insert_text,
+)
+from .config import Config, find_vault
+from .errors import StudyError
+from .model import ERROR, Problem
+from .vault import Vault
+from .watch import relevant
+
+TRIGGERS = ["[", "#", ",", " ", "-"]
+_SEVERITY = {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
+log = logging.getLogger(__name__)
+
+
+class StudyServer(LanguageServer):
+    """A pygls server with the vault, the snapshot and the analyses of open buffers."""
+
+    def __init__(self, vault_dir: str | None) -> None:
+        super().__init__("studykb", __version__)
+        self.vault_dir = vault_dir
+        self.vault: Vault | None = None
+        self.root: Path | None = None
+        self.snap = Snapshot.empty(Config(root=Path.cwd()))
+        self.analyses: dict[str, tuple[int | None, Analysis]] = {}
+        self.stop = threading.Event()
+        self.watching = False
+        self.gone = False
+        self.on_disk: set[str] = set()
+        """Open buffers whose file exists (to notice a deletion)."""
+        self._pending: set[str] = set()
+        self._loop: Any = None
+
+    # -- the vault ---------------------------------------------------------------------
+    def load(self) -> None:
+        """Open and refresh the vault (--vault, $STUDYKB_VAULT, else the workspace folder)."""
+        import asyncio
+
+        self._loop = asyncio.get_event_loop()
+        workspace = self.workspace.root_path
+        folders = list(self.workspace.folders.values())
+        if not workspace and folders:
+            workspace = to_fs_path(folders[0].uri)
+        try:
+            root = find_vault(self.vault_dir, cwd=Path(workspace) if workspace else None)
+            self.root = root
+            self.vault = Vault.open(root)
+        except StudyError as exc:
+            self.message(f"studykb: {exc}", t.MessageType.Error)
+            return
+        self.refresh(first=True)
+        self.start_watching()
+
+    def refresh(self, first: bool = False) -> None:
+        """Bring the state up to date; new snapshot and diagnostics when something changed."""
+        if self.vault is None or self.gone:
+            return
+        try:
+            stats = self.vault.refresh()
+            if first or stats.changed:
+                v = self.vault
+                self.snap = Snapshot.build(v.config, v.documents(), v.names(), v.problems())
+        except (sqlite3.Error, OSError, StudyError) as exc:
+            self.message(f"studykb: could not refresh the vault: {exc}", t.MessageType.Warning)
+            return
+        if first or stats.changed:
+            self.analyses.clear()
+            self.check_deleted()
+            for uri in list(self.workspace.text_documents):
+                self.lint(uri)
+
+    def check_deleted(self) -> None:
+        """Tell once about an open buffer whose file was deleted on disk."""
+        for uri in list(self.workspace.text_documents):
+            fs = to_fs_path(uri)
+            if not fs:
+                continue
+            if os.path.exists(fs):
+                self.on_disk.add(uri)
+            elif uri in self.on_disk:
+                self.on_disk.discard(uri)
+                self.message(f"studykb: {self.path_of(uri)} was deleted on disk; its buffer is "
+                             "still open (save it to keep it).", t.MessageType.Warning)
+
+    def start_watching(self) -> None:
+        if self.root is None or self.watching:
+            return
+        self.watching = True
+        thread = threading.Thread(target=self._watch, name="studykb-watch", daemon=True)
+        thread.start()
+
+    def _watch(self) -> None:
+        """Watcher thread: signal the loop on relevant changes and when the vault vanishes."""
+        import time
+
+        import watchfiles
+
+        root = self.root
+        assert root is not None
+        exclude = self.vault.config.exclude if self.vault else ()
+
+        def wanted(_change: object, path: str) -> bool:
+            return relevant(path, root, exclude)
+
+        while not self.stop.is_set():
+            try:
+                for batch in watchfiles.watch(root, watch_filter=wanted, stop_event=self.stop,
+                                              step=50, debounce=1600, rust_timeout=1000,
+                                              yield_on_timeout=True, raise_interrupt=False):
+                    if not root.is_dir():
+                        break
+                    if batch:
+                        self._call(self.refresh)
+            except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
+                if root.is_dir():
+                    self._call(functools.partial(
+                        self.message, f"studykb: file watching stopped: {exc}",
+                        t.MessageType.Warning))
+                    self.watching = False
+                    return
+            if self.stop.is_set():
+                return
+            self._call(self.vault_gone)
+            while not root.is_dir() and not self.stop.wait(1.0):
+                pass
+            time.sleep(0.2)
+            self._call(self.vault_back)
+
+    def _call(self, func: Callable[[], None]) -> None:
+        if self._loop is not None and not self._loop.is_closed():
+            with contextlib.suppress(RuntimeError):
+                self._loop.call_soon_threadsafe(self._safe, func)
+
+    def _safe(self, func: Callable[[], None]) -> None:
+        try:
+            func()
+        except Exception:  # noqa: BLE001
+            self.report(traceback.format_exc())
+
+    def vault_gone(self) -> None:
+        if self.gone:
+            return
+        self.gone = True
+        self.message(f"studykb: the vault folder {self.root} disappeared; answers come from the "
+                     "last known state until it is back.", t.MessageType.Error)
+
+    def vault_back(self) -> None:
+        if not self.gone or self.root is None or not self.root.is_dir():
+            return
+        self.gone = False
+        old = self.vault
+        try:
+            self.vault = Vault.open(self.root)
+        except StudyError as exc:
+            self.message(f"studykb: {exc}", t.MessageType.Error)
+            return
+        if old is not None:
+            with contextlib.suppress(Exception):
+                old.close()
+        self.message(f"studykb: the vault folder {self.root} is back.", t.MessageType.Info)
+        self.refresh(first=True)
+
+    def close(self) -> None:
+        self.stop.set()
+        if self.vault is not None:
+            with contextlib.suppress(Exception):
+                self.vault.close()
+
+    # -- buffers -----------------------------------------------------------------------
+    def path_of(self, uri: str) -> str:
+        """Vault path of a buffer; its file name when it lies outside the vault."""
+        fs = to_fs_path(uri)
+        if fs and self.root is not None:
+            real = Path(os.path.realpath(fs))
+            if real.is_relative_to(self.root):
+                return real.relative_to(self.root).as_posix()
+        name = Path(fs or uri.rsplit("/", 1)[-1]).name or "untitled.md"
+        return name if name.lower().endswith(".md") else name + ".md"
+
+    def analysis(self, uri: str) -> Analysis:
+        doc = self.workspace.get_text_document(uri)
+        cached = self.analyses.get(uri)
+        if cached is not None and cached[0] == doc.version and doc.version is not None:
+            return cached[1]
+        try:
+            text = doc.source
+        except OSError:
+            text = ""
+        result = analyse(self.snap, self.path_of(uri), text)
+        self.analyses[uri] = (doc.version, result)
+        return result
+
+    def schedule_lint(self, uri: str) -> None:
+        """Lint after the messages already queued, so a burst of edits is linted once."""
+        if not self._pending:
+            import asyncio
+
+            asyncio.get_event_loop().call_soon(self._flush)
+        self._pending.add(uri)
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, set()
+        for uri in pending:
+            if uri in self.workspace.text_documents:
+                self._safe(functools.partial(self.lint, uri))
+
+    def lint(self, uri: str) -> None:
+        analysis = self.analysis(uri)
+        version = self.workspace.get_text_document(uri).version
+        diagnostics = [self.diagnostic(analysis, p) for p in analysis.problems]
+        self.text_document_publish_diagnostics(
+            t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+
+    def diagnostic(self, analysis: Analysis, p: Problem) -> t.Diagnostic:
+        lines = analysis.lines
+        line = min(max(p.line - 1, 0), max(len(lines) - 1, 0))
+        text = lines[line] if lines else ""
+        start, end = len(text) - len(text.lstrip()), len(text.rstrip())
+        if p.code in ("dangling-ref", "ambiguous-ref"):
+            for span in analysis.spans:
+                if span.line == line and repr(span.ref.text) in p.message:
+                    start, end = span.start, span.end
+                    break
+        return t.Diagnostic(range=self.range(text, line, start, end), message=p.message,
+                            severity=_SEVERITY.get(p.severity, t.DiagnosticSeverity.Warning),
+                            code=p.code, source="studykb")
+
+    # -- positions (the client counts UTF-16 units unless it chose otherwise) ---------------
+    def _units(self, text: str) -> int:
+        encoding = str(self.workspace.position_encoding or "utf-16")
+        if encoding.endswith("32"):
+            return len(text)
+        if encoding.endswith("8"):
+            return len(text.encode("utf-8", errors="surrogatepass"))
+        return len(text.encode("utf-16-le", errors="surrogatepass")) // 2
+
+    def range(self, text: str, line: int, start: int, end: int) -> t.Range:
+        return t.Range(t.Position(line, self._units(text[:start])),
+                       t.Position(line, self._units(text[:end])))
+
+    def column(self, text: str, character: int) -> int:
+        """Client position -> code-point column in ``text``."""
+        units = 0
+        for n, ch in enumerate(text):
+            if units >= character:
+                return n
+            units += self._units(ch)
+        return len(text)
+
+    def cursor(self, uri: str, position: t.Position) -> tuple[Analysis, int, int]:
+        analysis = self.analysis(uri)
+        line = position.line
+        text = analysis.lines[line] if line < len(analysis.lines) else ""
+        return analysis, line, self.column(text, position.character)
+
+    def location(self, key: str, anchor: str = "") -> t.Location | None:
+        doc = self.snap.docs.get(key)
+        if doc is None or self.root is None:
+            return None
+        file = self.root / doc.path
+        line = doc.line - 1 if doc.type == "unit" else 0
+        if anchor and doc.type != "unit":
+            line = anchor_line(self.file_lines(file), anchor)
+        return t.Location(uri=from_fs_path(str(file)) or file.as_uri(),
+                          range=t.Range(t.Position(line, 0), t.Position(line, 0)))
+
+    def file_lines(self, file: Path) -> list[str]:
+        uri = from_fs_path(str(file))
+        if uri and uri in self.workspace.text_documents:
+            return self.workspace.get_text_document(uri).source.splitlines()
+        try:
+            return file.read_text(encoding="utf-8-sig", errors="replace").splitlines()
+        except OSError:
+            return []
+
+    # -- messages ----------------------------------------------------------------------
+    def message(self, text: str, kind: t.MessageType = t.MessageType.Info) -> None:
+        log.info(text)
+        with contextlib.suppress(Exception):
+            self.window_show_message(t.ShowMessageParams(type=kind, message=text))
+
+    def report(self, text: str) -> None:
+        with contextlib.suppress(Exception):
+            self.window_log_message(t.LogMessageParams(type=t.MessageType.Error, message=text))
+
+
+def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A handler that never takes the server down: errors go to the client's log."""
+
+    @functools.wraps(func)
+    def wrapper(ls: StudyServer, params: Any) -> Any:
+        try:
+            return func(ls, params)
+        except Exception:
+            if os.environ.get("STUDYKB_DEBUG"):
+                raise
+            ls.report(f"studykb: {func.__name__} failed:\n{traceback.format_exc()}")
+            return None
+
+    return wrapper
+
+
+def build(vault_dir: str | None) -> StudyServer:
+    """The server with its features registered."""
+    server = StudyServer(vault_dir)
+
+    @server.feature(t.INITIALIZED)
+    @guarded
+    def initialized(ls: StudyServer, _params: t.InitializedParams) -> None:
+        ls.load()
+
+    @server.feature(t.SHUTDOWN)
+    @guarded
+    def shutdown(ls: StudyServer, _params: Any) -> None:
+        ls.close()
+
+    @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
+    @guarded
+    def did_open(ls: StudyServer, params: t.DidOpenTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        fs = to_fs_path(uri)
+        if fs and os.path.exists(fs):
+            ls.on_disk.add(uri)
+        ls.analyses.pop(uri, None)
+        ls.schedule_lint(uri)
+
+    @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
+    @guarded
+    def did_change(ls: StudyServer, params: t.DidChangeTextDocumentParams) -> None:
+        ls.analyses.pop(params.text_document.uri, None)
+        ls.schedule_lint(params.text_document.uri)
+
+    @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
+    @guarded
+    def did_save(ls: StudyServer, params: t.DidSaveTextDocumentParams) -> None:
+        if not ls.watching:
+            ls.refresh()
+
+    @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
+    @guarded
+    def did_close(ls: StudyServer, params: t.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.analyses.pop(uri, None)
+        ls.on_disk.discard(uri)
+        ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+    @server.feature(t.TEXT_DOCUMENT_COMPLETION,
+                    t.CompletionOptions(trigger_characters=TRIGGERS))
+    @guarded
+    def completion(ls: StudyServer, params: t.CompletionParams) -> t.CompletionList | None:
+        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+        ctx = completion_context(analysis.lines, line, col)
+        if ctx is None:
+            return None
+        text = analysis.lines[line]
+        edit_range = ls.range(text, line, ctx.start, col)
+        if ctx.kind == "heading":
+            key, _s, _n = ls.snap.names.resolve("", analysis.path, ctx.key, "name", "", False)
+            doc = ls.snap.docs.get(key) if key else None
+            heads = list(ls.vault.text(doc.path)[1]) if doc and ls.vault else []
+            items = [t.CompletionItem(label=h, kind=t.CompletionItemKind.Reference,
+                                      detail=f"heading in {doc.title}" if doc else None,
+                                      text_edit=t.TextEdit(range=edit_range,
+                                                           new_text=h + ctx.close))
+                     for h in heads]
+            return t.CompletionList(is_incomplete=False, items=items)
+        found, cut = complete(ls.snap, ctx, here=analysis.path)
+        items = []
+        for n, cand in enumerate(found):
+            detail = f"{cand.title} ({cand.type})"
+            if cand.which != "id":
+                detail += f" → {cand.insert}"
+            items.append(t.CompletionItem(
+                label=cand.label, kind=_KIND.get(cand.type, t.CompletionItemKind.File),
+                detail=detail, sort_text=f"{n:04d}", filter_text=cand.label,
+                text_edit=t.TextEdit(range=edit_range, new_text=insert_text(cand, ctx))))
+        return t.CompletionList(is_incomplete=cut, items=items)
+
+    @server.feature(t.TEXT_DOCUMENT_DEFINITION)
+    @guarded
+    def definition(ls: StudyServer, params: t.DefinitionParams) -> t.Location | None:
+        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+        span = analysis.span_at(line, col)
+        if span is None or span.target is None:
+            return None
+        return ls.location(span.target, span.ref.anchor)
+
+    @server.feature(t.TEXT_DOCUMENT_HOVER)
+    @guarded
+    def hover(ls: StudyServer, params: t.HoverParams) -> t.Hover | None:
+        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+        span = analysis.span_at(line, col)
+        if span is None:
+            return None
+        doc = ls.snap.docs.get(span.target) if span.target else None
+        if doc is not None:
+            value = describe(doc)
+            if span.state == "ambiguous":
+                value += f"\n\n*ambiguous: {span.note}*"
+        elif span.state == "dangling":
+            value = f"`{span.ref.text}` resolves to no document"
+        else:
+            return None
+        text = analysis.lines[line]
+        return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=value),
+                       range=ls.range(text, line, span.start, span.end))
+
+    @server.feature(t.TEXT_DOCUMENT_REFERENCES)
+    @guarded
+    def references(ls: StudyServer, params: t.ReferenceParams) -> list[t.Location]:
+        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+        span = analysis.span_at(line, col)
+        key = span.target if span is not None and span.target else None
+        if key is None:
+            doc = analysis.document_at(line)
+            key = doc.key if doc is not None else analysis.path
+        if ls.vault is None or ls.root is None:
+            return []
+        out = []
+        cache: dict[str, list[str]] = {}
+        for link in ls.vault.backlinks(key):
+            ref = link.ref
+            if ref.path not in cache:
+                cache[ref.path] = ls.file_lines(ls.root / ref.path)
+            lines = cache[ref.path]
+            index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
+            text = lines[index] if lines else ""
+            start = text.find(ref.text)
+            end = start + len(ref.text) if start != -1 else len(text)
+            start = max(start, 0)
+            uri = from_fs_path(str(ls.root / ref.path)) or (ls.root / ref.path).as_uri()
+            out.append(t.Location(uri=uri, range=ls.range(text, index, start, end)))
+        return out
+
+    @server.feature(t.TEXT_DOCUMENT_DOCUMENT_LINK)
+    @guarded
+    def document_links(ls: StudyServer, params: t.DocumentLinkParams) -> list[t.DocumentLink]:
+        analysis = ls.analysis(params.text_document.uri)
+        out = []
+        for span in analysis.spans:
+            doc = ls.snap.docs.get(span.target) if span.target else None
+            if doc is None or ls.root is None:
+                continue
+            file = ls.root / doc.path
+            target = from_fs_path(str(file)) or file.as_uri()
+            if doc.type == "unit":
+                target += f"#L{doc.line}"
+            out.append(t.DocumentLink(
+                range=ls.range(analysis.lines[span.line], span.line, span.start, span.end),
+                target=target, tooltip=f"{doc.title} ({doc.type})"))
+        return out
+
+    return server
+
+
+_KIND = {"topic": t.CompletionItemKind.Class, "course": t.CompletionItemKind.Module,
+         "unit": t.CompletionItemKind.Method, "list": t.CompletionItemKind.Enum,
+         "entry": t.CompletionItemKind.Reference, "note": t.CompletionItemKind.File}
+
+
+def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
+    """Run the server over stdio until the client says exit (or closes the pipe)."""
+    logging.basicConfig(level=logging.WARNING, format="studykb lsp: %(message)s")
+    server = build(vault_dir)
+    try:
+        server.start_io(stdin, stdout)
+    finally:
+        server.close()

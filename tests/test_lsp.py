@@ -1,0 +1,270 @@
+"""``studykb lsp`` spoken to over stdio in a subprocess (see lsp_client.py)."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from lsp_client import LspClient
+
+DDP = """---
+id: ddp
+title: Distributed Data Parallel
+aliases: [数据并行]
+level: 2
+---
+
+# DDP
+
+Replicates the model on every GPU and averages the gradients after each step.
+
+## Buckets
+
+Gradients are reduced in buckets.
+"""
+FSDP = """---
+id: fsdp
+title: FSDP
+requires: [ddp]
+---
+
+Builds on [[ddp]] and on [the DDP page](ddp.md).
+"""
+COURSE = """---
+id: cs336
+title: Language Modeling from Scratch
+units:
+  - id: a1
+    title: Basics
+  - id: a2
+    title: Systems
+    requires: [a1]
+---
+
+# CS336
+"""
+FILES = {
+    "notes/topics/ddp.md": DDP,
+    "notes/topics/fsdp.md": FSDP,
+    "courses/cs336.md": COURSE,
+    "notes/x.md": "---\ntitle: Same\n---\nx\n",
+    "notes/y.md": "---\ntitle: Same\n---\ny\n",
+    "notes/loop-a.md": "---\nrequires: [loop-b]\n---\na\n",
+    "notes/loop-b.md": "---\nrequires: [loop-a]\n---\nb\n",
+}
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("lspvault")
+    (root / "studykb.toml").write_text("")
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def lsp(vault: Path):  # type: ignore[no-untyped-def]
+    client = LspClient(vault)
+    client.initialize(vault)
+    yield client
+    assert client.close() == 0
+    assert "Traceback" not in client.stderr, client.stderr
+
+
+def fresh(lsp: LspClient, path: Path, text: str) -> tuple[str, list[dict]]:
+    """Open ``path`` with ``text`` (a new uri each call) and return its first diagnostics."""
+    since = len(lsp.notifications)
+    uri = lsp.open(path, text)
+    return uri, lsp.diagnostics(uri, 1, since=since)
+
+
+def codes(diagnostics: list[dict]) -> list[tuple[int, str]]:
+    return sorted((d["range"]["start"]["line"], d["code"]) for d in diagnostics)
+
+
+def test_capabilities(vault: Path) -> None:
+    with LspClient(vault) as client:
+        caps = client.initialize(vault)["capabilities"]
+    assert "[" in caps["completionProvider"]["triggerCharacters"]
+    for name in ("definitionProvider", "hoverProvider", "referencesProvider",
+                 "documentLinkProvider"):
+        assert caps[name]
+    assert client.proc.returncode == 0
+
+
+def test_diagnostics_as_you_type(lsp: LspClient, vault: Path) -> None:
+    path = vault / "notes/topics/fsdp.md"
+    uri, first = fresh(lsp, path, FSDP)
+    assert first == []
+    text = FSDP + "\nSee [[nothing]] and [[Same]].\n😀 [[nothing]]\n"
+    since = len(lsp.notifications)
+    lsp.change(uri, text, 2)
+    found = lsp.diagnostics(uri, 2, since=since)
+    assert codes(found) == [(8, "ambiguous-ref"), (8, "dangling-ref"), (9, "dangling-ref")]
+    dangling = [d for d in found if d["code"] == "dangling-ref"]
+    assert dangling[0]["range"]["start"]["character"] == 4
+    assert dangling[0]["range"]["end"]["character"] == 15
+    assert dangling[0]["severity"] == 1
+    assert dangling[1]["range"]["start"]["character"] == 3  # the emoji is 2 UTF-16 units
+    assert path.read_text() == FSDP  # nothing was saved
+    since = len(lsp.notifications)
+    lsp.change(uri, FSDP, 3)
+    assert lsp.diagnostics(uri, 3, since=since) == []
+
+
+def test_half_typed_documents_never_crash(lsp: LspClient, vault: Path) -> None:
+    uri, found = fresh(lsp, vault / "notes/draft.md", "---\nid: draft\ntitle: [oops\n")
+    assert [d["code"] for d in found] == ["bad-front-matter"]
+    for version, text in enumerate(["---\nid: d\n", "See [[dd", "See [[", "[[]]", "---\n",
+                                    "{\"id\": ", "+++\nid = \n", "\ufeff---\n---\n[[ddp"],
+                                   start=2):
+        since = len(lsp.notifications)
+        lsp.change(uri, text, version)
+        lsp.diagnostics(uri, version, since=since)
+        lsp.request("textDocument/completion", lsp.at(uri, 0, len(text.split("\n")[0])))
+        lsp.request("textDocument/hover", lsp.at(uri, 0, 2))
+        lsp.request("textDocument/definition", lsp.at(uri, 5, 50))
+    assert lsp.proc.poll() is None
+
+
+def test_duplicate_id_and_loops(lsp: LspClient, vault: Path) -> None:
+    _uri, found = fresh(lsp, vault / "notes/new-note.md", "---\nid: DDP\n---\nnew\n")
+    assert codes(found) == [(1, "duplicate-id")]
+    assert "notes/topics/ddp.md" in found[0]["message"]
+    _uri, found = fresh(lsp, vault / "notes/loop-a.md", (vault / "notes/loop-a.md").read_text())
+    assert "cycle" in [d["code"] for d in found]
+
+
+def labels(result: dict | None) -> list[str]:
+    assert result is not None
+    return [item["label"] for item in result["items"]]
+
+
+def test_completion_in_wikilinks(lsp: LspClient, vault: Path) -> None:
+    uri, _ = fresh(lsp, vault / "notes/c1.md", "See [[dist\nSee [[数据\nSee [[ddp#bu]]\n")
+    result = lsp.request("textDocument/completion", lsp.at(uri, 0, 10))
+    item = result["items"][0]
+    assert item["label"] == "Distributed Data Parallel"
+    assert item["detail"].startswith("Distributed Data Parallel (topic)")
+    assert item["textEdit"]["newText"] == "ddp]]"
+    assert item["textEdit"]["range"]["start"] == {"line": 0, "character": 6}
+    result = lsp.request("textDocument/completion", lsp.at(uri, 1, 8))
+    assert labels(result)[0] == "数据并行"
+    assert result["items"][0]["textEdit"]["newText"] == "ddp]]"
+    result = lsp.request("textDocument/completion", lsp.at(uri, 2, 12))
+    assert labels(result) == ["DDP", "Buckets"]
+    assert result["items"][1]["textEdit"]["newText"] == "Buckets"  # ]] is there already
+    assert lsp.request("textDocument/completion", lsp.at(uri, 0, 2)) is None  # not in a link
+
+
+def test_completion_in_front_matter(lsp: LspClient, vault: Path) -> None:
+    text = ("---\nid: c2\ntitle: dd\nrequires: [fsdp, dd\nrefs:\n  - \n"
+            "course: cs\nrelated:\n  - {ref: lang, reason: dd}\n---\n")
+    uri, _ = fresh(lsp, vault / "notes/c2.md", text)
+    assert labels(lsp.request("textDocument/completion", lsp.at(uri, 3, 19)))[0] == "ddp"
+    assert lsp.request("textDocument/completion", lsp.at(uri, 2, 9)) is None  # title
+    assert len(labels(lsp.request("textDocument/completion", lsp.at(uri, 5, 4)))) > 5
+    assert labels(lsp.request("textDocument/completion", lsp.at(uri, 6, 10)))[0] == "cs336"
+    found = lsp.request("textDocument/completion", lsp.at(uri, 8, 15))
+    assert "Language Modeling from Scratch" in labels(found)
+    assert lsp.request("textDocument/completion", lsp.at(uri, 8, 29)) is None  # a reason
+
+
+def target(result: dict | list | None) -> tuple[str, int]:
+    assert result is not None
+    location = result[0] if isinstance(result, list) else result
+    return location["uri"].rsplit("/", 1)[-1], location["range"]["start"]["line"]
+
+
+def test_definition(lsp: LspClient, vault: Path) -> None:
+    text = FSDP + "Units: [[cs336#a2]], [[ddp#Buckets]]\n"
+    uri, _ = fresh(lsp, vault / "notes/topics/fsdp.md", text)
+    assert target(lsp.request("textDocument/definition", lsp.at(uri, 3, 12))) == ("ddp.md", 0)
+    assert target(lsp.request("textDocument/definition", lsp.at(uri, 6, 14))) == ("ddp.md", 0)
+    assert target(lsp.request("textDocument/definition", lsp.at(uri, 6, 42))) == ("ddp.md", 0)
+    assert target(lsp.request("textDocument/definition", lsp.at(uri, 7, 10))) == (
+        "cs336.md", 6)
+    assert target(lsp.request("textDocument/definition", lsp.at(uri, 7, 25))) == ("ddp.md", 11)
+    assert lsp.request("textDocument/definition", lsp.at(uri, 6, 2)) is None
+
+
+def test_hover(lsp: LspClient, vault: Path) -> None:
+    uri, _ = fresh(lsp, vault / "notes/topics/fsdp.md", FSDP + "[[nothing]]\n")
+    hover = lsp.request("textDocument/hover", lsp.at(uri, 6, 14))
+    value = hover["contents"]["value"]
+    assert "**Distributed Data Parallel**" in value
+    assert "topic" in value and "level 2" in value
+    assert "Replicates the model on every GPU" in value
+    dangling = lsp.request("textDocument/hover", lsp.at(uri, 7, 3))
+    assert "no document" in dangling["contents"]["value"]
+
+
+def test_references_are_backlinks(lsp: LspClient, vault: Path) -> None:
+    uri, _ = fresh(lsp, vault / "notes/topics/ddp.md", DDP)
+    params = {**lsp.at(uri, 7, 0), "context": {"includeDeclaration": True}}
+    found = sorted(target(loc) + (loc["range"]["start"]["character"],)
+                   for loc in lsp.request("textDocument/references", params))
+    assert found == [("fsdp.md", 3, 11), ("fsdp.md", 6, 10), ("fsdp.md", 6, 40)]
+
+
+def test_document_links(lsp: LspClient, vault: Path) -> None:
+    uri, _ = fresh(lsp, vault / "notes/topics/fsdp.md", FSDP + "[[cs336#a1]] [[nothing]]\n")
+    links = lsp.request("textDocument/documentLink", {"textDocument": {"uri": uri}})
+    got = sorted((d["range"]["start"]["line"], d["target"].rsplit("/", 1)[-1]) for d in links)
+    assert got == [(3, "ddp.md"), (6, "ddp.md"), (6, "ddp.md"), (7, "cs336.md#L5")]
+
+
+def test_saved_changes_elsewhere_update_open_buffers(vault: Path, tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".studykb"))
+    with LspClient(root) as client:
+        client.initialize(root)
+        uri, found = fresh(client, root / "notes/n.md", "[[brand-new]]\n")
+        assert codes(found) == [(0, "dangling-ref")]
+        since = len(client.notifications)
+        (root / "notes/brand-new.md").write_text("# Brand new\n")
+        client.wait_for("textDocument/publishDiagnostics",
+                        lambda p: p["uri"] == uri and not p["diagnostics"], since=since)
+
+
+def test_deleted_file_and_vanished_vault(vault: Path, tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".studykb"))
+    with LspClient(root) as client:
+        client.initialize(root)
+        uri, _ = fresh(client, root / "notes/topics/fsdp.md", FSDP)
+        since = len(client.notifications)
+        (root / "notes/topics/fsdp.md").unlink()
+        message = client.wait_for("window/showMessage", lambda p: "deleted" in p["message"],
+                                  since=since)
+        assert "notes/topics/fsdp.md" in message["params"]["message"]
+        hover = client.request("textDocument/hover", client.at(uri, 6, 14))
+        assert "Distributed Data Parallel" in hover["contents"]["value"]
+
+        since = len(client.notifications)
+        shutil.rmtree(root)
+        client.wait_for("window/showMessage", lambda p: "disappeared" in p["message"],
+                        since=since)
+        time.sleep(0.2)
+        client.change(uri, FSDP + "[[ddp]] [[nope]]\n", 2)
+        assert codes(client.diagnostics(uri, 2)) == [(7, "dangling-ref")]
+        result = client.request("textDocument/completion", client.at(uri, 7, 4))
+        assert result is None or isinstance(result, dict)
+    assert client.proc.returncode == 0
+    assert "Traceback" not in client.stderr, client.stderr
+
+
+def test_documents_outside_the_vault(lsp: LspClient, tmp_path: Path) -> None:
+    outside = tmp_path / "elsewhere.md"
+    _uri, found = fresh(lsp, outside, "[[ddp]] [[nowhere]]\n")
+    assert codes(found) == [(0, "dangling-ref")]
+    since = len(lsp.notifications)
+    lsp.notify("textDocument/didOpen", {"textDocument": {
+        "uri": "untitled:Untitled-1", "languageId": "markdown", "version": 1,
+        "text": "[[ddp]]"}})
+    assert lsp.diagnostics("untitled:Untitled-1", 1, since=since) == []
