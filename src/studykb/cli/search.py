@@ -1,0 +1,81 @@
+"""``studykb search``: full-text search in Chinese and English."""
+
+from __future__ import annotations
+
+import click
+
+from ..model import DOC_TYPES
+from . import cli, console, emit_json, json_option, pass_vault
+
+
+@cli.command()
+@click.argument("query", required=False, default="")
+@click.option("--type", "types", multiple=True, type=click.Choice(DOC_TYPES),
+              help="Keep only documents of this type (repeatable).")
+@click.option("--tag", "tags", multiple=True,
+              help="Keep only documents with this tag or covering this topic (repeatable).")
+@click.option("--course", help="Keep only notes and units of this course (id, alias or path).")
+@click.option("--status", help="Keep only documents with this status: todo, reading or done.")
+@click.option("--level", help="Keep only documents of this level (1-5, intro, advanced...).")
+@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Show at most this many hits.")
+@json_option
+@pass_vault
+def search(vault, query: str, types, tags, course, status, level, limit: int,  # type: ignore[no-untyped-def]
+           as_json: bool) -> None:
+    """Full-text search in Chinese, English or both, ranked, with a snippet per hit.
+
+    QUERY uses whoosh's query language: words (all must match), OR, NOT,
+    "a phrase", field:value (title, aliases, tags, body, type, course, status,
+    level, kind, id, path), prefix* and parentheses. Titles and aliases weigh
+    more than the body. Exits 1 when nothing matched.
+
+    \b
+    Example:
+      studykb search 投机解码
+      studykb search "speculative decoding" --type entry --limit 5
+      studykb search 'PostgreSQL AND (vacuum OR 死元组)'
+      studykb search '"kv cache"' --course cs336 --json
+      studykb search "" --tag fsdp2 --status todo     list, no words needed
+    """
+    from .. import index
+    from ..search import SearchOptions, explain
+    from ..search import search as run_search
+
+    opts = SearchOptions(query=query, types=tuple(types), tags=tuple(tags), course=course,
+                         status=status, level=level, limit=limit)
+    index.sync(vault)
+    try:
+        hits = run_search(vault, opts)
+    finally:
+        index.close(vault)
+    notes = explain(opts)
+    for note in notes:
+        click.echo(f"studykb: {note}", err=True)
+    if as_json:
+        emit_json({"query": query, "hits": [h.as_dict() for h in hits], "notes": notes})
+    else:
+        _print(hits, query)
+    raise SystemExit(0 if hits else 1)
+
+
+def _print(hits, query: str) -> None:  # type: ignore[no-untyped-def]
+    from rich.text import Text
+
+    out = console()
+    if not hits:
+        out.print(f"nothing matched {query!r}" if query else "nothing matched", markup=False)
+        return
+    for n, hit in enumerate(hits, 1):
+        head = Text(f"{n:>2}. ")
+        head.append(hit.title, style="bold")
+        head.append(f"  ({hit.type}", style="dim")
+        head.append(f", score {hit.score:.2f})" if hit.score else ")", style="dim")
+        out.print(head)
+        out.print(Text(f"    {hit.key}", style="cyan"))
+        if hit.snippet:
+            snippet = Text("    " + hit.snippet)
+            for start, end in hit.highlights:
+                snippet.stylize("bold reverse" if out.no_color else "bold yellow",
+                                start + 4, end + 4)
+            out.print(snippet)

@@ -1,0 +1,299 @@
+"""Search: relevance on a small bilingual vault, filters, query syntax, the index following edits."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, run_json
+
+SEARCH_VAULT = FIXTURES / "search_vault"
+
+
+@pytest.fixture
+def vault(tmp_path: Path) -> Path:
+    dest = tmp_path / "search_vault"
+    shutil.copytree(SEARCH_VAULT, dest)
+    return dest
+
+
+def keys(run, vault: Path, *args: str) -> list[str]:  # type: ignore[no-untyped-def]
+    code, data = run_json(run, "search", *args, vault=vault)
+    assert code in (0, 1), data
+    assert (code == 0) == bool(data["hits"])
+    return [h["key"] for h in data["hits"]]
+
+
+# query -> the document that must rank first
+FIRST = [
+    ("VACUUM", "notes/postgres-vacuum.md"),                   # Latin glued to Chinese
+    ("PostgreSQL", "notes/postgres-vacuum.md"),
+    ("postgresql的vacuum", "notes/postgres-vacuum.md"),       # glued in the query too
+    ("死元组", "notes/postgres-vacuum.md"),
+    ("幻读", "notes/mysql-isolation.md"),                      # two-character words
+    ("并行", "notes/data-parallel.md"),
+    ("显存", "notes/gpu-memory.md"),
+    ("GPU memory usage", "notes/gpu-memory.md"),              # English alias of a Chinese note
+    ("键值缓存", "notes/topics/kv-cache.md"),                  # Chinese alias of an English topic
+    ("数据库", "courses/db-course.md"),
+    ("compactions", "notes/lsm-compaction.md"),               # stemming
+    ("compacting", "notes/lsm-compaction.md"),
+    ("compac*", "notes/lsm-compaction.md"),                   # prefix
+    ('"return value"', "notes/return-value.md"),              # phrase
+    ("投机解码", "notes/topics/speculative-decoding.md"),
+    ("speculative decoding", "notes/topics/speculative-decoding.md"),
+    ("title:compaction", "notes/lsm-compaction.md"),          # field:value
+    ("MVCC AND 幻读", "notes/mysql-isolation.md"),
+]
+
+# query -> documents that must be in the top 3
+TOP3 = [
+    ("键值缓存", "notes/entries/vllm-paper.md"),               # covers the topic named in Chinese
+    ("投机解码", "notes/speculative-zh.md"),
+    ("speculative decoding", "notes/speculative-zh.md"),     # a Chinese note tagged with the topic
+    ("幻读 OR compaction", "notes/mysql-isolation.md"),
+    ("幻读 OR compaction", "notes/lsm-compaction.md"),
+    ("vacuum", "courses/db-course.md#l1-mvcc"),               # a course unit is its own document
+    ("SOSP", "notes/entries/vllm-paper.md"),                  # unknown front-matter keys
+]
+
+
+@pytest.mark.parametrize(("query", "expected"), FIRST)
+def test_ranks_first(run, vault: Path, query: str, expected: str) -> None:
+    found = keys(run, vault, query)
+    assert found and found[0] == expected, found
+
+
+@pytest.mark.parametrize(("query", "expected"), TOP3)
+def test_in_top_three(run, vault: Path, query: str, expected: str) -> None:
+    assert expected in keys(run, vault, query)[:3]
+
+
+def test_phrase_needs_the_words_together(run, vault: Path) -> None:
+    assert keys(run, vault, '"return value"') == ["notes/return-value.md"]
+    assert "notes/value-semantics.md" in keys(run, vault, "return value")
+
+
+def test_not_excludes(run, vault: Path) -> None:
+    found = keys(run, vault, "vacuum NOT postgresql")
+    assert "notes/postgres-vacuum.md" not in found
+    assert "courses/db-course.md#l1-mvcc" in found
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (("vacuum", "--type", "unit"), ["courses/db-course.md#l1-mvcc"]),
+    (("mvcc", "--type", "note"), ["notes/postgres-vacuum.md", "notes/mysql-isolation.md"]),
+    (("", "--course", "db-course"), ["courses/db-course.md", "courses/db-course.md#l1-mvcc",
+                                     "courses/db-course.md#l2-lsm", "notes/lsm-compaction.md",
+                                     "notes/postgres-vacuum.md"]),
+    (("", "--course", "数据库系统", "--type", "note"), ["notes/lsm-compaction.md",
+                                                   "notes/postgres-vacuum.md"]),
+    (("", "--tag", "KV cache"), ["notes/entries/vllm-paper.md", "notes/topics/kv-cache.md"]),
+    (("", "--tag", "mvcc", "--status", "done"), ["courses/db-course.md#l1-mvcc",
+                                                 "notes/postgres-vacuum.md"]),
+    (("", "--status", "todo", "--level", "4"), ["notes/entries/vllm-paper.md"]),
+    (("", "--level", "advanced"), []),
+    (("memory", "--status", "read"), []),
+    (("type:entry",), ["notes/entries/vllm-paper.md"]),
+    (("tag:mysql",), ["notes/mysql-isolation.md"]),
+])
+def test_filters(run, vault: Path, args: tuple[str, ...], expected: list[str]) -> None:
+    found = keys(run, vault, *args)
+    if args[0]:
+        assert sorted(found) == sorted(expected)
+    else:
+        assert found == sorted(expected)  # a filter-only list comes in path order
+
+
+def test_json_shape_and_limit(run, vault: Path) -> None:
+    code, data = run_json(run, "search", "mvcc", "--limit", "2", vault=vault)
+    assert code == 0
+    assert data["query"] == "mvcc"
+    assert len(data["hits"]) == 2
+    for hit in data["hits"]:
+        assert {"id", "path", "title", "type", "score", "snippet"} <= set(hit)
+        assert isinstance(hit["score"], float) and hit["score"] > 0
+    first = data["hits"][0]
+    for start, end in first["highlights"]:
+        assert first["snippet"][start:end].lower() == "mvcc"
+
+
+def test_readable_output_highlights(run, vault: Path) -> None:
+    result = run("search", "幻读", vault=vault)
+    assert result.exit_code == 0
+    assert "MySQL 事务隔离级别" in result.stdout
+    assert "notes/mysql-isolation.md" in result.stdout
+    assert "幻读" in result.stdout
+
+
+def test_nothing_matched_exits_1(run, vault: Path) -> None:
+    result = run("search", "zeppelin", vault=vault)
+    assert result.exit_code == 1
+    assert "nothing matched" in result.stdout
+    code, data = run_json(run, "search", "zeppelin", vault=vault)
+    assert (code, data["hits"]) == (1, [])
+
+
+@pytest.mark.parametrize("query", [
+    '"unclosed phrase', "(fsdp OR ddp", "fsdp)", "AND fsdp", "fsdp OR", "NOT",
+    "tilte:compaction", "title:", "[a TO",
+])
+def test_syntax_errors_exit_2(run, vault: Path, query: str) -> None:
+    result = run("search", query, vault=vault)
+    assert result.exit_code == 2, result.stdout
+    assert "Cannot read the query" in result.stderr
+    assert result.stdout == ""
+
+
+@pytest.mark.parametrize(("query", "code"), [
+    ("the of and", 1),               # only stop words
+    ("!!! ??? ...", 1),              # only punctuation
+    ("，。！", 1),
+    ("vacuum\x00\x07\x1b[31m", 0),   # control characters
+    ("vacuum " * 400, 0),            # very long
+    ("死元组" * 300, 0),
+    ("https://arxiv.org/abs/2309.06180", 0),
+    ("C++ OR e.g.", None),
+    ("*", 0),
+])
+def test_odd_queries_answer_sensibly(run, vault: Path, query: str, code: int | None) -> None:
+    result = run("search", query, vault=vault)
+    if code is not None:
+        assert result.exit_code == code, (result.stdout, result.stderr)
+    else:
+        assert result.exit_code in (0, 1)
+
+
+def test_empty_query_without_filters_is_usage_error(run, vault: Path) -> None:
+    result = run("search", "", vault=vault)
+    assert result.exit_code == 2
+    assert "Nothing to search for" in result.stderr
+
+
+def test_bad_filter_values(run, vault: Path) -> None:
+    assert run("search", "x", "--status", "someday", vault=vault).exit_code == 2
+    assert run("search", "x", "--level", "9", vault=vault).exit_code == 2
+    assert run("search", "x", "--type", "poem", vault=vault).exit_code == 2
+    assert run("search", "x", "--course", "no-such-course", vault=vault).exit_code == 1
+
+
+def test_index_follows_edits(run, vault: Path) -> None:
+    assert keys(run, vault, "zeppelin") == []
+    note = vault / "notes" / "lsm-compaction.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nA zeppelin is not a tree.\n",
+                    encoding="utf-8")
+    assert keys(run, vault, "zeppelin") == ["notes/lsm-compaction.md"]
+    (vault / "notes" / "new.md").write_text("# 飞艇\n\n飞艇 zeppelin 的笔记\n", encoding="utf-8")
+    assert sorted(keys(run, vault, "zeppelin")) == ["notes/lsm-compaction.md", "notes/new.md"]
+    note.unlink()
+    assert keys(run, vault, "zeppelin") == ["notes/new.md"]
+    assert keys(run, vault, "compaction") == []
+
+
+def test_only_changed_files_are_reindexed(open_vault, vault: Path) -> None:
+    from studykb import index
+
+    v = open_vault(vault)
+    first = index.sync(v, quiet=True)
+    assert first.rebuilt and first.added == 12 and first.documents == 14
+    assert index.sync(v, quiet=True).paths == []
+    path = vault / "notes" / "gpu-memory.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("显存", "显卡内存"), encoding="utf-8")
+    v.refresh()
+    stats = index.sync(v, quiet=True)
+    assert (stats.updated, stats.added, stats.removed, stats.rebuilt) == (1, 0, 0, False)
+    assert stats.paths == ["notes/gpu-memory.md"]
+
+
+def test_topic_rename_reindexes_the_documents_that_cover_it(open_vault, vault: Path) -> None:
+    from studykb import index
+    from studykb.search import SearchOptions, search
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    topic = vault / "notes" / "topics" / "kv-cache.md"
+    topic.write_text(topic.read_text(encoding="utf-8").replace("KV 缓存", "注意力缓存"),
+                     encoding="utf-8")
+    v.refresh()
+    stats = index.sync(v, quiet=True)
+    assert "notes/entries/vllm-paper.md" in stats.paths
+    found = [h.key for h in search(v, SearchOptions("注意力缓存", types=("entry",)))]
+    assert found == ["notes/entries/vllm-paper.md"]
+
+
+def test_build_syncs_the_index(run, vault: Path) -> None:
+    assert run("build", vault=vault).exit_code == 0
+    assert (vault / ".studykb" / "index").is_dir()
+
+
+@pytest.mark.parametrize("damage", ["toc", "segments", "garbage_dir", "file"])
+def test_damaged_index_is_rebuilt(run, vault: Path, damage: str) -> None:
+    assert keys(run, vault, "幻读") == ["notes/mysql-isolation.md"]
+    folder = vault / ".studykb" / "index"
+    if damage == "toc":
+        for toc in folder.glob("_MAIN_*.toc"):
+            toc.write_bytes(b"\x80\x04not a pickle")
+    elif damage == "segments":
+        for seg in folder.glob("*.seg"):
+            seg.write_bytes(seg.read_bytes()[:40])
+    elif damage == "garbage_dir":
+        shutil.rmtree(folder)
+        folder.mkdir()
+        (folder / "_MAIN_1.toc").write_bytes(b"junk")
+    else:
+        shutil.rmtree(folder)
+        folder.write_text("not a folder")
+    result = run("search", "幻读", vault=vault)
+    assert result.exit_code == 0, result.stderr
+    assert "notes/mysql-isolation.md" in result.stdout
+    if damage != "segments":  # a truncated segment may only show when read
+        assert "rebuilding" in result.stderr
+    assert len([line for line in result.stderr.splitlines() if "index" in line]) <= 1
+
+
+def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatch) -> None:
+    from studykb import index
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    monkeypatch.setattr(index, "INDEX_VERSION", index.INDEX_VERSION + 1)
+    stats = index.sync(v, quiet=True)
+    assert stats.rebuilt and "another studykb version" in (stats.notice or "")
+
+
+def test_locked_index_answers_from_last_complete_index(open_vault, vault: Path) -> None:
+    from studykb import index
+    from studykb.search import SearchOptions, search
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    from whoosh import index as windex
+
+    holder = windex.open_dir(str(vault / ".studykb" / "index")).writer()
+    try:
+        note = vault / "notes" / "value-semantics.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nzeppelin\n", encoding="utf-8")
+        v.refresh()
+        stats = index.sync(v, wait=0.2, quiet=True)
+        assert stats.stale and "another studykb process" in (stats.notice or "")
+        assert [h.key for h in search(v, SearchOptions("幻读"))] == ["notes/mysql-isolation.md"]
+    finally:
+        holder.cancel()
+    stats = index.sync(v, quiet=True)
+    assert stats.paths == ["notes/value-semantics.md"]
+
+
+def test_similar(open_vault, vault: Path) -> None:
+    from studykb import index
+
+    v = open_vault(vault)
+    related = index.similar(v, "notes/topics/kv-cache.md", limit=5)
+    assert related and all(key != "notes/topics/kv-cache.md" for key, _s, _t in related)
+    best_key, score, shared = related[0]
+    assert best_key == "notes/entries/vllm-paper.md"
+    assert score > 0 and {"keys", "values"} <= set(shared)  # as written, not stemmed
+    unit = index.similar(v, "courses/db-course.md#l1-mvcc")
+    assert unit[0][0] == "notes/postgres-vacuum.md" and "vacuum" in unit[0][2]
+    assert index.similar(v, "no/such.md") == []

@@ -1,0 +1,70 @@
+"""The analyzer: rjieba gives jieba's words, positions are consecutive, both languages meet."""
+
+from __future__ import annotations
+
+import pytest
+
+SAMPLE = """PostgreSQL的VACUUM会清理死元组。数据并行把批次切到多张卡上，张量并行把矩阵乘切开。
+训练大模型时显存主要花在参数、梯度、优化器状态和激活值上。在可重复读级别下幻读仍可能出现。
+投机解码用一个小的草稿模型先提出候选 token，再由目标模型一次验证。分页注意力把键值缓存切成固定大小的块，
+像操作系统的虚拟内存一样管理；中华人民共和国的流水线并行与混合精度训练。"""
+
+
+def test_rjieba_gives_the_same_words_as_jieba() -> None:
+    jieba = pytest.importorskip("jieba")
+    import rjieba
+
+    jieba.setLogLevel(60)
+    for line in SAMPLE.splitlines():
+        assert rjieba.cut(line) == list(jieba.cut(line)), line
+
+
+def test_only_chinese_runs_are_segmented() -> None:
+    from studykb.index import analyze
+
+    assert analyze("PostgreSQL的VACUUM会清理死元组") == [
+        "postgresql", "的", "vacuum", "会", "清理", "死", "元组"]
+    assert analyze("The compactions ran") == ["compact", "ran"]
+
+
+def test_positions_are_consecutive_across_languages() -> None:
+    from studykb.index import ANALYZER
+
+    tokens = [(t.text, t.pos) for t in ANALYZER("用 PyTorch 的 FSDP2 训练 the model",
+                                                positions=True, mode="query")]
+    assert [p for _t, p in tokens] == list(range(len(tokens)))
+    assert [t for t, _p in tokens] == ["用", "pytorch", "的", "fsdp2", "训练", "model"]
+
+
+def test_long_words_also_index_the_words_inside() -> None:
+    from studykb.index import analyze
+
+    indexed = analyze("流水线并行和时幻读", mode="index")
+    assert {"流水线", "流水", "并行"} <= set(indexed)
+    assert "幻读" in indexed  # from the out-of-dictionary word jieba made of 时幻读
+    query = analyze("流水线并行", mode="query")
+    assert query == ["流水线", "并行"]  # the query side is not expanded
+
+
+def test_pieces_share_the_position_of_their_word() -> None:
+    from studykb.index import ANALYZER
+
+    tokens = [(t.text, t.pos) for t in ANALYZER("中华人民共和国成立", positions=True,
+                                                mode="index")]
+    positions = dict(tokens)
+    assert positions["中华人民共和国"] == positions["人民"] == positions["共和国"] == 0
+    assert positions["成立"] == 1
+
+
+def test_spans_point_into_the_text() -> None:
+    from studykb.index import spans
+
+    text = "PostgreSQL的VACUUM会清理死元组"
+    for term, start, end in spans(text):
+        assert text[start:end].lower().startswith(term[:3])
+
+
+def test_stop_words_and_punctuation_give_no_terms() -> None:
+    from studykb.index import analyze
+
+    assert analyze("the of and, ... !!! ，。") == []

@@ -1,0 +1,48 @@
+"""Search on the starter vault shipped in the repository (notes/, courses/)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import run_json
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("bundled")
+    for name in ("notes", "courses"):
+        shutil.copytree(REPO / name, dest / name)
+    shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
+    return dest
+
+
+WANTED = {"notes/entries/deepinfer-repo.md", "notes/entries/dflash2-qwen-drafter.md",
+          "notes/topics/speculative-decoding.md"}
+
+
+@pytest.mark.parametrize("query", ["投机解码", "speculative decoding"])
+def test_speculative_decoding_in_both_languages(run, bundled: Path, query: str) -> None:
+    code, data = run_json(run, "search", query, "--limit", "15", vault=bundled)
+    assert code == 0
+    found = [h["path"] for h in data["hits"]]
+    assert WANTED <= set(found), found
+    assert found[0] == "notes/topics/speculative-decoding.md"
+    assert any("deepinfer-part" in p for p in found), found
+
+
+def test_deepinfer_notes(run, bundled: Path) -> None:
+    code, data = run_json(run, "search", "DeepInfer DSpark", vault=bundled)
+    assert code == 0
+    assert "notes/deepinfer-part2.md" in [h["path"] for h in data["hits"]][:3]
+
+
+def test_filters_on_the_bundled_vault(run, bundled: Path) -> None:
+    code, data = run_json(run, "search", "", "--course", "cs336", "--type", "unit",
+                          vault=bundled)
+    assert code == 0 and data["hits"]
+    assert all(h["type"] == "unit" and h["path"] == "courses/cs336.md" for h in data["hits"])
