@@ -24,11 +24,12 @@ def build(obj: Context, as_json: bool) -> None:
     """
     vault = obj.vault(refresh=False)
     stats = refresh_with_progress(vault)
+    indexed = _sync_search_index(vault)
     if as_json:
         emit_json({"documents": stats.documents, "links": stats.links,
                    "problems": stats.problems, "errors": stats.errors,
                    "added": stats.added, "modified": stats.modified, "removed": stats.removed,
-                   "seconds": round(stats.seconds, 3)})
+                   "seconds": round(stats.seconds, 3), "index": indexed})
         return
     out = console()
     if stats.notice:
@@ -43,6 +44,20 @@ def build(obj: Context, as_json: bool) -> None:
         out.print("up to date")
     out.print(f"{stats.documents} documents, {stats.links} links, {stats.problems} problems "
               f"({stats.errors} errors) in {stats.seconds:.2f}s")
+    if indexed and indexed["reindexed"]:
+        out.print(f"search index: {indexed['reindexed']} files re-indexed in "
+                  f"{indexed['seconds']:.2f}s")
+
+
+def _sync_search_index(vault) -> dict | None:  # type: ignore[no-untyped-def]
+    """Search (issue 3): bring the full-text index in step with the refreshed state."""
+    try:
+        from .. import index
+    except ModuleNotFoundError:
+        return None
+    stats = index.sync(vault, wait=index.BUILD_LOCK_WAIT)
+    return {"documents": stats.documents, "reindexed": len(stats.paths),
+            "rebuilt": stats.rebuilt, "stale": stats.stale, "seconds": round(stats.seconds, 3)}
 
 
 @cli.command()
