@@ -103,6 +103,13 @@ class _Context:
                 return i
         return start
 
+    def find_next(self, needle: str, start: int) -> int:
+        """Like :meth:`find`, but on a line after ``start`` when there is one (the next unit)."""
+        index = self.find(needle, start + 1)
+        if needle and index < len(self.lines) and needle in self.lines[index]:
+            return index
+        return self.find(needle, start)
+
     def line(self, index: int) -> int:
         return self.fm_line + index if self.lines else 1
 
@@ -155,7 +162,8 @@ def _units(ctx: _Context, course: Document, units: Any):  # type: ignore[no-unty
             continue
         written = str(unit.get("id") or "").strip()
         uid = written or _slug(str(unit.get("title") or f"unit-{n}"))
-        index = ctx.find(written or str(unit.get("title") or "").strip()[:40], start)
+        needle = written or str(unit.get("title") or "").strip()[:40]
+        index = ctx.find_next(needle, start) if n > 1 else ctx.find(needle, start)
         start = index
         if uid in seen:
             ctx.problems.append(Problem(ctx.path, ctx.line(index), ERROR, "duplicate-id",

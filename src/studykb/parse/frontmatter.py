@@ -163,7 +163,7 @@ def _yaml_line(exc: yaml.MarkedYAMLError, lines: int) -> int:
     """
     context = exc.context or ""
     mark = exc.problem_mark
-    if exc.context_mark and (context.startswith("while scanning") or "flow" in context):
+    if exc.context_mark and ("flow" in context or "quoted" in context or "simple key" in context):
         mark = exc.context_mark
     mark = mark or exc.context_mark
     line = mark.line if mark else 0

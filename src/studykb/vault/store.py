@@ -17,9 +17,10 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
+from ..errors import VaultError
 from ..model import Document, Problem, Reference
 
-SCHEMA_VERSION = "4"
+SCHEMA_VERSION = "6"
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 
@@ -72,7 +73,12 @@ class Store:
         self.db = self._open(state_dir)
 
     def _open(self, state_dir: Path) -> sqlite3.Connection:
-        state_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            state_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file in its place, a read-only vault...
+            raise VaultError(f"cannot make the state folder {state_dir}: {exc.strerror}",
+                             hint="Remove what is in its place, or make the vault writable."
+                             ) from None
         ignore = state_dir / ".gitignore"
         if not ignore.exists():
             with contextlib.suppress(OSError):
