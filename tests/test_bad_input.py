@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+
 from conftest import run_json, tree_hashes
 
 GOOD = {
@@ -71,7 +72,8 @@ def test_yaml_alias_bomb_is_refused_quickly(make_vault, run) -> None:
 
 
 def test_non_utf8_bytes(make_vault, run, open_vault) -> None:
-    root = make_vault({**GOOD, "latin1.md": "---\ntitle: caf\xe9\n---\n[[leaf]]\n".encode("latin-1"),
+    latin1 = "---\ntitle: caf\xe9\n---\n[[leaf]]\n".encode("latin-1")
+    root = make_vault({**GOOD, "latin1.md": latin1,
                        "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"})
     code, problems = check(run, root)
     assert find(problems, "unreadable") == [("binary.md", 1), ("latin1.md", 2)]

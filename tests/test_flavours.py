@@ -7,6 +7,7 @@ backlink counts below were worked out by hand from the fixture files.
 from __future__ import annotations
 
 import pytest
+
 from conftest import FLAVOURS, run_json
 
 FLAVOUR_NAMES = ("obsidian", "hugo", "zola", "dendron")
