@@ -63,6 +63,7 @@ class StudyServer(LanguageServer):
         """Open buffers whose file exists (to notice a deletion)."""
         self._pending: set[str] = set()
         self._loop: Any = None
+        self._refresh_queued = False
 
     # -- the vault ---------------------------------------------------------------------
     def load(self) -> None:
@@ -136,14 +137,16 @@ class StudyServer(LanguageServer):
             return relevant(path, root, exclude)
 
         while not self.stop.is_set():
+            first = True
             try:
                 for batch in watchfiles.watch(root, watch_filter=wanted, stop_event=self.stop,
-                                              step=50, debounce=1600, rust_timeout=1000,
+                                              step=50, debounce=1600, rust_timeout=500,
                                               yield_on_timeout=True, raise_interrupt=False):
                     if not root.is_dir():
                         break
-                    if batch:
-                        self._call(self.refresh)
+                    if batch or first:  # first wake-up: catch what changed while arming
+                        first = False
+                        self.request_refresh()
             except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
                 if root.is_dir():
                     self._call(functools.partial(
@@ -158,6 +161,16 @@ class StudyServer(LanguageServer):
                 pass
             time.sleep(0.2)
             self._call(self.vault_back)
+
+    def request_refresh(self) -> None:
+        """From the watcher thread: refresh on the loop, once for however many requests."""
+        if not self._refresh_queued:
+            self._refresh_queued = True
+            self._call(self._queued_refresh)
+
+    def _queued_refresh(self) -> None:
+        self._refresh_queued = False
+        self.refresh()
 
     def _call(self, func: Callable[[], None]) -> None:
         if self._loop is not None and not self._loop.is_closed():
