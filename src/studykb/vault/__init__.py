@@ -23,7 +23,7 @@ from pathlib import Path
 
 from ..config import Config, find_vault, load_config
 from ..model import Document, Problem, Reference
-from .resolve import Names, fold, lookups, names_of
+from .resolve import Names, StoredNames, fold, lookups, name_rows, names_of, table_rows
 from .scan import Scan, scan
 from .store import Store
 
@@ -90,26 +90,54 @@ class Vault:
         old = self.store.files()
         removed = sorted(set(old) - set(found.files))
         changed = [p for p, st in found.files.items() if p not in old or old[p][:2] != st]
-        to_parse, touched = self._confirm(changed, old)
-        parsed = self._parse(to_parse, progress) if to_parse else []
-        stats.added = sorted(p for p in to_parse if p not in old)
-        stats.modified = sorted(p for p in to_parse if p in old)
-        stats.removed = removed
         scan_rows = [(p.path, p.line, p.severity, p.code, p.message, "scan")
                      for p in found.problems]
-        if parsed or removed or touched or self._scan_changed(scan_rows):
-            self._write(parsed, removed, touched, found, scan_rows, full=not old)
+        if not old and changed:  # first build: one streaming bulk write (see bulk.py)
+            from .bulk import parse_stream, write_all
+
+            workers = self.config.workers or os.cpu_count() or 1
+            stream = parse_stream(self.root, changed, workers, progress)
+            stats.added = sorted(write_all(self.store, stream, scan_rows, self.root))
             self._docs = None
             self._names = None
+        else:
+            to_parse, touched = self._confirm(changed, old)
+            parsed = self._parse(to_parse, progress) if to_parse else []
+            stats.added = sorted(item[0] for item in to_parse if item[0] not in old)
+            stats.modified = sorted(item[0] for item in to_parse if item[0] in old)
+            stats.removed = removed
+            if parsed or removed or touched or self._scan_changed(scan_rows):
+                self._write(parsed, removed, touched, found, scan_rows, full=not old)
+                self._docs = None
+                self._names = None
         counts = self.store.db.execute(
             "SELECT (SELECT count(*) FROM docs),"
             " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)").fetchone()
         stats.documents, stats.links = counts
-        problems = self.problems()
-        stats.problems = len(problems)
-        stats.errors = sum(p.severity == "error" for p in problems)
+        stats.problems, stats.errors = self._problem_counts()
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _problem_counts(self) -> tuple[int, int]:
+        """(problems, errors) as :meth:`problems` would list them, counted in SQL."""
+        severity = self.config.severity
+        problems = errors = 0
+        db = self.store.db
+        for code, level, n in db.execute(
+                "SELECT code, severity, count(*) FROM problems GROUP BY code, severity"):
+            level = severity.get(code, level)
+            if level != "ignore":
+                problems += n
+                errors += n if level == "error" else 0
+        for state, n in db.execute(
+                "SELECT state, count(*) FROM refs WHERE state IN ('dangling', 'ambiguous')"
+                " GROUP BY state"):
+            level = self.config.severity_of("dangling-ref" if state == "dangling"
+                                            else "ambiguous-ref")
+            if level != "ignore":
+                problems += n
+                errors += n if level == "error" else 0
+        return problems, errors
 
     def _confirm(self, changed: list[str], old: dict[str, tuple[int, int, str]]
                  ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple]]:
@@ -166,7 +194,7 @@ class Vault:
                 requires_before += db.execute(
                     f"SELECT count(*) FROM refs WHERE kind='requires' AND path IN ({marks})",
                     chunk).fetchone()[0]
-                for table in ("files", "docs", "refs", "texts"):
+                for table in ("files", "docs", "refs", "texts", "names"):
                     db.execute(f"DELETE FROM {table} WHERE path IN ({marks})", chunk)
                 db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({marks})",
                            chunk)
@@ -181,8 +209,11 @@ class Vault:
                     ref_rows)
                 db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
                 db.execute("INSERT INTO texts VALUES (?,?,?)", text_row)
-                for key, path_, did, title, _t, _e, aliases, url, _d in doc_rows:
-                    names.update(_names(key, path_, did, title, aliases, url))
+                if not full:  # a full build resolves everything and fills names at once
+                    for key, path_, did, title, dtype, _e, aliases, url, _d in doc_rows:
+                        names.update(_names(key, path_, did, title, aliases, url))
+                        db.executemany("INSERT INTO names VALUES (?,?,?,?)",
+                                       name_rows(key, path_, did, title, dtype, aliases, url))
                 requires_after += sum(r[3] == "requires" for r in ref_rows)
             self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
@@ -193,7 +224,12 @@ class Vault:
             vault_problems(db, self.root, recompute_cycles=bool(loops))
 
     def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> None:  # type: ignore[no-untyped-def]
-        table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"))
+        if full:
+            table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"))
+            db.execute("DELETE FROM names")
+            db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
+        else:  # look up only the names the references to resolve ask for
+            table = StoredNames(db)
         cols = "SELECT n, source, path, target, style, anchor, optional, text FROM refs"
         if full:
             rows = db.execute(cols)
@@ -230,7 +266,7 @@ class Vault:
 
     def names(self) -> Names:
         if self._names is None:
-            self._names = Names(self.store.name_rows())
+            self._names = StoredNames(self.store.db)
         return self._names
 
     def links(self, where: str = "", args: Iterable = ()) -> list[Link]:

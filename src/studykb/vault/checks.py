@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import sqlite3
 from pathlib import Path
@@ -12,7 +13,11 @@ _ID_LINE = re.compile(r'''^\s*["']?id["']?\s*[:=]''')
 
 
 def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool) -> None:
-    """Recompute ``duplicate-id`` (always) and ``cycle`` (when requires may have changed)."""
+    """Recompute ``duplicate-id`` (always) and ``cycle`` (when the requires rows changed).
+
+    ``recompute_cycles`` is the caller's hint that they may have; the stored signature of
+    the rows decides (a bulk load deletes it to force the work).
+    """
     db.execute("DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'")
     rows = db.execute(
         "SELECT lower(id), group_concat(path, '\x1f') FROM docs"
@@ -25,9 +30,19 @@ def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool) -
             line = _id_line(root, path)
             out.append((path, line, ERROR, "duplicate-id",
                         f"id {_id!r} is also declared in {others}", "vault"))
-    if recompute_cycles:
+    # The loops depend on the resolved ``requires`` rows only, and those also change when
+    # an edit elsewhere makes a name resolve differently: compare a signature of all of
+    # them. Unchanged rows, unchanged loops (and no networkx import), which is the common
+    # case of an edit to one note.
+    edges = db.execute(
+        "SELECT source, target_key, path, line FROM refs"
+        " WHERE kind='requires' AND target_key IS NOT NULL").fetchall()
+    signature = hashlib.blake2b(repr(sorted(edges)).encode(), digest_size=16).hexdigest()
+    row = db.execute("SELECT value FROM meta WHERE key='requires'").fetchone()
+    if row is None or row[0] != signature:
         db.execute("DELETE FROM problems WHERE origin='vault' AND code='cycle'")
-        out.extend(_cycles(db))
+        out.extend(_cycles(edges))
+        db.execute("INSERT OR REPLACE INTO meta VALUES('requires', ?)", (signature,))
     db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
 
 
@@ -45,11 +60,8 @@ def _id_line(root: Path, path: str) -> int:
     return 1
 
 
-def _cycles(db: sqlite3.Connection) -> list[tuple]:
+def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple]:
     """One ``cycle`` problem per prerequisite loop (strongly connected component)."""
-    edges = db.execute(
-        "SELECT source, target_key, path, line FROM refs"
-        " WHERE kind='requires' AND target_key IS NOT NULL").fetchall()
     if not edges:
         return []
     from ..graph import loops

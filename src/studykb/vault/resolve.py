@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
 
 PATH, ID, ALIAS, TITLE, STEM = range(5)
 #: The content folder of a Hugo or Zola site.
@@ -172,3 +173,97 @@ def lookups(source: str, path: str, target: str, style: str, text: str = "") -> 
     elif style == "name" and (label := label_target(text)):
         second = fold(label.partition("#")[0])
     return fold(target), second
+
+
+#: Level of a normalised ``url`` in the stored names table (never a name level).
+URL = 9
+
+
+def name_rows(key: str, path: str, doc_id: str, title: str, dtype: str, aliases: str,
+              url: str | None) -> list[tuple[str, int, str, str]]:
+    """Rows (name, level, key, path) of the stored ``names`` table for one ``docs`` row.
+
+    The same entries :class:`Names` builds in memory, so :class:`StoredNames` answers alike.
+    """
+    seen: set[tuple[str, int]] = set()
+    out = []
+    for name, level in names_of(key, path, doc_id, title, json.loads(aliases)):
+        if (name, level) not in seen:
+            seen.add((name, level))
+            out.append((name, level, key, path))
+    if url and dtype in ("entry", "course", "unit"):
+        from ..parse.urls import normalize_url
+
+        out.append((normalize_url(url), URL, key, path))
+    return out
+
+
+def table_rows(names: Names) -> Iterable[tuple[str, int, str, str]]:
+    """Every row of the stored ``names`` table, from a name table built in memory."""
+    for name, bucket in names.table.items():
+        for level, key in bucket:
+            yield name, level, key, names.paths[key]
+    for url, keys in names.urls.items():
+        for key in keys:
+            yield url, URL, key, names.paths[key]
+
+
+class _Lazy(Mapping[str, Any]):
+    """Read-only mapping over the store: one indexed query per key, everything on iteration."""
+
+    def __init__(self, db: Any, one: str, every: str, grouped: bool) -> None:
+        self._db, self._one, self._every, self._grouped = db, one, every, grouped
+        self._cache: dict[str, Any] = {}
+        self._all: dict[str, Any] | None = None
+
+    def _shape(self, rows: list[tuple]) -> Any:
+        if self._grouped:
+            return [row[0] if len(row) == 1 else tuple(row) for row in rows] or None
+        return rows[0][0] if rows else None
+
+    def __getitem__(self, key: str) -> Any:
+        if self._all is not None:
+            return self._all[key]
+        if key not in self._cache:
+            self._cache[key] = self._shape(self._db.execute(self._one, (key,)).fetchall())
+        value = self._cache[key]
+        if value is None:
+            raise KeyError(key)
+        return value
+
+    def _load(self) -> dict[str, Any]:
+        if self._all is None:
+            out: dict[str, Any] = {}
+            for first, *rest in self._db.execute(self._every):
+                if self._grouped:
+                    out.setdefault(first, []).append(rest[0] if len(rest) == 1 else tuple(rest))
+                else:
+                    out[first] = rest[0]
+            self._all = out
+        return self._all
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
+
+
+class StoredNames(Names):
+    """The name table read from the store's ``names`` table on demand.
+
+    Resolving one query costs a few indexed lookups instead of building the table of the
+    whole vault; iterating ``table`` (for suggestions) loads it all once.
+    """
+
+    def __init__(self, db: Any) -> None:  # pylint: disable=super-init-not-called
+        self.table = _Lazy(  # type: ignore[assignment]
+            db, f"SELECT level, key FROM names WHERE name=? AND level<{URL} ORDER BY rowid",
+            f"SELECT name, level, key FROM names WHERE level<{URL} ORDER BY rowid", True)
+        self.urls = _Lazy(  # type: ignore[assignment]
+            db, f"SELECT key FROM names WHERE name=? AND level={URL} ORDER BY rowid",
+            f"SELECT name, key FROM names WHERE level={URL} ORDER BY rowid", True)
+        self.paths = _Lazy(db, "SELECT path FROM docs WHERE key=?",  # type: ignore[assignment]
+                           "SELECT key, path FROM docs", False)
+        self.types = _Lazy(db, "SELECT type FROM docs WHERE key=?",  # type: ignore[assignment]
+                           "SELECT key, type FROM docs", False)

@@ -30,7 +30,9 @@ def scan(config: Config) -> Scan:
     patterns = [e for e in config.exclude if any(c in e for c in "*?[")]
 
     def skip(rel: str, name: str) -> bool:
-        return rel in excluded or name in excluded or any(
+        if rel in excluded or name in excluded:
+            return True
+        return bool(patterns) and any(
             fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
     seen_dirs: set[tuple[int, int]] = set()
     stack = [("", root)]

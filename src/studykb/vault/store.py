@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import VaultError
 from ..model import Document, Problem, Reference
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 
@@ -40,11 +40,26 @@ CREATE INDEX IF NOT EXISTS refs_path ON refs(path);
 CREATE INDEX IF NOT EXISTS refs_target ON refs(target_key);
 CREATE INDEX IF NOT EXISTS refs_lookup ON refs(lookup);
 CREATE INDEX IF NOT EXISTS refs_lookup2 ON refs(lookup2);
+CREATE INDEX IF NOT EXISTS refs_bad ON refs(state) WHERE state IN ('dangling', 'ambiguous');
 CREATE TABLE IF NOT EXISTS problems(
     path TEXT, line INTEGER, severity TEXT, code TEXT, message TEXT, origin TEXT);
 CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
 CREATE TABLE IF NOT EXISTS texts(path TEXT PRIMARY KEY, body TEXT, headings TEXT);
+CREATE TABLE IF NOT EXISTS names(name TEXT, level INTEGER, key TEXT, path TEXT);
+CREATE INDEX IF NOT EXISTS names_name ON names(name);
+CREATE INDEX IF NOT EXISTS names_path ON names(path);
 """
+
+
+def secondary_indexes() -> list[tuple[str, str]]:
+    """(name, CREATE statement) of every index in the schema (a bulk load drops them)."""
+    out = []
+    for statement in _SCHEMA.split(";"):
+        statement = statement.strip()
+        if statement.startswith("CREATE INDEX"):
+            name = statement.split("EXISTS", 1)[1].split()[0]
+            out.append((name, statement))
+    return out
 
 
 def doc_row(doc: Document) -> tuple:
