@@ -268,3 +268,32 @@ def test_documents_outside_the_vault(lsp: LspClient, tmp_path: Path) -> None:
         "uri": "untitled:Untitled-1", "languageId": "markdown", "version": 1,
         "text": "[[ddp]]"}})
     assert lsp.diagnostics("untitled:Untitled-1", 1, since=since) == []
+
+
+def test_name_index_ranking() -> None:
+    from studykb.completion import NameIndex, complete
+    from studykb.model import Document
+
+    docs = {d.key: d for d in (
+        Document("t/fsdp2.md", "t/fsdp2.md", "fsdp2", "FSDP2 tutorial", "topic"),
+        Document("t/ddp.md", "t/ddp.md", "ddp", "Distributed Data Parallel", "topic",
+                 aliases=("数据并行",)),
+        Document("n/ddp.md", "n/ddp.md", "ddp", "My DDP notes", "note"),
+        Document("c/cs336.md", "c/cs336.md", "cs336", "Language Models", "course"),
+        Document("c/cs336.md#a1", "c/cs336.md", "cs336#a1", "Data", "unit"),
+    )}
+    index = NameIndex(docs)
+
+    def labels(prefix: str, **kw: object) -> list[str]:
+        return [c.label for c in complete(index, prefix, **kw)[0]]  # type: ignore[arg-type]
+
+    assert labels("fsdp")[0] == "fsdp2"
+    assert labels("data") == ["Data", "Distributed Data Parallel"]  # prefix, then word start
+    assert labels("并行") == ["数据并行"]
+    assert labels("fsdptut") == ["FSDP2 tutorial"]  # letters in order
+    assert labels("", prefer="course")[0] == "cs336"
+    assert labels("ddp", here="t/ddp.md") == ["ddp", "My DDP notes"]
+    ambiguous = {c.key: c.insert for c in complete(index, "ddp")[0]}
+    assert ambiguous == {"t/ddp.md": "t/ddp", "n/ddp.md": "n/ddp"}  # ids clash: paths
+    found, cut = complete(index, "", limit=2)
+    assert len(found) == 2 and cut

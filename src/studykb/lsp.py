@@ -25,16 +25,8 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from . import __version__
-from .assist import (
-    Analysis,
-    Snapshot,
-    analyse,
-    anchor_line,
-    complete,
-    completion_context,
-    describe,
-    insert_text,
-)
+from .assist import Analysis, Snapshot, analyse, anchor_line, describe
+from .completion import complete, completion_context, insert_text
 from .config import Config, find_vault
 from .errors import StudyError
 from .model import ERROR, Problem
@@ -410,7 +402,8 @@ def build(vault_dir: str | None) -> StudyServer:
                                                            new_text=h + ctx.close))
                      for h in heads]
             return t.CompletionList(is_incomplete=False, items=items)
-        found, cut = complete(ls.snap, ctx, here=analysis.path)
+        found, cut = complete(ls.snap.index, ctx.prefix, here=analysis.path,
+                              prefer="course" if ctx.key == "course" else None)
         items = []
         for n, cand in enumerate(found):
             detail = f"{cand.title} ({cand.type})"

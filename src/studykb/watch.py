@@ -104,21 +104,19 @@ class Watcher:
 
     def start(self) -> Change:
         """The first refresh; its problems are the baseline later changes are diffed with."""
-        change = self.refresh()
+        change = self.refresh(force=True)
         return Change(change.stats, [], [], change.indexed, change.error)
 
-    def refresh(self) -> Change:
-        """Refresh now; the problems that appeared and disappeared since the last refresh."""
+    def refresh(self, force: bool = False) -> Change:
+        """Refresh now; the problems that appeared and disappeared since the last refresh.
+
+        The search index is synced first (it is what a user waits for); the problems
+        are listed again only when something changed, or with ``force``.
+        """
         try:
             stats = self.vault.refresh()
-            problems = self.vault.problems()
         except (sqlite3.Error, OSError, StudyError) as exc:
             return Change(BuildStats(), error=f"refresh failed: {exc}")
-        counted = Counter(_identity(p) for p in problems)
-        latest = {_identity(p): p for p in problems}
-        new = [latest[k] for k in sorted(counted - self._problems)]
-        fixed = [self._latest[k] for k in sorted(self._problems - counted)]
-        self._problems, self._latest = counted, latest
         indexed, error = False, None
         if self.sync is not None and (stats.changed or not self._synced):
             try:
@@ -127,6 +125,17 @@ class Watcher:
                 self._synced = True
             except (StudyError, sqlite3.Error, OSError) as exc:
                 error = f"search index not updated: {exc}"
+        if not (stats.changed or force):
+            return Change(stats, [], [], indexed, error)
+        try:
+            problems = self.vault.problems()
+        except (sqlite3.Error, OSError) as exc:
+            return Change(stats, indexed=indexed, error=f"refresh failed: {exc}")
+        counted = Counter(_identity(p) for p in problems)
+        latest = {_identity(p): p for p in problems}
+        new = [latest[k] for k in sorted(counted - self._problems)]
+        fixed = [self._latest[k] for k in sorted(self._problems - counted)]
+        self._problems, self._latest = counted, latest
         return Change(stats, new, fixed, indexed, error)
 
     def reload_config(self) -> None:
@@ -164,14 +173,15 @@ class Watcher:
                     batch = batch or {(watchfiles.Change.modified, str(root))}
                 if not batch:
                     continue
-                if any(Path(p).name == CONFIG_NAME for _c, p in batch):
+                settings = any(Path(p).name == CONFIG_NAME for _c, p in batch)
+                if settings:
                     try:
                         self.reload_config()
                     except StudyError as exc:
                         on_change(Change(BuildStats(), error=str(exc)))
                         continue
                     exclude = self.vault.config.exclude
-                change = self.refresh()
+                change = self.refresh(force=settings)
                 if change.stats.changed or change.new or change.fixed or change.error:
                     on_change(change)
                 if on_ready is not None:
