@@ -215,22 +215,25 @@ class Vault:
                         db.executemany("INSERT INTO names VALUES (?,?,?,?)",
                                        name_rows(key, path_, did, title, dtype, aliases, url))
                 requires_after += sum(r[3] == "requires" for r in ref_rows)
-            self._resolve(db, [row[0] for row in parsed], names, full)
+            moved = self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
             from .checks import vault_problems
 
-            loops = full or bool(removed) or requires_before or requires_after
+            # a loop also appears or goes when a requires elsewhere now names another doc
+            loops = full or bool(removed) or requires_before or requires_after or moved
             vault_problems(db, self.root, recompute_cycles=bool(loops))
 
-    def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> None:  # type: ignore[no-untyped-def]
+    def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> bool:  # type: ignore[no-untyped-def]
+        """Re-resolve what the change may touch; True when a ``requires`` changed target."""
         if full:
             table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"))
             db.execute("DELETE FROM names")
             db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
         else:  # look up only the names the references to resolve ask for
             table = StoredNames(db)
-        cols = "SELECT n, source, path, target, style, anchor, optional, text FROM refs"
+        cols = ("SELECT n, source, path, target, style, anchor, optional, text, kind, target_key"
+                " FROM refs")
         if full:
             rows = db.execute(cols)
         else:
@@ -246,11 +249,14 @@ class Vault:
                     wanted[row[0]] = row
             rows = wanted.values()
         updates = []
-        for n, source, path, target, style, anchor, optional, text in rows:
+        moved = False
+        for n, source, path, target, style, anchor, optional, text, kind, old in rows:
             key, state, note = table.resolve(source, path, target, style, anchor, bool(optional),
                                              text)
             updates.append((key, state, note, n))
+            moved = moved or (kind == "requires" and key != old)
         db.executemany("UPDATE refs SET target_key=?, state=?, note=? WHERE n=?", updates)
+        return moved
 
     # -- reads -------------------------------------------------------------------
     def documents(self) -> dict[str, Document]:
