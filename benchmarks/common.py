@@ -5,12 +5,17 @@
 ``run(cmd)`` times one child process end to end (wall clock, interpreter start and
 imports included) and measures its memory two ways:
 
-* ``rss_mb``: the largest resident set of any single process of the tree, from
-  ``os.wait4`` (Linux folds the peak of reaped grandchildren, e.g. a worker pool,
-  into the child's figure);
+* ``rss_mb``: the largest resident set of any single process of the tree: the
+  ``VmHWM`` high-water mark of each process, sampled from ``/proc`` every few
+  milliseconds (``ru_maxrss`` is not used when a sample exists: Linux keeps the
+  forking parent's peak across ``exec``, so it reports at least the size of the
+  benchmark script itself);
 * ``tree_mb``: the peak of the *sum* of resident sets of the child and its live
-  descendants, sampled from ``/proc`` every few milliseconds (what a parallel
-  build really costs; a short-lived peak between samples can be missed).
+  descendants, sampled likewise (what a parallel build really costs; a short-lived
+  peak between two samples can be missed).
+
+It also reports ``cpu`` seconds (user + system of the child and the children it
+reaped, e.g. a worker pool), which a busy machine disturbs less than wall time.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ class Run:
     rss_mb: float
     tree_mb: float
     returncode: int
+    cpu: float = 0.0
     stdout: str = ""
     stderr: str = ""
 
@@ -53,6 +59,10 @@ class Timing:
     @property
     def best(self) -> float:
         return min(r.seconds for r in self.runs)
+
+    @property
+    def cpu(self) -> float:
+        return statistics.median(r.cpu for r in self.runs)
 
     @property
     def rss_mb(self) -> float:
@@ -78,24 +88,34 @@ def _children(pid: int) -> list[int]:
     return out
 
 
-def _rss_kb(pid: int) -> int:
+def _mem_kb(pid: int) -> tuple[int, int]:
+    """(VmRSS, VmHWM) of one process in KB; zeros when it is gone."""
+    rss = hwm = 0
     try:
-        with open(f"/proc/{pid}/statm") as fh:
-            return int(fh.read().split()[1]) * (os.sysconf("SC_PAGE_SIZE") // 1024)
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmRSS:"):
+                    rss = int(line.split()[1])
+                elif line.startswith("VmHWM:"):
+                    hwm = int(line.split()[1])
     except (OSError, IndexError, ValueError):
-        return 0
+        pass
+    return rss, hwm
 
 
-def _tree_rss_kb(pid: int) -> int:
-    total, stack, seen = 0, [pid], set()
+def _tree_kb(pid: int) -> tuple[int, int]:
+    """(sum of VmRSS, largest VmHWM) over the process and its descendants."""
+    total, top, stack, seen = 0, 0, [pid], set()
     while stack:
         p = stack.pop()
         if p in seen:
             continue
         seen.add(p)
-        total += _rss_kb(p)
+        rss, hwm = _mem_kb(p)
+        total += rss
+        top = max(top, hwm)
         stack.extend(_children(p))
-    return total
+    return total, top
 
 
 def run(cmd: Cmd, *, cwd: str | None = None, env: dict[str, str] | None = None,
@@ -105,12 +125,14 @@ def run(cmd: Cmd, *, cwd: str | None = None, env: dict[str, str] | None = None,
     start = time.perf_counter()
     proc = subprocess.Popen(list(cmd), cwd=cwd, env=full_env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
-    peak = [0]
+    peak = [0, 0]  # tree sum, single-process high-water mark
     done = threading.Event()
 
     def sampler() -> None:
         while not done.is_set():
-            peak[0] = max(peak[0], _tree_rss_kb(proc.pid))
+            tree, hwm = _tree_kb(proc.pid)
+            peak[0] = max(peak[0], tree)
+            peak[1] = max(peak[1], hwm)
             done.wait(sample)
 
     thread = threading.Thread(target=sampler, daemon=True)
@@ -132,9 +154,11 @@ def run(cmd: Cmd, *, cwd: str | None = None, env: dict[str, str] | None = None,
         r.join()
     thread.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
-    result = Run(seconds, usage.ru_maxrss / 1024, max(peak[0], usage.ru_maxrss) / 1024,
-                 proc.returncode, outs.get("out", b"").decode(errors="replace"),
-                 outs.get("err", b"").decode(errors="replace"))
+    single = peak[1] or usage.ru_maxrss  # no sample: a very short run
+    result = Run(seconds, single / 1024, max(peak[0], single) / 1024,
+                 proc.returncode, cpu=usage.ru_utime + usage.ru_stime,
+                 stdout=outs.get("out", b"").decode(errors="replace"),
+                 stderr=outs.get("err", b"").decode(errors="replace"))
     if check and result.returncode not in ok_codes:
         raise RuntimeError(f"{shlex.join(cmd)} exited {result.returncode}:\n"
                            f"{result.stderr[-2000:]}")
@@ -152,6 +176,21 @@ def repeat(cmd: Cmd, n: int, *, before: Callable[[], None] | None = None,
         if i >= warmup:
             timing.runs.append(result)
     return timing
+
+
+def interleave(cmds: dict[str, Cmd], n: int, *, before: dict[str, Callable[[], None]] | None = None,
+               warmup: int = 0, **kwargs) -> dict[str, Timing]:  # type: ignore[no-untyped-def]
+    """Run several commands in turns (a, b, a, b...), so a busy machine disturbs them alike."""
+    before = before or {}
+    out = {name: Timing() for name in cmds}
+    for i in range(warmup + n):
+        for name, cmd in cmds.items():
+            if name in before:
+                before[name]()
+            result = run(cmd, **kwargs)
+            if i >= warmup:
+                out[name].runs.append(result)
+    return out
 
 
 def python_cmd(code: str, *args: str) -> list[str]:
