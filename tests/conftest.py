@@ -25,6 +25,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="Rewrite golden files (tests/fixtures/parse/*.json) from the code.")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "slow: takes seconds (real processes killed at random moments); "
+                   "leave out with -m 'not slow'")
+
+
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
     return bool(request.config.getoption("--update-golden")
