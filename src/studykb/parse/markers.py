@@ -1,4 +1,6 @@
-"""The generated-sidebar region of a note: ``<!-- studykb:sidebar -->`` ... ``<!-- /studykb:sidebar -->``.
+"""The generated sidebar region of a note, between two marker comments.
+
+``<!-- studykb:sidebar -->`` ... ``<!-- /studykb:sidebar -->``
 
 ``studykb sidebar --write`` owns what lies between the two marker comments. The parser
 skips that region (its links, text and headings), so writing a sidebar never changes the

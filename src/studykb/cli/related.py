@@ -1,0 +1,304 @@
+"""Related documents, the sidebar, and topics: related, sidebar, topics, topic."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import click
+
+from .. import queries
+from ..errors import StudyError, UsageError
+from ..model import DOC_TYPES
+from . import cli, console, emit_json, json_option, pass_vault
+
+
+def _esc(text: str) -> str:
+    from rich.markup import escape
+
+    return escape(text)
+
+
+def _bold(text: str) -> str:
+    return text if os.environ.get("NO_COLOR") else click.style(text, bold=True)
+
+
+def _dim(text: str) -> str:
+    return text if os.environ.get("NO_COLOR") else click.style(text, dim=True)
+
+
+def _options(limit: int, types: tuple[str, ...], text: str = "vectors") -> Any:
+    from ..related import RelatedOptions
+
+    return RelatedOptions(limit=limit, types=tuple(types), text=text)
+
+
+_limit = click.option("--limit", "-n", type=click.IntRange(min=1), default=10, show_default=True,
+                      help="How many related documents.")
+_types = click.option("--type", "types", multiple=True, type=click.Choice(DOC_TYPES),
+                      help="Only documents of this type (repeatable; default: notes, "
+                           "entries, courses and lists, plus hand-picked ones).")
+
+
+@cli.command()
+@click.argument("query")
+@_limit
+@_types
+@click.option("--text", "text", type=click.Choice(["vectors", "index", "none"]),
+              default="vectors", show_default=True,
+              help="Text similarity: fast term vectors, the search index, or none.")
+@json_option
+@pass_vault
+def related(vault, query: str, limit: int, types: tuple[str, ...], text: str,  # type: ignore[no-untyped-def]
+            as_json: bool) -> None:
+    """Documents related to QUERY, best first, with the reasons in words.
+
+    Hand-picked `related` come first; then a blend of links either way, shared readings
+    (rarer ones count more), co-citation, shared topics, tags and course, and text
+    similarity, diversified so near-duplicates do not crowd the top. Exits 1 when
+    nothing is related.
+
+    \b
+    Example:
+      studykb related cs336-summary
+      studykb related "KV cache" --type entry --limit 5
+      studykb related notes/deepinfer-part1.md --json | jq '.related[].id'
+    """
+    from ..related import related as rank
+
+    doc = queries.find(vault, query)
+    found = rank(vault, doc, _options(limit, types, text))
+    if as_json:
+        emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
+                   "related": [r.brief() for r in found]})
+    else:  # plain click output: rich costs 50 ms of import, a third of the budget
+        click.echo(_bold(f"Related to {doc.title}") + f" ({doc.type}, {doc.id})")
+        if not found:
+            click.echo("  nothing related yet: no shared links, topics, tags or words")
+        for n, r in enumerate(found, 1):
+            click.echo(f"{n:>3}. {_bold(r.title)}  {_dim(f'{r.type} · {r.id} · {r.score:.3f}')}")
+            click.echo(f"     {'; '.join(r.reasons)}")
+    raise SystemExit(0 if found else 1)
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
+              help="Output format (default md).")
+@click.option("--write", is_flag=True,
+              help="Write the Markdown sidebar into each note, between marker comments.")
+@click.option("--dry-run", is_flag=True, help="With --write: print the diff, write nothing.")
+@_limit
+@click.option("--ext", default=None, metavar="EXT",
+              help="Link suffix in place of .md (default: .html for html, .md otherwise).")
+@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
+              help="Write to a file instead of standard output (e.g. a Hugo data file).")
+@json_option
+@pass_vault
+def sidebar(vault, query: str | None, fmt: str | None, write: bool, dry_run: bool,  # type: ignore[no-untyped-def]
+            limit: int, ext: str | None, output, as_json: bool) -> None:
+    """The related-posts sidebar of QUERY, or of every document: Related, Before this
+    (prerequisites) and Leads to (what requires it).
+
+    JSON for all documents is one object keyed by id: save it as
+    data/studykb/sidebar.json (Hugo: site.Data.studykb.sidebar) or
+    _data/studykb/sidebar.json (Jekyll: site.data.studykb.sidebar). HTML is a fragment
+    of escaped text, relative links and class names (studykb-sidebar, studykb-related,
+    studykb-before, studykb-leads-to, studykb-item, studykb-why).
+
+    --write puts the Markdown sidebar into every note (type note) between
+    <!-- studykb:sidebar --> and <!-- /studykb:sidebar -->, replacing only what is
+    between them and adding them at the end where absent; a second run changes nothing.
+    Notes with one marker only, or that cannot be parsed, are skipped with a message
+    (exit 1).
+
+    \b
+    Example:
+      studykb sidebar cs336-summary
+      studykb sidebar --format json -o data/studykb/sidebar.json
+      studykb sidebar notes/kv-cache-serving-digest.md --format html
+      studykb sidebar --write --dry-run | less
+      studykb sidebar --write
+    """
+    from ..sidebars import sidebars
+
+    if as_json and not (write or dry_run):
+        fmt = fmt or "json"
+    if (write or dry_run) and fmt not in (None, "md"):
+        raise UsageError("--write writes the Markdown sidebar; leave out --format")
+    docs = vault.documents()
+    keys = None
+    if query:
+        doc = queries.find(vault, query)
+        if (write or dry_run) and doc.type != "note":
+            raise UsageError(f"--write writes sidebars into notes only; {doc.id} is a "
+                             f"{doc.type}")
+        keys = [doc.key]
+    elif write or dry_run:
+        keys = [k for k, d in docs.items() if d.type == "note"]
+    found = sidebars(vault, keys, _options(limit, ()))
+    if write or dry_run:
+        _write(vault, found, dry_run, as_json)
+        return
+    _print(found, fmt or "md", ext, single=bool(query), output=output)
+
+
+def _print(found, fmt: str, ext: str | None, single: bool, output) -> None:  # type: ignore[no-untyped-def]
+    from ..outputs import sidebar as fmt_sidebar
+
+    if fmt == "json":
+        link_ext = ext or ".md"
+        data = (fmt_sidebar.as_dict(found[0], link_ext) if single
+                else fmt_sidebar.keyed(found, link_ext))
+        output.write(fmt_sidebar.to_json(data))
+    elif fmt == "html":
+        output.write("\n".join(fmt_sidebar.to_html(sb, ext or ".html") for sb in found))
+    else:
+        parts = []
+        for sb in found:
+            text = fmt_sidebar.to_markdown(sb, ext or ".md")
+            parts.append(text if single else f"<!-- {sb.path} -->\n{text}")
+        output.write("\n".join(parts))
+
+
+def _write(vault, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    from ..outputs import sidebar_write
+
+    outcome = sidebar_write.plan(vault, found)
+    if dry_run:
+        for item in outcome.planned:
+            if item.changed:
+                click.echo(item.diff(), nl=False)
+    else:
+        sidebar_write.apply(outcome)
+    for path, why in outcome.warnings:
+        click.echo(f"studykb: warning: {path} {why}", err=True)
+    for path, why in outcome.skipped:
+        click.echo(f"studykb: skipped {path}: {why}", err=True)
+    changed = [p.path for p in outcome.planned if p.changed]
+    if as_json:
+        emit_json({"dry_run": dry_run, "written": outcome.written,
+                   "would_change": changed if dry_run else [],
+                   "unchanged": [p.path for p in outcome.planned if not p.changed],
+                   "skipped": [{"path": p, "reason": w} for p, w in outcome.skipped],
+                   "warnings": [{"path": p, "reason": w} for p, w in outcome.warnings]})
+    elif dry_run:
+        click.echo(f"studykb: {len(changed)} notes would change (dry run, nothing written)",
+                   err=True)
+    else:
+        unchanged = len(outcome.planned) - len(changed)
+        click.echo(f"studykb: wrote {len(outcome.written)} notes, {unchanged} unchanged",
+                   err=True)
+    raise SystemExit(1 if outcome.skipped or outcome.warnings else 0)
+
+
+@cli.command()
+@click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
+              help="Only the N most covered topics.")
+@json_option
+@pass_vault
+def topics(vault, limit: int | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    """Every topic with how many documents cover it and the topics covered with it.
+
+    A document covers a topic when a tag or `covers` names it.
+
+    \b
+    Example:
+      studykb topics
+      studykb topics --limit 10
+      studykb topics --json | jq '.topics[] | select(.count == 0) | .id'
+    """
+    from .. import topics as tq
+
+    found = tq.topics(vault)[:limit]
+    if as_json:
+        emit_json({"topics": [_topic_json(t) for t in found]})
+        return
+    out = console()
+    width = max((len(t.title) for t in found), default=0)
+    for t in found:
+        also = ", ".join(f"{r.title} ({r.together})" for r in t.related)
+        out.print(f"{t.title:<{width}}  {t.count:>4} docs  {also}", markup=False)
+    if not found:
+        out.print("no topics: add files under a topics/ folder or with type: topic")
+
+
+def _topic_json(t) -> dict:  # type: ignore[no-untyped-def]
+    return {"id": t.id, "path": t.path, "title": t.title, "count": t.count,
+            "related": [{"id": r.id, "path": r.path, "title": r.title, "together": r.together}
+                        for r in t.related]}
+
+
+def _neighbour_json(n) -> dict:  # type: ignore[no-untyped-def]
+    return {"id": n.id, "path": n.path, "title": n.title, "type": n.type, "level": n.level,
+            "note": n.note}
+
+
+@cli.command()
+@click.argument("query")
+@json_option
+@pass_vault
+def topic(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    """A topic's page: what it is, what to read before it, what it leads to, the
+    documents covering it by level, and the topics that go with it.
+
+    \b
+    Example:
+      studykb topic "KV cache"
+      studykb topic pytorch --json
+    """
+    from .. import topics as tq
+
+    doc = queries.find(vault, query)
+    if doc.type != "topic":
+        raise StudyError(f"{doc.id} is a {doc.type}, not a topic.",
+                         hint="`studykb topics` lists every topic.")
+    page = tq.topic_page(vault, doc)
+    if as_json:
+        emit_json({**_topic_json(page.topic), "aliases": list(doc.aliases),
+                   "level": doc.level, "explanation": page.explanation,
+                   "prerequisites": [_neighbour_json(n) for n in page.prerequisites],
+                   "leads_to": [_neighbour_json(n) for n in page.leads_to],
+                   "levels": [{"level": g.level, "label": g.label,
+                               "documents": [{**d.brief(), "status": d.status, "url": d.url}
+                                             for d in g.documents]} for g in page.levels],
+                   "mentions": [_neighbour_json(n) for n in page.mentions],
+                   "more_mentions": page.more_mentions})
+        return
+    _print_page(page)
+
+
+def _print_page(page) -> None:  # type: ignore[no-untyped-def]
+    out = console()
+    doc = page.doc
+    count = page.topic.count
+    out.print(f"[bold]{_esc(doc.title)}[/]  {count} document{'s' if count != 1 else ''}"
+              f"  [dim](topic {_esc(doc.id)}"
+              + (f", level {doc.level}" if doc.level else "") + ")[/]")
+    if doc.aliases:
+        out.print(f"also: {', '.join(doc.aliases)}", markup=False)
+    if page.explanation:
+        out.print(page.explanation, markup=False)
+    for label, items in (("Before this", page.prerequisites), ("Leads to", page.leads_to)):
+        if items:
+            out.print(f"\n[bold]{label}[/]")
+            for n in items:
+                out.print(f"  - {n.title} ({n.type})" + (f" — {n.note}" if n.note else ""),
+                          markup=False)
+    if page.levels:
+        out.print("\n[bold]Covered by[/]")
+        for group in page.levels:
+            out.print(f"  {group.label}:", markup=False)
+            for d in group.documents:
+                status = f", {d.status}" if d.status else ""
+                out.print(f"    - {d.title} ({d.type}{status})", markup=False)
+    if page.mentions:
+        out.print("\n[bold]Mentioned in[/]")
+        for n in page.mentions:
+            out.print(f"  - {n.title} ({n.type})", markup=False)
+        if page.more_mentions:
+            out.print(f"  … and {page.more_mentions} more", markup=False)
+    if page.topic.related:
+        out.print("\n[bold]Related topics[/]")
+        out.print("  " + ", ".join(f"{r.title} ({r.together})" for r in page.topic.related),
+                  markup=False)

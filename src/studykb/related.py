@@ -1,0 +1,266 @@
+"""Related documents: an explainable blend of the link graph, shared topics and text.
+
+``related(vault, doc, RelatedOptions(limit, types))`` returns :class:`Related` objects,
+best first. The blend (weights chosen by ``benchmarks/eval_related.py``, see the README):
+
+* hand-picked ``related`` always come first, in the order written;
+* a link either way (``links here`` / ``linked from here``);
+* shared references, each weighted by how rare it is (resource allocation: a reading
+  cited by 2 documents counts 1/2, one cited by 40 counts 1/40), and co-citation (being
+  cited by the same documents);
+* shared topics and tags (Adamic-Adar, 1/log of how many documents carry it), same course;
+* text similarity (see :mod:`studykb.textsim`).
+
+Each continuous feature is divided by its largest value among this document's candidates,
+so the blended score lies in [0, 1]; a hand-picked document scores 1 plus its blend.
+The list is then diversified with maximal marginal relevance, so near-duplicates
+(documents with the same neighbours or the same distinctive words) do not crowd the top.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import TYPE_CHECKING
+
+from .related_features import FeatureIndex, Pair
+from .related_features import load as load_features
+from .related_reasons import explain
+
+if TYPE_CHECKING:
+    from .model import Document
+    from .textsim import TermVectors, TextSimilarity
+    from .vault import Vault
+
+#: Types ranked by default: what a reader would open next. Topics have their own pages
+#: (``studykb topic``) and course units live inside their course.
+DEFAULT_TYPES = ("note", "entry", "course", "list")
+TEXT_POOL = 50
+FEATURES = ("picked", "link_in", "link_out", "course", "refs", "cocite", "topics", "tags",
+            "text")
+_SCALED = ("refs", "cocite", "topics", "tags", "text")
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each feature counts in the blend.
+
+    Chosen by ``python benchmarks/eval_related.py --tune`` (coordinate descent from equal
+    weights on the bundled vault's hidden links; the README has the table).
+    """
+
+    link_in: float = 0.5
+    """The candidate links to the document."""
+    link_out: float = 1.0
+    """The document links to the candidate."""
+    course: float = 1.0
+    """Same course (or the course itself)."""
+    refs: float = 0.5
+    """Shared cited documents, by rarity."""
+    cocite: float = 0.5
+    """Cited by the same documents, by rarity."""
+    topics: float = 1.0
+    """Shared topics, by rarity."""
+    tags: float = 1.0
+    """Shared tags that name no topic, by rarity."""
+    text: float = 2.0
+    """Text similarity."""
+
+    def total(self) -> float:
+        return sum(getattr(self, f.name) for f in fields(self)) or 1.0
+
+
+@dataclass(frozen=True)
+class RelatedOptions:
+    """What to rank and how; filled by the CLI (or any front end) in one place."""
+
+    limit: int = 10
+    """How many documents to return."""
+    types: tuple[str, ...] = ()
+    """Types to return (empty: :data:`DEFAULT_TYPES`, plus hand-picked ones of any type)."""
+    text: str = "vectors"
+    """Text similarity: ``vectors`` (fast term vectors), ``index`` (the search index's
+    more-like-this) or ``none``."""
+    diversity: float = 0.3
+    """MMR trade-off: 0 ranks by score alone, 1 by novelty alone."""
+    weights: Weights = field(default_factory=Weights)
+
+
+@dataclass(frozen=True)
+class Related:
+    """One related document, with its score and the reasons in words."""
+
+    key: str
+    """Key of the related document."""
+    id: str
+    path: str
+    title: str
+    type: str
+    score: float
+    """Blended score in [0, 1]; hand-picked documents score 1 plus their blend."""
+    reasons: list[str] = field(default_factory=list)
+    """Why, in words, strongest first: "hand-picked", "links here", "same course: X"..."""
+    features: dict[str, float] = field(default_factory=dict)
+    """The normalised feature values the score was blended from."""
+
+    def brief(self) -> dict[str, object]:
+        return {"id": self.id, "path": self.path, "title": self.title, "type": self.type,
+                "score": self.score, "reasons": list(self.reasons)}
+
+
+class Ranker:
+    """Ranks related documents over one :class:`FeatureIndex` and one text provider."""
+
+    def __init__(self, ix: FeatureIndex, text: TextSimilarity | None,
+                 text_vectors: TermVectors | None = None) -> None:
+        self.ix = ix
+        self.text = text
+        self._vectors = text_vectors  # TermVectors, for near-duplicate checks
+        self._sigs: dict[int, frozenset[int]] = {}
+
+    @classmethod
+    def for_vault(cls, vault: Vault, text: str = "vectors") -> Ranker:
+        from . import textsim
+
+        ix = load_features(vault)
+        vectors = textsim.load(vault, ix.fingerprint)
+        provider: TextSimilarity | None = None
+        if text == "vectors":
+            provider = vectors
+        elif text == "index":
+            try:
+                provider = textsim.SearchIndexText(vault)
+            except (ImportError, AttributeError):  # no search index: fall back
+                provider = vectors
+        return cls(ix, provider, vectors)
+
+    # -- scoring -------------------------------------------------------------------------
+    def candidates(self, i: int, hidden: frozenset[Pair] = frozenset()
+                   ) -> tuple[dict[int, dict[str, float]], dict[int, list[str]]]:
+        """Normalised features of every candidate, and the shared words of text matches."""
+        feats = self.ix.features(i, hidden)
+        words: dict[int, list[str]] = {}
+        if self.text is not None:
+            number = self.ix.number
+            for key, score, shared in self.text.similar(self.ix.keys[i], TEXT_POOL):
+                j = number.get(key)
+                if j is not None and j != i and score > 0:
+                    feats.setdefault(j, {})["text"] = score
+                    words[j] = list(shared)
+        for name in _SCALED:
+            top = max((f.get(name, 0.0) for f in feats.values()), default=0.0)
+            if top > 0:
+                for f in feats.values():
+                    if name in f:
+                        f[name] = f[name] / top
+        return feats, words
+
+    def rank(self, i: int, limit: int, types: tuple[str, ...] = (), weights: Weights = Weights(),
+             diversity: float = 0.3, hidden: frozenset[Pair] = frozenset(),
+             exclude: frozenset[int] = frozenset()
+             ) -> tuple[list[tuple[int, float, dict[str, float]]], dict[int, list[str]]]:
+        """(node, score, features) best first: hand-picked, then the blend diversified;
+        and the words each text match shares with node ``i``."""
+        feats, words = self.candidates(i, hidden)
+        return self.order(i, feats, limit, types, weights, diversity, hidden, exclude), words
+
+    def order(self, i: int, feats: dict[int, dict[str, float]], limit: int,
+              types: tuple[str, ...] = (), weights: Weights = Weights(), diversity: float = 0.3,
+              hidden: frozenset[Pair] = frozenset(), exclude: frozenset[int] = frozenset()
+              ) -> list[tuple[int, float, dict[str, float]]]:
+        """Blend, put hand-picked documents first, diversify the rest."""
+        allowed = set(types or DEFAULT_TYPES)
+        node_types = self.ix.types
+        total = weights.total()
+        picked = [j for j in self.ix.picked[i] if (i, j) not in hidden and j not in exclude
+                  and (not types or node_types[j] in allowed)]
+        out = [(j, 1.0 + _blend(feats.get(j, {}), weights) / total, feats.get(j, {}))
+               for j in picked]
+        pool = []
+        for j, f in feats.items():
+            if j in exclude or j in picked or node_types[j] not in allowed:
+                continue
+            score = _blend(f, weights) / total
+            if score > 0:
+                pool.append((score, j))
+        pool.sort(key=lambda sj: (-sj[0], self.ix.keys[sj[1]]))
+        room = max(0, limit - len(out))
+        for j, score in self._diversify(pool[:max(3 * room, 30)], [j for j, *_ in out],
+                                        room, diversity):
+            out.append((j, score, feats[j]))
+        return out[:limit]
+
+    def _diversify(self, pool: list[tuple[float, int]], chosen: list[int], room: int,
+                   diversity: float) -> list[tuple[int, float]]:
+        """Maximal marginal relevance over ``pool`` ((score, node), best first).
+
+        Each step takes the candidate with the best ``(1 - d) * score - d * likeness`` to
+        what is already chosen; the likeness to the chosen set is updated incrementally.
+        """
+        if diversity <= 0 or len(pool) <= 1:
+            return [(j, s) for s, j in pool[:room]]
+        top = pool[0][0] or 1.0
+        left = {j: s for s, j in pool}
+        order = {j: n for n, (_s, j) in enumerate(pool)}
+        penalty = {j: max((self.likeness(j, c) for c in chosen), default=0.0) for j in left}
+        picked: list[tuple[int, float]] = []
+        while left and len(picked) < room:
+            j = max(left, key=lambda c: ((1 - diversity) * left[c] / top
+                                         - diversity * penalty[c], -order[c]))
+            picked.append((j, left.pop(j)))
+            for c in left:
+                like = self.likeness(c, j)
+                if like > penalty[c]:
+                    penalty[c] = like
+        return picked
+
+    def likeness(self, a: int, b: int) -> float:
+        """How much two documents are the same: shared neighbours or distinctive words."""
+        sa, sb = self._sig(a), self._sig(b)
+        union = len(sa | sb)
+        graph = len(sa & sb) / union if union else 0.0
+        text = 0.0
+        vectors = self._vectors
+        if vectors is not None:
+            va = vectors.vector_of(self.ix.keys[a])
+            vb = vectors.vector_of(self.ix.keys[b])
+            text = sum(w * vb[t] for t, w in va.items() if t in vb)
+        return max(graph, text)
+
+    def _sig(self, j: int) -> frozenset[int]:
+        sig = self._sigs.get(j)
+        if sig is None:
+            sig = self._sigs[j] = self.ix.signature(j)
+        return sig
+
+    # -- results -------------------------------------------------------------------------
+    def related(self, key: str, options: RelatedOptions) -> list[Related]:
+        i = self.ix.number[key]
+        ranked, words = self.rank(i, options.limit, options.types, options.weights,
+                                  options.diversity)
+        out = []
+        for j, score, feats in ranked:
+            out.append(Related(
+                key=self.ix.keys[j], id=self.ix.ids[j], path=self.ix.paths[j],
+                title=self.ix.titles[j], type=self.ix.types[j], score=round(score, 3),
+                reasons=explain(self.ix, i, j, feats, options.weights, words.get(j, [])),
+                features={k: round(v, 3) for k, v in sorted(feats.items())}))
+        return out
+
+
+def _blend(f: dict[str, float], w: Weights) -> float:
+    if not f:
+        return 0.0
+    return (w.link_in * f.get("link_in", 0.0) + w.link_out * f.get("link_out", 0.0)
+            + w.course * f.get("course", 0.0) + w.refs * f.get("refs", 0.0)
+            + w.cocite * f.get("cocite", 0.0) + w.topics * f.get("topics", 0.0)
+            + w.tags * f.get("tags", 0.0) + w.text * f.get("text", 0.0))
+
+
+def related(vault: Vault, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
+    """The documents related to ``doc``, best first, hand-picked ones first of all."""
+    options = options or RelatedOptions()
+    ranker = Ranker.for_vault(vault, options.text)
+    if doc.key not in ranker.ix.number:
+        return []
+    return ranker.related(doc.key, options)
+

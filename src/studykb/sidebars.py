@@ -1,0 +1,140 @@
+"""The related-posts sidebar of a document: Related, Before this, Leads to.
+
+``sidebar(vault, doc)`` and ``sidebars(vault)`` return :class:`Sidebar` model objects;
+:mod:`studykb.outputs.sidebar` turns them into Markdown, HTML or JSON.
+
+* Related: :func:`studykb.related.related` (hand-picked first).
+* Before this: the document's own ``requires``, then the prerequisites of the topics it
+  covers (not those topics themselves, which it teaches).
+* Leads to: the documents that require it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from .related import Ranker, Related, RelatedOptions
+
+if TYPE_CHECKING:
+    from .model import Document
+    from .vault import Vault
+
+#: Sidebars computed in worker processes when there are at least this many (and 2+ cores).
+PARALLEL_MIN = 2000
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A document in "Before this" or "Leads to"."""
+
+    key: str
+    id: str
+    path: str
+    title: str
+    type: str
+    level: int | None = None
+    note: str = ""
+    """Why it is listed: the ``requires`` reason, or "for <topic>"."""
+
+
+@dataclass(frozen=True)
+class Sidebar:
+    """Everything the sidebar of one document shows."""
+
+    key: str
+    id: str
+    path: str
+    title: str
+    type: str
+    related: list[Related] = field(default_factory=list)
+    before: list[Neighbour] = field(default_factory=list)
+    leads_to: list[Neighbour] = field(default_factory=list)
+    more_before: int = 0
+    """Prerequisites left out beyond the limit."""
+    more_leads_to: int = 0
+    """Documents that require this one, left out beyond the limit."""
+
+
+def sidebar(vault: Vault, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
+    options = options or RelatedOptions()
+    ranker = Ranker.for_vault(vault, options.text)
+    return build(ranker, doc.key, options)
+
+
+def sidebars(vault: Vault, keys: list[str] | None = None,
+             options: RelatedOptions | None = None) -> list[Sidebar]:
+    """Sidebars of ``keys`` (default: every document but course units), in key order."""
+    options = options or RelatedOptions()
+    ranker = Ranker.for_vault(vault, options.text)
+    if keys is None:
+        keys = [k for k, t in zip(ranker.ix.keys, ranker.ix.types, strict=True) if t != "unit"]
+    keys = sorted(k for k in keys if k in ranker.ix.number)
+    workers = min(os.cpu_count() or 1, 4)
+    if len(keys) >= PARALLEL_MIN and workers > 1 and options.text != "index":
+        return _parallel(ranker, keys, options, workers)
+    return [build(ranker, key, options) for key in keys]
+
+
+def build(ranker: Ranker, key: str, options: RelatedOptions) -> Sidebar:
+    ix = ranker.ix
+    i = ix.number[key]
+    limit = options.limit
+    before = _before(ranker, i)
+    leads = sorted(ix.required_by(i), key=lambda j: (ix.levels[j] or 9, ix.titles[j], ix.keys[j]))
+    return Sidebar(
+        key=key, id=ix.ids[i], path=ix.paths[i], title=ix.titles[i], type=ix.types[i],
+        related=ranker.related(key, options),
+        before=before[:limit], more_before=max(0, len(before) - limit),
+        leads_to=[_neighbour(ranker, j, "") for j in leads[:limit]],
+        more_leads_to=max(0, len(leads) - limit))
+
+
+def _before(ranker: Ranker, i: int) -> list[Neighbour]:
+    ix = ranker.ix
+    out: dict[int, Neighbour] = {}
+    for j, reason in ix.requires[i]:
+        out.setdefault(j, _neighbour(ranker, j, reason))
+    covered = [t for t in ix.topics[i] if t != i]
+    taught = set(covered)
+    for t in covered:
+        for j, _reason in ix.requires[t]:
+            if j != i and j not in taught and j not in out:
+                out[j] = _neighbour(ranker, j, f"for {ix.titles[t]}")
+    return list(out.values())
+
+
+def _neighbour(ranker: Ranker, j: int, note: str) -> Neighbour:
+    ix = ranker.ix
+    return Neighbour(ix.keys[j], ix.ids[j], ix.paths[j], ix.titles[j], ix.types[j],
+                     ix.levels[j], note)
+
+
+# -- many at once -----------------------------------------------------------------------------
+_WORK: dict[str, object] = {}
+
+
+def _parallel(ranker: Ranker, keys: list[str], options: RelatedOptions,
+              workers: int) -> list[Sidebar]:
+    """Fork workers that inherit the loaded ranker; each computes a slice of the keys."""
+    import multiprocessing as mp
+
+    if "fork" not in mp.get_all_start_methods():
+        return [build(ranker, key, options) for key in keys]
+    _WORK["ranker"], _WORK["options"] = ranker, options
+    chunks = [keys[n::workers * 4] for n in range(workers * 4)]
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            parts = pool.map(_work, chunks)
+    finally:
+        _WORK.clear()
+    by_key = {s.key: s for part in parts for s in part}
+    return [by_key[k] for k in keys]
+
+
+def _work(keys: list[str]) -> list[Sidebar]:
+    ranker = _WORK["ranker"]
+    options = _WORK["options"]
+    assert isinstance(ranker, Ranker) and isinstance(options, RelatedOptions)
+    return [build(ranker, key, options) for key in keys]

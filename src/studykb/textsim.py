@@ -1,0 +1,357 @@
+"""Text similarity between documents, for the related-documents ranking.
+
+Two providers with the same call, ``similar(key, limit) -> [(key, score, shared words)]``:
+
+* :class:`TermVectors` (the default): every document as its most distinctive terms
+  (TF-IDF, the search index's analyzer), compared by the dot product of those sparse
+  vectors. The vectors are kept in ``.studykb/related-text.pickle``; only files whose
+  content changed are analysed again, so a query costs well under a millisecond and
+  the sidebar of a whole vault a few seconds.
+* :class:`SearchIndexText`: the search index's more-like-this (``studykb.index.similar``,
+  BM25 over the whole index). Exact, but about half a second per document at 10,000
+  documents, which is too slow for a sidebar of every document; the evaluation script
+  compares both.
+
+Without ``studykb.index`` (or rjieba), terms come from a plain tokenizer: lowercased
+words, and two-character pieces of Chinese text.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import pickle
+import re
+import tempfile
+from array import array
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from .vault import Vault
+
+Similar = list[tuple[str, float, list[str]]]
+CACHE_NAME = "related-text.pickle"
+CACHE_VERSION = 7
+#: Terms kept per document: its most distinctive ones.
+TOP_TERMS = 100
+#: Terms found in more than this share of documents (and at least 30) say nothing.
+MAX_DF_SHARE = 0.3
+#: A term shared by more documents than this (among their top terms) is skipped when
+#: looking for candidates, which bounds the cost of one query.
+MAX_POSTING = 400
+
+
+class TextSimilarity(Protocol):
+    def similar(self, key: str, limit: int) -> Similar: ...
+
+
+@dataclass
+class TermVectors:
+    """Top-term TF-IDF vectors of every document, and who holds each term.
+
+    Vectors and postings are stored packed (``array`` bytes: int32 numbers, float32
+    weights) so the cache loads in milliseconds; they are unpacked when first read.
+    """
+
+    keys: list[str] = field(default_factory=list)
+    number: dict[str, int] = field(default_factory=dict)
+    packed_vectors: list[tuple[bytes, bytes]] = field(default_factory=list)
+    """Document -> (term numbers, weights); weights are unit length."""
+    packed_postings: list[tuple[bytes, bytes]] = field(default_factory=list)
+    """Term number -> (document numbers, weights)."""
+    joined_forms: str = ""
+    """Term number -> the word as first written (``decoding``, not the stem), NUL-joined."""
+    joined_terms: str = ""
+    """Term number -> the term as analysed, NUL-joined."""
+
+    def __post_init__(self) -> None:
+        self._vectors: dict[int, dict[int, float]] = {}
+        self._forms: list[str] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items()
+                if not k.startswith("_") and k != "number"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.number = {key: n for n, key in enumerate(self.keys)}
+        self.__post_init__()
+
+    def vector(self, n: int) -> dict[int, float]:
+        got = self._vectors.get(n)
+        if got is None:
+            terms, weights = self.packed_vectors[n]
+            got = self._vectors[n] = dict(zip(_ints(terms), _floats(weights), strict=True))
+        return got
+
+    def vector_of(self, key: str) -> dict[int, float]:
+        n = self.number.get(key)
+        return self.vector(n) if n is not None else {}
+
+    def posting_size(self, term: int) -> int:
+        return len(self.packed_postings[term][0]) // 4
+
+    def form(self, term: int) -> str:
+        if self._forms is None:
+            self._forms = self.joined_forms.split("\0")
+        return self._forms[term]
+
+    def term_numbers(self) -> dict[str, int]:
+        return {t: n for n, t in enumerate(self.joined_terms.split("\0"))} \
+            if self.joined_terms else {}
+
+    def similar(self, key: str, limit: int = 20) -> Similar:
+        n = self.number.get(key)
+        if n is None:
+            return []
+        return self.similar_to(self.vector(n), limit, n)
+
+    def similar_to(self, mine: dict[int, float], limit: int, skip: int = -1) -> Similar:
+        """Documents closest to the vector ``mine`` (document ``skip`` left out)."""
+        scores: dict[int, float] = defaultdict(float)
+        for term, weight in mine.items():
+            docs, weights = self.packed_postings[term]
+            if len(docs) > 4 * MAX_POSTING:
+                continue
+            for other, w in zip(_ints(docs), _floats(weights), strict=True):
+                scores[other] += weight * w
+        scores.pop(skip, None)
+        best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        out = []
+        for other, score in best:
+            theirs = self.vector(other)
+            shared = sorted((t for t in mine if t in theirs),
+                            key=lambda t: (-mine[t] * theirs[t], t))
+            out.append((self.keys[other], round(score, 4), [self.form(t) for t in shared[:5]]))
+        return out
+
+
+def _ints(data: bytes) -> array[int]:
+    out = array("i")
+    out.frombytes(data)
+    return out
+
+
+def _floats(data: bytes) -> array[float]:
+    out = array("f")
+    out.frombytes(data)
+    return out
+
+
+class SearchIndexText:
+    """More-like-this from the search index (``studykb.index.similar``)."""
+
+    def __init__(self, vault: Vault) -> None:
+        from . import index
+
+        self.vault = vault
+        self._similar = index.similar
+
+    def similar(self, key: str, limit: int = 20) -> Similar:
+        return list(self._similar(self.vault, key, limit))
+
+
+# -- building -------------------------------------------------------------------------------
+def tokenizer() -> Callable[[str], list[tuple[str, str]]]:
+    """(term, word as written) pairs of a text: the search index's analyzer if present."""
+    try:
+        from .index import ANALYZER
+    except ImportError:  # no search module (or no rjieba): a plain tokenizer
+        return _plain_terms
+
+    def terms(text: str) -> list[tuple[str, str]]:
+        return [(t.text, t.original)  # type: ignore[attr-defined]
+                for t in ANALYZER(text, keeporiginal=True, mode="query")]
+
+    return terms
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}|[\u3400-\u9fff\uf900-\ufaff]+")
+_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def _plain_terms(text: str) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for match in _WORD.finditer(text):
+        word = match.group()
+        if _HAN.match(word):
+            out.extend((word[i:i + 2], word[i:i + 2]) for i in range(max(1, len(word) - 1)))
+        else:
+            out.append((word.lower(), word))
+    return out
+
+
+def _texts(vault: Vault) -> dict[str, tuple[str, str]]:
+    """key -> (file hash, the text to compare): title, aliases, headings and body."""
+    import json
+
+    db = vault.store.db
+    hashes = dict(db.execute("SELECT path, hash FROM files"))
+    bodies = {p: (b or "", h or "[]") for p, b, h in db.execute(
+        "SELECT path, body, headings FROM texts")}
+    out = {}
+    for key, path, title, names in db.execute("SELECT key, path, title, names FROM docs"):
+        aliases = json.loads(names or "[]")
+        if "#" in key:  # a course unit: its title is all its text
+            text = "\n".join([title, *aliases])
+        else:
+            body, headings = bodies.get(path, ("", "[]"))
+            text = "\n".join([title, *aliases, *json.loads(headings), body])
+        out[key] = (hashes.get(path, ""), text)
+    return out
+
+
+def document_frequency(counts: dict[str, Counter[str]]) -> Counter[str]:
+    df: Counter[str] = Counter()
+    for tf in counts.values():
+        df.update(tf.keys())
+    return df
+
+
+def weigh(tf: Counter[str], df: Counter[str], size: int) -> list[tuple[float, str]]:
+    """A document's most distinctive terms, (unit-length weight, term), heaviest first.
+
+    TF-IDF with a sublinear term frequency; numbers, one-character terms (的, 和), terms
+    no other document has and terms most documents have are left out.
+    """
+    limit = max(30, MAX_DF_SHARE * size)
+    weights = []
+    for term, count in tf.items():
+        if len(term) < 2 or term.isdigit():
+            continue
+        d = df[term]
+        if d > limit or d < 2:
+            continue
+        weights.append(((1 + math.log(count)) * math.log((size + 1) / d), term))
+    weights.sort(key=lambda wt: (-wt[0], wt[1]))
+    top = weights[:TOP_TERMS]
+    norm = math.sqrt(sum(w * w for w, _t in top)) or 1.0
+    return [(w / norm, term) for w, term in top]
+
+
+def build(counts: dict[str, Counter[str]], forms: dict[str, str]) -> TermVectors:
+    """Vectors from per-document term counts and the first written form of each term."""
+    tv = TermVectors()
+    df = document_frequency(counts)
+    size = len(counts)
+    term_no: dict[str, int] = {}
+    postings: list[tuple[list[int], list[float]]] = []
+    for n, key in enumerate(sorted(counts)):
+        tv.number[key] = n
+        tv.keys.append(key)
+        numbers, weights = array("i"), array("f")
+        for w, term in weigh(counts[key], df, size):
+            t = term_no.get(term)
+            if t is None:
+                t = term_no[term] = len(postings)
+                postings.append(([], []))
+            numbers.append(t)
+            weights.append(w)
+            postings[t][0].append(n)
+            postings[t][1].append(w)
+        tv.packed_vectors.append((numbers.tobytes(), weights.tobytes()))
+    tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes())
+                          for d, w in postings]
+    tv.joined_terms = "\0".join(term_no)
+    tv.joined_forms = "\0".join(forms.get(t, t).replace("\0", "") for t in term_no)
+    return tv
+
+
+_MEMO: dict[str, tuple[str, TermVectors]] = {}
+TERMS_NAME = "related-terms.pickle"
+
+
+def load(vault: Vault, fingerprint: str) -> TermVectors:
+    """The vectors for the vault state ``fingerprint``; re-analyses only changed files.
+
+    Two cache files: the vectors (small, read by every query) and the term counts of
+    every document (large, read only when something changed).
+    """
+    root = str(vault.root)
+    memo = _MEMO.get(root)
+    if memo and memo[0] == fingerprint:
+        return memo[1]
+    state = vault.config.state_dir
+    cached = _read(state / CACHE_NAME)
+    if cached is not None and cached.get("fingerprint") == fingerprint:
+        tv = cached["vectors"]
+    else:
+        stored = _read(state / TERMS_NAME) or {}
+        old: dict[str, Any] = stored.get("counts", {})
+        forms: dict[str, str] = stored.get("forms", {})
+        counts = _counts(_texts(vault), old, forms)
+        if cached is not None and stored.get("built") == cached.get("fingerprint") and \
+                _same_counts(old, counts):
+            tv = cached["vectors"]  # only hashes changed (e.g. a sidebar was written)
+        else:
+            tv = build({k: tf for k, (_s, tf) in counts.items()}, forms)
+        _write(state / TERMS_NAME, {"counts": counts, "forms": forms, "built": fingerprint})
+        _write(state / CACHE_NAME, {"fingerprint": fingerprint, "vectors": tv})
+    _MEMO[root] = (fingerprint, tv)
+    return tv
+
+
+def load_counts(vault: Vault) -> dict[str, Counter[str]]:
+    """Term counts of every document, as of the last :func:`load`."""
+    stored = _read(vault.config.state_dir / TERMS_NAME) or {}
+    return {k: tf for k, (_s, tf) in stored.get("counts", {}).items()}
+
+
+def _counts(texts: dict[str, tuple[str, str]], old: dict[str, Any],
+            forms: dict[str, str]) -> dict[str, Any]:
+    """key -> (signature, term counts), analysing only what changed; ``forms`` collects
+    the first written form of every term."""
+    terms = None
+    counts = {}
+    for key, (sig, text) in texts.items():
+        have = old.get(key)
+        if have is not None and have[0] == sig:
+            counts[key] = have
+            continue
+        terms = terms or tokenizer()
+        tf: Counter[str] = Counter()
+        for term, word in terms(text):
+            tf[term] += 1
+            if term not in forms:
+                forms[term] = word.lower() if word.isascii() else word
+        counts[key] = (sig, tf)
+    return counts
+
+
+def _same_counts(old: dict[str, Any], new: dict[str, Any]) -> bool:
+    """Whether only file hashes changed, not what the vectors are made of."""
+    if old.keys() != new.keys():
+        return False
+    return all(old[k][1] == new[k][1] for k in new)
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    try:
+        with open(path, "rb") as fh:
+            version = pickle.load(fh)
+            if version != CACHE_VERSION:
+                return None
+            data = pickle.load(fh)
+    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _write(path: Path, data: dict[str, Any]) -> None:
+    folder = os.path.dirname(os.fspath(path))
+    with contextlib.suppress(OSError):
+        fd, tmp = tempfile.mkstemp(prefix=".related-text.", suffix=".tmp", dir=folder)
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                pickle.dump(CACHE_VERSION, fh, protocol=5)
+                pickle.dump(data, fh, protocol=5)
+            os.replace(tmp, path)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
+            raise

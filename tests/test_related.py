@@ -1,0 +1,227 @@
+"""Related documents: known answers on a fixture vault, reasons in words, the JSON contract."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, run_json
+from studykb.related import Ranker, RelatedOptions, Weights, related
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def rv(tmp_path: Path) -> Path:
+    """A copy of tests/fixtures/related_vault."""
+    dest = tmp_path / "related_vault"
+    shutil.copytree(FIXTURES / "related_vault", dest)
+    return dest
+
+
+def ranked(open_vault: Callable, root: Path, key: str, **options: object) -> list:
+    vault = open_vault(root)
+    return related(vault, vault.document(key), RelatedOptions(**options))  # type: ignore[arg-type]
+
+
+def ids(found: list) -> list[str]:
+    return [r.id for r in found]
+
+
+def test_hand_picked_comes_first_and_says_so(rv: Path, open_vault: Callable) -> None:
+    found = ranked(open_vault, rv, "notes/kv-notes.md")
+    assert found[0].id == "serving-notes"
+    assert found[0].reasons[0] == "hand-picked"
+    assert found[0].score > 1  # hand-picked documents score 1 plus their blend
+    assert all(r.score <= 1 for r in found[1:])
+
+
+def test_shared_readings_rarest_first_same_course_and_topics(rv: Path,
+                                                              open_vault: Callable) -> None:
+    found = ranked(open_vault, rv, "notes/serving-notes.md")
+    first = found[0]
+    assert first.id == "kv-notes"
+    reasons = "; ".join(first.reasons)
+    assert "same course: LLM Serving Course" in reasons
+    assert "covers the same topics: KV Cache" in reasons
+    assert "links here" in reasons  # kv-notes hand-picks serving-notes
+    kv = ranked(open_vault, rv, "notes/kv-notes.md")[0]
+    assert "shares 2 readings: Rare reading on cache eviction, Common reading on GPUs" \
+        in kv.reasons
+
+
+def test_rare_shared_reading_outweighs_common_one(rv: Path, open_vault: Callable) -> None:
+    """Resource allocation: a reading two notes cite counts more than one all notes cite."""
+    found = ranked(open_vault, rv, "notes/serving-notes.md")
+    refs = {r.id: r.features.get("refs", 0) for r in found}
+    assert refs["kv-notes"] == 1.0  # shares the rare reading
+    assert 0 < refs["ddp-notes"] < 0.5  # only the common one
+
+
+def test_links_either_way(rv: Path, open_vault: Callable) -> None:
+    to_ddp = ranked(open_vault, rv, "notes/ddp-notes.md")
+    fsdp = next(r for r in to_ddp if r.id == "fsdp-notes")
+    assert "needs this first" in fsdp.reasons  # fsdp-notes requires ddp-notes
+    from_fsdp = ranked(open_vault, rv, "notes/fsdp-notes.md")
+    ddp = next(r for r in from_fsdp if r.id == "ddp-notes")
+    assert "a prerequisite of this" in ddp.reasons
+
+
+def test_course_and_its_notes(rv: Path, open_vault: Callable) -> None:
+    found = ranked(open_vault, rv, "courses/serving.md")
+    assert {"kv-notes", "serving-notes"} <= set(ids(found)[:3])
+    kv = next(r for r in found if r.id == "kv-notes")
+    assert "part of this course" in kv.reasons
+    assert all("#" not in r.key for r in found)  # units are not ranked by default
+
+
+def test_type_filter_and_limit(rv: Path, open_vault: Callable) -> None:
+    found = ranked(open_vault, rv, "notes/kv-notes.md", types=("entry",), limit=3)
+    assert len(found) == 3
+    assert {r.type for r in found} == {"entry"}
+    assert "serving-notes" not in ids(found)  # hand-picked, but not of the asked type
+    topics = ranked(open_vault, rv, "notes/kv-notes.md", types=("topic",))
+    assert {"kv-cache", "pagedattention"} <= set(ids(topics))
+    assert "a topic this covers" in topics[0].reasons
+
+
+def test_text_similarity_alone_names_shared_words(rv: Path, open_vault: Callable) -> None:
+    only_text = Weights(link_in=0, link_out=0, course=0, refs=0, cocite=0, topics=0, tags=0,
+                        text=1)
+    found = ranked(open_vault, rv, "notes/ddp-notes.md", weights=only_text)
+    assert found[0].id == "ddp-tutorial"
+    words = next(r for r in found[0].reasons if r.startswith("similar text: "))
+    assert "ddp" in words or "gradients" in words
+
+
+def test_no_text_and_deterministic(rv: Path, open_vault: Callable) -> None:
+    a = ranked(open_vault, rv, "notes/kv-notes.md", text="none")
+    b = ranked(open_vault, rv, "notes/kv-notes.md", text="none")
+    assert a == b
+    assert all("text" not in r.features for r in a)
+
+
+def test_search_index_text_gives_the_same_shape(rv: Path, open_vault: Callable) -> None:
+    pytest.importorskip("whoosh")
+    found = ranked(open_vault, rv, "notes/ddp-notes.md", text="index")
+    assert found and found[0].id in {"ddp-tutorial", "fsdp-notes"}
+
+
+def test_diversity_keeps_near_duplicates_apart(make_vault: Callable,
+                                               open_vault: Callable) -> None:
+    body = "Ring all-reduce bandwidth latency buckets overlap gradient compression.\n"
+    files = {
+        "notes/hub.md": f"---\ntags: [comm]\n---\n# Hub\n\n{body}",
+        "notes/dup-a.md": f"---\ntags: [comm]\n---\n# Dup A\n\n{body}{body}",
+        "notes/dup-b.md": f"---\ntags: [comm]\n---\n# Dup B\n\n{body}{body}",
+        "notes/other.md": "---\ntags: [comm]\n---\n# Other\n\nRing all-reduce over NVLink.\n",
+        "notes/filler.md": "# Filler\n\nUnrelated words about cooking pasta.\n",
+    }
+    root = make_vault(files)
+    plain = ranked(open_vault, root, "notes/hub.md", diversity=0.0, limit=2)
+    assert set(ids(plain)) == {"dup-a", "dup-b"}
+    diverse = ranked(open_vault, root, "notes/hub.md", diversity=0.6, limit=2)
+    assert ids(diverse)[1] == "other"
+
+
+def test_hidden_pairs_remove_a_link_from_every_feature(rv: Path, open_vault: Callable) -> None:
+    vault = open_vault(rv)
+    ranker = Ranker.for_vault(vault, "none")
+    ix = ranker.ix
+    a, b = ix.number["notes/fsdp-notes.md"], ix.number["notes/ddp-notes.md"]
+    seen = ix.features(a)
+    assert seen[b]["link_out"] == 1.0
+    hidden = ix.features(a, frozenset({(a, b)}))
+    assert "link_out" not in hidden.get(b, {})
+
+
+def test_topic_table_matches_the_graph_module(rv: Path, open_vault: Callable) -> None:
+    from studykb.graph import topic_names
+    from studykb.related_features import topic_table
+
+    docs = open_vault(rv).documents().values()
+    assert topic_table(docs) == topic_names(docs)
+
+
+def test_index_cache_survives_a_new_process(rv: Path, open_vault: Callable) -> None:
+    from studykb import related_features, textsim
+
+    first = ranked(open_vault, rv, "notes/kv-notes.md")
+    assert (rv / ".studykb" / related_features.CACHE_NAME).exists()
+    assert (rv / ".studykb" / textsim.CACHE_NAME).exists()
+    related_features._MEMO.clear()
+    textsim._MEMO.clear()
+    assert ranked(open_vault, rv, "notes/kv-notes.md") == first
+
+
+def test_an_edit_is_seen(rv: Path, open_vault: Callable) -> None:
+    before = ids(ranked(open_vault, rv, "notes/victim.md"))
+    assert "ddp-notes" in before
+    note = rv / "notes" / "victim.md"
+    note.write_text(note.read_text(encoding="utf-8").replace("tags: [evil]", "tags: [ddp]"),
+                    encoding="utf-8")
+    after = ranked(open_vault, rv, "notes/victim.md")
+    ddp = next(r for r in after if r.id == "ddp-notes")
+    assert any("Distributed Data Parallel" in reason for reason in ddp.reasons)
+
+
+# -- the command ------------------------------------------------------------------------------
+def test_related_json_contract(rv: Path, run: Callable) -> None:
+    code, data = run_json(run, "related", "kv-notes", "--limit", "4", vault=rv)
+    assert code == 0
+    assert data["id"] == "kv-notes"
+    assert len(data["related"]) == 4
+    for item in data["related"]:
+        assert {"id", "path", "title", "score", "reasons"} <= set(item)
+        assert isinstance(item["reasons"], list) and all(isinstance(r, str)
+                                                         for r in item["reasons"])
+
+
+def test_related_text_output_and_errors(rv: Path, run: Callable) -> None:
+    result = run("related", "serving-notes", vault=rv)
+    assert result.exit_code == 0
+    assert "My KV cache notes" in result.stdout and "same course" in result.stdout
+    missing = run("related", "no-such-note", vault=rv)
+    assert missing.exit_code == 1 and "No document matches" in missing.stderr
+    bad = run("related", "kv-notes", "--type", "nonsense", vault=rv)
+    assert bad.exit_code == 2
+
+
+def test_nothing_related_exits_1(make_vault: Callable, run: Callable) -> None:
+    root = make_vault({"notes/alone.md": "# Alone\n\nNothing shared.\n",
+                       "notes/other.md": "# Other\n\nCompletely different.\n"})
+    code, data = run_json(run, "related", "alone", vault=root)
+    assert code == 1 and data["related"] == []
+
+
+@pytest.mark.parametrize("command", ["related", "sidebar", "topics", "topic"])
+def test_every_command_has_an_example(run: Callable, command: str) -> None:
+    result = run(command, "--help")
+    assert result.exit_code == 0
+    assert "Example:" in result.stdout and "studykb " + command in result.stdout
+
+
+# -- the bundled vault ---------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    dest = tmp_path_factory.mktemp("bundled")
+    for name in ("notes", "courses"):
+        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
+    return dest
+
+
+def test_cs336_sidebar_names_cs336_and_training_material(bundled: Path, run: Callable) -> None:
+    code, data = run_json(run, "sidebar", "notes/cs336-summary.md", vault=bundled)
+    assert code == 0
+    related_ids = [r["id"] for r in data["related"]]
+    assert related_ids[:6] == ["deepinfer-part1", "ai-infra-seminars", "deepinfer-part2",
+                               "sjtu-hpc-notes", "cs189-materials", "cuda-guide-zh"]
+    assert {"cs336", "cs336-course-page"} <= set(related_ids)
+    training = {"pytorch-distributed-overview", "pytorch-fsdp2-tutorial",
+                "pytorch-ddp-video-tutorials"}
+    assert training & set(related_ids)
+    assert "training-loop" in [n["id"] for n in data["before"]]
