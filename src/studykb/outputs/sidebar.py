@@ -1,0 +1,156 @@
+"""The sidebar as Markdown, an HTML fragment, or JSON (a Hugo / Jekyll data file).
+
+Every title, reason and note comes from users' files, so every format escapes it:
+
+* Markdown: ``\\`` before every character that could start markup or a template
+  (``[ ] < > | { } % * _ ` ! ~ $ & #``), so ``[[x]]``, ``<script>``, ``{{ .Site }}`` and
+  ``{% include %}`` stay text in CommonMark, GitHub, Obsidian, Hugo and Jekyll.
+* HTML: ``html.escape`` on all text and attributes, and ``{``/``}`` as character
+  references so Liquid or Go templates that include the fragment see no tags; class
+  names only, no inline styles; links relative to the document.
+* JSON: ``<``, ``>``, ``&`` and template braces as ``\\u`` escapes (same data once parsed),
+  safe to inline in a ``<script>`` or a template.
+
+Links are relative to the document's own folder, to the target's Markdown file with
+``.md`` replaced by ``ext`` (``.html`` for a site, ``.md`` for the vault itself).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import posixpath
+from typing import Any
+from urllib.parse import quote
+
+from ..sidebars import Neighbour, Sidebar
+
+LABELS = {"related": "Related", "before": "Before this", "leads_to": "Leads to"}
+_MD_SPECIAL = set("\\`*_{}[]<>|!~$&#%")
+
+
+# -- links -------------------------------------------------------------------------------------
+def href(source_path: str, target_key: str, target_path: str, ext: str = ".md") -> str:
+    """Relative link from the file at ``source_path`` to a document (a unit: its course)."""
+    anchor = target_key.split("#", 1)[1] if "#" in target_key else ""
+    path = target_path
+    if path.lower().endswith(".md") and ext != ".md":
+        path = path[:-3] + ext
+    rel = posixpath.relpath(path, posixpath.dirname(source_path) or ".")
+    link = quote(rel, safe="/.-_~")
+    return link + (f"#{quote(anchor, safe='-_.~')}" if anchor else "")
+
+
+# -- Markdown ----------------------------------------------------------------------------------
+def md_escape(text: str) -> str:
+    text = " ".join(str(text).split())
+    return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)
+
+
+def to_markdown(sb: Sidebar, ext: str = ".md", heading: str = "##") -> str:
+    """The three sections as Markdown (empty sections left out), ending with a newline."""
+    blocks = []
+    related = [_md_item(sb, r.key, r.path, r.title or r.id, "; ".join(r.reasons), ext)
+               for r in sb.related]
+    sections = (("related", related, 0),
+                ("before", [_md_neighbour(sb, n, ext) for n in sb.before], sb.more_before),
+                ("leads_to", [_md_neighbour(sb, n, ext) for n in sb.leads_to],
+                 sb.more_leads_to))
+    for name, items, more in sections:
+        if not items:
+            continue
+        if more:
+            items.append(f"- … and {more} more")
+        blocks.append(f"{heading} {LABELS[name]}\n\n" + "\n".join(items) + "\n")
+    return "\n".join(blocks)
+
+
+def _md_neighbour(sb: Sidebar, n: Neighbour, ext: str) -> str:
+    return _md_item(sb, n.key, n.path, n.title or n.id, n.note, ext)
+
+
+def _md_item(sb: Sidebar, key: str, path: str, title: str, note: str, ext: str) -> str:
+    link = href(sb.path, key, path, ext)
+    line = f"- [{md_escape(title)}]({link})"
+    return line + (f" — {md_escape(note)}" if note else "")
+
+
+# -- HTML --------------------------------------------------------------------------------------
+def html_escape(text: str) -> str:
+    return html.escape(" ".join(str(text).split()), quote=True).replace(
+        "{", "&#123;").replace("}", "&#125;")
+
+
+def to_html(sb: Sidebar, ext: str = ".html") -> str:
+    """A fragment: ``<aside class="studykb-sidebar">`` with one ``<section>`` per list."""
+    out = [f'<aside class="studykb-sidebar" data-id="{html_escape(sb.id)}">']
+    related = [_html_item(sb, r.key, r.path, r.title or r.id, r.type, r.reasons, ext)
+               for r in sb.related]
+    sections = (("related", related, 0),
+                ("before", [_html_neighbour(sb, n, ext) for n in sb.before], sb.more_before),
+                ("leads_to", [_html_neighbour(sb, n, ext) for n in sb.leads_to],
+                 sb.more_leads_to))
+    for name, items, more in sections:
+        if not items:
+            continue
+        css = "studykb-" + name.replace("_", "-")
+        out.append(f'  <section class="{css}">')
+        out.append(f'    <h2 class="studykb-heading">{html_escape(LABELS[name])}</h2>')
+        out.append('    <ul class="studykb-list">')
+        out.extend("      " + item for item in items)
+        if more:
+            out.append(f'      <li class="studykb-more">… and {more} more</li>')
+        out.append("    </ul>")
+        out.append("  </section>")
+    out.append("</aside>")
+    return "\n".join(out) + "\n"
+
+
+def _html_neighbour(sb: Sidebar, n: Neighbour, ext: str) -> str:
+    return _html_item(sb, n.key, n.path, n.title or n.id, n.type, [n.note] if n.note else [],
+                      ext)
+
+
+def _html_item(sb: Sidebar, key: str, path: str, title: str, dtype: str, notes: list[str],
+               ext: str) -> str:
+    link = html_escape(href(sb.path, key, path, ext))
+    item = (f'<li class="studykb-item studykb-{html_escape(dtype)}">'
+            f'<a class="studykb-link" href="{link}">{html_escape(title)}</a>')
+    if notes:
+        item += f' <span class="studykb-why">{html_escape("; ".join(notes))}</span>'
+    return item + "</li>"
+
+
+# -- JSON --------------------------------------------------------------------------------------
+def as_dict(sb: Sidebar, ext: str = ".md") -> dict[str, Any]:
+    def neighbour(n: Neighbour) -> dict[str, Any]:
+        return {"id": n.id, "path": n.path, "title": n.title, "type": n.type,
+                "level": n.level, "note": n.note, "href": href(sb.path, n.key, n.path, ext)}
+
+    return {
+        "id": sb.id, "path": sb.path, "title": sb.title, "type": sb.type,
+        "related": [{**r.brief(), "href": href(sb.path, r.key, r.path, ext)}
+                    for r in sb.related],
+        "before": [neighbour(n) for n in sb.before],
+        "leads_to": [neighbour(n) for n in sb.leads_to],
+        "more_before": sb.more_before, "more_leads_to": sb.more_leads_to,
+    }
+
+
+def keyed(sidebars: list[Sidebar], ext: str = ".md") -> dict[str, Any]:
+    """``{id: sidebar}`` for a data file; an id two documents share is keyed by path."""
+    seen: dict[str, int] = {}
+    for sb in sidebars:
+        seen[sb.id] = seen.get(sb.id, 0) + 1
+    return {(sb.id if seen[sb.id] == 1 else sb.path): as_dict(sb, ext) for sb in sidebars}
+
+
+def to_json(data: Any) -> str:
+    """JSON that is safe to inline in HTML and templates (the data is unchanged)."""
+    text = json.dumps(data, ensure_ascii=False, indent=2)
+    # with indent=2 structural braces never touch each other, so these are inside strings
+    for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
+                      ("{{", "\\u007b\\u007b"), ("{%", "\\u007b%"), ("}}", "\\u007d\\u007d"),
+                      ("%}", "%\\u007d")):
+        text = text.replace(raw, safe)
+    return text + "\n"
