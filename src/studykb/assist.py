@@ -8,6 +8,7 @@ the vault, rebuilt after each refresh, so it may be read from any thread.
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 from collections import defaultdict
@@ -35,13 +36,17 @@ class Snapshot:
     index: NameIndex = field(default_factory=lambda: NameIndex({}))
 
     @classmethod
-    def build(cls, config: Config, docs: dict[str, Document], names: Names,
+    def build(cls, config: Config, docs: dict[str, Document],
               problems: list[Problem]) -> Snapshot:
+        """From the vault's documents and problems; the name table is built in memory, so
+        the snapshot needs no database connection (it may be made in another thread)."""
         by_path: dict[str, list[Problem]] = defaultdict(list)
         for p in problems:
             if p.code in VAULT_CODES:
                 by_path[p.path].append(p)
-        return cls(config, docs, names, dict(by_path), NameIndex(docs))
+        rows = ((d.key, d.path, d.id, d.title, d.type, json.dumps(d.aliases), d.url)
+                for d in docs.values())
+        return cls(config, docs, Names(rows), dict(by_path), NameIndex(docs))
 
     @classmethod
     def empty(cls, config: Config) -> Snapshot:
@@ -142,7 +147,7 @@ def _spans(names: Names, refs: tuple[Reference, ...], lines: list[str]) -> list[
             end = col + len(text)
             cursor[index] = end
         key, state, note = names.resolve(ref.source, ref.path, ref.target, ref.style,
-                                         ref.anchor, ref.optional)
+                                         ref.anchor, ref.optional, ref.text)
         out.append(Span(index, col, end, ref, key, state, note))
     return out
 

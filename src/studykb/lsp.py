@@ -55,7 +55,6 @@ class StudyServer(LanguageServer):
         """Open buffers whose file exists (to notice a deletion)."""
         self._pending: set[str] = set()
         self._loop: Any = None
-        self._refresh_queued = False
 
     # -- the vault ---------------------------------------------------------------------
     def load(self) -> None:
@@ -78,22 +77,27 @@ class StudyServer(LanguageServer):
         self.start_watching()
 
     def refresh(self, first: bool = False) -> None:
-        """Bring the state up to date; new snapshot and diagnostics when something changed."""
+        """Refresh on the loop thread (the first load, and saves when nothing watches)."""
         if self.vault is None or self.gone:
             return
         try:
             stats = self.vault.refresh()
-            if first or stats.changed:
-                v = self.vault
-                self.snap = Snapshot.build(v.config, v.documents(), v.names(), v.problems())
+            if not (first or stats.changed):
+                return
+            v = self.vault
+            snap = Snapshot.build(v.config, v.documents(), v.problems())
         except (sqlite3.Error, OSError, StudyError) as exc:
             self.message(f"studykb: could not refresh the vault: {exc}", t.MessageType.Warning)
             return
-        if first or stats.changed:
-            self.analyses.clear()
-            self.check_deleted()
-            for uri in list(self.workspace.text_documents):
-                self.lint(uri)
+        self.install(snap)
+
+    def install(self, snap: Snapshot) -> None:
+        """A new snapshot: re-check every open buffer against it."""
+        self.snap = snap
+        self.analyses.clear()
+        self.check_deleted()
+        for uri in list(self.workspace.text_documents):
+            self._safe(functools.partial(self.lint, uri))
 
     def check_deleted(self) -> None:
         """Tell once about an open buffer whose file was deleted on disk."""
@@ -116,19 +120,30 @@ class StudyServer(LanguageServer):
         thread.start()
 
     def _watch(self) -> None:
-        """Watcher thread: signal the loop on relevant changes and when the vault vanishes."""
+        """Watcher thread: refresh with its own connection, hand the snapshot to the loop.
+
+        The loop thread never waits for a refresh, so completion stays fast while a
+        large vault is being brought up to date.
+        """
         import time
 
         import watchfiles
 
         root = self.root
         assert root is not None
-        exclude = self.vault.config.exclude if self.vault else ()
-
-        def wanted(_change: object, path: str) -> bool:
-            return relevant(path, root, exclude)
-
         while not self.stop.is_set():
+            try:
+                writer = Vault.open(root)
+            except StudyError as exc:
+                self._call(functools.partial(self.message, f"studykb: {exc}",
+                                             t.MessageType.Error))
+                self.watching = False
+                return
+            exclude = writer.config.exclude
+
+            def wanted(_change: object, path: str, exclude: tuple[str, ...] = exclude) -> bool:
+                return relevant(path, root, exclude)
+
             first = True
             try:
                 for batch in watchfiles.watch(root, watch_filter=wanted, stop_event=self.stop,
@@ -138,7 +153,7 @@ class StudyServer(LanguageServer):
                         break
                     if batch or first:  # first wake-up: catch what changed while arming
                         first = False
-                        self.request_refresh()
+                        self._background_refresh(writer)
             except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
                 if root.is_dir():
                     self._call(functools.partial(
@@ -146,6 +161,9 @@ class StudyServer(LanguageServer):
                         t.MessageType.Warning))
                     self.watching = False
                     return
+            finally:
+                with contextlib.suppress(Exception):
+                    writer.close()
             if self.stop.is_set():
                 return
             self._call(self.vault_gone)
@@ -154,15 +172,19 @@ class StudyServer(LanguageServer):
             time.sleep(0.2)
             self._call(self.vault_back)
 
-    def request_refresh(self) -> None:
-        """From the watcher thread: refresh on the loop, once for however many requests."""
-        if not self._refresh_queued:
-            self._refresh_queued = True
-            self._call(self._queued_refresh)
-
-    def _queued_refresh(self) -> None:
-        self._refresh_queued = False
-        self.refresh()
+    def _background_refresh(self, vault: Vault) -> None:
+        """(watcher thread) Refresh; when something changed, install a new snapshot."""
+        try:
+            stats = vault.refresh()
+            if not stats.changed:
+                return
+            snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
+        except (sqlite3.Error, OSError, StudyError) as exc:
+            self._call(functools.partial(
+                self.message, f"studykb: could not refresh the vault: {exc}",
+                t.MessageType.Warning))
+            return
+        self._call(functools.partial(self.install, snap))
 
     def _call(self, func: Callable[[], None]) -> None:
         if self._loop is not None and not self._loop.is_closed():
