@@ -100,8 +100,14 @@ def test_huge_file_is_skipped_with_a_warning(make_vault, run) -> None:
     assert code == 0
     _, built = run_json(run, "build", vault=root)
     assert built["documents"] == 2
-    # the limit is a setting
-    (root / "studykb.toml").write_text("max_file_mb = 10\n", encoding="utf-8")
+
+
+def test_size_limit_is_a_setting(make_vault, run) -> None:
+    root = make_vault({**GOOD, "big.md": "# Big\n" + "x" * 20_000 + "\n"},
+                      config="max_file_mb = 0.01\n")
+    code, problems = check(run, root)
+    assert find(problems, "too-large") == [("big.md", 0)]
+    (root / "studykb.toml").write_text("max_file_mb = 1\n", encoding="utf-8")
     _, built = run_json(run, "build", vault=root)
     assert built["documents"] == 3
 
