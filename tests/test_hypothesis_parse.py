@@ -1,0 +1,119 @@
+"""Properties of the parser on arbitrary input: it never raises, and every line it reports
+lies inside the file (and, for wikilinks, holds the link).
+"""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from studykb.parse import normalize_url, parse_file
+
+SETTINGS = settings(max_examples=150, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow])
+
+#: Pieces that reach the interesting corners of the parser.
+FRAGMENTS = st.sampled_from([
+    "---", "+++", "...", "{", "}", "[", "]", "[[", "]]", "![[", "|", "#", "\\|", "`", "```",
+    "~~~", "    ", "$", "$$", "<div>", "</div>", "<!--", "-->", "\n", "\r\n", "\r", "\t",
+    "\ufeff", "\x00", "title: x", "id: a", "tags: [a, b", "requires:", "  - ", "{ref: a}",
+    "units:", "  - id: u1", "[[a]]", "[[b|B]]", "[[c#H]]", "[x](y.md)", "[x](../../etc/p)",
+    "[x](/abs/)", "[x](@/z.md)", "https://e.com/a/?utm_x=1#f", "www.e.com", "<https://e.org>",
+    "a = 1", '"k": [', "&amp;", "*", "_", "> ", "- ", "1. ", "| a | b |", "|---|---|",
+    "中文", "😀", "é", " ", "x",
+])
+DOCUMENTS = st.lists(st.one_of(FRAGMENTS, st.text(max_size=8)), max_size=60).map("".join)
+PATHS = st.sampled_from(["a.md", "notes/b.md", "courses/c.md", "x/y/z/index.md",
+                         "topics/t.md", "entries/e.md", "lists/l.md"])
+
+
+def check(path: str, raw: bytes) -> None:
+    parsed = parse_file(path, raw)
+    text = raw.decode("utf-8-sig", errors="replace")
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    count = max(len(lines), 1)
+    assert parsed.documents and parsed.documents[0].key == path
+    for ref in parsed.references:
+        assert 1 <= ref.line <= count, (ref, count)
+        assert ref.source.split("#", 1)[0] == path
+        if ref.kind == "link" and ref.text.startswith(("[[", "![[")) and "\x00" not in text:
+            assert ref.text.replace("\\|", "|") in lines[ref.line - 1].replace("\\|", "|"), ref
+    for problem in parsed.problems:
+        assert 0 <= problem.line <= count, (problem, count)
+        assert problem.path == path
+    for doc in parsed.documents:
+        assert 1 <= doc.line <= count
+        assert doc.title and isinstance(doc.title, str)
+
+
+@SETTINGS
+@given(PATHS, st.text())
+def test_any_text_parses(path: str, text: str) -> None:
+    check(path, text.encode("utf-8", "surrogatepass"))
+
+
+@SETTINGS
+@given(PATHS, st.binary())
+def test_any_bytes_parse(path: str, raw: bytes) -> None:
+    check(path, raw)
+
+
+@SETTINGS
+@given(PATHS, DOCUMENTS)
+def test_markdown_like_text_parses(path: str, text: str) -> None:
+    check(path, text.encode("utf-8", "surrogatepass"))
+
+
+WORD = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=8)
+
+
+@SETTINGS
+@given(st.lists(st.lists(st.one_of(WORD, WORD.map(lambda w: f"[[{w}]]")), max_size=6),
+                min_size=1, max_size=20),
+       st.booleans(), st.sampled_from(["\n", "\r\n"]))
+def test_wikilinks_are_found_on_their_line(paragraphs: list[list[str]], front: bool,
+                                           eol: str) -> None:
+    lines = [" ".join(words) for words in paragraphs]
+    head = ["---", "title: t", "---"] if front else []
+    text = eol.join(head + lines) + eol
+    parsed = parse_file("n.md", text.encode())
+    found = [(r.line, r.target) for r in parsed.references]
+    expected = [(len(head) + i + 1, w[2:-2]) for i, words in enumerate(paragraphs)
+                for w in words if w.startswith("[[")]
+    assert found == expected
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(["[[a]]", "[x](y.md)", "https://e.com/p", "[[b|c]]", "text"]),
+                max_size=8).map(" ".join),
+       st.sampled_from(["```\n{}\n```", "~~~\n{}\n~~~", "    {}", "`{}`", "$${}$$",
+                        "$$\n{}\n$$", "<!-- {} -->"]))
+def test_nothing_in_code_or_math_is_a_link(inner: str, wrapper: str) -> None:
+    if "`" in wrapper and "`" in inner:
+        return
+    parsed = parse_file("n.md", ("before\n\n" + wrapper.format(inner) + "\n").encode())
+    assert parsed.references == ()
+
+
+URLS = st.builds(
+    lambda scheme, host, path, query, frag: f"{scheme}://{host}{path}{query}{frag}",
+    st.sampled_from(["http", "HTTPS", "https"]),
+    st.sampled_from(["example.com", "Example.COM", "a.b.org", "x.org:8080"]),
+    st.sampled_from(["", "/", "/a", "/a/", "/A/b/", "/%20x"]),
+    st.sampled_from(["", "?a=1", "?utm_source=x", "?a=1&utm_medium=y", "?UTM_x=1&b="]),
+    st.sampled_from(["", "#", "#frag", "#a?b"]),
+)
+
+
+@SETTINGS
+@given(URLS)
+def test_url_normalisation_is_idempotent_and_drops_noise(url: str) -> None:
+    once = normalize_url(url)
+    assert normalize_url(once) == once
+    assert "#" not in once
+    assert "utm_" not in once.lower()
+    assert not once.endswith("/")
+    scheme, _, rest = once.partition("://")
+    assert scheme == scheme.lower()
+    assert rest.split("/", 1)[0] == rest.split("/", 1)[0].lower()
