@@ -169,3 +169,12 @@ def test_edit_opens_the_editor(run, make_vault, tmp_path):
     result = run("new", "note", "Edit me", "--edit", vault=vault, env=env)
     assert result.exit_code == 0, result.output
     assert (vault / "notes/edit-me.md").read_text().endswith("edited\n")
+
+
+def test_an_id_taken_by_another_document_is_refused(run, make_vault):
+    vault = make_vault({"notes/ddp.md": "---\nid: ddp\n---\n# my notes on DDP\n"})
+    result = run("new", "topic", "DDP", vault=vault)
+    assert result.exit_code == 1
+    assert "taken by notes/ddp.md" in result.stderr
+    assert not (vault / "notes/topics").exists()
+    assert run("new", "topic", "DDP", "--id", "ddp-topic", vault=vault).exit_code == 0

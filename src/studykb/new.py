@@ -21,6 +21,7 @@ import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -134,8 +135,13 @@ def render(template: str, values: dict[str, str | list[str] | None]) -> str:
     return f"{fence}\n{fm_out}{''.join(extra)}{fence}\n{body_out}"
 
 
-def create(config: Config, spec: NewDoc) -> Created:
-    """Write the new document; StudyError when its file exists already."""
+def create(config: Config, spec: NewDoc,
+           id_owner: Callable[[str], str | None] | None = None) -> Created:
+    """Write the new document; StudyError when its file exists already.
+
+    ``id_owner(id)`` names the file of another document that has this id, if any (the
+    CLI asks the vault); a new document with that id would be a ``duplicate-id``.
+    """
     if spec.type not in FOLDERS:
         raise UsageError(f"unknown type {spec.type!r}; use one of {', '.join(FOLDERS)}.")
     title = " ".join(spec.title.split())
@@ -154,6 +160,10 @@ def create(config: Config, spec: NewDoc) -> Created:
     if target.exists():
         raise StudyError(f"{rel} exists already; not overwriting it.",
                          hint="Open it, or choose another name with --id.")
+    owner = id_owner(doc_id) if id_owner else None
+    if owner and owner != rel:
+        raise StudyError(f"the id {doc_id!r} is taken by {owner}.",
+                         hint="Choose another with --id.")
     text, origin = template_text(config, spec.type)
     values: dict[str, str | list[str] | None] = {
         "id": doc_id, "title": title, "type": spec.type, "date": spec.date.isoformat(),

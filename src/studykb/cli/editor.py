@@ -42,13 +42,14 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
       studykb new topic "Tensor Parallelism" --requires ddp --tag parallelism
       studykb new entry "FSDP2 tutorial" --url https://pytorch.org/tutorials/fsdp2
       studykb new note 张量并行笔记              # notes/zhang-liang-bing-xing-bi-ji.md
-      studykb new course "CMU 15-442" --id cmu-dlsys-2027 --edit
+      studykb new course "Deep Learning Systems" --id cmu-dlsys --edit
     """
     from ..config import find_vault, load_config
     from ..new import NewDoc, create
 
     config = load_config(find_vault(obj.vault_dir))
-    made = create(config, NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url))
+    made = create(config, NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url),
+                  id_owner=lambda name: _id_owner(obj, name))
     if as_json:
         emit_json({"path": made.path, "file": str(made.file), "id": made.id,
                    "type": doc_type, "template": made.template})
@@ -56,6 +57,22 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
         click.echo(_shown(made.file))
     if edit:
         click.edit(filename=str(made.file))
+
+
+def _id_owner(obj: Context, doc_id: str) -> str | None:
+    """The file of a document whose id is ``doc_id`` (None when free, or no state)."""
+    from ..errors import StudyError
+    from ..vault.resolve import ID, fold
+
+    try:
+        vault = obj.vault()
+        for level, key in vault.names().table.get(fold(doc_id)) or ():
+            doc = vault.document(key) if level == ID else None
+            if doc is not None and doc.type != "unit":
+                return str(doc.path)
+    except (StudyError, OSError):
+        return None
+    return None
 
 
 def _shown(file: Path) -> str:
