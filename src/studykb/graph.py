@@ -8,12 +8,11 @@ Nodes are document keys with their metadata; edges are typed with ``kind``:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from ._lazy import nx
-
-
 from .model import Document
 
 if TYPE_CHECKING:
@@ -99,11 +98,20 @@ def to_graphml(graph: nx.MultiDiGraph, fh: Any) -> None:
     flat = nx.MultiDiGraph()
     for key, data in graph.nodes(data=True):
         doc: Document = data["doc"]
-        flat.add_node(key, id=doc.id, label=doc.title, path=doc.path, type=doc.type,
-                      level=doc.level or 0, status=doc.status or "")
+        flat.add_node(_xml(key), id=_xml(doc.id), label=_xml(doc.title), path=_xml(doc.path),
+                      type=doc.type, level=doc.level or 0, status=doc.status or "")
     for u, v, data in graph.edges(data=True):
-        flat.add_edge(u, v, kind=data["kind"], path=data["path"], line=data["line"])
+        flat.add_edge(_xml(u), _xml(v), kind=data["kind"], path=_xml(data["path"]),
+                      line=data["line"])
     nx.write_graphml(flat, fh, encoding="utf-8")
+
+
+_NOT_XML = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def _xml(text: str) -> str:
+    """Control characters (a JSON title may hold them) are not allowed in XML 1.0."""
+    return _NOT_XML.sub("\ufffd", text)
 
 
 def topological_layers(graph: nx.DiGraph) -> list[list[Any]]:

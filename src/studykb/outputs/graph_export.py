@@ -40,8 +40,13 @@ def to_graphml(graph: Any) -> str:
     return buf.getvalue().decode("utf-8")
 
 
+#: Line breaks and other control characters: one space in a label.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]+")
+
+
 def _dot_str(text: str) -> str:
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
+    text = _CONTROL.sub(" ", text)
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def to_dot(graph: Any) -> str:
@@ -61,7 +66,7 @@ _MERMAID_UNSAFE = re.compile(r'["\[\]{}()<>|#;`]')
 
 
 def _mermaid_label(text: str) -> str:
-    return _MERMAID_UNSAFE.sub(lambda m: f"#{ord(m.group(0))};", text)
+    return _MERMAID_UNSAFE.sub(lambda m: f"#{ord(m.group(0))};", _CONTROL.sub(" ", text))
 
 
 def to_mermaid(graph: Any) -> str:
