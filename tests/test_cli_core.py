@@ -401,3 +401,17 @@ def test_text_output_keeps_brackets_in_paths_and_titles(make_vault, run) -> None
     result = run("show", "notes/[wip] idea.md", vault=root)
     assert "[bold] title" in result.stdout
     assert "notes/[wip] idea.md" in result.stdout
+
+
+def test_graph_exports_survive_line_breaks_and_control_characters(make_vault, run) -> None:
+    root = make_vault({"a.md": '---\ntitle: |\n  Multi\n  line "title"\n---\n[[b]]\n',
+                       "b.md": '{"title": "bell\\u0007 and \\u0000 nul"}\n[[a]]\n'})
+    mermaid = run("graph", "--format", "mermaid", vault=root).stdout.splitlines()
+    assert len(mermaid) == 5  # header, two nodes, two edges: no label broke a line
+    assert mermaid[1] == '  n0["Multi line #34;title#34;"]'
+    dot = run("graph", "--format", "dot", vault=root).stdout
+    assert '[label="Multi line \\"title\\""' in dot
+    assert "\x07" not in dot and "\x00" not in dot
+    graphml = run("graph", "--format", "graphml", vault=root).stdout
+    root_el = ET.fromstring(graphml.encode("utf-8"))  # well-formed XML
+    assert len(root_el.findall(".//{http://graphml.graphdrawing.org/xmlns}node")) == 2
