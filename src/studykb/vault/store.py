@@ -113,10 +113,15 @@ class Store:
         if existed:
             self.notice = ("state was made by another studykb version, or damaged; rebuilding"
                            f" {self.path.parent.name}/")
-        self._discard()
-        db = self._connect()
-        db.executescript(_SCHEMA)
-        db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        try:
+            self._discard()
+            db = self._connect()
+            db.executescript(_SCHEMA)
+            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
+        except (OSError, sqlite3.Error) as exc:  # a folder in its place, a read-only vault...
+            raise VaultError(f"cannot use the state file {self.path}: {exc}",
+                             hint=f"Delete {self.path.parent}: it only holds what studykb "
+                                  "can rebuild.") from None
         self.fresh = True
         return db
 
