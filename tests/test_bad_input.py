@@ -227,3 +227,11 @@ def test_bad_state_folder_does_not_stop_the_command(make_vault, run) -> None:
     assert result.exit_code in (1, 2)
     assert "studykb" in result.stderr
     assert (root / ".studykb").read_text(encoding="utf-8") == "not a folder"
+
+
+def test_state_file_that_cannot_be_opened(make_vault, run) -> None:
+    root = make_vault(GOOD)
+    (root / ".studykb" / "state.sqlite").mkdir(parents=True)  # a folder in its place
+    result = run("check", vault=root)
+    assert result.exit_code == 2
+    assert "state" in result.stderr and "Delete" in result.stderr
