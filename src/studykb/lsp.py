@@ -521,7 +521,12 @@ _KIND = {"topic": t.CompletionItemKind.Class, "course": t.CompletionItemKind.Mod
 
 def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
+    import sys
+
     logging.basicConfig(level=logging.WARNING, format="studykb lsp: %(message)s")
+    # the watcher thread refreshes in the background: hand the interpreter back to the
+    # request loop more often than every 5 ms, so answers stay quick meanwhile
+    sys.setswitchinterval(0.001)
     server = build(vault_dir)
     try:
         server.start_io(stdin, stdout)
