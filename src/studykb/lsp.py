@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import gc
 import logging
 import os
 import sqlite3
@@ -94,6 +95,9 @@ class StudyServer(LanguageServer):
     def install(self, snap: Snapshot) -> None:
         """A new snapshot: re-check every open buffer against it."""
         self.snap = snap
+        # the snapshot lives until the next one: keep the collector from walking it again
+        # and again (a full collection of a 10k-note snapshot stalls every request)
+        gc.freeze()
         self.analyses.clear()
         self.check_deleted()
         for uri in list(self.workspace.text_documents):
@@ -147,7 +151,7 @@ class StudyServer(LanguageServer):
             first = True
             try:
                 for batch in watchfiles.watch(root, watch_filter=wanted, stop_event=self.stop,
-                                              step=50, debounce=1600, rust_timeout=500,
+                                              step=30, debounce=1600, rust_timeout=500,
                                               yield_on_timeout=True, raise_interrupt=False):
                     if not root.is_dir():
                         break

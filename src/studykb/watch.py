@@ -12,6 +12,7 @@ Nothing here prints: the caller gets a :class:`Change` per refresh and formats i
 
 from __future__ import annotations
 
+import gc
 import os
 import posixpath
 import re
@@ -88,7 +89,7 @@ def index_sync() -> Sync | None:
 class Watcher:
     """Refreshes a vault (and its index) and diffs its problems; :meth:`run` loops on events."""
 
-    def __init__(self, vault: Vault, sync: Sync | None = None, *, step_ms: int = 50,
+    def __init__(self, vault: Vault, sync: Sync | None = None, *, step_ms: int = 30,
                  debounce_ms: int = 1600) -> None:
         self.vault = vault
         self.sync = sync
@@ -105,6 +106,7 @@ class Watcher:
     def start(self) -> Change:
         """The first refresh; its problems are the baseline later changes are diffed with."""
         change = self.refresh(force=True)
+        gc.freeze()  # what is loaded by now lives as long as the watch: never scan it again
         return Change(change.stats, [], [], change.indexed, change.error)
 
     def refresh(self, force: bool = False) -> Change:
