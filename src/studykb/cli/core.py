@@ -117,7 +117,8 @@ def show(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-d
     """
     shown = queries.show(vault, queries.find(vault, query))
     doc = shown.doc
-    docs = vault.documents()
+    docs = vault.documents_for([link.ref.source for link in shown.backlinks]
+                               + [link.target for link in shown.outgoing if link.target])
     if as_json:
         emit_json({**doc.brief(), "key": doc.key, "aliases": list(doc.aliases),
                    "tags": list(doc.tags), "covers": list(doc.covers), "date": doc.date,
@@ -184,7 +185,7 @@ def backlinks(vault, query: str, as_json: bool) -> None:  # type: ignore[no-unty
     """
     doc = queries.find(vault, query)
     links = queries.backlinks(vault, doc)
-    docs = vault.documents() if links else {}
+    docs = vault.documents_for(link.ref.source for link in links)
     if as_json:
         emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
                    "backlinks": [_back_json(link, docs) for link in links]})

@@ -265,6 +265,12 @@ class Vault:
             self._docs = {d.key: d for d in self.store.documents()}
         return self._docs
 
+    def documents_for(self, keys: Iterable[str]) -> dict[str, Document]:
+        """The documents with these keys (missing ones left out), without loading them all."""
+        if self._docs is not None:
+            return {k: self._docs[k] for k in keys if k in self._docs}
+        return {d.key: d for d in self.store.documents_for(sorted(set(keys)))}
+
     def document(self, key: str) -> Document | None:
         if self._docs is not None:
             return self._docs.get(key)

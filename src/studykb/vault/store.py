@@ -157,6 +157,14 @@ class Store:
     def documents(self) -> list[Document]:
         return [doc_from_blob(d) for (d,) in self.db.execute("SELECT data FROM docs")]
 
+    def documents_for(self, keys: list[str]) -> list[Document]:
+        out = []
+        for i in range(0, len(keys), 400):
+            chunk = keys[i: i + 400]
+            out.extend(doc_from_blob(d) for (d,) in self.db.execute(
+                f"SELECT data FROM docs WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
     def document(self, key: str) -> Document | None:
         row = self.db.execute("SELECT data FROM docs WHERE key=?", (key,)).fetchone()
         return doc_from_blob(row[0]) if row else None
