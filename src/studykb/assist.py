@@ -9,14 +9,13 @@ the vault, rebuilt after each refresh, so it may be read from any thread.
 from __future__ import annotations
 
 import json
-import posixpath
 import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
 from .completion import NameIndex
 from .config import Config
-from .model import ERROR, Document, Problem, Reference
+from .model import Document, Problem, Reference
 from .parse import parse_file
 from .vault.resolve import ID, Names, fold
 
@@ -223,12 +222,4 @@ def _heading_key(text: str) -> str:
     return re.sub(r"[\s\-_]+", "-", fold(text)).strip("-")
 
 
-def relative(root_parts: tuple[str, ...], file_parts: tuple[str, ...]) -> str | None:
-    """Vault path of a file given as path parts, or None when it is outside the vault."""
-    if file_parts[: len(root_parts)] != root_parts:
-        return None
-    return posixpath.join(*file_parts[len(root_parts):]) if len(file_parts) > len(
-        root_parts) else None
-
-
-__all__ = ["ERROR", "Analysis", "Snapshot", "Span", "analyse", "describe"]
+__all__ = ["Analysis", "Snapshot", "Span", "analyse", "anchor_line", "describe"]
