@@ -51,6 +51,8 @@ class StudyServer(LanguageServer):
         self.analyses: dict[str, tuple[int | None, Analysis]] = {}
         self.stop = threading.Event()
         self.watching = False
+        self.ready = False
+        """Whether a snapshot of the vault is installed."""
         self.gone = False
         self.on_disk: set[str] = set()
         """Open buffers whose file exists (to notice a deletion)."""
@@ -73,8 +75,10 @@ class StudyServer(LanguageServer):
             self.vault = Vault.open(root)
         except StudyError as exc:
             self.message(f"studykb: {exc}", t.MessageType.Error)
+            self.install(self.snap)  # no vault: buffers still get their own problems
             return
-        self.refresh(first=True)
+        # the first refresh (a full build when there is no state yet) runs in the watcher
+        # thread; buffers are checked once its snapshot is installed
         self.start_watching()
 
     def refresh(self, first: bool = False) -> None:
@@ -95,6 +99,7 @@ class StudyServer(LanguageServer):
     def install(self, snap: Snapshot) -> None:
         """A new snapshot: re-check every open buffer against it."""
         self.snap = snap
+        self.ready = True
         # the snapshot lives until the next one: keep the collector from walking it again
         # and again (a full collection of a 10k-note snapshot stalls every request)
         gc.freeze()
@@ -138,12 +143,14 @@ class StudyServer(LanguageServer):
         while not self.stop.is_set():
             try:
                 writer = Vault.open(root)
-            except StudyError as exc:
+            except (StudyError, sqlite3.Error, OSError) as exc:
                 self._call(functools.partial(self.message, f"studykb: {exc}",
                                              t.MessageType.Error))
                 self.watching = False
+                self._call(functools.partial(self.refresh, True))
                 return
             exclude = writer.config.exclude
+            self._background_refresh(writer, first=True)
 
             def wanted(_change: object, path: str, exclude: tuple[str, ...] = exclude) -> bool:
                 return relevant(path, root, exclude)
@@ -176,11 +183,11 @@ class StudyServer(LanguageServer):
             time.sleep(0.2)
             self._call(self.vault_back)
 
-    def _background_refresh(self, vault: Vault) -> None:
+    def _background_refresh(self, vault: Vault, first: bool = False) -> None:
         """(watcher thread) Refresh; when something changed, install a new snapshot."""
         try:
             stats = vault.refresh()
-            if not stats.changed:
+            if not (stats.changed or first):
                 return
             snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
         except (sqlite3.Error, OSError, StudyError) as exc:
@@ -222,7 +229,6 @@ class StudyServer(LanguageServer):
             with contextlib.suppress(Exception):
                 old.close()
         self.message(f"studykb: the vault folder {self.root} is back.", t.MessageType.Info)
-        self.refresh(first=True)
 
     def close(self) -> None:
         self.stop.set()
@@ -269,6 +275,8 @@ class StudyServer(LanguageServer):
                 self._safe(functools.partial(self.lint, uri))
 
     def lint(self, uri: str) -> None:
+        if not self.ready:
+            return  # the vault is still being read: every link would look dangling
         analysis = self.analysis(uri)
         version = self.workspace.get_text_document(uri).version
         diagnostics = [self.diagnostic(analysis, p) for p in analysis.problems]
@@ -416,6 +424,8 @@ def build(vault_dir: str | None) -> StudyServer:
         ctx = completion_context(analysis.lines, line, col)
         if ctx is None:
             return None
+        if not ls.ready:  # still reading the vault: ask again as the user types
+            return t.CompletionList(is_incomplete=True, items=[])
         text = analysis.lines[line]
         edit_range = ls.range(text, line, ctx.start, col)
         if ctx.kind == "heading":
