@@ -116,6 +116,7 @@ class Ranker:
         self.text = text
         self._vectors = text_vectors  # TermVectors, for near-duplicate checks
         self._sigs: dict[int, frozenset[int]] = {}
+        self._top: dict[int, frozenset[int]] = {}
 
     @classmethod
     def for_vault(cls, vault: Vault, text: str = "vectors") -> Ranker:
@@ -146,12 +147,16 @@ class Ranker:
                 if j is not None and j != i and score > 0:
                     feats.setdefault(j, {})["text"] = score
                     words[j] = list(shared)
-        for name in _SCALED:
-            top = max((f.get(name, 0.0) for f in feats.values()), default=0.0)
-            if top > 0:
-                for f in feats.values():
-                    if name in f:
-                        f[name] = f[name] / top
+        tops: dict[str, float] = {}
+        for f in feats.values():
+            for name, value in f.items():
+                if value > tops.get(name, 0.0):
+                    tops[name] = value
+        scaled = [(name, tops[name]) for name in _SCALED if tops.get(name)]
+        for f in feats.values():
+            for name, top in scaled:
+                if name in f:
+                    f[name] /= top
         return feats, words
 
     def rank(self, i: int, limit: int, types: tuple[str, ...] = (), weights: Weights = Weights(),
@@ -184,7 +189,7 @@ class Ranker:
                 pool.append((score, j))
         pool.sort(key=lambda sj: (-sj[0], self.ix.keys[sj[1]]))
         room = max(0, limit - len(out))
-        for j, score in self._diversify(pool[:max(3 * room, 30)], [j for j, *_ in out],
+        for j, score in self._diversify(pool[:max(2 * room, 20)], [j for j, *_ in out],
                                         room, diversity):
             out.append((j, score, feats[j]))
         return out[:limit]
@@ -201,36 +206,48 @@ class Ranker:
         top = pool[0][0] or 1.0
         left = {j: s for s, j in pool}
         order = {j: n for n, (_s, j) in enumerate(pool)}
-        penalty = {j: max((self.likeness(j, c) for c in chosen), default=0.0) for j in left}
+        sigs = {j: (self._sig(j), self._words_of(j)) for j in (*left, *chosen)}
+        like = self._like
+        penalty = {j: max((like(sigs[j], sigs[c]) for c in chosen), default=0.0) for j in left}
+        keep, drop = 1 - diversity, diversity
         picked: list[tuple[int, float]] = []
         while left and len(picked) < room:
-            j = max(left, key=lambda c: ((1 - diversity) * left[c] / top
-                                         - diversity * penalty[c], -order[c]))
+            j = max(left, key=lambda c: (keep * left[c] / top - drop * penalty[c], -order[c]))
             picked.append((j, left.pop(j)))
+            mine = sigs[j]
             for c in left:
-                like = self.likeness(c, j)
-                if like > penalty[c]:
-                    penalty[c] = like
+                value = like(sigs[c], mine)
+                if value > penalty[c]:
+                    penalty[c] = value
         return picked
 
+    @staticmethod
+    def _like(a: tuple[frozenset[int], frozenset[int]],
+              b: tuple[frozenset[int], frozenset[int]]) -> float:
+        (ga, ta), (gb, tb) = a, b
+        both = len(ga & gb)
+        graph = both / (len(ga) + len(gb) - both) if both else 0.0
+        both = len(ta & tb)
+        text = both / (len(ta) + len(tb) - both) if both else 0.0
+        return graph if graph > text else text
+
     def likeness(self, a: int, b: int) -> float:
-        """How much two documents are the same: shared neighbours or distinctive words."""
-        sa, sb = self._sig(a), self._sig(b)
-        union = len(sa | sb)
-        graph = len(sa & sb) / union if union else 0.0
-        text = 0.0
-        vectors = self._vectors
-        if vectors is not None:
-            va = vectors.vector_of(self.ix.keys[a])
-            vb = vectors.vector_of(self.ix.keys[b])
-            text = sum(w * vb[t] for t, w in va.items() if t in vb)
-        return max(graph, text)
+        """How much two documents are the same: the larger of the Jaccard overlaps of their
+        graph neighbourhoods and of their most distinctive words."""
+        return self._like((self._sig(a), self._words_of(a)), (self._sig(b), self._words_of(b)))
 
     def _sig(self, j: int) -> frozenset[int]:
         sig = self._sigs.get(j)
         if sig is None:
             sig = self._sigs[j] = self.ix.signature(j)
         return sig
+
+    def _words_of(self, j: int) -> frozenset[int]:
+        got = self._top.get(j)
+        if got is None:
+            vectors = self._vectors
+            got = self._top[j] = vectors.top_terms(self.ix.keys[j]) if vectors else frozenset()
+        return got
 
     # -- results -------------------------------------------------------------------------
     def related(self, key: str, options: RelatedOptions) -> list[Related]:

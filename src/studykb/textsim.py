@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 Similar = list[tuple[str, float, list[str]]]
 CACHE_NAME = "related-text.pickle"
-CACHE_VERSION = 7
+CACHE_VERSION = 8
 #: Terms kept per document: its most distinctive ones.
 TOP_TERMS = 100
 #: Terms found in more than this share of documents (and at least 30) say nothing.
@@ -44,6 +44,8 @@ MAX_DF_SHARE = 0.3
 #: A term shared by more documents than this (among their top terms) is skipped when
 #: looking for candidates, which bounds the cost of one query.
 MAX_POSTING = 400
+#: Terms compared to tell near-duplicates apart (diversity).
+NEAR_TERMS = 20
 
 
 class TextSimilarity(Protocol):
@@ -92,6 +94,13 @@ class TermVectors:
     def vector_of(self, key: str) -> dict[int, float]:
         n = self.number.get(key)
         return self.vector(n) if n is not None else {}
+
+    def top_terms(self, key: str, k: int = NEAR_TERMS) -> frozenset[int]:
+        """The ``k`` heaviest terms of a document (vectors are stored heaviest first)."""
+        n = self.number.get(key)
+        if n is None:
+            return frozenset()
+        return frozenset(_ints(self.packed_vectors[n][0][:4 * k]))
 
     def posting_size(self, term: int) -> int:
         return len(self.packed_postings[term][0]) // 4
@@ -166,7 +175,7 @@ def tokenizer() -> Callable[[str], list[tuple[str, str]]]:
 
     def terms(text: str) -> list[tuple[str, str]]:
         return [(t.text, t.original)  # type: ignore[attr-defined]
-                for t in ANALYZER(text, keeporiginal=True, mode="query")]
+                for t in ANALYZER(text, keeporiginal=True, mode="index")]
 
     return terms
 

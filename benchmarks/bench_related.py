@@ -1,0 +1,149 @@
+"""Benchmarks of related documents and the sidebar, on a synthetic vault.
+
+    python benchmarks/bench_related.py                       # 10k documents
+    python benchmarks/bench_related.py --docs 1000 --runs 3 --markdown
+
+Figures (fresh processes unless said otherwise; medians of several runs):
+
+* full index build: ``studykb build`` from an empty state (parse, resolve and the
+  full-text search index): the baseline the whole-vault sidebar is compared with;
+* related, in-process: ``related(vault, doc)`` through the library, in one process that
+  has already answered once (the editor server, the web page), per call over many notes;
+  also the first call of a fresh process, which loads the caches;
+* related, end to end: ``studykb related ID --json``;
+* sidebar, every document: ``studykb sidebar --format json -o FILE``, with the related
+  caches up to date, and "cold" right after a build (the caches are built first);
+* peak memory of each, as the largest resident set of a process.
+
+Targets (10k documents): related <= 50 ms in-process and <= 0.4 s end to end; the
+sidebar for every document <= 1.0x the full index build; peak memory <= 1 GB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from common import Table, interleave, python_cmd, repeat, run  # noqa: E402
+
+IN_PROCESS = r"""
+import json, random, statistics, sys, time
+from studykb.vault import Vault
+from studykb.related import related, RelatedOptions
+vault = Vault.open(sys.argv[1]); vault.refresh()
+docs = vault.documents()
+notes = sorted(k for k, d in docs.items() if d.type == "note")
+random.Random(7).shuffle(notes)
+t = time.perf_counter(); related(vault, docs[notes[0]]); first = time.perf_counter() - t
+times = []
+for key in notes[1:int(sys.argv[2]) + 1]:
+    t = time.perf_counter()
+    found = related(vault, docs[key], RelatedOptions(limit=10))
+    times.append(time.perf_counter() - t)
+times.sort()
+print(json.dumps({"first": first, "median": statistics.median(times),
+                  "p95": times[int(len(times) * 0.95)], "max": times[-1], "n": len(times)}))
+"""
+
+MEMORY_TARGET_MB = 1024.0
+
+
+def studykb_cmd() -> list[str]:
+    exe = shutil.which("studykb", path=os.path.dirname(sys.executable))
+    return [exe] if exe else [sys.executable, "-m", "studykb"]
+
+
+def drop_related_caches(vault: str) -> None:
+    for path in glob.glob(os.path.join(vault, ".studykb", "related*.pickle")):
+        os.remove(path)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--docs", type=int, default=10000)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--calls", type=int, default=300, help="in-process calls to time")
+    ap.add_argument("--workdir", help="keep the generated vault here")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--json", help="write the figures to this file")
+    args = ap.parse_args(argv)
+
+    workdir = args.workdir or tempfile.mkdtemp(prefix="studykb-bench-related-")
+    vault = os.path.join(workdir, f"vault-{args.docs}")
+    here = os.path.dirname(os.path.abspath(__file__))
+    if not os.path.exists(os.path.join(vault, ".bench.json")):
+        run([sys.executable, os.path.join(here, "gen_vault.py"), vault, "--docs",
+             str(args.docs)], check=True)
+    sk = studykb_cmd() + ["--vault", vault]
+    opts = {"check": True, "ok_codes": (0, 1), "env": {"NO_COLOR": "1"}}
+    heavy = max(2, args.runs // 2)
+    table = Table("figure", "median s", "runs", "peak MB", "target", "ok")
+    figures: dict[str, dict] = {}
+
+    def add(name: str, seconds: float, runs: int, mb: float, target: str, ok: bool | None
+            ) -> None:
+        figures[name] = {"seconds": seconds, "runs": runs, "peak_mb": mb, "ok": ok}
+        table.add(name, seconds, runs, mb, target, "-" if ok is None else ("yes" if ok else "NO"))
+        print(f"  {name:<46} {seconds:8.3f} s  {mb:6.0f} MB  {target}", flush=True)
+
+    def wipe() -> None:
+        shutil.rmtree(os.path.join(vault, ".studykb"), ignore_errors=True)
+
+    build = repeat(sk + ["build", "--json"], heavy, before=wipe, **opts)
+    base = build.median
+    add("full index build: studykb build", base, len(build.runs), build.rss_mb, "baseline",
+        None)
+
+    drop_related_caches(vault)
+    out = os.path.join(workdir, "sidebar.json")
+    cold = run(sk + ["sidebar", "--format", "json", "-o", out], **opts)
+    add("sidebar, every document (cold caches)", cold.seconds, 1, cold.rss_mb,
+        f"<= {base:.1f} s (1.0x build)", cold.seconds <= base)
+    warm = repeat(sk + ["sidebar", "--format", "json", "-o", out], heavy, **opts)
+    add("sidebar, every document", warm.median, len(warm.runs), warm.rss_mb,
+        f"<= {base:.1f} s (1.0x build)", warm.median <= base)
+    with open(out, encoding="utf-8") as fh:
+        count = len(json.load(fh))
+
+    lib = run(python_cmd(IN_PROCESS, vault, str(args.calls)), **opts)
+    stats = json.loads(lib.stdout)
+    add(f"related, in-process (median of {stats['n']} calls)", stats["median"], stats["n"],
+        lib.rss_mb, "<= 0.050 s", stats["median"] <= 0.05)
+    add("related, in-process p95", stats["p95"], stats["n"], lib.rss_mb, "<= 0.050 s",
+        stats["p95"] <= 0.05)
+    add("related, first call of a process", stats["first"], 1, lib.rss_mb, "(info)", None)
+
+    with open(os.path.join(vault, ".bench.json"), encoding="utf-8") as fh:
+        info = json.load(fh)
+    note = info["edit_file"].rsplit("/", 1)[-1][:-3]
+    e2e = interleave({"related": sk + ["related", note, "--json"],
+                      "python": python_cmd("pass")}, args.runs + 2, warmup=1, **opts)
+    add("related, end to end (studykb related --json)", e2e["related"].median,
+        len(e2e["related"].runs), e2e["related"].rss_mb, "<= 0.400 s",
+        e2e["related"].median <= 0.4)
+    add("python start-up (reference)", e2e["python"].median, len(e2e["python"].runs),
+        e2e["python"].rss_mb, "(info)", None)
+
+    peak = max(f["peak_mb"] for name, f in figures.items() if "build" not in name)
+    add("peak memory of the related/sidebar runs", 0.0, 0, peak, f"<= {MEMORY_TARGET_MB:.0f} MB",
+        peak <= MEMORY_TARGET_MB)
+    print(f"\n{args.docs} documents, {count} sidebars; machine: {os.cpu_count()} cores\n")
+    table.print(markdown=args.markdown)
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump({"docs": args.docs, "figures": figures,
+                       "in_process": stats, "median_all": statistics.median(
+                           r.seconds for r in warm.runs)}, fh, indent=2)
+    return 0 if all(f["ok"] is not False for f in figures.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
