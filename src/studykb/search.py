@@ -24,8 +24,8 @@ SNIPPET_CHARS = 180
 #: Only this much of a long body is scanned for the snippet.
 SNIPPET_SCAN = 200_000
 #: Fields a query may name as ``field:value``.
-QUERY_FIELDS = ("title", "aliases", "tags", "headings", "body", "meta", "tag", "type",
-                "course", "status", "level", "kind", "date", "id", "path", "key")
+QUERY_FIELDS = ("names", "title", "aliases", "tags", "body", "tag", "type", "course", "status",
+                "level", "kind", "date", "id", "path", "key")
 _OPERATORS = ("AND", "OR", "NOT", "ANDNOT", "ANDMAYBE")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
@@ -205,7 +205,7 @@ def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
             raise UsageError(f"Unknown type {bad[0]!r}; types are {', '.join(DOC_TYPES)}.")
         groups.append([("type", t) for t in dict.fromkeys(opts.types)])
     if opts.tags:
-        topics = Topics(vault)
+        topics = Topics.of(vault)
         group: Filter = []
         for tag in opts.tags:
             folded = tag.strip().casefold()
@@ -302,7 +302,7 @@ def _expansions(vault: Vault, text: str) -> list[str]:
     if not bare or any(c in bare for c in '"():*?[]{}^') or \
             any(w in _OPERATORS for w in bare.split()):
         return []
-    topics = Topics(vault)
+    topics = Topics.of(vault)
     key = topics.names.get(bare.casefold())
     if not key:
         return []
