@@ -297,3 +297,38 @@ def test_name_index_ranking() -> None:
     assert ambiguous == {"t/ddp.md": "t/ddp", "n/ddp.md": "n/ddp"}  # ids clash: paths
     found, cut = complete(index, "", limit=2)
     assert len(found) == 2 and cut
+
+
+def test_incremental_snapshot_matches_a_full_one(make_vault, open_vault) -> None:
+    from studykb.assist import Snapshot
+
+    vault_dir = make_vault({
+        "notes/a.md": "---\nid: a\naliases: [Alpha]\n---\n# A\n",
+        "notes/b.md": "---\nid: b\n---\n# B\n",
+        "courses/c.md": "---\nid: c\nunits:\n  - id: u1\n    title: One\n---\n# C\n",
+        "notes/entries/e.md": "---\nid: e\nurl: https://example.com/e\n---\nE\n",
+    })
+    vault = open_vault(vault_dir)
+    snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
+
+    def step(change) -> None:  # type: ignore[no-untyped-def]
+        nonlocal snap
+        change()
+        stats = vault.refresh()
+        snap = snap.updated(vault, stats)
+        full = Snapshot.build(vault.config, vault.documents(), vault.problems())
+        assert snap.docs == full.docs
+        assert {k: sorted(v) for k, v in snap.names.table.items()} == {
+            k: sorted(v) for k, v in full.names.table.items()}
+        assert {k: sorted(v) for k, v in snap.names.urls.items() if v} == {
+            k: sorted(v) for k, v in full.names.urls.items()}
+        assert snap.names.paths == full.names.paths and snap.names.types == full.names.types
+        assert sorted(map(repr, snap.index.cands)) == sorted(map(repr, full.index.cands))
+        assert snap.index.blob == full.index.blob
+
+    step(lambda: (vault_dir / "notes/b.md").write_text("---\nid: a\n---\n# B is A\n"))
+    step(lambda: (vault_dir / "courses/c.md").write_text(
+        "---\nid: c\nunits:\n  - id: u2\n    title: Two\n---\n# C\n"))
+    step(lambda: (vault_dir / "notes/entries/e.md").unlink())
+    step(lambda: (vault_dir / "notes/new.md").write_text("---\naliases: [Alpha, Nu]\n---\nN\n"))
+    step(lambda: (vault_dir / "notes/b.md").write_text("---\nid: b\n---\n# B again\n"))

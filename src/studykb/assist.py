@@ -11,16 +11,20 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from .completion import NameIndex
 from .config import Config
 from .model import Document, Problem, Reference
 from .parse import parse_file
+from .vault import BuildStats, Vault
 from .vault.resolve import ID, Names, fold
 
 #: Vault-wide problems that cannot be recomputed from one buffer; shown from the last refresh.
 VAULT_CODES = ("cycle", "too-large", "symlink-loop", "not-a-file")
+#: Above this many changed files a new snapshot is built from scratch.
+INCREMENTAL_LIMIT = 200
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
 
 
@@ -39,17 +43,84 @@ class Snapshot:
               problems: list[Problem]) -> Snapshot:
         """From the vault's documents and problems; the name table is built in memory, so
         the snapshot needs no database connection (it may be made in another thread)."""
-        by_path: dict[str, list[Problem]] = defaultdict(list)
-        for p in problems:
-            if p.code in VAULT_CODES:
-                by_path[p.path].append(p)
-        rows = ((d.key, d.path, d.id, d.title, d.type, json.dumps(d.aliases), d.url)
-                for d in docs.values())
-        return cls(config, docs, Names(rows), dict(by_path), NameIndex(docs))
+        return cls(config, docs, Names(_rows(docs.values())), _vault_problems(problems),
+                   NameIndex(docs))
+
+    def updated(self, vault: Vault, stats: BuildStats) -> Snapshot:
+        """The snapshot after a refresh: only the documents of changed files are reloaded
+        (everything when many files changed)."""
+        changed = {*stats.added, *stats.modified, *stats.removed}
+        if not self.docs or len(changed) > INCREMENTAL_LIMIT:
+            return Snapshot.build(vault.config, vault.documents(), vault.problems())
+        fresh = vault.documents_for(_keys_at(vault, sorted({*stats.added, *stats.modified})))
+        gone = [d for d in self.docs.values() if d.path in changed]
+        docs = {k: d for k, d in self.docs.items() if d.path not in changed}
+        docs.update(fresh)
+        return Snapshot(vault.config, docs, _names_updated(self.names, gone, fresh.values()),
+                        _vault_problems(vault.problems()),
+                        self.index.updated(docs, gone, fresh.values()))
 
     @classmethod
     def empty(cls, config: Config) -> Snapshot:
         return cls(config, {}, Names([]))
+
+
+def _vault_problems(problems: list[Problem]) -> dict[str, list[Problem]]:
+    by_path: dict[str, list[Problem]] = defaultdict(list)
+    for p in problems:
+        if p.code in VAULT_CODES:
+            by_path[p.path].append(p)
+    return dict(by_path)
+
+
+def _rows(docs: Iterable[Document]) -> Iterator[tuple]:
+    """Documents as the rows a :class:`Names` table is built from."""
+    for d in docs:
+        yield (d.key, d.path, d.id, d.title, d.type, json.dumps(d.aliases), d.url)
+
+
+def _keys_at(vault: Vault, paths: list[str]) -> list[str]:
+    """Keys of the documents in these files (a file and its course units)."""
+    keys: list[str] = []
+    for i in range(0, len(paths), 400):
+        chunk = paths[i: i + 400]
+        keys.extend(k for (k,) in vault.store.db.execute(
+            f"SELECT key FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk))
+    return keys
+
+
+def _names_updated(names: Names, gone: list[Document], fresh: Iterable[Document]) -> Names:
+    """A copy of ``names`` without the ``gone`` documents and with the ``fresh`` ones."""
+    out = Names(())
+    out.table.update((name, list(bucket)) for name, bucket in names.table.items())
+    out.urls.update((url, list(keys)) for url, keys in names.urls.items())
+    out.paths.update(names.paths)
+    out.types.update(names.types)
+    drop = Names(_rows(gone))
+    for name, bucket in drop.table.items():
+        kept = [entry for entry in out.table.get(name, ()) if entry not in bucket]
+        if kept:
+            out.table[name] = kept
+        else:
+            out.table.pop(name, None)
+    for url, keys in drop.urls.items():
+        left = [k for k in out.urls.get(url, ()) if k not in keys]
+        if left:
+            out.urls[url] = left
+        else:
+            out.urls.pop(url, None)
+    for key in drop.paths:
+        out.paths.pop(key, None)
+        out.types.pop(key, None)
+    add = Names(_rows(fresh))
+    for name, bucket in add.table.items():
+        target = out.table[name]
+        target.extend(entry for entry in bucket if entry not in target)
+    for url, keys in add.urls.items():
+        out.urls[url].extend(k for k in keys if k not in out.urls[url])
+    out.paths.update(add.paths)
+    out.types.update(add.types)
+    return out
 
 
 # -- references in a buffer ---------------------------------------------------------------

@@ -14,6 +14,7 @@ import json
 import re
 from bisect import bisect_left, bisect_right
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .model import Document
@@ -48,21 +49,36 @@ class NameIndex:
     """Every name of the vault, ready for completion."""
 
     def __init__(self, docs: dict[str, Document]) -> None:
-        cands = []
-        ids = Counter(fold(d.id) for d in docs.values() if d.type != "unit")
-        for key, doc in docs.items():
-            insert = doc.id
-            if doc.type != "unit" and ids[fold(doc.id)] > 1:  # ambiguous: write the path
-                insert = doc.path[:-3] if doc.path.lower().endswith(".md") else doc.path
-            seen: set[str] = set()
-            for which, label in (("id", doc.id), *(("alias", a) for a in doc.aliases),
-                                 ("title", doc.title)):
-                folded = fold(label).replace("\n", " ")
-                if folded and folded not in seen:
-                    seen.add(folded)
-                    cands.append(Candidate(label, folded, insert, key, which, doc.title,
-                                           doc.type))
-        cands.sort(key=lambda c: c.folded)
+        self.ids = Counter(fold(d.id) for d in docs.values() if d.type != "unit")
+        cands = [c for key, doc in docs.items() for c in _candidates(key, doc, self.ids)]
+        cands.sort(key=_folded)
+        self._finish(cands)
+
+    def updated(self, docs: dict[str, Document], gone: Iterable[Document],
+                fresh: Iterable[Document]) -> NameIndex:
+        """The index after ``gone`` documents were removed or replaced by ``fresh`` ones
+        (``docs`` is the new whole set); unchanged names are reused."""
+        gone, fresh = list(gone), list(fresh)
+        out = NameIndex.__new__(NameIndex)
+        out.ids = self.ids.copy()
+        for doc in gone:
+            if doc.type != "unit":
+                out.ids[fold(doc.id)] -= 1
+        for doc in fresh:
+            if doc.type != "unit":
+                out.ids[fold(doc.id)] += 1
+        # documents sharing an id with a changed one may switch between id and path
+        touched = {fold(d.id) for d in (*gone, *fresh)}
+        redo = {d.key for d in fresh} | {k for k, d in docs.items() if fold(d.id) in touched}
+        drop = redo | {d.key for d in gone}
+        cands = [c for c in self.cands if c.key not in drop]
+        cands.extend(c for key in redo if key in docs
+                     for c in _candidates(key, docs[key], out.ids))
+        cands.sort(key=_folded)  # mostly sorted already: close to linear
+        out._finish(cands)
+        return out
+
+    def _finish(self, cands: list[Candidate]) -> None:
         self.cands = cands
         self.folded = [c.folded for c in cands]
         #: the part of the rank that does not depend on the query
@@ -81,6 +97,25 @@ class NameIndex:
 
     def line_of(self, offset: int) -> int:
         return bisect_right(self.starts, offset) - 1
+
+
+def _folded(cand: Candidate) -> str:
+    return cand.folded
+
+
+def _candidates(key: str, doc: Document, ids: Counter[str]) -> list[Candidate]:
+    insert = doc.id
+    if doc.type != "unit" and ids[fold(doc.id)] > 1:  # ambiguous id: write the path
+        insert = doc.path[:-3] if doc.path.lower().endswith(".md") else doc.path
+    seen: set[str] = set()
+    out = []
+    for which, label in (("id", doc.id), *(("alias", a) for a in doc.aliases),
+                         ("title", doc.title)):
+        folded = fold(label).replace("\n", " ")
+        if folded and folded not in seen:
+            seen.add(folded)
+            out.append(Candidate(label, folded, insert, key, which, doc.title, doc.type))
+    return out
 
 
 def complete(index: NameIndex, prefix: str, *, prefer: str | None = None,

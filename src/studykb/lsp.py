@@ -58,6 +58,8 @@ class StudyServer(LanguageServer):
         """Open buffers whose file exists (to notice a deletion)."""
         self._pending: set[str] = set()
         self._loop: Any = None
+        self._base: Snapshot | None = None
+        """(watcher thread) The last snapshot it built, the base of the next one."""
 
     # -- the vault ---------------------------------------------------------------------
     def load(self) -> None:
@@ -189,7 +191,11 @@ class StudyServer(LanguageServer):
             stats = vault.refresh()
             if not (stats.changed or first):
                 return
-            snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
+            if first or self._base is None:
+                snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
+            else:
+                snap = self._base.updated(vault, stats)
+            self._base = snap
         except (sqlite3.Error, OSError, StudyError) as exc:
             self._call(functools.partial(
                 self.message, f"studykb: could not refresh the vault: {exc}",
