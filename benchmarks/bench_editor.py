@@ -292,7 +292,7 @@ def main() -> None:
         table.add("studykb build (state and index, before the runs)",
                   f"{time.perf_counter() - t0:.1f} s", "", "", "-", "")
         bench_lsp(vault, info, args.runs, table)
-        bench_watch(vault, info, max(5, args.runs // 3), table)
+        bench_watch(vault, info, max(10, args.runs * 2 // 3), table)
         print(f"\n{info['docs']} documents, {os.cpu_count()} cores, Python "
               f"{sys.version.split()[0]}\n")
         table.print(markdown=args.markdown)
