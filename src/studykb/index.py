@@ -32,7 +32,6 @@ from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import rjieba
 from whoosh import index as windex
 from whoosh import query as wq
 from whoosh.analysis import STOP_WORDS, IDTokenizer, LowercaseFilter, Token, Tokenizer
@@ -97,6 +96,21 @@ _STEMS: dict[str, str] = {}
 _HAS_WORD: dict[str, bool] = {}
 
 
+_HAN_RUN = re.compile(f"[{_HAN}]")
+_rjieba: Any = None
+
+
+def _jieba() -> Any:
+    """rjieba, imported on first use: its dictionary takes 0.1-0.2 s to load, which a
+    query without Chinese (or a snippet) does not need to pay."""
+    global _rjieba
+    if _rjieba is None:
+        import rjieba
+
+        _rjieba = rjieba
+    return _rjieba
+
+
 def _stem(word: str) -> str:
     got = _STEMS.get(word)
     if got is None:
@@ -109,7 +123,7 @@ def _stem(word: str) -> str:
 def _in_dict(word: str) -> bool:
     got = _HAS_WORD.get(word)
     if got is None:
-        got = _HAS_WORD[word] = bool(rjieba.has_word(word))
+        got = _HAS_WORD[word] = bool(_jieba().has_word(word))
     return got
 
 
@@ -189,7 +203,7 @@ class MixedTokenizer(Tokenizer):
                 continue
             t.stopped = False
             base = start_char + m.start()
-            for word, start, end in rjieba.tokenize(run):
+            for word, start, end in _jieba().tokenize(run):
                 t.text = word
                 if keeporiginal:
                     t.original = word
@@ -222,6 +236,7 @@ def term_positions(text: str) -> dict[str, list[int]]:
     poses: dict[str, list[int]] = {}
     pos = 0
     stems = _STEMS
+    cut: Any = _jieba().cut if _HAN_RUN.search(text) else None
     for m in _TOKENS.finditer(text):
         run = m.group(1)
         if run is None:
@@ -236,7 +251,7 @@ def term_positions(text: str) -> dict[str, list[int]]:
                 got.append(pos)
             pos += 1
             continue
-        for word in rjieba.cut(run):
+        for word in cut(run):
             got = poses.get(word)
             if got is None:
                 poses[word] = [pos]
@@ -286,6 +301,32 @@ def analyze(text: str, mode: str = "query") -> list[str]:
 def spans(text: str) -> list[tuple[str, int, int]]:
     """(term, start, end) of every indexed term in ``text``, stop words left out."""
     return [(t.text, t.startchar, t.endchar) for t in ANALYZER(text, chars=True, mode="index")]
+
+
+def find_terms(text: str, terms: frozenset[str] | set[str]) -> list[tuple[str, int, int]]:
+    """(term, start, end) of the places in ``text`` that hold one of ``terms``, without
+    segmenting: English words are stemmed, Chinese terms are found as substrings (a
+    Chinese term is written as it is indexed). For snippets; no overlaps, in order."""
+    han = sorted((t for t in terms if _HAN_RUN.match(t)), key=len, reverse=True)
+    found: list[tuple[str, int, int]] = []
+    for m in _TOKENS.finditer(text):
+        run = m.group(1)
+        if run is None:
+            word = m.group().lower()
+            if word not in _STOP and _stem(word) in terms:
+                found.append((_stem(word), m.start(), m.end()))
+            continue
+        taken: list[tuple[int, int]] = []
+        for term in han:
+            at = run.find(term)
+            while at >= 0:
+                start, end = m.start() + at, m.start() + at + len(term)
+                if all(end <= s or start >= e for s, e in taken):
+                    taken.append((start, end))
+                    found.append((term, start, end))
+                at = run.find(term, at + len(term))
+    found.sort(key=lambda f: f[1])
+    return found
 
 
 def surface_forms(text: str) -> dict[str, str]:

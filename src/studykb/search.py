@@ -330,10 +330,10 @@ def _hit(vault: Vault, found, terms: frozenset[str]) -> Hit:  # type: ignore[no-
 def make_snippet(body: str, terms: frozenset[str] | set[str],
                  width: int = SNIPPET_CHARS) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The window of ``body`` with the most distinct matched terms, and where they are."""
-    from .index import spans
+    from .index import find_terms
 
     head = body[:SNIPPET_SCAN]
-    found = [(t, s, e) for t, s, e in spans(head) if t in terms] if terms else []
+    found = find_terms(head, terms) if terms else []
     if not found:
         return _flatten(head, 0, min(len(head), width), [])
     best = (0, 0, 0)
