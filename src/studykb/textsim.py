@@ -44,6 +44,8 @@ MAX_DF_SHARE = 0.3
 #: A term shared by more documents than this (among their top terms) is skipped when
 #: looking for candidates, which bounds the cost of one query.
 MAX_POSTING = 400
+#: Analyse texts in worker processes when at least this many changed.
+PARALLEL_MIN = 1000
 #: Terms compared to tell near-duplicates apart (diversity).
 NEAR_TERMS = 20
 
@@ -315,21 +317,48 @@ def _counts(texts: dict[str, tuple[str, str]], old: dict[str, Any],
             forms: dict[str, str]) -> dict[str, Any]:
     """key -> (signature, term counts), analysing only what changed; ``forms`` collects
     the first written form of every term."""
-    terms = None
     counts = {}
+    todo = []
     for key, (sig, text) in texts.items():
         have = old.get(key)
         if have is not None and have[0] == sig:
             counts[key] = have
-            continue
-        terms = terms or tokenizer()
+        else:
+            todo.append((key, sig, text))
+    for key, sig, tf, seen in _analyse(todo):
+        counts[key] = (sig, tf)
+        for term, word in seen.items():
+            forms.setdefault(term, word)
+    return counts
+
+
+def _analyse_part(todo: list[tuple[str, str, str]]
+                  ) -> list[tuple[str, str, Counter[str], dict[str, str]]]:
+    terms = tokenizer()
+    out = []
+    for key, sig, text in todo:
         tf: Counter[str] = Counter()
+        seen: dict[str, str] = {}
         for term, word in terms(text):
             tf[term] += 1
-            if term not in forms:
-                forms[term] = word.lower() if word.isascii() else word
-        counts[key] = (sig, tf)
-    return counts
+            if term not in seen:
+                seen[term] = word.lower() if word.isascii() else word
+        out.append((key, sig, tf, seen))
+    return out
+
+
+def _analyse(todo: list[tuple[str, str, str]]
+             ) -> list[tuple[str, str, Counter[str], dict[str, str]]]:
+    """Analyse texts; many of them in worker processes (jieba is the slow part)."""
+    import multiprocessing as mp
+
+    workers = min(os.cpu_count() or 1, 4)
+    if len(todo) < PARALLEL_MIN or workers < 2 or "fork" not in mp.get_all_start_methods():
+        return _analyse_part(todo)
+    chunks = [todo[n::workers * 2] for n in range(workers * 2)]
+    with mp.get_context("fork").Pool(workers) as pool:
+        parts = pool.map(_analyse_part, chunks)
+    return [item for part in parts for item in part]
 
 
 def _same_counts(old: dict[str, Any], new: dict[str, Any]) -> bool:

@@ -148,9 +148,10 @@ def _print(found, fmt: str, ext: str | None, single: bool, output) -> None:  # t
 
     if fmt == "json":
         link_ext = ext or ".md"
-        data = (fmt_sidebar.as_dict(found[0], link_ext) if single
-                else fmt_sidebar.keyed(found, link_ext))
-        output.write(fmt_sidebar.to_json(data))
+        if single:
+            output.write(fmt_sidebar.to_json(fmt_sidebar.as_dict(found[0], link_ext)))
+        else:  # one line: a data file for a site generator, not for reading
+            output.write(fmt_sidebar.to_json(fmt_sidebar.keyed(found, link_ext), indent=None))
     elif fmt == "html":
         output.write("\n".join(fmt_sidebar.to_html(sb, ext or ".html") for sb in found))
     else:

@@ -8,8 +8,8 @@ Every title, reason and note comes from users' files, so every format escapes it
 * HTML: ``html.escape`` on all text and attributes, and ``{``/``}`` as character
   references so Liquid or Go templates that include the fragment see no tags; class
   names only, no inline styles; links relative to the document.
-* JSON: ``<``, ``>``, ``&`` and template braces as ``\\u`` escapes (same data once parsed),
-  safe to inline in a ``<script>`` or a template.
+* JSON: ``<``, ``>``, ``&`` and opening template braces as ``\\u`` escapes (the same data
+  once parsed), safe to inline in a ``<script>`` or a template.
 
 Links are relative to the document's own folder, to the target's Markdown file with
 ``.md`` replaced by ``ext`` (``.html`` for a site, ``.md`` for the vault itself).
@@ -164,12 +164,15 @@ def keyed(sidebars: list[Sidebar], ext: str = ".md") -> dict[str, Any]:
     return {(sb.id if seen[sb.id] == 1 else sb.path): as_dict(sb, ext) for sb in sidebars}
 
 
-def to_json(data: Any) -> str:
-    """JSON that is safe to inline in HTML and templates (the data is unchanged)."""
-    text = json.dumps(data, ensure_ascii=False, indent=2)
-    # with indent=2 structural braces never touch each other, so these are inside strings
+def to_json(data: Any, indent: int | None = 2) -> str:
+    """JSON that is safe to inline in HTML and templates (the data is unchanged).
+
+    ``<``, ``>`` and ``&`` are never structural in JSON, and neither is ``{{`` or ``{%``
+    (an object opens with ``{"`` or ``{}``), so these replacements only touch strings;
+    a lone closing ``}}`` cannot start a template tag.
+    """
+    text = json.dumps(data, ensure_ascii=False, indent=indent)
     for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                      ("{{", "\\u007b\\u007b"), ("{%", "\\u007b%"), ("}}", "\\u007d\\u007d"),
-                      ("%}", "%\\u007d")):
+                      ("{{", "\\u007b\\u007b"), ("{%", "\\u007b%")):
         text = text.replace(raw, safe)
     return text + "\n"
