@@ -321,12 +321,16 @@ def from_vault(vault: Vault, fingerprint: str = "") -> FeatureIndex:
 
 
 def fingerprint(vault: Vault) -> str:
-    """Changes whenever an indexed file does (its content hash) or files come and go."""
-    (joined,) = vault.store.db.execute(
+    """Changes whenever an indexed file does (its content hash), files come and go, a
+    reference resolves differently, or the state was made by another parser version."""
+    db = vault.store.db
+    (joined,) = db.execute(
         "SELECT group_concat(x, '|') FROM (SELECT path || ':' || hash AS x FROM files"
         " ORDER BY path)").fetchone()
+    resolved = db.execute("SELECT count(*), (SELECT max(n) FROM refs) FROM refs"
+                          " WHERE target_key IS NOT NULL").fetchone()
     digest = hashlib.blake2b((joined or "").encode(), digest_size=16)
-    digest.update(str(CACHE_VERSION).encode())
+    digest.update(f"{resolved}{vault.store.get_meta('schema')}{CACHE_VERSION}".encode())
     return digest.hexdigest()
 
 

@@ -202,7 +202,8 @@ def _texts(vault: Vault) -> dict[str, tuple[str, str]]:
     import json
 
     db = vault.store.db
-    hashes = dict(db.execute("SELECT path, hash FROM files"))
+    schema = vault.store.get_meta("schema")  # another parser may read a file differently
+    hashes = {p: f"{h}:{schema}" for p, h in db.execute("SELECT path, hash FROM files")}
     bodies = {p: (b or "", h or "[]") for p, b, h in db.execute(
         "SELECT path, body, headings FROM texts")}
     out = {}
