@@ -24,8 +24,8 @@ SNIPPET_CHARS = 180
 #: Only this much of a long body is scanned for the snippet.
 SNIPPET_SCAN = 200_000
 #: Fields a query may name as ``field:value``.
-QUERY_FIELDS = ("names", "title", "aliases", "tags", "body", "tag", "type", "course", "status",
-                "level", "kind", "date", "id", "path", "key")
+QUERY_FIELDS = ("title", "aliases", "tags", "body", "tag", "type", "course", "status", "level",
+                "kind", "date", "id", "path", "key")
 _OPERATORS = ("AND", "OR", "NOT", "ANDNOT", "ANDMAYBE")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
