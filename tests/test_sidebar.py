@@ -11,8 +11,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import FIXTURES, tree_hashes
+from studykb.outputs.sidebar_write import MarkerError, rewrite
 from studykb.parse import parse_file
 from studykb.parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
 
@@ -277,3 +280,43 @@ def test_a_change_since_the_index_is_detected(rv: Path, open_vault: Callable) ->
     note.write_text(note.read_text(encoding="utf-8") + "\nEdited.\n", encoding="utf-8")
     outcome = sidebar_write.plan(vault, found)
     assert outcome.planned == [] and outcome.skipped[0][0] == "notes/kv-notes.md"
+
+
+# -- properties of the rewrite ----------------------------------------------------------------
+_PIECES = st.sampled_from(["# Title", "text [[link]]", "", "```", "    code", "- item",
+                           "<div>", "---", "title: x", "> quote", SIDEBAR_START, SIDEBAR_END,
+                           "中文", "a|b", "<!-- c -->"])
+_EOL = st.sampled_from(["\n", "\r\n"])
+_MD = "## Related\n\n- [A \\| B](a.md) — same course: X\n"
+_MD2 = "## Related\n\n- [C](c.md)\n\n## Leads to\n\n- [D](d.md)\n"
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(_PIECES, max_size=12), eol=_EOL, bom=st.booleans(),
+       final=st.booleans())
+def test_rewrite_is_idempotent_and_keeps_everything_outside(lines: list[str], eol: str,
+                                                           bom: bool, final: bool) -> None:
+    text = eol.join(lines) + (eol if final and lines else "")
+    raw = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
+    try:
+        once = rewrite(raw, _MD)
+    except MarkerError:
+        return  # lone or repeated markers, or an open code block at the end: untouched
+    assert rewrite(once, _MD) == once
+    assert rewrite(rewrite(once, _MD2), _MD) == once  # only the region changes
+    assert once.startswith(b"\xef\xbb\xbf") == bom
+    body = once.decode("utf-8-sig")
+    if "\r\n" in text:  # the file's line ends are kept (a file without any gets "\n")
+        assert "\n" not in body.replace("\r\n", "")
+    found = find_markers(body)
+    assert found.region is not None
+    before = find_markers(raw.decode("utf-8-sig"))
+    if before.absent:  # markers added at the end: the note itself is a prefix
+        assert once.startswith(raw)
+    else:  # everything up to the start marker and from the end marker on is kept
+        assert before.region is not None
+        start, end = before.region
+        old = raw.decode("utf-8-sig").splitlines(keepends=True)
+        new = body.splitlines(keepends=True)
+        assert new[:start + 1] == old[:start + 1]
+        assert new[len(new) - (len(old) - end):] == old[end:]

@@ -160,6 +160,9 @@ def rewrite(raw: bytes, markdown: str) -> bytes:
         if text.strip() and not _ends_blank(text + sep):
             sep += eol
         new = text + sep + SIDEBAR_START + eol + block + SIDEBAR_END + eol
+        if find_markers(new).region is None:  # e.g. the note ends inside an open code fence
+            raise MarkerError("ends inside a code block or HTML block, so markers added at the "
+                              "end would not count; left untouched (add them by hand)")
     else:
         raise MarkerError(_marker_problem(markers.starts, markers.ends))
     return bom + new.encode("utf-8")
