@@ -15,6 +15,7 @@ before it writes, then writes it in one SQLite transaction:
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -137,7 +138,28 @@ class Vault:
             if level != "ignore":
                 problems += n
                 errors += n if level == "error" else 0
+        anchors = self._anchor_problems()
+        problems += len(anchors)
+        errors += sum(p.severity == "error" for p in anchors)
         return problems, errors
+
+    def _anchor_problems(self) -> list[Problem]:
+        """``[[note#heading]]`` where the note has no such heading (``dangling-anchor``)."""
+        level = self.config.severity_of("dangling-anchor")
+        if level == "ignore":
+            return []
+        rows = self.store.db.execute(
+            "SELECT r.path, r.line, r.text, r.anchor, t.headings FROM refs r"
+            " JOIN docs d ON d.key = r.target_key JOIN texts t ON t.path = d.path"
+            " WHERE r.anchor != '' AND instr(r.target_key, '#') = 0"
+            " AND substr(r.anchor, 1, 1) != '^'").fetchall()
+        out = []
+        for path, line, text, anchor, headings in rows:
+            known = {heading_slug(h) for h in json.loads(headings)}
+            if heading_slug(anchor) not in known:
+                out.append(Problem(path, line, level, "dangling-anchor",
+                                   f"{text!r}: the target has no heading {anchor!r}"))
+        return out
 
     def _confirm(self, changed: list[str], old: dict[str, tuple[int, int, str]]
                  ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple]]:
@@ -319,12 +341,19 @@ class Vault:
             else:
                 message = f"{ref.text!r} fits several documents; using {link.note}"
             out.append(Problem(ref.path, ref.line, level, code, message))
+        out.extend(self._anchor_problems())
         out.sort(key=lambda p: (p.path, p.line, p.code, p.message))
         return out
 
     def text(self, path: str) -> tuple[str, list[str]]:
         """Plain text and headings of a file's body."""
         return self.store.text(path)
+
+
+def heading_slug(text: str) -> str:
+    """A heading as GitHub and Obsidian anchor it: case-folded, punctuation out, ``-`` for spaces."""
+    kept = "".join(c for c in text.casefold().strip() if c.isalnum() or c in " -_")
+    return "-".join(kept.split())
 
 
 def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | None) -> set[str]:

@@ -1,0 +1,35 @@
+"""``[[note#heading]]`` naming a heading the note does not have is a ``dangling-anchor``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from studykb.cli import _register_optional, cli, core  # noqa: F401
+from studykb.vault import heading_slug
+
+_register_optional()
+
+
+def test_heading_slug() -> None:
+    assert heading_slug("Sub Part") == "sub-part"
+    assert heading_slug("  KV Cache: why? ") == "kv-cache-why"
+    assert heading_slug("显存 层次") == "显存-层次"
+
+
+def test_missing_heading_is_a_warning_with_its_line(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text(
+        "# A\n\nsee [[b#Nope]] and [[b#Sub Part]]\nand [b](b.md#sub-part) and [[b#^block]]\n",
+        encoding="utf-8")
+    (tmp_path / "b.md").write_text("# B\n\n## Sub Part\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--vault", str(tmp_path), "check", "--json"])
+    assert result.exit_code == 0  # a warning, not an error
+    problems = json.loads(result.output)["problems"]
+    assert [(p["path"], p["line"], p["code"], p["severity"]) for p in problems] == [
+        ("a.md", 3, "dangling-anchor", "warning")]
+    # the heading appears: the warning goes away
+    (tmp_path / "b.md").write_text("# B\n\n## Sub Part\n\n## Nope\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--vault", str(tmp_path), "check", "--json"])
+    assert json.loads(result.output)["problems"] == []
