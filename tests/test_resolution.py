@@ -242,7 +242,8 @@ def test_units_are_documents(make_vault, open_vault) -> None:
     assert (unit.id, unit.title, unit.type, unit.parent, unit.line) == (
         "cs1#u2", "Attention", "unit", "courses/cs1.md", 7)
     assert docs["courses/cs2.md#u1"].title == "u1"
-    assert codes(vault) == []
+    # [[cs1#nope]] names neither a unit nor a heading of the course
+    assert codes(vault) == [("notes/study.md", 5, "dangling-anchor")]
 
 
 def test_unit_references(make_vault, open_vault) -> None:
@@ -267,7 +268,7 @@ def test_unit_references(make_vault, open_vault) -> None:
         ("[[cs1#nope]]", "courses/cs1.md"),  # a heading anchor: the course itself
         ("[[u1]]", "notes/u1.md"),  # outside a course, u1 is the note
     ]
-    assert codes(vault) == []
+    assert codes(vault) == [("notes/study.md", 5, "dangling-anchor")]
     backlinks = vault.backlinks("courses/cs1.md#u2")
     assert sorted((lk.ref.source, lk.ref.line) for lk in backlinks) == [
         ("courses/cs1.md#u3", 13), ("notes/study.md", 2), ("notes/study.md", 5)]
