@@ -33,3 +33,17 @@ def test_missing_heading_is_a_warning_with_its_line(tmp_path: Path) -> None:
     (tmp_path / "b.md").write_text("# B\n\n## Sub Part\n\n## Nope\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["--vault", str(tmp_path), "check", "--json"])
     assert json.loads(result.output)["problems"] == []
+
+
+def test_anchor_follows_a_reference_that_moves_to_another_target(tmp_path: Path) -> None:
+    (tmp_path / "x").mkdir()
+    (tmp_path / "a.md").write_text("see [[Target#Deep]]\n", encoding="utf-8")
+    (tmp_path / "x" / "one.md").write_text("---\ntitle: Target\n---\n## Shallow\n",
+                                           encoding="utf-8")
+    runner = CliRunner()
+    out = json.loads(runner.invoke(cli, ["--vault", str(tmp_path), "check", "--json"]).output)
+    assert [p["code"] for p in out["problems"]] == ["dangling-anchor"]
+    # an id beats a title: the reference now resolves to target.md, which has the heading
+    (tmp_path / "target.md").write_text("## Deep\n", encoding="utf-8")
+    out = json.loads(runner.invoke(cli, ["--vault", str(tmp_path), "check", "--json"]).output)
+    assert out["problems"] == []

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ..config import Config, find_vault, load_config
 from ..model import Document, Problem, Reference
+from .checks import heading_slug  # noqa: F401  (re-exported)
 from .resolve import Names, StoredNames, fold, lookups, name_rows, names_of, table_rows
 from .scan import Scan, scan
 from .store import Store
@@ -144,22 +145,13 @@ class Vault:
         return problems, errors
 
     def _anchor_problems(self) -> list[Problem]:
-        """``[[note#heading]]`` where the note has no such heading (``dangling-anchor``)."""
+        """``[[note#heading]]`` where the note has no such heading (found at write time)."""
         level = self.config.severity_of("dangling-anchor")
         if level == "ignore":
             return []
-        rows = self.store.db.execute(
-            "SELECT r.path, r.line, r.text, r.anchor, t.headings FROM refs r"
-            " JOIN docs d ON d.key = r.target_key JOIN texts t ON t.path = d.path"
-            " WHERE r.anchor != '' AND instr(r.target_key, '#') = 0"
-            " AND substr(r.anchor, 1, 1) != '^'").fetchall()
-        out = []
-        for path, line, text, anchor, headings in rows:
-            known = {heading_slug(h) for h in json.loads(headings)}
-            if heading_slug(anchor) not in known:
-                out.append(Problem(path, line, level, "dangling-anchor",
-                                   f"{text!r}: the target has no heading {anchor!r}"))
-        return out
+        return [Problem(path, line, level, "dangling-anchor", message)
+                for path, line, message in self.store.db.execute(
+                    "SELECT path, line, message FROM anchors")]
 
     def _confirm(self, changed: list[str], old: dict[str, tuple[int, int, str]]
                  ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple]]:
@@ -230,7 +222,7 @@ class Vault:
                     " reason, optional, lookup, lookup2) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     ref_rows)
                 db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
-                db.execute("INSERT INTO texts VALUES (?,?,?)", text_row)
+                db.execute("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", text_row)
                 if not full:  # a full build resolves everything and fills names at once
                     for key, path_, did, title, dtype, _e, aliases, url, _d in doc_rows:
                         names.update(_names(key, path_, did, title, aliases, url))
@@ -240,8 +232,9 @@ class Vault:
             moved = self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
-            from .checks import vault_problems
+            from .checks import anchor_problems, vault_problems
 
+            anchor_problems(db, None if full else paths)
             # a loop also appears or goes when a requires elsewhere now names another doc
             loops = full or bool(removed) or requires_before or requires_after or moved
             vault_problems(db, self.root, recompute_cycles=bool(loops))
@@ -348,12 +341,6 @@ class Vault:
     def text(self, path: str) -> tuple[str, list[str]]:
         """Plain text and headings of a file's body."""
         return self.store.text(path)
-
-
-def heading_slug(text: str) -> str:
-    """A heading as GitHub and Obsidian anchor it: case-folded, punctuation out, ``-`` for spaces."""
-    kept = "".join(c for c in text.casefold().strip() if c.isalnum() or c in " -_")
-    return "-".join(kept.split())
 
 
 def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | None) -> set[str]:

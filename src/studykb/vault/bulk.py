@@ -78,11 +78,11 @@ def parse_stream(root: Path, paths: list[str], workers: int,
 def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple],
               root: Path) -> list[str]:
     """Replace the whole state with ``rows`` (consumed as they come); returns the paths read."""
-    from .checks import vault_problems
+    from .checks import anchor_problems, vault_problems
 
     added: list[str] = []
     with store.transaction() as db:
-        for table in ("files", "docs", "refs", "texts", "names", "problems"):
+        for table in ("files", "docs", "refs", "texts", "names", "problems", "anchors"):
             db.execute(f"DELETE FROM {table}")
         db.execute("DELETE FROM meta WHERE key='requires'")  # loops: recompute (checks.py)
         indexes = secondary_indexes()
@@ -98,7 +98,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
             db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
             db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
-            db.execute("INSERT INTO texts VALUES (?,?,?)", text_row)
+            db.execute("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", text_row)
             name_rows.extend((key, p, did, title, dtype, aliases, url)
                              for key, p, did, title, dtype, _e, aliases, url, _d in doc_rows)
             ref_rows.extend(refs)
@@ -109,6 +109,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         for _name, sql in indexes:
             db.execute(sql)
         vault_problems(db, root, recompute_cycles=True)
+        anchor_problems(db, None)
     return added
 
 

@@ -74,3 +74,48 @@ def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple]:
         out.append((first_path, first_line, ERROR, "cycle",
                     f"prerequisite loop: {chain} (requires at {places})", "vault"))
     return out
+
+
+def heading_slug(text: str) -> str:
+    """A heading as GitHub and Obsidian anchor it: case-folded, punctuation out, ``-`` for spaces."""
+    kept = "".join(c for c in text.casefold().strip() if c.isalnum() or c in " -_")
+    return "-".join(kept.split())
+
+
+def anchor_problems(db: sqlite3.Connection, changed: list[str] | None) -> None:
+    """Recompute ``[[note#heading]]`` checks for references from or into ``changed`` files.
+
+    ``None`` means everything (a full build). Block references (``#^id``) and anchors
+    that name a course unit are not headings and are left alone.
+    """
+    import json
+
+    select = ("SELECT r.path, r.line, r.text, r.anchor, d.path FROM refs r"
+              " JOIN docs d ON d.key = r.target_key"
+              " WHERE r.anchor != '' AND instr(r.target_key, '#') = 0"
+              " AND substr(r.anchor, 1, 1) != '^'")
+    if changed is None:
+        db.execute("DELETE FROM anchors")
+        rows = db.execute(select).fetchall()
+    else:
+        rows = []
+        for i in range(0, len(changed), 400):
+            chunk = changed[i: i + 400]
+            marks = ",".join("?" * len(chunk))
+            db.execute(f"DELETE FROM anchors WHERE path IN ({marks}) OR target IN ({marks})",
+                       chunk + chunk)
+            rows += db.execute(f"{select} AND (r.path IN ({marks}) OR d.path IN ({marks}))",
+                               chunk + chunk).fetchall()
+        # a reference that now resolves to a changed file may have had a problem with
+        # its former target: forget it, it is recomputed below
+        db.executemany("DELETE FROM anchors WHERE path=? AND line=? AND substr(message, 1, ?)=?",
+                       {(p, ln, len(repr(t)) + 1, f"{t!r}:") for p, ln, t, _a, _d in rows})
+    slugs: dict[str, set[str]] = {}
+    out = []
+    for path, line, text, anchor, target in dict.fromkeys(rows):
+        if target not in slugs:
+            row = db.execute("SELECT headings FROM texts WHERE path=?", (target,)).fetchone()
+            slugs[target] = {heading_slug(h) for h in json.loads(row[0])} if row else set()
+        if heading_slug(anchor) not in slugs[target]:
+            out.append((path, line, f"{text!r}: the target has no heading {anchor!r}", target))
+    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", out)

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import VaultError
 from ..model import Document, Problem, Reference
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 
@@ -44,7 +44,10 @@ CREATE INDEX IF NOT EXISTS refs_bad ON refs(state) WHERE state IN ('dangling', '
 CREATE TABLE IF NOT EXISTS problems(
     path TEXT, line INTEGER, severity TEXT, code TEXT, message TEXT, origin TEXT);
 CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
-CREATE TABLE IF NOT EXISTS texts(path TEXT PRIMARY KEY, body TEXT, headings TEXT);
+CREATE TABLE IF NOT EXISTS texts(path TEXT PRIMARY KEY, headings TEXT, body TEXT);
+CREATE TABLE IF NOT EXISTS anchors(path TEXT, line INTEGER, message TEXT, target TEXT);
+CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
+CREATE INDEX IF NOT EXISTS anchors_target ON anchors(target);
 CREATE TABLE IF NOT EXISTS names(name TEXT, level INTEGER, key TEXT, path TEXT);
 CREATE INDEX IF NOT EXISTS names_name ON names(name);
 CREATE INDEX IF NOT EXISTS names_path ON names(path);
