@@ -63,7 +63,28 @@ def build(docs: dict[str, Document], links: Iterable[Link]) -> nx.MultiDiGraph:
 
 
 def from_vault(vault: Vault) -> nx.MultiDiGraph:
-    return build(vault.documents(), vault.links("WHERE target_key IS NOT NULL"))
+    """:func:`build` fed straight from the state's rows (no Reference objects on the way)."""
+    docs = vault.documents()
+    graph = nx.MultiDiGraph()
+    graph.add_nodes_from((key, {"doc": doc}) for key, doc in docs.items())
+    rows = vault.store.db.execute(
+        "SELECT source, target_key, kind, path, line, reason FROM refs"
+        " WHERE target_key IS NOT NULL ORDER BY n")
+    graph.add_edges_from(
+        (source, target, {"kind": kind, "path": path, "line": line, "reason": reason})
+        for source, target, kind, path, line, reason in rows
+        if source in docs and target in docs)
+    topics = topic_names(docs.values())
+    extra = []
+    for key, doc in docs.items():
+        for topic in covered_topics(doc, topics):
+            extra.append((key, topic, {"kind": "covers", "path": doc.path, "line": doc.line,
+                                       "reason": ""}))
+        if doc.parent and doc.parent in docs:
+            extra.append((key, doc.parent, {"kind": "course", "path": doc.path,
+                                            "line": doc.line, "reason": ""}))
+    graph.add_edges_from(extra)
+    return graph
 
 
 def subgraph(graph: nx.MultiDiGraph, keep: Iterable[str]) -> nx.MultiDiGraph:
