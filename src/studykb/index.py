@@ -896,6 +896,7 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
     # Not "fork": a worker forked from a process holding the parsed vault (and, in a
     # library caller, maybe a graph) inherits all of it, and the resident memory of the
     # process tree doubles. A fork server starts small, with this module preloaded.
+    ctx: Any
     if "forkserver" in mp.get_all_start_methods():
         ctx = mp.get_context("forkserver")
         ctx.set_forkserver_preload([__name__])
