@@ -223,19 +223,11 @@ class FeatureIndex:
 
 # -- building ----------------------------------------------------------------------------
 def topic_table(docs: Iterable[Document]) -> dict[str, str]:
-    """Folded topic id / alias / title -> topic key.
+    """Folded topic id / alias / title -> topic key (:func:`studykb.graph.topic_names`;
+    graph.py imports networkx only when a function needs it)."""
+    from .graph import topic_names
 
-    The same rule as :func:`studykb.graph.topic_names` (a test holds them equal); kept here
-    so the related-documents path does not import networkx.
-    """
-    out: dict[str, str] = {}
-    topics = [d for d in docs if d.type == "topic"]
-    for doc in topics:  # ids win over aliases and titles
-        for name in (doc.title, *doc.aliases):
-            out.setdefault(name.casefold(), doc.key)
-    for doc in topics:
-        out[doc.id.casefold()] = doc.key
-    return out
+    return topic_names(docs)
 
 
 def build(docs: dict[str, Document], refs: Iterable[tuple[str, str, str, str]],
