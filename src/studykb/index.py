@@ -2,13 +2,14 @@
 
 One whoosh index in ``<vault>/.studykb/index/`` holds every document (and every course
 unit, as its own document keyed ``path#unit``). It is a cache of the vault state:
-:func:`sync` compares what the index holds (per file: content hash plus the course the
-file belongs to) with the state database and re-indexes only what changed.
+:func:`sync` compares what the index holds (per file: its content hash, the course it
+belongs to and the names of the topics it is tagged with) with the state database and
+re-indexes only what changed.
 
 Analysis (:class:`MixedTokenizer`): text is split into runs of Han characters and
 runs of everything else. Only the Han runs are segmented, by rjieba (the Rust port of
 jieba, same dictionary and tokens); other runs are split into words, lowercased, English
-stop words dropped, and Porter-stemmed. Positions are consecutive across runs, so
+stop words dropped, and stemmed (Porter2). Positions are consecutive across runs, so
 phrases work in both languages and across their seams (``PostgreSQL的VACUUM``). At index
 time a long Chinese word also yields, at its own position, the dictionary words inside
 it (``数据并行`` gives ``并行``), and a word that is not in the dictionary yields its
@@ -61,8 +62,11 @@ HELD_FILE = "studykb-held.marshal"
 FULL_REBUILD_MIN = 400
 #: A full build of at least this many files uses both cores (worker processes).
 PARALLEL_MIN = 1500
-#: Files per segment in a parallel full build.
-SLICE_FILES = 2500
+#: Files per segment in a parallel full build (a worker's memory grows with it: ~150 MB
+#: for 2,500 files, ~110 MB for 1,700).
+SLICE_FILES = 1700
+#: Segments with fewer documents are merged once three of them pile up.
+SMALL_SEGMENT = 1000
 #: Memory (MB) each writer process may use for postings before spilling them to disk.
 POOL_MB = 256
 #: Seconds a query waits for another process's writer before answering from the last index.
@@ -70,7 +74,6 @@ QUERY_LOCK_WAIT = 1.0
 #: Seconds ``build`` (or a first build, when there is no index to answer from) waits.
 BUILD_LOCK_WAIT = 300.0
 
-#: Fields searched by default and their weights: names weigh more than the body.
 #: Words are looked up in ``body``, which also holds a document's names and tags, each
 #: occurrence there counting this many times (one posting list per word keeps queries fast).
 NAME_WEIGHT = 5.0
@@ -779,7 +782,7 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
             return _done(stats, started, quiet)
         generation, held = done
         ix = _open_dir(folder)
-    stats.documents = ix.doc_count()
+    stats.documents = _doc_count(ix)
     _write_cache(folder, generation, held, state, topics.digest, stats.documents)
     return _done(stats, started, quiet)
 
@@ -802,7 +805,7 @@ def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: Topics,
         stats.stale = True
         stats.notice = stats.notice or ("the search index is being updated by another "
                                         "studykb process; results may miss the latest edits")
-        stats.documents = ix.doc_count()
+        stats.documents = _doc_count(ix)
         return None
     written: dict[str, list[str]] = {}
     try:
@@ -873,7 +876,28 @@ def _fill(vault: Vault, writer: Any, wanted: dict[str, str], topics: Topics,
             writer.delete_by_term("path", path)
     for record in _records(vault.store.db, changed, wanted, topics, written):
         writer.add_document(**record)
-    writer.commit(mergetype=CLEAR if full else None)
+    writer.commit(mergetype=CLEAR if full else _merge_small)
+
+
+def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
+    """Merge policy of an incremental commit: fold the small segments earlier edits left
+    into the new one once there are a few, so a search opens few segments (each costs
+    ~5 ms to open); the large segments of a full build are left alone."""
+    from whoosh.reading import SegmentReader
+
+    small = [seg for seg in segments if seg.doc_count_all() < SMALL_SEGMENT]
+    if len(small) < 3:
+        return segments
+    for seg in small:
+        reader = SegmentReader(writer.storage, writer.schema, seg)
+        writer.add_reader(reader)
+        reader.close()
+    return [seg for seg in segments if seg not in small]
+
+
+def _doc_count(ix: Any) -> int:
+    """Documents in the latest generation, from its table of contents (no segment opened)."""
+    return sum(seg.doc_count() for seg in ix._segments())  # noqa: SLF001
 
 
 def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
@@ -883,32 +907,62 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
     Slices of about :data:`SLICE_FILES` files keep each worker's postings in memory
     (no spilling to disk, which doubled the time) while bounding its size; the caller,
     which holds the lock, commits the segments in one new generation.
+
+    Each worker is a fresh interpreter (``python -c``, the job in a file): a worker
+    forked from this process would inherit the parsed vault (and in a library caller,
+    maybe a graph), doubling the memory of the process tree, and multiprocessing's
+    spawn and fork-server methods re-run the caller's main script, which hangs a
+    caller without a ``__main__`` guard.
     """
-    import multiprocessing as mp
+    import pickle
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
 
     paths = sorted(wanted)
     count = max(2, round(len(paths) / SLICE_FILES))
     size = -(-len(paths) // count)
-    folder = str(index_dir(vault))
-    jobs = [(folder, str(vault.store.path), paths[i:i + size],
-             {p: wanted[p] for p in paths[i:i + size]}, topics)
-            for i in range(0, len(paths), size)]
-    # Not "fork": a worker forked from a process holding the parsed vault (and, in a
-    # library caller, maybe a graph) inherits all of it, and the resident memory of the
-    # process tree doubles. A fork server starts small, with this module preloaded.
-    ctx: Any
-    if "forkserver" in mp.get_all_start_methods():
-        ctx = mp.get_context("forkserver")
-        ctx.set_forkserver_preload([__name__])
-    else:
-        ctx = mp.get_context("spawn")
+    folder = index_dir(vault)
+    work = folder / "MAIN.tmp"  # whoosh's temporary folder for this index's writers
+    work.mkdir(exist_ok=True)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    code = f"from {__name__} import _segment_main; _segment_main()"
+
+    def one(n: int) -> tuple[Any, dict[str, list[str]]]:
+        job, out = work / f"job-{os.getpid()}-{n}.pickle", work / f"out-{os.getpid()}-{n}.pickle"
+        part = paths[n * size:(n + 1) * size]
+        job.write_bytes(pickle.dumps((str(folder), str(vault.store.path), part,
+                                      {p: wanted[p] for p in part}, topics)))
+        try:
+            done = subprocess.run([sys.executable, "-c", code, str(job), str(out)], env=env,
+                                  stdin=subprocess.DEVNULL, capture_output=True, check=False)
+            if done.returncode != 0:
+                tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+                raise RuntimeError(f"an index worker failed: {' '.join(tail)}")
+            result: tuple[Any, dict[str, list[str]]] = pickle.loads(out.read_bytes())
+            return result
+        finally:
+            for temp in (job, out):
+                with contextlib.suppress(OSError):
+                    temp.unlink()
+
     segments = []
-    with ctx.Pool(2, maxtasksperchild=1) as pool:
-        for segment, done in pool.imap(_segment_job, jobs):
+    with ThreadPoolExecutor(2) as pool:
+        for segment, done in pool.map(one, range(-(-len(paths) // size))):
             written.update(done)
             if segment is not None:
                 segments.append(segment)
     return segments
+
+
+def _segment_main() -> None:
+    """Entry point of an index worker: ``python -c ... JOB OUT`` (see _build_parallel)."""
+    import pickle
+
+    job, out = sys.argv[1], sys.argv[2]
+    with open(job, "rb") as fh:
+        result = _segment_job(pickle.load(fh))
+    with open(out, "wb") as fh:
+        pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
 
 
 def _segment_job(job: tuple[str, str, list[str], dict[str, str], Topics]
