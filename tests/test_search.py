@@ -156,6 +156,7 @@ def test_syntax_errors_exit_2(run, vault: Path, query: str) -> None:
     ("死元组" * 300, 0),
     ("https://arxiv.org/abs/2309.06180", 0),
     ("C++ OR e.g.", None),
+    ("std::vector", None),
     ("*", 0),
 ])
 def test_odd_queries_answer_sensibly(run, vault: Path, query: str, code: int | None) -> None:
@@ -164,6 +165,14 @@ def test_odd_queries_answer_sensibly(run, vault: Path, query: str, code: int | N
         assert result.exit_code == code, (result.stdout, result.stderr)
     else:
         assert result.exit_code in (0, 1)
+
+
+def test_notes_on_stderr(run, vault: Path) -> None:
+    assert "only common words" in run("search", "the of", vault=vault).stderr
+    assert "only punctuation" in run("search", "!!!", vault=vault).stderr
+    assert "control characters" in run("search", "vacuum\x07", vault=vault).stderr
+    assert "is long" in run("search", "vacuum " * 200, vault=vault).stderr
+    assert run("search", "*", vault=vault).stderr == ""
 
 
 def test_empty_query_without_filters_is_usage_error(run, vault: Path) -> None:

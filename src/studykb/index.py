@@ -57,6 +57,7 @@ INDEX_VERSION = 5
 INDEX_DIR = "index"
 SYNC_FILE = "studykb-sync.json"
 HELD_FILE = "studykb-held.marshal"
+TOPICS_FILE = "studykb-topics.marshal"
 #: Re-index everything (both cores, several segments) when at least this many files changed
 #: and they are most of the vault.
 FULL_REBUILD_MIN = 400
@@ -501,10 +502,15 @@ class Topics:
     the topic's id, title and aliases in its ``tags`` field (so 投机解码 finds an English
     note tagged ``speculative-decoding``)."""
 
-    def __init__(self, vault: Vault) -> None:
+    def __init__(self, vault: Vault | None = None) -> None:
         self.names: dict[str, str] = {}
+        """Folded id, title or alias -> topic key (an id wins over other names)."""
         self.texts: dict[str, str] = {}
+        """Topic key -> its id, title and aliases, one a line."""
         self.ids: dict[str, str] = {}
+        self.digest = ""
+        if vault is None:
+            return
         rows = vault.store.db.execute(
             "SELECT key, id, title, names FROM docs WHERE type='topic' ORDER BY key").fetchall()
         topics = [(key, did, title, tuple(json.loads(aliases or "[]")))
@@ -520,13 +526,43 @@ class Topics:
 
     @classmethod
     def of(cls, vault: Vault, state: str | None = None) -> Topics:
-        """The topics of ``vault``, remembered while the vault state stays the same."""
-        key = (str(vault.store.path), state or _state(vault))
-        got = _TOPICS.get(key)
-        if got is None:
-            _TOPICS.clear()
-            got = _TOPICS[key] = cls(vault)
+        """The topics of ``vault``, remembered while the vault state stays the same: in
+        memory, and in the index folder (reading every topic takes ~15 ms at 10k
+        documents, loading them back ~1 ms)."""
+        import marshal
+
+        folder = index_dir(vault)
+        state = state or _VERIFIED.get(str(folder)) or _state(vault)
+        got = _TOPICS.get((str(folder), state))
+        if got is not None:
+            return got
+        path = folder / TOPICS_FILE
+        try:
+            data = marshal.loads(path.read_bytes())
+            if data.get("version") != INDEX_VERSION or data.get("state") != state:
+                raise ValueError("stale")
+            got = cls()
+            got.names, got.texts, got.ids = data["names"], data["texts"], data["ids"]
+            got.digest = data["digest"]
+        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+            got = cls(vault)
+            if folder.is_dir():
+                with contextlib.suppress(OSError, ValueError):
+                    tmp = folder / f"{TOPICS_FILE}.{os.getpid()}.tmp"
+                    tmp.write_bytes(marshal.dumps({
+                        "version": INDEX_VERSION, "state": state, "names": got.names,
+                        "texts": got.texts, "ids": got.ids, "digest": got.digest}))
+                    os.replace(tmp, path)
+        _TOPICS.clear()
+        _TOPICS[(str(folder), state)] = got
         return got
+
+    @staticmethod
+    def named(vault: Vault, name: str) -> list[str]:
+        """The names (id, title, aliases) of the topic called ``name``, or []."""
+        topics = Topics.of(vault)
+        key = topics.names.get(name.strip().casefold())
+        return topics.texts[key].split("\n") if key else []
 
     def covered(self, doc: Document) -> list[str]:
         """Keys of the topics ``doc`` names in its tags and ``covers``."""
@@ -547,6 +583,8 @@ class Topics:
 
 
 _TOPICS: dict[tuple[str, str], Topics] = {}
+#: index folder -> the vault state its last :func:`sync` in this process saw.
+_VERIFIED: dict[str, str] = {}
 
 
 def _wanted(vault: Vault) -> dict[str, str]:
@@ -757,6 +795,7 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     state = _state(vault)
     generation = ix.latest_generation()
     cache = _read_cache(folder, generation)
+    _VERIFIED[str(folder)] = state
     if cache is not None and cache.get("state") == state:
         stats.documents = int(cache.get("documents") or 0)
         return _done(stats, started, quiet)

@@ -170,7 +170,7 @@ def check_syntax(text: str) -> None:
         if name in QUERY_FIELDS:
             if not after:
                 _bad(text, f"{name}: needs a value, e.g. {name}:word")
-        elif after and after not in "/\\" and not name.lower().startswith(("http", "ftp")):
+        elif after and after not in "/\\:" and not name.lower().startswith(("http", "ftp")):
             close = difflib.get_close_matches(name.lower(), QUERY_FIELDS, n=1)
             hint = f" (did you mean {close[0]}:?)" if close else ""
             _bad(text, f"there is no field {name!r}{hint}; put the words in quotes to "
@@ -180,7 +180,8 @@ def check_syntax(text: str) -> None:
 def _bad(text: str, why: str) -> None:
     from .index import QUERY_HELP
 
-    raise UsageError(f"Cannot read the query {text!r}: {why}.", hint=QUERY_HELP)
+    shown = text if len(text) <= 80 else text[:77] + "..."
+    raise UsageError(f"Cannot read the query {shown!r}: {why}.", hint=QUERY_HELP)
 
 
 def has_words(text: str) -> bool:
@@ -288,7 +289,7 @@ def explain(opts: SearchOptions) -> list[str]:
     text, notes = clean_query(opts.query)
     if text and not has_words(text):
         notes.append("the query has no words in it (only punctuation)")
-    elif text and not index.analyze(re.sub(r"\b[A-Za-z_]+:", " ", text)) and \
+    elif text and text != "*" and not index.analyze(re.sub(r"\b[A-Za-z_]+:", " ", text)) and \
             not re.search(r"\b(?:" + "|".join(QUERY_FIELDS) + r"):\S", text):
         notes.append("the query has only common words (the, of, and ...) that are not indexed")
     return notes
@@ -302,11 +303,7 @@ def _expansions(vault: Vault, text: str) -> list[str]:
     if not bare or any(c in bare for c in '"():*?[]{}^') or \
             any(w in _OPERATORS for w in bare.split()):
         return []
-    topics = Topics.of(vault)
-    key = topics.names.get(bare.casefold())
-    if not key:
-        return []
-    return [n for n in topics.texts[key].split("\n") if n.casefold() != bare.casefold()]
+    return [n for n in Topics.named(vault, bare) if n.casefold() != bare.casefold()]
 
 
 def _hit(vault: Vault, found, terms: frozenset[str]) -> Hit:  # type: ignore[no-untyped-def]
