@@ -314,7 +314,7 @@ def _hit(vault: Vault, found, terms: frozenset[str]) -> Hit:  # type: ignore[no-
         marks: tuple[tuple[int, int], ...] = ()
     else:
         body, _headings = vault.text(f["path"])
-        snippet, marks = make_snippet(body, terms)
+        snippet, marks = make_snippet(_without_title(body, f.get("title", "")), terms)
     level = f.get("level") or ""
     return Hit(key=found.key, id=f.get("id", ""), path=f.get("path", ""),
                title=f.get("title", ""), type=f.get("type", ""), score=found.score,
@@ -322,6 +322,16 @@ def _hit(vault: Vault, found, terms: frozenset[str]) -> Hit:  # type: ignore[no-
                tags=tuple(t for t in (f.get("tag") or "").split(",") if t),
                status=f.get("status") or None, level=int(level) if level.isdigit() else None,
                course=tuple(c for c in (f.get("course") or "").split(",") if c))
+
+
+def _without_title(body: str, title: str) -> str:
+    """The body without the heading that repeats the title (already shown above it)."""
+    stripped = body.lstrip()
+    if title and stripped.startswith(title):
+        rest = stripped[len(title):]
+        if not rest or rest[0].isspace():
+            return rest.lstrip()
+    return body
 
 
 def make_snippet(body: str, terms: frozenset[str] | set[str],
