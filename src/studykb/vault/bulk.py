@@ -90,18 +90,32 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
             db.execute(f"DROP INDEX IF EXISTS {name}")
         name_rows: list[tuple] = []
         ref_rows: list[tuple] = []
+        batch: tuple[list, list, list, list] = ([], [], [], [])
+
+        def flush() -> None:
+            files, docs, problems, texts = batch
+            db.executemany("INSERT INTO files VALUES (?,?,?,?)", files)
+            db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", docs)
+            db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problems)
+            db.executemany("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", texts)
+            for part in batch:
+                part.clear()
+
         for row in rows:
             if row is None:
                 continue
             path, mtime, size, digest, doc_rows, refs, problem_rows, text_row = row
             added.append(path)
-            db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
-            db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
-            db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
-            db.execute("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", text_row)
+            batch[0].append((path, mtime, size, digest))
+            batch[1].extend(doc_rows)
+            batch[2].extend(problem_rows)
+            batch[3].append(text_row)
+            if len(batch[0]) >= 256:
+                flush()
             name_rows.extend((key, p, did, title, dtype, aliases, url)
                              for key, p, did, title, dtype, _e, aliases, url, _d in doc_rows)
             ref_rows.extend(refs)
+        flush()
         table = Names(name_rows)
         db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
         _insert_resolved(db, table, ref_rows)
