@@ -7,9 +7,8 @@ known when its status is ``done``, or when it is a topic that a ``done`` documen
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import dataclass, field
 
 from . import graph as g
 from .model import Document

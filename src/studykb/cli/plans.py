@@ -296,7 +296,7 @@ def ask(ctx: click.Context, question: tuple[str, ...], as_json: bool) -> None:
     kwargs: dict = {"as_json": as_json}
     if command in ("before", "related"):
         if not target:
-            raise UsageError(f"which document? e.g. studykb ask \"what should I read before X\"")
+            raise UsageError("which document? e.g. studykb ask \"what should I read before X\"")
         kwargs["query"] = target
     elif command == "next":
         kwargs["query"] = target

@@ -25,7 +25,7 @@ from pathlib import Path
 from ..config import Config, find_vault, load_config
 from ..model import Document, Problem, Reference
 from .checks import heading_slug  # noqa: F401  (re-exported)
-from .resolve import Names, StoredNames, fold, lookups, name_rows, names_of, table_rows
+from .resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from .scan import Scan, scan
 from .store import Store
 
@@ -344,7 +344,6 @@ class Vault:
 
 
 def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | None) -> set[str]:
-    import json
 
     out = {name for name, _lvl in names_of(key, path, did, title, json.loads(aliases))}
     if "#" in key:
