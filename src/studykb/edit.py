@@ -8,48 +8,12 @@ kept; the new file replaces the old atomically, and only if it did not change me
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
-from pathlib import Path
 
 from .errors import StudyError
+from .fsutil import write_atomic
 
 STATUSES = ("todo", "reading", "done")
-
-
-def write_atomic(path: Path, data: bytes, expect: bytes | None = None) -> None:
-    """Replace ``path`` with ``data`` via a temporary file in the same folder.
-
-    With ``expect``, refuse (StudyError) when the file no longer holds those bytes.
-    """
-    if expect is not None:
-        try:
-            current = path.read_bytes()
-        except FileNotFoundError:
-            current = None
-        if current != expect:
-            raise StudyError(f"{path.name} changed while it was being edited; not written.")
-    mode = None
-    try:
-        mode = path.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        pass
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise
 
 
 def set_status(raw: bytes, status: str, unit: str | None = None) -> bytes:

@@ -152,23 +152,11 @@ def knowledge(vault: Vault) -> Knowledge:
         parts = None
     if parts is None:
         parts = _compute(vault)
-        _save(cache, (stamp, parts))
+        from .fsutil import write_cache
+
+        write_cache(cache, (stamp, parts))
     info, graph, known, covers, list_pos = parts
     return Knowledge(info, graph, known, covers, list_pos, _Docs(vault))
-
-
-def _save(path, data) -> None:  # type: ignore[no-untyped-def]
-    import os
-    import pickle
-    import tempfile
-
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".plans.", suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache that cannot be written is only slower next time
 
 
 def _compute(vault: Vault) -> tuple:

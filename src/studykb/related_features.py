@@ -14,12 +14,10 @@ query path must not pay networkx's import time.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import math
 import os
 import pickle
-import tempfile
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable
@@ -359,15 +357,6 @@ def _read_cache(path: os.PathLike[str], fp: str) -> FeatureIndex | None:
 
 def _write_cache(path: os.PathLike[str], ix: FeatureIndex) -> None:
     """Best effort: a read-only state folder only costs the next query a rebuild."""
-    folder = os.path.dirname(os.fspath(path))
-    with contextlib.suppress(OSError):
-        fd, tmp = tempfile.mkstemp(prefix=".related.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump((CACHE_VERSION, ix.fingerprint), fh, protocol=5)
-                pickle.dump(ix, fh, protocol=5)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    from .fsutil import write_cache
+
+    write_cache(path, (CACHE_VERSION, ix.fingerprint), ix)

@@ -18,12 +18,10 @@ words, and two-character pieces of Chinese text.
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import pickle
 import re
-import tempfile
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -382,15 +380,6 @@ def _read(path: Path) -> dict[str, Any] | None:
 
 
 def _write(path: Path, data: dict[str, Any]) -> None:
-    folder = os.path.dirname(os.fspath(path))
-    with contextlib.suppress(OSError):
-        fd, tmp = tempfile.mkstemp(prefix=".related-text.", suffix=".tmp", dir=folder)
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                pickle.dump(CACHE_VERSION, fh, protocol=5)
-                pickle.dump(data, fh, protocol=5)
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+    from .fsutil import write_cache
+
+    write_cache(path, CACHE_VERSION, data)

@@ -16,16 +16,14 @@ and only if the file still holds the bytes :func:`plan` read.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import hashlib
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..fsutil import write_atomic
 from ..parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
 from ..sidebars import Sidebar
 from .sidebar import to_markdown
@@ -192,20 +190,3 @@ def _ends_blank(text: str) -> bool:
 
 def _decode(raw: bytes) -> str:
     return raw.decode("utf-8-sig", errors="replace")
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` by ``data`` through a temporary file in the same folder."""
-    mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
