@@ -175,3 +175,18 @@ def problem_codes(problems: list[dict] | list) -> list[tuple[str, int, str]]:
         else:
             out.append((p.path, p.line, p.code))
     return sorted(out)
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="module")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the repository's own vault (notes/, courses/, studykb.toml), per module."""
+    import shutil
+
+    dest = tmp_path_factory.mktemp("bundled")
+    for name in ("notes", "courses"):
+        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
+    return dest

@@ -4,25 +4,15 @@ the graph fails CI."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from studykb.cli import _register_optional, cli, core  # noqa: F401
 
 _register_optional()
-REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("bundled")
-    for name in ("notes", "courses"):
-        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns(".studykb"))
-    shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
-    return dest
 
 
 def run(root: Path, *args: str) -> dict:

@@ -11,8 +11,6 @@ import pytest
 from conftest import FIXTURES, run_json
 from studykb.related import Ranker, RelatedOptions, Weights, related
 
-REPO = Path(__file__).resolve().parent.parent
-
 
 @pytest.fixture
 def rv(tmp_path: Path) -> Path:
@@ -205,13 +203,6 @@ def test_every_command_has_an_example(run: Callable, command: str) -> None:
 
 
 # -- the bundled vault ---------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("bundled")
-    for name in ("notes", "courses"):
-        shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns(".studykb"))
-    shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
-    return dest
 
 
 def test_cs336_sidebar_names_cs336_and_training_material(bundled: Path, run: Callable) -> None:

@@ -2,24 +2,11 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
 
 from conftest import run_json
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    dest = tmp_path_factory.mktemp("bundled")
-    for name in ("notes", "courses"):
-        shutil.copytree(REPO / name, dest / name)
-    shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
-    return dest
-
 
 WANTED = {"notes/entries/deepinfer-repo.md", "notes/entries/dflash2-qwen-drafter.md",
           "notes/topics/speculative-decoding.md"}
