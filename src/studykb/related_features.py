@@ -156,24 +156,8 @@ class FeatureIndex:
                 if c != i and (s, c) not in hidden:
                     f = feats[c]
                     f["cocite"] = f.get("cocite", 0.0) + w
-        for t in self.topics[i]:
-            group = self.covering.get(t, ())
-            if len(group) > HUB_CAP:
-                continue
-            w = 1.0 / math.log(1 + len(group))
-            for c in group:
-                if c != i:
-                    f = feats[c]
-                    f["topics"] = f.get("topics", 0.0) + w
-        for tag in self.tags[i]:
-            group = self.tagged.get(tag, ())
-            if len(group) > HUB_CAP:
-                continue
-            w = 1.0 / math.log(1 + len(group))
-            for c in group:
-                if c != i:
-                    f = feats[c]
-                    f["tags"] = f.get("tags", 0.0) + w
+        _adamic_adar(feats, "topics", i, (self.covering.get(t, ()) for t in self.topics[i]))
+        _adamic_adar(feats, "tags", i, (self.tagged.get(tag, ()) for tag in self.tags[i]))
         course = self.course[i]
         if course >= 0:
             for c in self.members.get(course, ()):
@@ -220,6 +204,20 @@ class FeatureIndex:
 
 
 # -- building ----------------------------------------------------------------------------
+def _adamic_adar(feats: dict[int, dict[str, float]], name: str, i: int,
+                 groups: Iterable[Iterable[int]]) -> None:
+    """Add 1/log(1+n) to ``feats[c][name]`` for each shared group of n documents (not hubs)."""
+    for group in groups:
+        members = list(group)
+        if len(members) > HUB_CAP:
+            continue
+        w = 1.0 / math.log(1 + len(members))
+        for c in members:
+            if c != i:
+                f = feats[c]
+                f[name] = f.get(name, 0.0) + w
+
+
 def topic_table(docs: Iterable[Document]) -> dict[str, str]:
     """Folded topic id / alias / title -> topic key (:func:`studykb.graph.topic_names`;
     graph.py imports networkx only when a function needs it)."""
