@@ -4,7 +4,7 @@ lies inside the file (and, for wikilinks, holds the link).
 
 from __future__ import annotations
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from studykb.parse import normalize_url, parse_file
@@ -117,3 +117,33 @@ def test_url_normalisation_is_idempotent_and_drops_noise(url: str) -> None:
     scheme, _, rest = once.partition("://")
     assert scheme == scheme.lower()
     assert rest.split("/", 1)[0] == rest.split("/", 1)[0].lower()
+
+
+#: Plain inline text: words, Chinese, spaces, tabs, line breaks and the punctuation that
+#: starts no inline rule (``#``, ``:``, ``-``, ``]``...).
+PLAIN_WORD = st.sampled_from(["a", "word", "中文", "#", ":", "-", "+", "=", "@", "^", "{", "}",
+                              "~", "%", "]", ">", "|", "https://e.com/a", "www.x.org", "é",
+                              "😀", ".", ","])
+PLAIN_GAP = st.sampled_from(["", " ", "  ", "   ", "\t", " \t"])
+PLAIN_LINE = st.tuples(PLAIN_GAP, st.lists(PLAIN_WORD, min_size=1, max_size=6), PLAIN_GAP
+                       ).map(lambda t: t[0] + " ".join(t[1]) + t[2])
+PLAIN = st.lists(PLAIN_LINE, min_size=1, max_size=6).map("\n".join)
+
+
+@SETTINGS
+@given(PLAIN)
+@example("a  \nb")
+@example("a \n\t b\t\nc   \n d")
+def test_plain_inline_shortcut_builds_the_tokens_of_the_inline_parser(text: str) -> None:
+    """The shortcut for inline content without markup gives markdown-it's own tokens."""
+    from studykb.parse.markdown import markdown, plain_inline
+
+    md = markdown()
+    for content in {text, text.strip(), text.strip(" \t\n")}:
+        if not content:
+            continue
+        full: list = []
+        md.inline.parse(content, md, {}, full)
+        fast = plain_inline(content)
+        assert [(t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in fast] == \
+               [(t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in full]

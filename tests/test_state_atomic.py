@@ -257,3 +257,36 @@ def test_two_builds_at_once(tmp_path: Path) -> None:
         assert proc.returncode == 0, err
         assert json.loads(out)["documents"] == 40
     assert snapshot(root) == new
+
+
+@pytest.mark.parametrize("checkpoint", ["never", "background"])
+def test_large_first_build_leaves_its_checkpoint_to_a_thread(make_vault, open_vault, monkeypatch,
+                                                             checkpoint: str) -> None:
+    """A large first build commits into the WAL and copies it into the database later; a
+    process that ends before the copy leaves a state the next one reads in full."""
+    from studykb.vault import bulk
+    from studykb.vault.store import Store
+
+    monkeypatch.setattr(bulk, "BACKGROUND_CHECKPOINT", 1)
+    started = []
+    if checkpoint == "never":  # the process ended before the thread ran
+        monkeypatch.setattr(Store, "checkpoint_later", lambda self: started.append(self))
+    files = {f"n{i}.md": f"# Note {i}\n\n[[n{(i + 1) % 5}]]\n" for i in range(5)}
+    root = make_vault(files)
+    v = open_vault(root)
+    v.refresh()
+    wal = root / ".studykb" / "state.sqlite-wal"
+    if checkpoint == "never":
+        assert started and wal.stat().st_size > 0
+    else:
+        v.store._checkpoint.join(10)
+        import sqlite3
+
+        db = sqlite3.connect(root / ".studykb" / "state.sqlite")
+        busy, logged, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+        db.close()
+        assert busy == 0 and logged == copied  # nothing left to copy
+    other = open_vault(root)  # another process, with its own connection
+    assert len(other.documents()) == 5
+    assert other.refresh().changed is False
+    assert {link.ref.source for link in other.backlinks("n0.md")} == {"n4.md"}

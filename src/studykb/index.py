@@ -47,16 +47,23 @@ from whoosh.system import pack_uint
 from whoosh.writing import CLEAR, LockError
 
 from .errors import UsageError
+from .index_state import (
+    INDEX_DIR,
+    INDEX_NAME,
+    INDEX_VERSION,
+    VERIFIED,
+    fingerprint,
+    index_dir,
+    read_held,
+    read_record,
+    up_to_date,
+    write_record,
+)
 
 if TYPE_CHECKING:
     from .model import Document
     from .vault import Vault
 
-#: Bumped whenever the analyzer or the schema changes; an index of another version is rebuilt.
-INDEX_VERSION = 5
-INDEX_DIR = "index"
-SYNC_FILE = "studykb-sync.json"
-HELD_FILE = "studykb-held.marshal"
 TOPICS_FILE = "studykb-topics.marshal"
 #: Re-index everything (both cores, several segments) when at least this many files changed
 #: and they are most of the vault.
@@ -436,10 +443,6 @@ _BROKEN = (windex.IndexError, EOFError, OSError, ValueError, KeyError, TypeError
            __import__("pickle").UnpicklingError, __import__("struct").error)
 
 
-def index_dir(vault: Vault) -> Path:
-    return Path(vault.config.state_dir) / INDEX_DIR
-
-
 def _notify(message: str) -> None:
     """One line on stderr (the contract: a rebuilt or stale index is said once, briefly)."""
     print(f"studykb: {message}", file=sys.stderr)
@@ -532,7 +535,7 @@ class Topics:
         import marshal
 
         folder = index_dir(vault)
-        state = state or _VERIFIED.get(str(folder)) or _state(vault)
+        state = state or VERIFIED.get(str(folder)) or fingerprint(vault)
         got = _TOPICS.get((str(folder), state))
         if got is not None:
             return got
@@ -583,8 +586,6 @@ class Topics:
 
 
 _TOPICS: dict[tuple[str, str], Topics] = {}
-#: index folder -> the vault state its last :func:`sync` in this process saw.
-_VERIFIED: dict[str, str] = {}
 
 
 def _wanted(vault: Vault) -> dict[str, str]:
@@ -608,60 +609,6 @@ def _topic_sigs(vault: Vault, topics: Topics) -> dict[str, str]:
     for doc in vault.documents().values():
         by_path.setdefault(doc.path, []).append(doc)
     return {path: topics.sig(docs) for path, docs in by_path.items()}
-
-
-def _read_json(path: Path, generation: int) -> dict[str, Any] | None:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if (not isinstance(data, dict) or data.get("version") != INDEX_VERSION
-            or data.get("generation") != generation):
-        return None
-    return data
-
-
-def _read_cache(folder: Path, generation: int) -> dict[str, Any] | None:
-    """What the last sync wrote about generation ``generation`` (state fingerprints)."""
-    return _read_json(folder / SYNC_FILE, generation)
-
-
-def _read_held(folder: Path, generation: int) -> dict[str, list[str]] | None:
-    """path -> [file signature, topic fingerprint] in generation ``generation``, if known."""
-    import marshal
-
-    try:
-        data = marshal.loads((folder / HELD_FILE).read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
-    if (not isinstance(data, dict) or data.get("version") != INDEX_VERSION
-            or data.get("generation") != generation or not isinstance(data.get("held"), dict)):
-        return None
-    return data["held"]
-
-
-def _write_cache(folder: Path, generation: int, held: dict[str, list[str]], state: str,
-                 topics: str, documents: int) -> None:
-    """Remember what generation ``generation`` holds, so the next query skips reading it.
-
-    Two files: a small JSON one read by every query, and the per-file signatures
-    (marshal: 10k entries load in 3 ms), read only when the vault changed.
-    """
-    import marshal
-
-    small = {"version": INDEX_VERSION, "generation": generation, "state": state,
-             "topics": topics, "documents": documents}
-    big = {"version": INDEX_VERSION, "generation": generation, "held": held}
-    for name, data in ((HELD_FILE, marshal.dumps(big)),
-                       (SYNC_FILE, json.dumps(small).encode())):
-        tmp = folder / f"{name}.{os.getpid()}.tmp"
-        try:
-            tmp.write_bytes(data)
-            os.replace(tmp, folder / name)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            return
 
 
 def _held(reader: Any) -> dict[str, list[str]]:
@@ -790,19 +737,23 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     """
     started = time.perf_counter()
     stats = SyncStats()
+    record = up_to_date(vault)
+    if record is not None:  # the common case: nothing to open
+        stats.documents = int(record.get("documents") or 0)
+        return _done(stats, started, quiet)
     folder = index_dir(vault)
     ix, stats.notice = _open(folder)
-    state = _state(vault)
+    state = fingerprint(vault)
     generation = ix.latest_generation()
-    cache = _read_cache(folder, generation)
-    _VERIFIED[str(folder)] = state
+    cache = read_record(folder, generation)
+    VERIFIED[str(folder)] = state
     if cache is not None and cache.get("state") == state:
         stats.documents = int(cache.get("documents") or 0)
         return _done(stats, started, quiet)
     wanted = _wanted(vault)
     topics = Topics.of(vault, state)
     try:
-        held = _read_held(folder, generation) if cache is not None else None
+        held = read_held(folder, generation) if cache is not None else None
         if held is None:
             held = _held(ix.reader())
     except _BROKEN as exc:
@@ -822,15 +773,8 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         generation, held = done
         ix = _open_dir(folder)
     stats.documents = _doc_count(ix)
-    _write_cache(folder, generation, held, state, topics.digest, stats.documents)
+    write_record(folder, generation, held, state, topics.digest, stats.documents)
     return _done(stats, started, quiet)
-
-
-def _state(vault: Vault) -> str:
-    """Fingerprint of the vault state: every file's path and content hash (a few ms)."""
-    row = vault.store.db.execute("SELECT group_concat(path || ':' || hash, '|') FROM files"
-                                 ).fetchone()
-    return hashlib.blake2b((row[0] or "").encode(), digest_size=16).hexdigest()
 
 
 def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: Topics,
@@ -961,7 +905,7 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
     count = max(2, round(len(paths) / SLICE_FILES))
     size = -(-len(paths) // count)
     folder = index_dir(vault)
-    work = folder / "MAIN.tmp"  # whoosh's temporary folder for this index's writers
+    work = folder / f"{INDEX_NAME}.tmp"  # whoosh's temporary folder for this index's writers
     work.mkdir(exist_ok=True)
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     code = f"from {__name__} import _segment_main; _segment_main()"
@@ -1078,8 +1022,10 @@ def _searcher(vault: Vault) -> Any:
             _searchers[folder] = searcher = fresh
         return searcher
     ix, notice = _open(Path(folder))
-    if notice:
+    if notice:  # replaced by an empty index: fill it (sync skipped opening it when current)
         _notify(notice)
+        sync(vault, wait=BUILD_LOCK_WAIT, quiet=True)
+        ix = _open_dir(Path(folder))
     searcher = _searchers[folder] = ix.searcher(weighting=BM25F(**FIELD_B))
     return searcher
 

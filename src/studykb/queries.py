@@ -6,12 +6,10 @@ format the results themselves.
 
 from __future__ import annotations
 
-import difflib
 from dataclasses import dataclass, field
 
 from .errors import NotFound
 from .model import Document, Problem
-from .parse.urls import normalize_url
 from .vault import Link, Vault
 from .vault.resolve import fold
 
@@ -43,6 +41,8 @@ def find(vault: Vault, query: str) -> Document:
     query = query.strip()
     names = vault.names()
     if query.lower().startswith(("http://", "https://")):
+        from .parse.urls import normalize_url
+
         key, _state, _note = names.resolve("", "", normalize_url(query), "url", "", False)
     else:
         key, _state, _note = names.resolve("", "", query, "name", "", False)
@@ -66,6 +66,8 @@ def suggest(vault: Vault, query: str, limit: int = 5) -> list[str]:
                     picked.setdefault(key, None)
             if len(picked) >= limit:
                 break
+    import difflib
+
     for name in difflib.get_close_matches(q, list(names.table), n=limit, cutoff=0.6):
         for _lvl, key in names.table[name]:
             picked.setdefault(key, None)

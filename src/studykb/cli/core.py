@@ -51,10 +51,18 @@ def build(obj: Context, as_json: bool) -> None:
 
 def _sync_search_index(vault) -> dict | None:  # type: ignore[no-untyped-def]
     """Search (issue 3): bring the full-text index in step with the refreshed state."""
-    try:
-        from .. import index
-    except ModuleNotFoundError:
-        return None
+    import time
+
+    from ..index_state import up_to_date
+
+    started = time.perf_counter()
+    record = up_to_date(vault)  # nothing changed: no need to load the search engine
+    if record is not None:
+        return {"documents": int(record.get("documents") or 0), "reindexed": 0,
+                "rebuilt": False, "stale": False,
+                "seconds": round(time.perf_counter() - started, 3)}
+    from .. import index
+
     stats = index.sync(vault, wait=index.BUILD_LOCK_WAIT)
     return {"documents": stats.documents, "reindexed": len(stats.paths),
             "rebuilt": stats.rebuilt, "stale": stats.stale, "seconds": round(stats.seconds, 3)}

@@ -99,7 +99,8 @@ class Vault:
 
             workers = self.config.workers or os.cpu_count() or 1
             stream = parse_stream(self.root, changed, workers, progress)
-            stats.added = sorted(write_all(self.store, stream, scan_rows, self.root))
+            stats.added = sorted(write_all(self.store, stream, scan_rows, self.root,
+                                           expected=len(changed)))
             self._docs = None
             self._names = None
         else:

@@ -24,11 +24,14 @@ import sqlite3
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from .checks import wants_anchor_check
 from .resolve import Names, table_rows
 from .store import Store, secondary_indexes
 
 #: Parse in worker processes when at least this many files are to be read.
 PARALLEL_THRESHOLD = 64
+#: A first build of at least this many files leaves the WAL checkpoint to a thread.
+BACKGROUND_CHECKPOINT = 2000
 
 Progress = Callable[[int, int], None]
 
@@ -76,11 +79,20 @@ def parse_stream(root: Path, paths: list[str], workers: int,
 
 
 def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple],
-              root: Path) -> list[str]:
-    """Replace the whole state with ``rows`` (consumed as they come); returns the paths read."""
-    from .checks import anchor_problems, vault_problems
+              root: Path, expected: int = 0) -> list[str]:
+    """Replace the whole state with ``rows`` (consumed as they come); returns the paths read.
+
+    ``expected``: how many rows are coming (a large load defers its WAL checkpoint).
+    """
+    from .checks import missing_anchors, vault_problems
 
     added: list[str] = []
+    # The commit leaves the whole new state (~8 KB a note) in the write-ahead log; for a
+    # large vault, copying it into the database file is left to a background thread
+    # (see Store.checkpoint_later).
+    later = expected >= BACKGROUND_CHECKPOINT
+    if later:
+        store.db.execute("PRAGMA wal_autocheckpoint=0")
     with store.transaction() as db:
         for table in ("files", "docs", "refs", "texts", "names", "problems", "anchors"):
             db.execute(f"DELETE FROM {table}")
@@ -90,6 +102,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
             db.execute(f"DROP INDEX IF EXISTS {name}")
         name_rows: list[tuple] = []
         ref_rows: list[tuple] = []
+        headings: dict[str, str] = {}  # path -> headings (JSON), for [[note#heading]] checks
         batch: tuple[list, list, list, list] = ([], [], [], [])
 
         def flush() -> None:
@@ -110,6 +123,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
             batch[1].extend(doc_rows)
             batch[2].extend(problem_rows)
             batch[3].append(text_row)
+            headings[path] = text_row[2]
             if len(batch[0]) >= 256:
                 flush()
             name_rows.extend((key, p, did, title, dtype, aliases, url)
@@ -118,24 +132,36 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         flush()
         table = Names(name_rows)
         db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
-        _insert_resolved(db, table, ref_rows)
+        anchored = _insert_resolved(db, table, ref_rows)
+        db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
+                       missing_anchors(anchored, headings.get))
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
         for _name, sql in indexes:
             db.execute(sql)
         vault_problems(db, root, recompute_cycles=True)
-        anchor_problems(db, None)
+    if later:
+        store.db.execute("PRAGMA wal_autocheckpoint=1000")
+        store.checkpoint_later()
     return added
 
 
-def _insert_resolved(db: sqlite3.Connection, table: Names, ref_rows: list[tuple]) -> None:
+def _insert_resolved(db: sqlite3.Connection, table: Names, ref_rows: list[tuple]
+                     ) -> list[tuple[str, int, str, str, str]]:
+    """Insert the references with their resolution; returns the ``[[note#heading]]`` ones
+    to check, as (path, line, text, anchor, target path)."""
     resolve = table.resolve
+    anchored: list[tuple[str, int, str, str, str]] = []
 
     def resolved() -> Iterator[tuple]:
         for r in ref_rows:
             # (source, path, line, kind, text, target, style, anchor, reason, optional, ...)
-            yield r + resolve(r[0], r[1], r[5], r[6], r[7], bool(r[9]), r[4])
+            got = resolve(r[0], r[1], r[5], r[6], r[7], bool(r[9]), r[4])
+            if r[7] and wants_anchor_check(r[7], got[0]):
+                anchored.append((r[1], r[2], r[4], r[7], table.paths[got[0]]))
+            yield r + got
 
     db.executemany(
         "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
         " optional, lookup, lookup2, target_key, state, note)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", resolved())
+    return anchored

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sqlite3
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from ..model import ERROR
@@ -88,8 +89,6 @@ def anchor_problems(db: sqlite3.Connection, changed: list[str] | None) -> None:
     ``None`` means everything (a full build). Block references (``#^id``) and anchors
     that name a course unit are not headings and are left alone.
     """
-    import json
-
     select = ("SELECT r.path, r.line, r.text, r.anchor, d.path FROM refs r"
               " JOIN docs d ON d.key = r.target_key"
               " WHERE r.anchor != '' AND instr(r.target_key, '#') = 0"
@@ -110,12 +109,31 @@ def anchor_problems(db: sqlite3.Connection, changed: list[str] | None) -> None:
         # its former target: forget it, it is recomputed below
         db.executemany("DELETE FROM anchors WHERE path=? AND line=? AND substr(message, 1, ?)=?",
                        {(p, ln, len(repr(t)) + 1, f"{t!r}:") for p, ln, t, _a, _d in rows})
+    def headings(target: str) -> str | None:
+        row = db.execute("SELECT headings FROM texts WHERE path=?", (target,)).fetchone()
+        return row[0] if row else None
+
+    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", missing_anchors(rows, headings))
+
+
+def wants_anchor_check(anchor: str, target_key: str | None) -> bool:
+    """Whether ``[[target#anchor]]`` names a heading to look for (not a block or a unit)."""
+    return bool(anchor) and target_key is not None and "#" not in target_key \
+        and not anchor.startswith("^")
+
+
+def missing_anchors(rows: Iterable[tuple[str, int, str, str, str]],
+                    headings: Callable[[str], str | None]) -> list[tuple[str, int, str, str]]:
+    """Rows of the ``anchors`` table for (path, line, text, anchor, target path) references
+    whose target has no such heading; ``headings`` gives a file's headings as JSON."""
+    import json
+
     slugs: dict[str, set[str]] = {}
     out = []
     for path, line, text, anchor, target in dict.fromkeys(rows):
         if target not in slugs:
-            row = db.execute("SELECT headings FROM texts WHERE path=?", (target,)).fetchone()
-            slugs[target] = {heading_slug(h) for h in json.loads(row[0])} if row else set()
+            found = headings(target)
+            slugs[target] = {heading_slug(h) for h in json.loads(found)} if found else set()
         if heading_slug(anchor) not in slugs[target]:
             out.append((path, line, f"{text!r}: the target has no heading {anchor!r}", target))
-    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", out)
+    return out

@@ -34,6 +34,8 @@ def scan(config: Config) -> Scan:
             return True
         return bool(patterns) and any(
             fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+
+    # the loop below runs once per file: a no-op refresh is mostly this walk
     seen_dirs: set[tuple[int, int]] = set()
     stack = [("", root)]
     while stack:
@@ -58,24 +60,25 @@ def scan(config: Config) -> Scan:
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
-            if name.startswith("."):
+            if name[0] == ".":
                 continue
-            if skip(rel, name):
+            if excluded and skip(rel, name):
                 continue
-            if not _utf8(name):  # the state database and every message need UTF-8
-                if is_dir or name.lower().endswith(".md"):
+            is_md = name[-3:].lower() == ".md"
+            if not (name.isascii() or _utf8(name)):  # the state and messages need UTF-8
+                if is_dir or is_md:
                     out.problems.append(Problem(
                         os.fsencode(rel).decode("utf-8", "backslashreplace"), 0,
                         config.severity_of("unreadable"), "unreadable",
                         "the name is not valid UTF-8; skipped (rename it)"))
                 continue
             if is_dir:
-                if name.lower().endswith(".md"):
+                if is_md:
                     out.problems.append(Problem(rel, 0, config.severity_of("not-a-file"),
                                                 "not-a-file", "a folder named like a note; skipped"))
                 stack.append((rel, entry.path))
                 continue
-            if not name.lower().endswith(".md"):
+            if not is_md:
                 out.attachments.add(rel.lower())
                 out.attachments.add(name.lower())
                 continue

@@ -149,6 +149,27 @@ class Store:
             raise
         self.db.execute("COMMIT")
 
+    def checkpoint_later(self) -> None:
+        """Copy the write-ahead log into the database file in a background thread.
+
+        After a bulk load the log holds the whole state; SQLite would copy it at the
+        commit, keeping the caller waiting ~0.25 s at 10k notes. The copy runs in C
+        (without the GIL) while the caller goes on; a process that ends first leaves a
+        valid log, which SQLite reads, and copies at the next commit or close.
+        """
+        import threading
+
+        def run() -> None:
+            with contextlib.suppress(sqlite3.Error):
+                db = sqlite3.connect(self.path, timeout=0)
+                try:
+                    db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                finally:
+                    db.close()
+
+        self._checkpoint = threading.Thread(target=run, name="studykb-checkpoint", daemon=True)
+        self._checkpoint.start()
+
     def close(self) -> None:
         self.db.close()
 
