@@ -171,7 +171,7 @@ def _compute(vault: Vault) -> tuple:
     requires: dict[str, list[tuple[str, str]]] = {}
     for source, target, reason in vault.store.db.execute(
             "SELECT source, target_key, reason FROM refs"
-            " WHERE kind='requires' AND target_key IS NOT NULL ORDER BY path, line"):
+            " WHERE kind='requires' AND +target_key IS NOT NULL ORDER BY path, line"):
         if source in docs and target in docs:
             requires.setdefault(source, []).append((target, reason))
     edges = [(s, t, r) for s, needs in requires.items() for t, r in needs]

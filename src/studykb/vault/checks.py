@@ -34,10 +34,14 @@ def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool) -
     # The loops depend on the resolved ``requires`` rows only, and those also change when
     # an edit elsewhere makes a name resolve differently: compare a signature of all of
     # them. Unchanged rows, unchanged loops (and no networkx import), which is the common
-    # case of an edit to one note.
+    # case of an edit to one note; when the caller knows no ``requires`` row changed
+    # target, even the signature is skipped.
+    if not recompute_cycles:
+        db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
+        return
     edges = db.execute(
         "SELECT source, target_key, path, line FROM refs"
-        " WHERE kind='requires' AND target_key IS NOT NULL").fetchall()
+        " WHERE kind='requires' AND +target_key IS NOT NULL").fetchall()
     signature = hashlib.blake2b(repr(sorted(edges)).encode(), digest_size=16).hexdigest()
     row = db.execute("SELECT value FROM meta WHERE key='requires'").fetchone()
     if row is None or row[0] != signature:
@@ -103,12 +107,14 @@ def anchor_problems(db: sqlite3.Connection, changed: list[str] | None) -> None:
             marks = ",".join("?" * len(chunk))
             db.execute(f"DELETE FROM anchors WHERE path IN ({marks}) OR target IN ({marks})",
                        chunk + chunk)
-            rows += db.execute(f"{select} AND (r.path IN ({marks}) OR d.path IN ({marks}))",
-                               chunk + chunk).fetchall()
+            # two queries, so each uses its index (refs by file, docs by path)
+            rows += db.execute(f"{select} AND r.path IN ({marks})", chunk).fetchall()
+            rows += db.execute(f"{select} AND d.path IN ({marks})", chunk).fetchall()
         # a reference that now resolves to a changed file may have had a problem with
         # its former target: forget it, it is recomputed below
         db.executemany("DELETE FROM anchors WHERE path=? AND line=? AND substr(message, 1, ?)=?",
                        {(p, ln, len(repr(t)) + 1, f"{t!r}:") for p, ln, t, _a, _d in rows})
+
     def headings(target: str) -> str | None:
         row = db.execute("SELECT headings FROM texts WHERE path=?", (target,)).fetchone()
         return row[0] if row else None

@@ -20,7 +20,7 @@ from typing import Any
 from ..errors import VaultError
 from ..model import Document, Problem, Reference
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 
@@ -32,6 +32,7 @@ CREATE TABLE IF NOT EXISTS docs(
     key TEXT PRIMARY KEY, path TEXT, id TEXT, title TEXT, type TEXT, explicit INTEGER,
     names TEXT, url TEXT, data BLOB);
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
+CREATE INDEX IF NOT EXISTS docs_ids ON docs(lower(id), path) WHERE explicit = 1 AND type != 'unit';
 CREATE TABLE IF NOT EXISTS refs(
     n INTEGER PRIMARY KEY, source TEXT, path TEXT, line INTEGER, kind TEXT, text TEXT,
     target TEXT, style TEXT, anchor TEXT, reason TEXT, optional INTEGER,
@@ -41,6 +42,8 @@ CREATE INDEX IF NOT EXISTS refs_target ON refs(target_key);
 CREATE INDEX IF NOT EXISTS refs_lookup ON refs(lookup);
 CREATE INDEX IF NOT EXISTS refs_lookup2 ON refs(lookup2);
 CREATE INDEX IF NOT EXISTS refs_bad ON refs(state) WHERE state IN ('dangling', 'ambiguous');
+CREATE INDEX IF NOT EXISTS refs_requires ON refs(source, target_key, path, line)
+    WHERE kind = 'requires';
 CREATE TABLE IF NOT EXISTS problems(
     path TEXT, line INTEGER, severity TEXT, code TEXT, message TEXT, origin TEXT);
 CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
