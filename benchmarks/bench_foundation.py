@@ -37,7 +37,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Table, Timing, interleave, python_cmd, ratio, run  # noqa: E402
+from common import (  # noqa: E402
+    Table, Timing, interleave, precompile, python_cmd, ratio, run)
 
 #: Baseline (a): walk, read, YAML front matter (CSafeLoader), markdown-it commonmark parse.
 BASELINE_PARSE = r"""
@@ -260,6 +261,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(workdir, exist_ok=True)
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, "
           f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')}")
+    print(precompile())
     tables, results = [], []
     try:
         for n in sizes:

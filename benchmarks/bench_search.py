@@ -39,7 +39,8 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Table, Timing, interleave, python_cmd, repeat, run  # noqa: E402
+from common import (  # noqa: E402
+    Table, Timing, interleave, precompile, python_cmd, repeat, run)
 from gen_vault import generate  # noqa: E402
 
 #: Baseline: walk, read, jieba.cut (default mode) over the whole text, insert into FTS5.
@@ -335,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
           f"{os.getloadavg()[0]:.1f}, PYTHONDONTWRITEBYTECODE="
           f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')}")
+    print(precompile())
     try:
         table, result = bench(args.docs, args.runs, args.heavy_runs, workdir, args.seed)
     finally:

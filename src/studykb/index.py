@@ -457,10 +457,10 @@ def _compatible(ix: Any) -> bool:
 
 
 def _storage(folder: Path) -> Any:
-    # Memory-mapped reads (about 10 % faster queries). A mapped file cut short under a
-    # live reader would kill it with SIGBUS, but whoosh never rewrites a file in place:
-    # only outside damage does that, and searchers are closed after each command.
-    return FileStorage(str(folder), supports_mmap=True)
+    # Plain file reads, not memory maps: with a map, whoosh copies every part of a
+    # compound segment into memory when it opens it (~35 ms per search at 10k notes,
+    # against ~8 ms); queries on an open searcher are ~10 % slower without one.
+    return FileStorage(str(folder), supports_mmap=False)
 
 
 def _create(folder: Path) -> Any:
@@ -855,11 +855,33 @@ def _fill(vault: Vault, writer: Any, wanted: dict[str, str], topics: Topics,
     if full:  # the commit clears the index: every file goes in again
         changed = list(wanted)
     else:
+        searcher = _base_searcher(vault, writer)
         for path in removed + changed:
-            writer.delete_by_term("path", path)
+            if searcher is None:
+                writer.delete_by_term("path", path)
+            else:
+                writer.delete_by_query(wq.Term("path", path), searcher=searcher)
     for record in _records(vault.store.db, changed, wanted, topics, written):
         writer.add_document(**record)
     writer.commit(mergetype=CLEAR if full else _merge_small)
+
+
+def _base_searcher(vault: Vault, writer: Any) -> Any:
+    """A searcher on the generation ``writer`` starts from, or None.
+
+    It finds the documents to delete (whoosh would open a searcher of its own for each
+    writer) and stays open for the query that usually follows: refreshed after the
+    commit, it opens only the new segment (each segment costs a few ms to open).
+    """
+    folder = str(index_dir(vault))
+    searcher = _searchers.get(folder)
+    try:
+        searcher = (searcher.refresh() if searcher is not None
+                    else writer.index.searcher(weighting=BM25F(**FIELD_B)))
+    except _BROKEN:
+        return None
+    _searchers[folder] = searcher
+    return searcher if searcher.reader().generation() == writer.generation - 1 else None
 
 
 def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
