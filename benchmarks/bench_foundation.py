@@ -37,8 +37,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import (  # noqa: E402
-    Table, Timing, interleave, precompile, python_cmd, ratio, run)
+from common import Table, Timing, interleave, precompile, python_cmd, ratio, run  # noqa: E402
 
 #: Baseline (a): walk, read, YAML front matter (CSafeLoader), markdown-it commonmark parse.
 BASELINE_PARSE = r"""

@@ -39,8 +39,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import (  # noqa: E402
-    Table, Timing, interleave, precompile, python_cmd, repeat, run)
+from common import Table, Timing, interleave, precompile, python_cmd, repeat, run  # noqa: E402
 from gen_vault import generate  # noqa: E402
 
 #: Baseline: walk, read, jieba.cut (default mode) over the whole text, insert into FTS5.
