@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from ._gc import paused_gc
 from ._lazy import nx
 from .model import Document
 
@@ -43,6 +44,11 @@ def covered_topics(doc: Document, topics: dict[str, str]) -> list[str]:
 
 def build(docs: dict[str, Document], links: Iterable[Link]) -> nx.MultiDiGraph:
     """The whole typed graph of the vault."""
+    with paused_gc():
+        return _build(docs, links)
+
+
+def _build(docs: dict[str, Document], links: Iterable[Link]) -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
     for key, doc in docs.items():
         graph.add_node(key, doc=doc)
@@ -64,6 +70,11 @@ def build(docs: dict[str, Document], links: Iterable[Link]) -> nx.MultiDiGraph:
 
 def from_vault(vault: Vault) -> nx.MultiDiGraph:
     """:func:`build` fed straight from the state's rows (no Reference objects on the way)."""
+    with paused_gc():
+        return _from_vault(vault)
+
+
+def _from_vault(vault: Vault) -> nx.MultiDiGraph:
     docs = vault.documents()
     graph = nx.MultiDiGraph()
     graph.add_nodes_from((key, {"doc": doc}) for key, doc in docs.items())

@@ -32,13 +32,15 @@ class Reference:
     line: int
     """1-based line in that file."""
     kind: str
-    """``link`` (body), or the front-matter key: ``ref``, ``requires``, ``related``, ``course``, ``item``."""
+    """``link`` (body), or the front-matter key: ``ref``, ``requires``, ``related``,
+    ``course``, ``item``."""
     text: str
     """The reference as written, e.g. ``[[fsdp2|FSDP]]`` or ``requires: ddp``."""
     target: str
     """The name to resolve: a name, a vault path or a URL (already normalised)."""
     style: str
-    """How to resolve ``target``: ``name``, ``path``, ``url`` or ``unit`` (a unit of the same course)."""
+    """How to resolve ``target``: ``name``, ``path``, ``url`` or ``unit`` (a unit of the
+    same course)."""
     anchor: str = ""
     """The heading or block after ``#`` in the reference, if any."""
     reason: str = ""

@@ -155,7 +155,8 @@ def next_(vault, query: str | None, limit: int, as_json: bool) -> None:  # type:
         raise SystemExit(1)
     for n, step in enumerate(steps, 1):
         doc = step.doc
-        out.print(f"{n:>3}. [bold]{_esc(doc.title)}[/]  [dim]{_esc(_facts(doc))} ({_esc(doc.id)})[/]")
+        out.print(f"{n:>3}. [bold]{_esc(doc.title)}[/]  "
+                  f"[dim]{_esc(_facts(doc))} ({_esc(doc.id)})[/]")
         if step.needed_by:
             out.print("       unlocks " + _esc(", ".join(n.by.title for n in step.needed_by)))
         if step.readings:

@@ -100,7 +100,8 @@ def _json(text: str, pos: int, line: int) -> Split:
     try:
         obj, end = json.JSONDecoder().raw_decode(text, pos)
     except json.JSONDecodeError as exc:
-        return Split({}, "json", "", line, text, 1, (exc.lineno, f"bad JSON front matter: {exc.msg}"))
+        return Split({}, "json", "", line, text, 1,
+                     (exc.lineno, f"bad JSON front matter: {exc.msg}"))
     except RecursionError:
         return Split({}, "json", "", line, text, 1,
                      (line, "bad JSON front matter: nested too deeply"))

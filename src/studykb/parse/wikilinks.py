@@ -22,7 +22,10 @@ _INNER = re.compile(r"(?:[^\[\]\n]|\](?!\]))*\]\]")
 
 
 def split_target(inner: str) -> tuple[str, str, str]:
-    """``target#anchor|label`` -> (target, anchor, label). Obsidian's ``\\|`` in tables counts as ``|``."""
+    """``target#anchor|label`` -> (target, anchor, label).
+
+    Obsidian's ``\\|`` in tables counts as ``|``.
+    """
     inner = inner.replace("\\|", "|")
     target, _, label = inner.partition("|")
     target, _, anchor = target.partition("#")

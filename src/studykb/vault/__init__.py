@@ -278,7 +278,10 @@ class Vault:
     def documents(self) -> dict[str, Document]:
         """Every document by key (cached until the next refresh that changes something)."""
         if self._docs is None:
-            self._docs = {d.key: d for d in self.store.documents()}
+            from .._gc import paused_gc
+
+            with paused_gc():
+                self._docs = {d.key: d for d in self.store.documents()}
         return self._docs
 
     def documents_for(self, keys: Iterable[str]) -> dict[str, Document]:

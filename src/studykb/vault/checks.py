@@ -82,7 +82,8 @@ def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple]:
 
 
 def heading_slug(text: str) -> str:
-    """A heading as GitHub and Obsidian anchor it: case-folded, punctuation out, ``-`` for spaces."""
+    """A heading as GitHub and Obsidian anchor it: case-folded, punctuation out, ``-`` for
+    spaces."""
     kept = "".join(c for c in text.casefold().strip() if c.isalnum() or c in " -_")
     return "-".join(kept.split())
 

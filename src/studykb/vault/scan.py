@@ -45,7 +45,8 @@ def scan(config: Config) -> Scan:
             ident = (st.st_dev, st.st_ino)
             if ident in seen_dirs:
                 out.problems.append(Problem(rel_dir, 0, config.severity_of("symlink-loop"),
-                                            "symlink-loop", "folder link loops back; not read again"))
+                                            "symlink-loop",
+                                            "folder link loops back; not read again"))
                 continue
             seen_dirs.add(ident)
             entries = list(os.scandir(abs_dir))
@@ -75,7 +76,8 @@ def scan(config: Config) -> Scan:
             if is_dir:
                 if is_md:
                     out.problems.append(Problem(rel, 0, config.severity_of("not-a-file"),
-                                                "not-a-file", "a folder named like a note; skipped"))
+                                                "not-a-file",
+                                                "a folder named like a note; skipped"))
                 stack.append((rel, entry.path))
                 continue
             if not is_md:
