@@ -415,3 +415,26 @@ def test_graph_exports_survive_line_breaks_and_control_characters(make_vault, ru
     graphml = run("graph", "--format", "graphml", vault=root).stdout
     root_el = ET.fromstring(graphml.encode("utf-8"))  # well-formed XML
     assert len(root_el.findall(".//{http://graphml.graphdrawing.org/xmlns}node")) == 2
+
+
+def test_library_graph_matches_the_export_and_leaves_gc_on(vault: Path, run, open_vault) -> None:
+    """``graph.from_vault`` (which pauses the cyclic collector while it builds) gives the
+    edges the export lists, and switches the collector back on, also after an error."""
+    import gc
+
+    from studykb import graph
+
+    v = open_vault(vault)
+    g = graph.from_vault(v)
+    assert gc.isenabled()
+    exported = json.loads(run("graph", "--json", vault=vault).stdout)
+    assert g.number_of_edges() == len(exported["edges"])
+    assert {d["kind"] for _s, _t, d in g.edges(data=True)} == {e["kind"] for e in exported["edges"]}
+
+    class Broken:
+        def documents(self):  # type: ignore[no-untyped-def]
+            raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        graph.from_vault(Broken())  # type: ignore[arg-type]
+    assert gc.isenabled()
