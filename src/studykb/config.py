@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -71,6 +70,8 @@ def find_vault(vault: str | os.PathLike[str] | None = None, cwd: Path | None = N
 
 def load_config(root: Path) -> Config:
     """Read ``studykb.toml`` in ``root`` if present; a malformed file is a VaultError."""
+    import tomllib
+
     path = root / CONFIG_NAME
     data: dict = {}
     if path.is_file():

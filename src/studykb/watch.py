@@ -98,6 +98,8 @@ class Watcher:
         self._problems: Counter[tuple[str, str, str, str]] = Counter()
         self._latest: dict[tuple[str, str, str, str], Problem] = {}
         self._synced = False
+        self.lock = threading.Lock()
+        """Held while the watch refreshes and reports, and while it answers a command."""
 
     @property
     def root(self) -> Path:
@@ -176,16 +178,17 @@ class Watcher:
                 if not batch:
                     continue
                 settings = any(Path(p).name == CONFIG_NAME for _c, p in batch)
-                if settings:
-                    try:
-                        self.reload_config()
-                    except StudyError as exc:
-                        on_change(Change(BuildStats(), error=str(exc)))
-                        continue
-                    exclude = self.vault.config.exclude
-                change = self.refresh(force=settings)
-                if change.stats.changed or change.new or change.fixed or change.error:
-                    on_change(change)
+                with self.lock:
+                    if settings:
+                        try:
+                            self.reload_config()
+                        except StudyError as exc:
+                            on_change(Change(BuildStats(), error=str(exc)))
+                            continue
+                        exclude = self.vault.config.exclude
+                    change = self.refresh(force=settings)
+                    if change.stats.changed or change.new or change.fixed or change.error:
+                        on_change(change)
                 if on_ready is not None:
                     on_ready()
                     on_ready = None

@@ -7,32 +7,45 @@ area; this one holds the group, the shared options and error handling.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import click
 
+from .. import __version__
 from ..errors import StudyError
-
-__version__ = "0.1.0"
 
 
 class Context:
     """Per-invocation state: the vault, opened and refreshed on first use."""
 
+    #: A vault already open in this process (``studykb watch`` answering a command).
+    warm: Any = None
+
     def __init__(self, vault_dir: str | None) -> None:
         self.vault_dir = vault_dir
         self._vault: Any = None
+
+    @classmethod
+    @contextlib.contextmanager
+    def using(cls, vault: Any) -> Iterator[None]:
+        """Commands run in this block use ``vault`` (refreshed as usual, never closed)."""
+        cls.warm = vault
+        try:
+            yield
+        finally:
+            cls.warm = None
 
     def vault(self, refresh: bool = True) -> Any:
         if self._vault is None:
             from ..vault import Vault
 
-            self._vault = Vault.open(self.vault_dir)
+            self._vault = self.warm if self.warm is not None else Vault.open(self.vault_dir)
             if refresh:
                 stats = refresh_with_progress(self._vault)
                 if stats.notice:
@@ -40,7 +53,7 @@ class Context:
         return self._vault
 
     def close(self) -> None:
-        if self._vault is not None:
+        if self._vault is not None and self._vault is not self.warm:
             self._vault.close()
 
 
@@ -151,10 +164,15 @@ def cli(ctx: click.Context, vault_dir: str | None) -> None:
 
 
 def main() -> None:
-    from . import core  # noqa: F401  (registers the commands)
+    prepare()
+    cli(prog_name="studykb")
+
+
+def prepare() -> None:
+    """Register every command (their modules register themselves on import)."""
+    from . import core  # noqa: F401
 
     _register_optional()
-    cli(prog_name="studykb")
 
 
 def _register_optional() -> None:

@@ -132,7 +132,10 @@ class Store:
         return db
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None)
+        # check_same_thread off: ``studykb watch`` answers commands from a second thread,
+        # one at a time under its lock (serve.py)
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
+                             check_same_thread=False)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         return db
