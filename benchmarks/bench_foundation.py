@@ -37,7 +37,18 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Table, Timing, interleave, precompile, python_cmd, ratio, run  # noqa: E402
+from common import (  # noqa: E402
+    LOCAL,
+    SERVED,
+    Table,
+    Timing,
+    interleave,
+    precompile,
+    python_cmd,
+    ratio,
+    run,
+    watching,
+)
 
 #: Baseline (a): walk, read, YAML front matter (CSafeLoader), markdown-it commonmark parse.
 BASELINE_PARSE = r"""
@@ -114,6 +125,10 @@ FIGURES = [
     ("refresh after 1 edit (library)", "walk+stat", None, 0.5),
     ("check", "walk+stat", None, 0.4),
     ("backlinks", "walk+stat", None, 0.4),
+    ("no-op refresh: studykb build, watch running", "walk+stat", 3.0, None),
+    ("refresh after 1 edit: studykb build, watch running", "walk+stat", None, 0.5),
+    ("check, watch running", "walk+stat", None, 0.4),
+    ("backlinks, watch running", "walk+stat", None, 0.4),
 ]
 
 
@@ -165,7 +180,7 @@ def bench_size(n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
           f"{time.perf_counter() - t0:.1f} s: {vault}", flush=True)
     sk = studykb_cmd() + ["--vault", vault]
     heavy = max(3, runs // 2) if n_docs >= 5000 else runs
-    env = {"NO_COLOR": "1"}
+    env = LOCAL
     opts = {"check": True, "ok_codes": (0, 1), "env": env}
     res: dict[str, Timing] = {}
 
@@ -208,6 +223,23 @@ def bench_size(n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
         if got["modified"] != [info["edit_file"]]:
             raise RuntimeError(f"the edit was not seen as one modified file: {got}")
     note(timed)
+    run(sk + ["build"], **opts)
+
+    # the same commands answered by a running `studykb watch` (see client.py)
+    served_opts = {**opts, "env": SERVED}
+    with watching(studykb_cmd(), vault):
+        served = {"no-op refresh: studykb build, watch running": sk + ["build", "--json"],
+                  "check, watch running": sk + ["check", "--json"],
+                  "backlinks, watch running": sk + ["backlinks", info["backlinks_target"],
+                                                    "--json"]}
+        note(interleave(served, runs, warmup=1, **served_opts))
+        try:
+            note(interleave({"refresh after 1 edit: studykb build, watch running":
+                             sk + ["build", "--json"]}, runs,
+                            before={"refresh after 1 edit: studykb build, watch running": editor},
+                            **served_opts))
+        finally:
+            editor.restore()
     run(sk + ["build"], **opts)
 
     table = Table("figure", "docs", "median s", "cpu s", "baseline", "baseline s", "ratio",

@@ -20,6 +20,7 @@ reaped, e.g. a worker pool), which a busy machine disturbs less than wall time.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import statistics
@@ -27,7 +28,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 Cmd = Sequence[str]
@@ -191,6 +192,36 @@ def interleave(cmds: dict[str, Cmd], n: int, *, before: dict[str, Callable[[], N
             if i >= warmup:
                 out[name].runs.append(result)
     return out
+
+
+#: Environment of a fresh ``studykb`` process that never asks a running watch.
+LOCAL = {"NO_COLOR": "1", "STUDYKB_LOCAL": "1"}
+#: Environment of a ``studykb`` process that hands its command to a running watch.
+SERVED = {"NO_COLOR": "1", "STUDYKB_LOCAL": ""}
+
+
+@contextlib.contextmanager
+def watching(studykb: Sequence[str], vault: str, timeout: float = 300.0) -> Iterator[None]:
+    """``studykb watch`` running on ``vault`` (and answering commands) during the block."""
+    import signal
+
+    proc = subprocess.Popen([*studykb, "--vault", vault, "watch", "--quiet"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env=dict(os.environ, NO_COLOR="1"))
+    sock = os.path.join(vault, ".studykb", "serve.sock")
+    deadline = time.monotonic() + timeout
+    try:
+        while not os.path.exists(sock):
+            if proc.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("studykb watch did not start serving")
+            time.sleep(0.05)
+        yield
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
 
 
 def precompile() -> str:
