@@ -259,34 +259,46 @@ def test_two_builds_at_once(tmp_path: Path) -> None:
     assert snapshot(root) == new
 
 
-@pytest.mark.parametrize("checkpoint", ["never", "background"])
-def test_large_first_build_leaves_its_checkpoint_to_a_thread(make_vault, open_vault, monkeypatch,
-                                                             checkpoint: str) -> None:
-    """A large first build commits into the WAL and copies it into the database later; a
-    process that ends before the copy leaves a state the next one reads in full."""
-    from studykb.vault import bulk
-    from studykb.vault.store import Store
+@pytest.mark.parametrize("finish", ["never", "background"])
+def test_large_first_build_finishes_in_a_thread(make_vault, open_vault, monkeypatch,
+                                               finish: str) -> None:
+    """A large first build commits into the WAL without its secondary indexes; a thread
+    builds them and copies the WAL into the database. A process that ends before the
+    thread ran leaves a state the next one reads in full, and indexes it."""
+    import sqlite3
 
-    monkeypatch.setattr(bulk, "BACKGROUND_CHECKPOINT", 1)
+    from studykb.vault import bulk
+    from studykb.vault.store import Store, secondary_indexes
+
+    monkeypatch.setattr(bulk, "BACKGROUND_FINISH", 1)
     started = []
-    if checkpoint == "never":  # the process ended before the thread ran
-        monkeypatch.setattr(Store, "checkpoint_later", lambda self: started.append(self))
+    if finish == "never":  # the process ended before the thread ran
+        monkeypatch.setattr(Store, "finish_later", lambda self, idx: started.append(idx))
     files = {f"n{i}.md": f"# Note {i}\n\n[[n{(i + 1) % 5}]]\n" for i in range(5)}
     root = make_vault(files)
     v = open_vault(root)
-    v.refresh()
-    wal = root / ".studykb" / "state.sqlite-wal"
-    if checkpoint == "never":
-        assert started and wal.stat().st_size > 0
-    else:
-        v.store._checkpoint.join(10)
-        import sqlite3
+    state = root / ".studykb" / "state.sqlite"
+    wanted = {name for name, _sql in secondary_indexes()}
 
-        db = sqlite3.connect(root / ".studykb" / "state.sqlite")
+    def indexes() -> set[str]:
+        db = sqlite3.connect(state)
+        try:
+            return {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+        finally:
+            db.close()
+
+    if finish == "never":
+        assert started and (root / ".studykb" / "state.sqlite-wal").stat().st_size > 0
+        assert not wanted & indexes()
+    else:
+        v.store._finishing.join(10)
+        db = sqlite3.connect(state)
         busy, logged, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         db.close()
         assert busy == 0 and logged == copied  # nothing left to copy
+        assert wanted <= indexes()
     other = open_vault(root)  # another process, with its own connection
+    assert wanted <= indexes()
     assert len(other.documents()) == 5
     assert other.refresh().changed is False
     assert {link.ref.source for link in other.backlinks("n0.md")} == {"n4.md"}

@@ -30,8 +30,9 @@ from .store import Store, secondary_indexes
 
 #: Parse in worker processes when at least this many files are to be read.
 PARALLEL_THRESHOLD = 64
-#: A first build of at least this many files leaves the WAL checkpoint to a thread.
-BACKGROUND_CHECKPOINT = 2000
+#: A first build of at least this many files leaves its indexes and WAL checkpoint to a
+#: thread.
+BACKGROUND_FINISH = 2000
 
 Progress = Callable[[int, int], None]
 
@@ -82,15 +83,15 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
               root: Path, expected: int = 0) -> list[str]:
     """Replace the whole state with ``rows`` (consumed as they come); returns the paths read.
 
-    ``expected``: how many rows are coming (a large load defers its WAL checkpoint).
+    ``expected``: how many rows are coming (a large load finishes in a thread).
     """
     from .checks import missing_anchors, vault_problems
 
     added: list[str] = []
     # The commit leaves the whole new state (~8 KB a note) in the write-ahead log; for a
-    # large vault, copying it into the database file is left to a background thread
-    # (see Store.checkpoint_later).
-    later = expected >= BACKGROUND_CHECKPOINT
+    # large vault, building the secondary indexes and copying the log into the database
+    # file are left to a background thread (see Store.finish_later).
+    later = expected >= BACKGROUND_FINISH
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=0")
     with store.transaction() as db:
@@ -136,12 +137,13 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
                        missing_anchors(anchored, headings.get))
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
-        for _name, sql in indexes:
-            db.execute(sql)
+        if not later:
+            for _name, sql in indexes:
+                db.execute(sql)
         vault_problems(db, root, recompute_cycles=True)
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
-        store.checkpoint_later()
+        store.finish_later(indexes)
     return added
 
 

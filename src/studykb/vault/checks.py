@@ -69,6 +69,16 @@ def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple]:
     """One ``cycle`` problem per prerequisite loop (strongly connected component)."""
     if not edges:
         return []
+    import graphlib
+
+    deps: dict[str, set[str]] = {}
+    for source, target, _path, _line in edges:
+        deps.setdefault(source, set()).add(target)
+    try:  # the common case, no loop at all: the standard library says so without networkx
+        graphlib.TopologicalSorter(deps).prepare()
+        return []
+    except graphlib.CycleError:
+        pass
     from ..graph import loops
 
     out = []
