@@ -339,3 +339,27 @@ def test_a_small_limit_is_the_top_of_a_large_one(open_vault, vault: Path) -> Non
         assert [h.score for h in search(v, SearchOptions(text, limit=limit))] == wide[:limit]
 
     check()
+
+
+def test_long_lived_process_never_sees_old_versions(open_vault, vault: Path) -> None:
+    """One process (the language server, a watch answering commands) syncing and searching
+    after each of several edits: each edit adds a small segment and every third commit
+    merges them, so a searcher reusing old segment readers would find an edited note in
+    its old version, or twice."""
+    from studykb import index
+    from studykb.search import SearchOptions, search
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    note = vault / "notes" / "value-semantics.md"
+    original = note.read_text(encoding="utf-8")
+    for n in range(7):
+        note.write_text(original + f"\nwordmark{n}\n", encoding="utf-8")
+        v.refresh()
+        index.sync(v, quiet=True)
+        now = [h.key for h in search(v, SearchOptions(f"wordmark{n}"))]
+        before = [h.key for h in search(v, SearchOptions(f"wordmark{n - 1}"))] if n else []
+        assert now == ["notes/value-semantics.md"], (n, now)
+        assert before == [], (n, before)
+        assert len(search(v, SearchOptions("", types=("note",), limit=100))) == \
+            len([d for d in v.documents().values() if d.type == "note"])

@@ -182,10 +182,12 @@ def watching(make_vault, monkeypatch) -> Iterator[Callable[[], Path]]:
             time.sleep(0.05)
         return root
 
+    start.procs = procs  # type: ignore[attr-defined]
     yield start
     for proc in procs:
-        proc.send_signal(signal.SIGINT)
-        proc.wait(20)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(20)
 
 
 def test_studykb_watch_serves_and_cleans_up(watching, monkeypatch) -> None:
@@ -198,3 +200,15 @@ def test_studykb_watch_serves_and_cleans_up(watching, monkeypatch) -> None:
                           "--json"], capture_output=True, text=True, env=env, check=False)
     here = local(root, "check", "--json")
     assert (via.returncode, via.stdout) == (here.returncode, here.stdout)
+
+
+def test_kill_stops_the_watch_and_removes_its_socket(watching) -> None:
+    root = watching()
+    sock = root / ".studykb" / client.SOCKET_NAME
+    proc = watching.procs[-1]
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(20) == 0
+    deadline = time.monotonic() + 20
+    while sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not sock.exists()

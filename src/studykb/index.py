@@ -54,6 +54,7 @@ from .index_state import (
     VERIFIED,
     fingerprint,
     index_dir,
+    latest_generation,
     read_held,
     read_record,
     up_to_date,
@@ -514,8 +515,7 @@ class Topics:
         self.digest = ""
         if vault is None:
             return
-        rows = vault.store.db.execute(
-            "SELECT key, id, title, names FROM docs WHERE type='topic' ORDER BY key").fetchall()
+        rows = _topic_rows(vault)
         topics = [(key, did, title, tuple(json.loads(aliases or "[]")))
                   for key, did, title, aliases in rows]
         for key, _did, title, aliases in topics:  # ids win over titles and aliases
@@ -525,7 +525,7 @@ class Topics:
             self.names[did.casefold()] = key
             self.ids[key] = did
             self.texts[key] = "\n".join(dict.fromkeys((did, title, *aliases)))
-        self.digest = hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
+        self.digest = _rows_digest(rows)
 
     @classmethod
     def of(cls, vault: Vault, state: str | None = None) -> Topics:
@@ -539,6 +539,13 @@ class Topics:
         got = _TOPICS.get((str(folder), state))
         if got is not None:
             return got
+        if _TOPICS:  # a long-lived process after an edit: the topics themselves rarely change
+            rows = _topic_rows(vault)
+            (_key, last), = _TOPICS.items()
+            if last.digest == _rows_digest(rows):
+                _TOPICS.clear()
+                _TOPICS[(str(folder), state)] = last
+                return last
         path = folder / TOPICS_FILE
         try:
             data = marshal.loads(path.read_bytes())
@@ -586,6 +593,15 @@ class Topics:
 
 
 _TOPICS: dict[tuple[str, str], Topics] = {}
+
+
+def _topic_rows(vault: Vault) -> list[tuple]:
+    return vault.store.db.execute(
+        "SELECT key, id, title, names FROM docs WHERE type='topic' ORDER BY key").fetchall()
+
+
+def _rows_digest(rows: list[tuple]) -> str:
+    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
 
 
 def _wanted(vault: Vault) -> dict[str, str]:
@@ -870,18 +886,38 @@ def _base_searcher(vault: Vault, writer: Any) -> Any:
     """A searcher on the generation ``writer`` starts from, or None.
 
     It finds the documents to delete (whoosh would open a searcher of its own for each
-    writer) and stays open for the query that usually follows: refreshed after the
-    commit, it opens only the new segment (each segment costs a few ms to open).
+    writer), and in a long-lived process it is the one kept open for queries until the
+    next commit.
     """
     folder = str(index_dir(vault))
-    searcher = _searchers.get(folder)
+    searcher = _current(folder)
     try:
-        searcher = (searcher.refresh() if searcher is not None
-                    else writer.index.searcher(weighting=BM25F(**FIELD_B)))
+        if searcher is None:
+            searcher = _searchers[folder] = writer.index.searcher(weighting=BM25F(**FIELD_B))
     except _BROKEN:
         return None
-    _searchers[folder] = searcher
     return searcher if searcher.reader().generation() == writer.generation - 1 else None
+
+
+def _current(folder: str) -> Any:
+    """The searcher kept open on ``folder`` if it still shows the latest generation.
+
+    Not ``Searcher.refresh()``: in whoosh3 3.54 it reuses the open segment readers
+    (with their old deletions) and keeps segments the new generation merged away, so
+    an edited note could be found in its old version, or twice.
+    """
+    searcher = _searchers.get(folder)
+    if searcher is None:
+        return None
+    try:
+        if searcher.reader().generation() == latest_generation(Path(folder)):
+            return searcher
+    except _BROKEN:
+        pass
+    del _searchers[folder]
+    with contextlib.suppress(Exception):
+        searcher.close()
+    return None
 
 
 def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
@@ -1037,11 +1073,8 @@ def _parser(schema: Any) -> Any:
 def _searcher(vault: Vault) -> Any:
     """A searcher on the latest complete index (kept open between queries of one process)."""
     folder = str(index_dir(vault))
-    searcher = _searchers.get(folder)
+    searcher = _current(folder)
     if searcher is not None:
-        fresh = searcher.refresh()
-        if fresh is not searcher:
-            _searchers[folder] = searcher = fresh
         return searcher
     ix, notice = _open(Path(folder))
     if notice:  # replaced by an empty index: fill it (sync skipped opening it when current)

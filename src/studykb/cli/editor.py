@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -140,6 +142,12 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
     def gone() -> None:
         _say(f"studykb: the vault folder {watcher.root} disappeared; stopping.", err=True)
         raise SystemExit(1)
+
+    def terminate(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt  # `kill` stops it as cleanly as Ctrl-C (socket removed)
+
+    with contextlib.suppress(ValueError):  # only the main thread may set handlers
+        signal.signal(signal.SIGTERM, terminate)
 
     try:
         watcher.run(report, on_gone=gone, on_ready=ready)

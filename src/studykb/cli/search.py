@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..model import DOC_TYPES
-from . import cli, console, emit_json, json_option, pass_vault
+from . import Context, cli, console, emit_json, json_option, pass_vault
 
 
 @cli.command()
@@ -48,7 +48,8 @@ def search(vault, query: str, types, tags, course, status, level, limit: int,  #
     try:
         hits = run_search(vault, opts)
     finally:
-        index.close(vault)
+        if Context.warm is None:  # a watch answering commands keeps its searcher open
+            index.close(vault)
     notes = explain(opts)
     for note in notes:
         click.echo(f"studykb: {note}", err=True)

@@ -7,6 +7,7 @@ cannot be opened, or whose schema is not this version's, is moved aside and rebu
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import json
 import os
@@ -20,7 +21,7 @@ from typing import Any
 from ..errors import VaultError
 from ..model import Document, Problem, Reference
 
-SCHEMA_VERSION = "9"
+SCHEMA_VERSION = "10"
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 
@@ -33,6 +34,7 @@ CREATE TABLE IF NOT EXISTS docs(
     names TEXT, url TEXT, data BLOB);
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_ids ON docs(lower(id), path) WHERE explicit = 1 AND type != 'unit';
+CREATE INDEX IF NOT EXISTS docs_topics ON docs(key, id, title, names) WHERE type = 'topic';
 CREATE TABLE IF NOT EXISTS refs(
     n INTEGER PRIMARY KEY, source TEXT, path TEXT, line INTEGER, kind TEXT, text TEXT,
     target TEXT, style TEXT, anchor TEXT, reason TEXT, optional INTEGER,
@@ -44,6 +46,7 @@ CREATE INDEX IF NOT EXISTS refs_lookup2 ON refs(lookup2);
 CREATE INDEX IF NOT EXISTS refs_bad ON refs(state) WHERE state IN ('dangling', 'ambiguous');
 CREATE INDEX IF NOT EXISTS refs_requires ON refs(source, target_key, path, line)
     WHERE kind = 'requires';
+CREATE INDEX IF NOT EXISTS refs_course ON refs(path, target_key) WHERE kind = 'course';
 CREATE TABLE IF NOT EXISTS problems(
     path TEXT, line INTEGER, severity TEXT, code TEXT, message TEXT, origin TEXT);
 CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
@@ -163,9 +166,10 @@ class Store:
         After a bulk load the log holds the whole state, and the secondary indexes are
         still to be built: ~0.55 s at 10k notes that would keep the caller waiting. Both
         run in SQLite's C code (without the GIL) while the caller goes on with the
-        committed state. A process that ends first leaves a valid log, which SQLite
-        reads and copies at the next commit or close, and no indexes, which the next
-        :class:`Store` to open the file builds (:meth:`_ensure_indexes`).
+        committed state; closing the store, or the end of the process, waits for it. A
+        process killed first leaves a valid log, which SQLite reads and copies at the
+        next commit or close, and no indexes, which the next :class:`Store` to open the
+        file builds (:meth:`_ensure_indexes`).
         """
         import threading
 
@@ -184,6 +188,7 @@ class Store:
 
         self._finishing = threading.Thread(target=run, name="studykb-finish", daemon=True)
         self._finishing.start()
+        atexit.register(self._finishing.join, 120.0)  # a process exits with a whole state
 
     def _ensure_indexes(self, db: sqlite3.Connection) -> None:
         """Build the secondary indexes a process that ended early left unbuilt."""
@@ -203,6 +208,9 @@ class Store:
             db.execute("COMMIT")
 
     def close(self) -> None:
+        finishing = getattr(self, "_finishing", None)
+        if finishing is not None:
+            finishing.join()
         self.db.close()
 
     # -- reads ---------------------------------------------------------------
