@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import VaultError
 from ..model import Document, Problem, Reference
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 
@@ -35,6 +35,7 @@ CREATE TABLE IF NOT EXISTS docs(
 CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
 CREATE INDEX IF NOT EXISTS docs_ids ON docs(lower(id), path) WHERE explicit = 1 AND type != 'unit';
 CREATE INDEX IF NOT EXISTS docs_topics ON docs(key, id, title, names) WHERE type = 'topic';
+CREATE INDEX IF NOT EXISTS docs_type ON docs(type, key);
 CREATE TABLE IF NOT EXISTS refs(
     n INTEGER PRIMARY KEY, source TEXT, path TEXT, line INTEGER, kind TEXT, text TEXT,
     target TEXT, style TEXT, anchor TEXT, reason TEXT, optional INTEGER,
