@@ -69,3 +69,64 @@ def test_stop_words_and_punctuation_give_no_terms() -> None:
     from studykb.index import analyze
 
     assert analyze("the of and, ... !!! ，。") == []
+
+
+def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
+    """term_positions with every run remembered (loaded from disk) equals a fresh cut, and
+    equals the terms the tokenizer gives in index mode."""
+    from studykb import index
+
+    fresh = index.Segments()
+    old, index.SEGMENTS = index.SEGMENTS, fresh
+    try:
+        first = index.term_positions(SAMPLE)
+        assert fresh.fresh  # every run was cut by rjieba
+        fresh.save(tmp_path)
+        loaded = index.Segments()
+        loaded.load(tmp_path)
+        assert set(loaded.runs) == set(fresh.runs)
+        index.SEGMENTS = loaded
+        again = index.term_positions(SAMPLE)
+        assert not loaded.fresh  # nothing was cut again
+        assert again == first
+        by_tokenizer: dict[str, list[int]] = {}
+        for t in index.ANALYZER(SAMPLE, positions=True, mode="index"):
+            got = by_tokenizer.setdefault(t.text, [])
+            if not got or got[-1] != t.pos:
+                got.append(t.pos)
+        assert again == by_tokenizer
+    finally:
+        index.SEGMENTS = old
+
+
+def test_editing_a_note_again_needs_no_dictionary(tmp_path) -> None:
+    """A fresh process re-indexing a note whose Chinese runs were cut by an earlier update
+    does not load rjieba's dictionary, and the note is still found by its Chinese words."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    vault = tmp_path / "v"
+    shutil.copytree(Path(__file__).parent / "fixtures" / "search_vault", vault)
+    note = vault / "notes" / "mysql-isolation.md"
+    step = ("import sys\n"
+            "from studykb.vault import Vault\n"
+            "from studykb import index\n"
+            "from studykb.search import SearchOptions, search\n"
+            "v = Vault.open(sys.argv[1]); v.refresh(); index.sync(v, quiet=True)\n"
+            "loaded = 'rjieba' in sys.modules\n"
+            "hits = [h.key for h in search(v, SearchOptions(sys.argv[2]))]\n"
+            "print(loaded, hits[:1])\n")
+
+    def run(word: str) -> str:
+        return subprocess.run([sys.executable, "-c", step, str(vault), word], check=True,
+                              capture_output=True, text=True).stdout.strip()
+
+    run("zeppelin")  # the first build
+    note.write_text(note.read_text(encoding="utf-8") + "\nzeppelin one\n", encoding="utf-8")
+    assert run("zeppelin") == "True ['notes/mysql-isolation.md']"  # cut, and remembered
+    note.write_text(note.read_text(encoding="utf-8") + "\nzeppelin two\n", encoding="utf-8")
+    assert run("zeppelin") == "False ['notes/mysql-isolation.md']"
+    note.write_text(note.read_text(encoding="utf-8") + "\n幻读再现\n", encoding="utf-8")
+    assert run("zeppelin") == "True ['notes/mysql-isolation.md']"  # a new run: cut

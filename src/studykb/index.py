@@ -66,6 +66,9 @@ if TYPE_CHECKING:
     from .vault import Vault
 
 TOPICS_FILE = "studykb-topics.marshal"
+SEGMENTS_FILE = "studykb-segments.marshal"
+#: Han runs remembered between incremental updates (about 60 bytes each on disk).
+SEGMENTS_MAX = 50_000
 #: Re-index everything (both cores, several segments) when at least this many files changed
 #: and they are most of the vault.
 FULL_REBUILD_MIN = 400
@@ -250,7 +253,7 @@ def term_positions(text: str, start: int = 0,
     poses = {} if poses is None else poses
     pos = start
     stems = _STEMS
-    cut: Any = _jieba().cut if _HAN_RUN.search(text) else None
+    segments = SEGMENTS.runs
     for m in _TOKENS.finditer(text):
         run = m.group(1)
         if run is None:
@@ -265,21 +268,104 @@ def term_positions(text: str, start: int = 0,
                 got.append(pos)
             pos += 1
             continue
-        for word in cut(run):
+        cut = segments.get(run) or SEGMENTS.cut(run)
+        for word, pieces in cut:
             got = poses.get(word)
             if got is None:
                 poses[word] = [pos]
             else:
                 got.append(pos)
-            if len(word) > 2:
-                for piece, _at in _pieces(word):
-                    got = poses.get(piece)
-                    if got is None:
-                        poses[piece] = [pos]
-                    elif got[-1] != pos:
-                        got.append(pos)
+            for piece in pieces:
+                got = poses.get(piece)
+                if got is None:
+                    poses[piece] = [pos]
+                elif got[-1] != pos:
+                    got.append(pos)
             pos += 1
     return poses
+
+
+class Segments:
+    """How rjieba cuts each run of Han characters, remembered (and kept on disk).
+
+    Indexing an edited note cuts all of its Chinese again, and loading rjieba's
+    dictionary for that takes ~0.1 s, more than the rest of the update. The runs cut
+    by incremental updates are kept in the index folder (``studykb-segments.marshal``,
+    the most recent :data:`SEGMENTS_MAX`), so the next update of the same note usually
+    finds every run there and never loads the dictionary. The file is tied to this
+    index version and to the installed rjieba, so a new dictionary starts afresh.
+    """
+
+    def __init__(self) -> None:
+        self.runs: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+        self.fresh: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+        self.loaded: set[str] = set()
+
+    def cut(self, run: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The words of ``run`` (with the shorter words indexed inside each), via rjieba."""
+        got = tuple((word, tuple(piece for piece, _at in _pieces(word)) if len(word) > 2
+                     else ()) for word in _jieba().cut(run))
+        if len(self.runs) > 4 * SEGMENTS_MAX:  # a long-lived process: bound the memory
+            self.runs.clear()
+        if len(self.fresh) > SEGMENTS_MAX:
+            self.fresh.clear()
+        self.runs[run] = self.fresh[run] = got
+        return got
+
+    def load(self, folder: Path) -> None:
+        """Add the runs remembered in ``folder`` (once per folder and process)."""
+        import marshal
+
+        if str(folder) in self.loaded:
+            return
+        self.loaded.add(str(folder))
+        try:
+            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
+            if data.get("stamp") != _segmenter_stamp():
+                return
+            for run, cut in data["runs"].items():
+                self.runs.setdefault(run, cut)
+        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+            return
+
+    def save(self, folder: Path) -> None:
+        """Remember the runs cut since the last save (the newest :data:`SEGMENTS_MAX`)."""
+        import marshal
+
+        if not self.fresh:
+            return
+        runs: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError, EOFError, TypeError, KeyError,
+                                 AttributeError):
+            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
+            if data.get("stamp") == _segmenter_stamp():
+                runs = {r: c for r, c in data["runs"].items() if r not in self.fresh}
+        runs.update(self.fresh)
+        self.fresh = {}
+        if len(runs) > SEGMENTS_MAX:
+            runs = dict(list(runs.items())[-SEGMENTS_MAX:])
+        tmp = folder / f"{SEGMENTS_FILE}.{os.getpid()}.tmp"
+        try:
+            tmp.write_bytes(marshal.dumps({"stamp": _segmenter_stamp(), "runs": runs}))
+            os.replace(tmp, folder / SEGMENTS_FILE)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def _segmenter_stamp() -> list[Any]:
+    """What the remembered cuts depend on: this index version and the installed rjieba."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("rjieba")
+    try:
+        st = os.stat(spec.origin) if spec and spec.origin else None
+    except OSError:
+        st = None
+    return [INDEX_VERSION, st.st_size if st else 0, st.st_mtime_ns if st else 0]
+
+
+SEGMENTS = Segments()
 
 
 class FastPositions(Positions):
@@ -877,9 +963,12 @@ def _fill(vault: Vault, writer: Any, wanted: dict[str, str], topics: Topics,
                 writer.delete_by_term("path", path)
             else:
                 writer.delete_by_query(wq.Term("path", path), searcher=searcher)
+        SEGMENTS.load(index_dir(vault))
     for record in _records(vault.store.db, changed, wanted, topics, written):
         writer.add_document(**record)
     writer.commit(mergetype=CLEAR if full else _merge_small)
+    if not full:
+        SEGMENTS.save(index_dir(vault))
 
 
 def _base_searcher(vault: Vault, writer: Any) -> Any:
