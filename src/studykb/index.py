@@ -300,11 +300,15 @@ class Segments:
         self.runs: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self.fresh: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self.loaded: set[str] = set()
+        self.keep = True
+        """Whether to hold what was cut (a full build's index workers do not)."""
 
     def cut(self, run: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The words of ``run`` (with the shorter words indexed inside each), via rjieba."""
         got = tuple((word, tuple(piece for piece, _at in _pieces(word)) if len(word) > 2
                      else ()) for word in _jieba().cut(run))
+        if not self.keep:
+            return got
         if len(self.runs) > 4 * SEGMENTS_MAX:  # a long-lived process: bound the memory
             self.runs.clear()
         if len(self.fresh) > SEGMENTS_MAX:
@@ -1089,6 +1093,7 @@ def _segment_main() -> None:
     import pickle
 
     job, out = sys.argv[1], sys.argv[2]
+    SEGMENTS.keep = False  # a worker's cuts are never saved: do not hold them (memory)
     with open(job, "rb") as fh:
         result = _segment_job(pickle.load(fh))
     with open(out, "wb") as fh:
