@@ -70,7 +70,7 @@ def _build(docs: dict[str, Document], links: Iterable[Link]) -> nx.MultiDiGraph:
 
 def from_vault(vault: Vault) -> nx.MultiDiGraph:
     """:func:`build` fed straight from the state's rows (no Reference objects on the way)."""
-    with paused_gc():
+    with paused_gc(freeze=True):
         return _from_vault(vault)
 
 

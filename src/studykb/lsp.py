@@ -543,6 +543,9 @@ def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
     import sys
 
+    from ._gc import long_lived
+
+    long_lived()
     logging.basicConfig(level=logging.WARNING, format="studykb lsp: %(message)s")
     # the watcher thread refreshes in the background: hand the interpreter back to the
     # request loop more often than every 5 ms, so answers stay quick meanwhile

@@ -107,6 +107,9 @@ class Watcher:
 
     def start(self) -> Change:
         """The first refresh; its problems are the baseline later changes are diffed with."""
+        from ._gc import long_lived
+
+        long_lived()
         change = self.refresh(force=True)
         gc.freeze()  # what is loaded by now lives as long as the watch: never scan it again
         return Change(change.stats, [], [], change.indexed, change.error)
