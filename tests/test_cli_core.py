@@ -438,3 +438,25 @@ def test_library_graph_matches_the_export_and_leaves_gc_on(vault: Path, run, ope
     with pytest.raises(RuntimeError):
         graph.from_vault(Broken())  # type: ignore[arg-type]
     assert gc.isenabled()
+
+
+def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open_vault) -> None:
+    """Right after a first build the graph's edges come from memory; they are the rows
+    a later process reads from the state, in the same order, with the same counts."""
+    import shutil
+
+    from studykb import graph
+
+    shutil.rmtree(vault / ".studykb", ignore_errors=True)
+    first = open_vault(vault, refresh=False)
+    stats = first.refresh()
+    kept = first.graph_edges()
+    assert isinstance(kept, list) and kept
+    later = open_vault(vault)
+    stored = [tuple(r) for r in later.graph_edges()]
+    assert kept == stored
+    assert stats.links == len(stored)
+    again = later.refresh()
+    assert (again.problems, again.errors) == (stats.problems, stats.errors)
+    g1, g2 = graph.from_vault(first), graph.from_vault(later)
+    assert sorted(g1.edges(keys=True, data="kind")) == sorted(g2.edges(keys=True, data="kind"))

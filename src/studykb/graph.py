@@ -78,9 +78,7 @@ def _from_vault(vault: Vault) -> nx.MultiDiGraph:
     docs = vault.documents()
     graph = nx.MultiDiGraph()
     graph.add_nodes_from((key, {"doc": doc}) for key, doc in docs.items())
-    rows = vault.store.db.execute(
-        "SELECT source, target_key, kind, path, line, reason FROM refs"
-        " WHERE target_key IS NOT NULL ORDER BY n")
+    rows = vault.graph_edges()
     graph.add_edges_from(
         (source, target, {"kind": kind, "path": path, "line": line, "reason": reason})
         for source, target, kind, path, line, reason in rows

@@ -74,6 +74,8 @@ class Vault:
         self.store = Store(config.state_dir)
         self._docs: dict[str, Document] | None = None
         self._names: Names | None = None
+        self._edges: list[tuple] | None = None
+        """The graph edges of the last first build, kept for :meth:`graph_edges`."""
 
     @classmethod
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
@@ -99,8 +101,9 @@ class Vault:
 
             workers = self.config.workers or os.cpu_count() or 1
             stream = parse_stream(self.root, changed, workers, progress)
-            stats.added = sorted(write_all(self.store, stream, scan_rows, self.root,
-                                           expected=len(changed)))
+            added, self._edges, states = write_all(self.store, stream, scan_rows, self.root,
+                                                   expected=len(changed))
+            stats.added = sorted(added)
             self._docs = None
             self._names = None
         else:
@@ -109,20 +112,26 @@ class Vault:
             stats.added = sorted(item[0] for item in to_parse if item[0] not in old)
             stats.modified = sorted(item[0] for item in to_parse if item[0] in old)
             stats.removed = removed
+            states = None
             if parsed or removed or touched or self._scan_changed(scan_rows):
                 self._write(parsed, removed, touched, found, scan_rows, full=not old)
                 self._docs = None
                 self._names = None
-        counts = self.store.db.execute(
-            "SELECT (SELECT count(*) FROM docs),"
-            " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)").fetchone()
-        stats.documents, stats.links = counts
-        stats.problems, stats.errors = self._problem_counts()
+                self._edges = None
+        if self._edges is not None:  # just built: counted in memory (the indexes may wait)
+            stats.documents = self.store.db.execute("SELECT count(*) FROM docs").fetchone()[0]
+            stats.links = len(self._edges)
+        else:
+            stats.documents, stats.links = self.store.db.execute(
+                "SELECT (SELECT count(*) FROM docs),"
+                " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)").fetchone()
+        stats.problems, stats.errors = self._problem_counts(states)
         stats.seconds = time.perf_counter() - started
         return stats
 
-    def _problem_counts(self) -> tuple[int, int]:
-        """(problems, errors) as :meth:`problems` would list them, counted in SQL."""
+    def _problem_counts(self, states: dict[str, int] | None = None) -> tuple[int, int]:
+        """(problems, errors) as :meth:`problems` would list them, counted in SQL
+        (``states``: references per resolution state, when already counted)."""
         severity = self.config.severity
         problems = errors = 0
         db = self.store.db
@@ -132,9 +141,14 @@ class Vault:
             if level != "ignore":
                 problems += n
                 errors += n if level == "error" else 0
-        for state, n in db.execute(
+        if states is None:
+            states = dict(db.execute(
                 "SELECT state, count(*) FROM refs WHERE state IN ('dangling', 'ambiguous')"
-                " GROUP BY state"):
+                " GROUP BY state").fetchall())
+        for state in ("dangling", "ambiguous"):
+            n = states.get(state, 0)
+            if not n:
+                continue
             level = self.config.severity_of("dangling-ref" if state == "dangling"
                                             else "ambiguous-ref")
             if level != "ignore":
@@ -275,6 +289,15 @@ class Vault:
         return moved
 
     # -- reads -------------------------------------------------------------------
+    def graph_edges(self) -> Iterable[tuple]:
+        """(source, target key, kind, path, line, reason) of every resolved reference, in
+        file order: kept in memory right after a first build, else read from the state."""
+        if self._edges is not None:
+            return self._edges
+        return self.store.db.execute(
+            "SELECT source, target_key, kind, path, line, reason FROM refs"
+            " WHERE target_key IS NOT NULL ORDER BY n")
+
     def documents(self) -> dict[str, Document]:
         """Every document by key (cached until the next refresh that changes something)."""
         if self._docs is None:

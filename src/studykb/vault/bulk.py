@@ -21,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -80,10 +81,13 @@ def parse_stream(root: Path, paths: list[str], workers: int,
 
 
 def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple],
-              root: Path, expected: int = 0) -> list[str]:
-    """Replace the whole state with ``rows`` (consumed as they come); returns the paths read.
+              root: Path, expected: int = 0) -> tuple[list[str], list[tuple], Counter[str]]:
+    """Replace the whole state with ``rows`` (consumed as they come).
 
-    ``expected``: how many rows are coming (a large load finishes in a thread).
+    Returns the paths read, the resolved references as graph edges (source, target key,
+    kind, path, line, reason, in ``refs`` order) and how many references ended in each
+    resolution state. ``expected``: how many rows are coming (a large load finishes in a
+    thread).
     """
     from .checks import missing_anchors, vault_problems
 
@@ -133,7 +137,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         flush()
         table = Names(name_rows)
         db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
-        anchored = _insert_resolved(db, table, ref_rows)
+        anchored, edges, states = _insert_resolved(db, table, ref_rows)
         db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
                        missing_anchors(anchored, headings.get))
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
@@ -144,26 +148,34 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
         store.finish_later(indexes)
-    return added
+    return added, edges, states
 
 
 def _insert_resolved(db: sqlite3.Connection, table: Names, ref_rows: list[tuple]
-                     ) -> list[tuple[str, int, str, str, str]]:
+                     ) -> tuple[list[tuple[str, int, str, str, str]], list[tuple],
+                                Counter[str]]:
     """Insert the references with their resolution; returns the ``[[note#heading]]`` ones
-    to check, as (path, line, text, anchor, target path)."""
+    to check, as (path, line, text, anchor, target path), the graph edges of the resolved
+    ones and the count of each resolution state."""
     resolve = table.resolve
     anchored: list[tuple[str, int, str, str, str]] = []
+    edges: list[tuple] = []
+    states: Counter[str] = Counter()
 
     def resolved() -> Iterator[tuple]:
         for r in ref_rows:
             # (source, path, line, kind, text, target, style, anchor, reason, optional, ...)
             got = resolve(r[0], r[1], r[5], r[6], r[7], bool(r[9]), r[4])
-            if r[7] and wants_anchor_check(r[7], got[0]):
-                anchored.append((r[1], r[2], r[4], r[7], table.paths[got[0]]))
+            key = got[0]
+            if key is not None:
+                edges.append((r[0], key, r[3], r[1], r[2], r[8]))
+                if r[7] and wants_anchor_check(r[7], key):
+                    anchored.append((r[1], r[2], r[4], r[7], table.paths[key]))
+            states[got[1]] += 1
             yield r + got
 
     db.executemany(
         "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
         " optional, lookup, lookup2, target_key, state, note)"
         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", resolved())
-    return anchored
+    return anchored, edges, states
