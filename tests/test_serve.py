@@ -212,3 +212,16 @@ def test_kill_stops_the_watch_and_removes_its_socket(watching) -> None:
     while sock.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not sock.exists()
+
+
+def test_garbage_on_the_socket_does_not_stop_the_server(served, monkeypatch) -> None:
+    root, server = served
+    for junk in (b"[1, 2]\n", b"not json\n", b'{"argv": 5}\n', b""):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.connect(str(server.path))
+            conn.sendall(junk)
+            conn.shutdown(socket.SHUT_WR)
+            conn.settimeout(5)
+            with contextlib.suppress(OSError):
+                conn.recv(1 << 16)
+    assert forward(monkeypatch, root, "check", "--json")[0] == 1

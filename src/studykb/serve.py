@@ -82,7 +82,7 @@ class CommandServer:
                 conn, _addr = self._sock.accept()
             except OSError:
                 return  # closed by stop()
-            with conn, contextlib.suppress(OSError, ValueError):
+            with conn, contextlib.suppress(Exception):  # one bad request never stops it
                 self._answer(conn)
 
     def _answer(self, conn: socket.socket) -> None:
@@ -94,6 +94,8 @@ class CommandServer:
                 break
             data += chunk
         request = json.loads(data.split(b"\n", 1)[0])
+        if not isinstance(request, dict):
+            raise ValueError("not a request")
         argv = request.get("argv")
         answer: dict[str, Any] = {"served": False}
         if (request.get("protocol") == PROTOCOL and request.get("version") == __version__
