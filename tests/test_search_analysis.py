@@ -74,18 +74,18 @@ def test_stop_words_and_punctuation_give_no_terms() -> None:
 def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
     """term_positions with every run remembered (loaded from disk) equals a fresh cut, and
     equals the terms the tokenizer gives in index mode."""
-    from studykb import index
+    from studykb import index, segment
 
-    fresh = index.Segments()
-    old, index.SEGMENTS = index.SEGMENTS, fresh
+    fresh = segment.Segments()
+    old, segment.SEGMENTS = segment.SEGMENTS, fresh
     try:
         first = index.term_positions(SAMPLE)
         assert fresh.fresh  # every run was cut by rjieba
         fresh.save(tmp_path)
-        loaded = index.Segments()
+        loaded = segment.Segments()
         loaded.load(tmp_path)
         assert set(loaded.runs) == set(fresh.runs)
-        index.SEGMENTS = loaded
+        segment.SEGMENTS = loaded
         again = index.term_positions(SAMPLE)
         assert not loaded.fresh  # nothing was cut again
         assert again == first
@@ -96,7 +96,7 @@ def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
                 got.append(t.pos)
         assert again == by_tokenizer
     finally:
-        index.SEGMENTS = old
+        segment.SEGMENTS = old
 
 
 def test_editing_a_note_again_needs_no_dictionary(tmp_path) -> None:

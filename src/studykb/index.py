@@ -1,26 +1,21 @@
-"""The full-text index and its analyzer (the only module that imports whoosh and rjieba).
+"""The full-text index and its analyzer (the only module that imports whoosh).
 
 One whoosh index in ``<vault>/.studykb/index/`` holds every document (and every course
 unit, as its own document keyed ``path#unit``). It is a cache of the vault state:
 :func:`sync` compares what the index holds (per file: its content hash, the course it
-belongs to and the names of the topics it is tagged with) with the state database and
-re-indexes only what changed.
+belongs to and the names of the topics it is tagged with; see ``index_state.py``) with
+the state database and re-indexes only what changed.
 
 Analysis (:class:`MixedTokenizer`): text is split into runs of Han characters and
-runs of everything else. Only the Han runs are segmented, by rjieba (the Rust port of
-jieba, same dictionary and tokens); other runs are split into words, lowercased, English
-stop words dropped, and stemmed (Porter2). Positions are consecutive across runs, so
-phrases work in both languages and across their seams (``PostgreSQL的VACUUM``). At index
-time a long Chinese word also yields, at its own position, the dictionary words inside
-it (``数据并行`` gives ``并行``), and a word that is not in the dictionary yields its
-two-character pieces (``时幻读`` gives ``幻读``), so short queries find longer words.
+runs of everything else. Only the Han runs are segmented (``segment.py``: rjieba, and
+the cuts remembered between updates); other runs are split into words, lowercased,
+English stop words dropped, and stemmed (Porter2). Positions are consecutive across
+runs, so phrases work in both languages and across their seams (``PostgreSQL的VACUUM``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import re
 import shutil
@@ -28,7 +23,7 @@ import sys
 import time
 from array import array
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import accumulate
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,18 +41,24 @@ from whoosh.system import _INT_SIZE as _UINT
 from whoosh.system import pack_uint
 from whoosh.writing import CLEAR, LockError
 
+from . import segment
 from .errors import UsageError
 from .index_state import (
     INDEX_DIR,
     INDEX_NAME,
     INDEX_VERSION,
     VERIFIED,
-    fingerprint,
+    SyncStats,
+    Topics,
+    check,
+    diff_held,
     index_dir,
     latest_generation,
     read_held,
     read_record,
-    up_to_date,
+    rebuild_whole,
+    topic_signatures,
+    wanted_signatures,
     write_record,
 )
 
@@ -65,13 +66,6 @@ if TYPE_CHECKING:
     from .model import Document
     from .vault import Vault
 
-TOPICS_FILE = "studykb-topics.marshal"
-SEGMENTS_FILE = "studykb-segments.marshal"
-#: Han runs remembered between incremental updates (about 60 bytes each on disk).
-SEGMENTS_MAX = 50_000
-#: Re-index everything (both cores, several segments) when at least this many files changed
-#: and they are most of the vault.
-FULL_REBUILD_MIN = 400
 #: A full build of at least this many files uses both cores (worker processes).
 PARALLEL_MIN = 1500
 #: Files per segment in a parallel full build (a worker's memory grows with it: ~150 MB
@@ -104,26 +98,9 @@ EXACT_FIELDS = ("type", "tag", "course", "status", "level", "kind", "date", "id"
 
 # -- analysis ------------------------------------------------------------------------
 
-_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f"
-_TOKENS = re.compile(rf"([{_HAN}]+)|\d+(?:[.,]\d+)+|[^\W{_HAN}]+")
+_TOKENS = re.compile(rf"([{segment.HAN}]+)|\d+(?:[.,]\d+)+|[^\W{segment.HAN}]+")
 _STOP = frozenset(STOP_WORDS)
 _STEMS: dict[str, str] = {}
-_HAS_WORD: dict[str, bool] = {}
-
-
-_HAN_RUN = re.compile(f"[{_HAN}]")
-_rjieba: Any = None
-
-
-def _jieba() -> Any:
-    """rjieba, imported on first use: its dictionary takes 0.1-0.2 s to load, which a
-    query without Chinese (or a snippet) does not need to pay."""
-    global _rjieba
-    if _rjieba is None:
-        import rjieba
-
-        _rjieba = rjieba
-    return _rjieba
 
 
 def _stem(word: str) -> str:
@@ -133,30 +110,6 @@ def _stem(word: str) -> str:
         if len(_STEMS) < 200_000:
             _STEMS[word] = got
     return got
-
-
-def _in_dict(word: str) -> bool:
-    got = _HAS_WORD.get(word)
-    if got is None:
-        got = _HAS_WORD[word] = bool(_jieba().has_word(word))
-    return got
-
-
-def _pieces(word: str) -> list[tuple[str, int]]:
-    """Shorter words inside a long Chinese word, indexed at the same position."""
-    n = len(word)
-    if n < 3:
-        return []
-    known = _in_dict(word)
-    out = []
-    for size in (2, 3):
-        if size >= n:
-            break
-        for i in range(n - size + 1):
-            piece = word[i:i + size]
-            if (not known and size == 2) or _in_dict(piece):
-                out.append((piece, i))
-    return out
 
 
 class MixedTokenizer(Tokenizer):
@@ -218,7 +171,7 @@ class MixedTokenizer(Tokenizer):
                 continue
             t.stopped = False
             base = start_char + m.start()
-            for word, start, end in _jieba().tokenize(run):
+            for word, start, end in segment.jieba().tokenize(run):
                 t.text = word
                 if keeporiginal:
                     t.original = word
@@ -228,7 +181,7 @@ class MixedTokenizer(Tokenizer):
                     t.startchar, t.endchar = base + start, base + end
                 yield t
                 if expand and end - start > 2:
-                    for piece, at in _pieces(word):
+                    for piece, at in segment.pieces(word):
                         t.text = piece
                         if keeporiginal:
                             t.original = piece
@@ -253,7 +206,7 @@ def term_positions(text: str, start: int = 0,
     poses = {} if poses is None else poses
     pos = start
     stems = _STEMS
-    segments = SEGMENTS.runs
+    segments = segment.SEGMENTS.runs
     for m in _TOKENS.finditer(text):
         run = m.group(1)
         if run is None:
@@ -268,7 +221,7 @@ def term_positions(text: str, start: int = 0,
                 got.append(pos)
             pos += 1
             continue
-        cut = segments.get(run) or SEGMENTS.cut(run)
+        cut = segments.get(run) or segment.SEGMENTS.cut(run)
         for word, pieces in cut:
             got = poses.get(word)
             if got is None:
@@ -283,93 +236,6 @@ def term_positions(text: str, start: int = 0,
                     got.append(pos)
             pos += 1
     return poses
-
-
-class Segments:
-    """How rjieba cuts each run of Han characters, remembered (and kept on disk).
-
-    Indexing an edited note cuts all of its Chinese again, and loading rjieba's
-    dictionary for that takes ~0.1 s, more than the rest of the update. The runs cut
-    by incremental updates are kept in the index folder (``studykb-segments.marshal``,
-    the most recent :data:`SEGMENTS_MAX`), so the next update of the same note usually
-    finds every run there and never loads the dictionary. The file is tied to this
-    index version and to the installed rjieba, so a new dictionary starts afresh.
-    """
-
-    def __init__(self) -> None:
-        self.runs: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
-        self.fresh: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
-        self.loaded: set[str] = set()
-        self.keep = True
-        """Whether to hold what was cut (a full build's index workers do not)."""
-
-    def cut(self, run: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
-        """The words of ``run`` (with the shorter words indexed inside each), via rjieba."""
-        got = tuple((word, tuple(piece for piece, _at in _pieces(word)) if len(word) > 2
-                     else ()) for word in _jieba().cut(run))
-        if not self.keep:
-            return got
-        if len(self.runs) > 4 * SEGMENTS_MAX:  # a long-lived process: bound the memory
-            self.runs.clear()
-        if len(self.fresh) > SEGMENTS_MAX:
-            self.fresh.clear()
-        self.runs[run] = self.fresh[run] = got
-        return got
-
-    def load(self, folder: Path) -> None:
-        """Add the runs remembered in ``folder`` (once per folder and process)."""
-        import marshal
-
-        if str(folder) in self.loaded:
-            return
-        self.loaded.add(str(folder))
-        try:
-            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
-            if data.get("stamp") != _segmenter_stamp():
-                return
-            for run, cut in data["runs"].items():
-                self.runs.setdefault(run, cut)
-        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            return
-
-    def save(self, folder: Path) -> None:
-        """Remember the runs cut since the last save (the newest :data:`SEGMENTS_MAX`)."""
-        import marshal
-
-        if not self.fresh:
-            return
-        runs: dict[str, Any] = {}
-        with contextlib.suppress(OSError, ValueError, EOFError, TypeError, KeyError,
-                                 AttributeError):
-            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
-            if data.get("stamp") == _segmenter_stamp():
-                runs = {r: c for r, c in data["runs"].items() if r not in self.fresh}
-        runs.update(self.fresh)
-        self.fresh = {}
-        if len(runs) > SEGMENTS_MAX:
-            runs = dict(list(runs.items())[-SEGMENTS_MAX:])
-        tmp = folder / f"{SEGMENTS_FILE}.{os.getpid()}.tmp"
-        try:
-            tmp.write_bytes(marshal.dumps({"stamp": _segmenter_stamp(), "runs": runs}))
-            os.replace(tmp, folder / SEGMENTS_FILE)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-
-
-def _segmenter_stamp() -> list[Any]:
-    """What the remembered cuts depend on: this index version and the installed rjieba."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("rjieba")
-    try:
-        st = os.stat(spec.origin) if spec and spec.origin else None
-    except OSError:
-        st = None
-    return [INDEX_VERSION, st.st_size if st else 0, st.st_mtime_ns if st else 0]
-
-
-SEGMENTS = Segments()
 
 
 class FastPositions(Positions):
@@ -435,7 +301,7 @@ def find_terms(text: str, terms: frozenset[str] | set[str]) -> list[tuple[str, i
     """(term, start, end) of the places in ``text`` that hold one of ``terms``, without
     segmenting: English words are stemmed, Chinese terms are found as substrings (a
     Chinese term is written as it is indexed). For snippets; no overlaps, in order."""
-    han = sorted((t for t in terms if _HAN_RUN.match(t)), key=len, reverse=True)
+    han = sorted((t for t in terms if segment.HAN_RUN.match(t)), key=len, reverse=True)
     found: list[tuple[str, int, int]] = []
     for m in _TOKENS.finditer(text):
         run = m.group(1)
@@ -506,28 +372,6 @@ def make_schema() -> Schema:
 # -- the index on disk ------------------------------------------------------------------
 
 
-@dataclass
-class SyncStats:
-    """What one :func:`sync` did."""
-
-    added: int = 0
-    updated: int = 0
-    removed: int = 0
-    documents: int = 0
-    rebuilt: bool = False
-    """The whole index was written again (first build, many changes, or a damaged index)."""
-    stale: bool = False
-    """Another process held the index; queries answer from the last complete index."""
-    seconds: float = 0.0
-    notice: str | None = None
-    paths: list[str] = field(default_factory=list)
-    """Files re-indexed or removed."""
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.updated or self.removed)
-
-
 #: Exceptions that mean "the index on disk cannot be used": rebuild it.
 _BROKEN = (windex.IndexError, EOFError, OSError, ValueError, KeyError, TypeError,
            AttributeError, ImportError, IndexError, AssertionError, MemoryError,
@@ -589,132 +433,6 @@ def _discard(folder: Path) -> None:
 
 
 # -- what the vault holds -----------------------------------------------------------------
-
-
-class Topics:
-    """The vault's topics: a tag or ``covers`` entry naming one makes the document carry
-    the topic's id, title and aliases in its ``tags`` field (so 投机解码 finds an English
-    note tagged ``speculative-decoding``)."""
-
-    def __init__(self, vault: Vault | None = None) -> None:
-        self.names: dict[str, str] = {}
-        """Folded id, title or alias -> topic key (an id wins over other names)."""
-        self.texts: dict[str, str] = {}
-        """Topic key -> its id, title and aliases, one a line."""
-        self.ids: dict[str, str] = {}
-        self.digest = ""
-        if vault is None:
-            return
-        rows = _topic_rows(vault)
-        topics = [(key, did, title, tuple(json.loads(aliases or "[]")))
-                  for key, did, title, aliases in rows]
-        for key, _did, title, aliases in topics:  # ids win over titles and aliases
-            for name in (title, *aliases):
-                self.names.setdefault(name.casefold(), key)
-        for key, did, title, aliases in topics:
-            self.names[did.casefold()] = key
-            self.ids[key] = did
-            self.texts[key] = "\n".join(dict.fromkeys((did, title, *aliases)))
-        self.digest = _rows_digest(rows)
-
-    @classmethod
-    def of(cls, vault: Vault, state: str | None = None) -> Topics:
-        """The topics of ``vault``, remembered while the vault state stays the same: in
-        memory, and in the index folder (reading every topic takes ~15 ms at 10k
-        documents, loading them back ~1 ms)."""
-        import marshal
-
-        folder = index_dir(vault)
-        state = state or VERIFIED.get(str(folder)) or fingerprint(vault)
-        got = _TOPICS.get((str(folder), state))
-        if got is not None:
-            return got
-        if _TOPICS:  # a long-lived process after an edit: the topics themselves rarely change
-            rows = _topic_rows(vault)
-            (_key, last), = _TOPICS.items()
-            if last.digest == _rows_digest(rows):
-                _TOPICS.clear()
-                _TOPICS[(str(folder), state)] = last
-                return last
-        path = folder / TOPICS_FILE
-        try:
-            data = marshal.loads(path.read_bytes())
-            if data.get("version") != INDEX_VERSION or data.get("state") != state:
-                raise ValueError("stale")
-            got = cls()
-            got.names, got.texts, got.ids = data["names"], data["texts"], data["ids"]
-            got.digest = data["digest"]
-        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
-            got = cls(vault)
-            if folder.is_dir():
-                with contextlib.suppress(OSError, ValueError):
-                    tmp = folder / f"{TOPICS_FILE}.{os.getpid()}.tmp"
-                    tmp.write_bytes(marshal.dumps({
-                        "version": INDEX_VERSION, "state": state, "names": got.names,
-                        "texts": got.texts, "ids": got.ids, "digest": got.digest}))
-                    os.replace(tmp, path)
-        _TOPICS.clear()
-        _TOPICS[(str(folder), state)] = got
-        return got
-
-    @staticmethod
-    def named(vault: Vault, name: str) -> list[str]:
-        """The names (id, title, aliases) of the topic called ``name``, or []."""
-        topics = Topics.of(vault)
-        key = topics.names.get(name.strip().casefold())
-        return topics.texts[key].split("\n") if key else []
-
-    def covered(self, doc: Document) -> list[str]:
-        """Keys of the topics ``doc`` names in its tags and ``covers``."""
-        out: dict[str, None] = {}
-        for tag in (*doc.covers, *doc.tags):
-            key = self.names.get(tag.casefold())
-            if key and key != doc.key:
-                out[key] = None
-        return list(out)
-
-    def sig(self, docs: Iterable[Document]) -> str:
-        """Fingerprint of the topic names the documents of one file carry."""
-        keys = sorted({key for doc in docs for key in self.covered(doc)})
-        if not keys:
-            return ""
-        return hashlib.blake2b("\0".join(self.texts[k] for k in keys).encode(),
-                               digest_size=8).hexdigest()
-
-
-_TOPICS: dict[tuple[str, str], Topics] = {}
-
-
-def _topic_rows(vault: Vault) -> list[tuple]:
-    return vault.store.db.execute(
-        "SELECT key, id, title, names FROM docs WHERE type='topic' ORDER BY key").fetchall()
-
-
-def _rows_digest(rows: list[tuple]) -> str:
-    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
-
-
-def _wanted(vault: Vault) -> dict[str, str]:
-    """path -> signature of the file as the index should hold it (content and course)."""
-    db = vault.store.db
-    courses: dict[str, set[str]] = {}
-    for path, target in db.execute(
-            "SELECT path, target_key FROM refs WHERE kind = 'course' AND target_key IN"
-            " (SELECT key FROM docs WHERE type IN ('course', 'unit'))"):
-        courses.setdefault(path, set()).add(target.split("#", 1)[0])
-    out = {}
-    for path, digest in db.execute("SELECT path, hash FROM files"):
-        extra = courses.get(path)
-        out[path] = f"{digest}:{','.join(sorted(extra))}" if extra else digest
-    return out
-
-
-def _topic_sigs(vault: Vault, topics: Topics) -> dict[str, str]:
-    """path -> topic fingerprint of every file (reads every document: when topics changed)."""
-    by_path: dict[str, list[Document]] = {}
-    for doc in vault.documents().values():
-        by_path.setdefault(doc.path, []).append(doc)
-    return {path: topics.sig(docs) for path, docs in by_path.items()}
 
 
 def _held(reader: Any) -> dict[str, list[str]]:
@@ -843,20 +561,19 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     """
     started = time.perf_counter()
     stats = SyncStats()
-    record = up_to_date(vault)
+    record, state = check(vault)
     if record is not None:  # the common case: nothing to open
         stats.documents = int(record.get("documents") or 0)
         return _done(stats, started, quiet)
     folder = index_dir(vault)
     ix, stats.notice = _open(folder)
-    state = fingerprint(vault)
     generation = ix.latest_generation()
     cache = read_record(folder, generation)
     VERIFIED[str(folder)] = state
     if cache is not None and cache.get("state") == state:
         stats.documents = int(cache.get("documents") or 0)
         return _done(stats, started, quiet)
-    wanted = _wanted(vault)
+    wanted = wanted_signatures(vault)
     topics = Topics.of(vault, state)
     try:
         held = read_held(folder, generation) if cache is not None else None
@@ -868,8 +585,8 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         stats.notice = (f"search index was damaged ({type(exc).__name__}); rebuilding "
                         f"{folder.parent.name}/{folder.name}/")
     same_topics = cache is not None and cache.get("topics") == topics.digest
-    tsigs = None if same_topics else _topic_sigs(vault, topics)
-    changed, removed = _diff(held, wanted, tsigs)
+    tsigs = None if same_topics else topic_signatures(vault, topics)
+    changed, removed = diff_held(held, wanted, tsigs)
     if changed or removed:
         if wait is None:
             wait = BUILD_LOCK_WAIT if not held else QUERY_LOCK_WAIT
@@ -900,9 +617,9 @@ def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: Topics,
     try:
         if writer.generation - 1 != generation:  # someone else wrote while we waited
             held = _held(writer.reader())
-            tsigs = tsigs if tsigs is not None else _topic_sigs(vault, topics)
-        changed, removed = _diff(held, wanted, tsigs)
-        full = _full(held, changed, wanted)
+            tsigs = tsigs if tsigs is not None else topic_signatures(vault, topics)
+        changed, removed = diff_held(held, wanted, tsigs)
+        full = rebuild_whole(held, changed, wanted)
         if not changed and not removed:
             writer.cancel()
             return writer.generation - 1, held
@@ -919,23 +636,6 @@ def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: Topics,
     if not full:
         written = {**{p: v for p, v in held.items() if p not in removed}, **written}
     return writer.generation, written
-
-
-def _diff(held: dict[str, list[str]], wanted: dict[str, str], tsigs: dict[str, str] | None
-          ) -> tuple[list[str], list[str]]:
-    """(files to (re-)index, files to drop); ``tsigs`` also compares topic fingerprints."""
-    changed = []
-    for path, sig in wanted.items():
-        have = held.get(path)
-        if (have is None or have[0] != sig
-                or (tsigs is not None and have[1] != tsigs.get(path, ""))):
-            changed.append(path)
-    return changed, [p for p in held if p not in wanted]
-
-
-def _full(held: dict[str, list[str]], changed: list[str], wanted: dict[str, str]) -> bool:
-    """Whether to write the index again from scratch rather than patch it."""
-    return not held or (len(changed) >= FULL_REBUILD_MIN and len(changed) * 2 >= len(wanted))
 
 
 def _done(stats: SyncStats, started: float, quiet: bool) -> SyncStats:
@@ -967,12 +667,12 @@ def _fill(vault: Vault, writer: Any, wanted: dict[str, str], topics: Topics,
                 writer.delete_by_term("path", path)
             else:
                 writer.delete_by_query(wq.Term("path", path), searcher=searcher)
-        SEGMENTS.load(index_dir(vault))
+        segment.SEGMENTS.load(index_dir(vault))
     for record in _records(vault.store.db, changed, wanted, topics, written):
         writer.add_document(**record)
     writer.commit(mergetype=CLEAR if full else _merge_small)
     if not full:
-        SEGMENTS.save(index_dir(vault))
+        segment.SEGMENTS.save(index_dir(vault))
 
 
 def _base_searcher(vault: Vault, writer: Any) -> Any:
@@ -1093,7 +793,7 @@ def _segment_main() -> None:
     import pickle
 
     job, out = sys.argv[1], sys.argv[2]
-    SEGMENTS.keep = False  # a worker's cuts are never saved: do not hold them (memory)
+    segment.SEGMENTS.keep = False  # a worker's cuts are never saved: do not hold them (memory)
     with open(job, "rb") as fh:
         result = _segment_job(pickle.load(fh))
     with open(out, "wb") as fh:

@@ -197,7 +197,7 @@ Filter = list[tuple[str, str]]
 
 def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
     """Groups of (field, value): a document must match one pair of every group."""
-    from .index import Topics
+    from .index_state import Topics
 
     groups: list[Filter] = []
     if opts.types:
@@ -297,7 +297,7 @@ def explain(opts: SearchOptions) -> list[str]:
 
 def _expansions(vault: Vault, text: str) -> list[str]:
     """Other names of the topic the whole query names (投机解码 -> speculative decoding)."""
-    from .index import Topics
+    from .index_state import Topics
 
     bare = text.strip().strip('"').strip()
     if not bare or any(c in bare for c in '"():*?[]{}^') or \

@@ -1,0 +1,150 @@
+"""Cutting Chinese into words (the only module that imports rjieba), and the cuts
+remembered between updates of the search index.
+
+Only runs of Han characters are cut, by rjieba (the Rust port of jieba: same dictionary,
+same words). A long word also yields, at its own position, the dictionary words inside
+it (``数据并行`` gives ``并行``), and a word that is not in the dictionary yields its
+two-character pieces (``时幻读`` gives ``幻读``), so short queries find longer words.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+from .index_state import INDEX_VERSION
+
+#: Han characters (CJK unified ideographs and their extensions, compatibility ideographs).
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f"
+HAN_RUN = re.compile(f"[{HAN}]")
+SEGMENTS_FILE = "studykb-segments.marshal"
+#: Han runs remembered between incremental updates (about 60 bytes each on disk).
+SEGMENTS_MAX = 50_000
+_HAS_WORD: dict[str, bool] = {}
+
+_rjieba: Any = None
+
+
+def jieba() -> Any:
+    """rjieba, imported on first use: its dictionary takes 0.1-0.2 s to load, which a
+    query without Chinese (or a snippet) does not need to pay."""
+    global _rjieba
+    if _rjieba is None:
+        import rjieba
+
+        _rjieba = rjieba
+    return _rjieba
+
+
+def in_dict(word: str) -> bool:
+    got = _HAS_WORD.get(word)
+    if got is None:
+        got = _HAS_WORD[word] = bool(jieba().has_word(word))
+    return got
+
+
+def pieces(word: str) -> list[tuple[str, int]]:
+    """Shorter words inside a long Chinese word, indexed at the same position."""
+    n = len(word)
+    if n < 3:
+        return []
+    known = in_dict(word)
+    out = []
+    for size in (2, 3):
+        if size >= n:
+            break
+        for i in range(n - size + 1):
+            piece = word[i:i + size]
+            if (not known and size == 2) or in_dict(piece):
+                out.append((piece, i))
+    return out
+
+
+class Segments:
+    """How rjieba cuts each run of Han characters, remembered (and kept on disk).
+
+    Indexing an edited note cuts all of its Chinese again, and loading rjieba's
+    dictionary for that takes ~0.1 s, more than the rest of the update. The runs cut
+    by incremental updates are kept in the index folder (``studykb-segments.marshal``,
+    the most recent :data:`SEGMENTS_MAX`), so the next update of the same note usually
+    finds every run there and never loads the dictionary. The file is tied to this
+    index version and to the installed rjieba, so a new dictionary starts afresh.
+    """
+
+    def __init__(self) -> None:
+        self.runs: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+        self.fresh: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
+        self.loaded: set[str] = set()
+        self.keep = True
+        """Whether to hold what was cut (a full build's index workers do not)."""
+
+    def cut(self, run: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """The words of ``run`` (with the shorter words indexed inside each), via rjieba."""
+        got = tuple((word, tuple(piece for piece, _at in pieces(word)) if len(word) > 2
+                     else ()) for word in jieba().cut(run))
+        if not self.keep:
+            return got
+        if len(self.runs) > 4 * SEGMENTS_MAX:  # a long-lived process: bound the memory
+            self.runs.clear()
+        if len(self.fresh) > SEGMENTS_MAX:
+            self.fresh.clear()
+        self.runs[run] = self.fresh[run] = got
+        return got
+
+    def load(self, folder: Path) -> None:
+        """Add the runs remembered in ``folder`` (once per folder and process)."""
+        import marshal
+
+        if str(folder) in self.loaded:
+            return
+        self.loaded.add(str(folder))
+        try:
+            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
+            if data.get("stamp") != stamp():
+                return
+            for run, cut in data["runs"].items():
+                self.runs.setdefault(run, cut)
+        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+            return
+
+    def save(self, folder: Path) -> None:
+        """Remember the runs cut since the last save (the newest :data:`SEGMENTS_MAX`)."""
+        import marshal
+
+        if not self.fresh:
+            return
+        runs: dict[str, Any] = {}
+        with contextlib.suppress(OSError, ValueError, EOFError, TypeError, KeyError,
+                                 AttributeError):
+            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
+            if data.get("stamp") == stamp():
+                runs = {r: c for r, c in data["runs"].items() if r not in self.fresh}
+        runs.update(self.fresh)
+        self.fresh = {}
+        if len(runs) > SEGMENTS_MAX:
+            runs = dict(list(runs.items())[-SEGMENTS_MAX:])
+        tmp = folder / f"{SEGMENTS_FILE}.{os.getpid()}.tmp"
+        try:
+            tmp.write_bytes(marshal.dumps({"stamp": stamp(), "runs": runs}))
+            os.replace(tmp, folder / SEGMENTS_FILE)
+        except OSError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+
+
+def stamp() -> list[Any]:
+    """What the remembered cuts depend on: this index version and the installed rjieba."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("rjieba")
+    try:
+        st = os.stat(spec.origin) if spec and spec.origin else None
+    except OSError:
+        st = None
+    return [INDEX_VERSION, st.st_size if st else 0, st.st_mtime_ns if st else 0]
+
+
+SEGMENTS = Segments()
