@@ -1,10 +1,12 @@
-"""The language server: ``studykb lsp`` (the only module that imports pygls and lsprotocol).
+"""The language server's state: ``studykb lsp`` (with ``lsp_features.py``, the only
+modules that import pygls and lsprotocol).
 
 It keeps the vault open, its state refreshed by a file watcher (see :mod:`studykb.watch`),
 and an immutable :class:`~studykb.assist.Snapshot` of names for completion and
 resolution. Each open buffer is parsed as typed (:func:`studykb.assist.analyse`), so its
 problems show before it is saved. Every vault call happens on the event-loop thread
-(SQLite connections belong to one thread); the watcher thread only signals.
+(SQLite connections belong to one thread); the watcher thread only signals. The
+requests it answers (completion, definition, hover...) are in ``lsp_features.py``.
 """
 
 from __future__ import annotations
@@ -26,15 +28,13 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from . import __version__
-from .assist import Analysis, Snapshot, analyse, anchor_line, describe
-from .completion import complete, completion_context, insert_text
+from .assist import Analysis, Snapshot, analyse, anchor_line
 from .config import Config, find_vault
 from .errors import StudyError
 from .model import ERROR, Problem
 from .vault import Vault
 from .watch import relevant
 
-TRIGGERS = ["[", "#", ",", " ", "-"]
 _SEVERITY = {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
 log = logging.getLogger(__name__)
 
@@ -362,183 +362,6 @@ class StudyServer(LanguageServer):
             self.window_log_message(t.LogMessageParams(type=t.MessageType.Error, message=text))
 
 
-def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
-    """A handler that never takes the server down: errors go to the client's log."""
-
-    @functools.wraps(func)
-    def wrapper(ls: StudyServer, params: Any) -> Any:
-        try:
-            return func(ls, params)
-        except Exception:
-            if os.environ.get("STUDYKB_DEBUG"):
-                raise
-            ls.report(f"studykb: {func.__name__} failed:\n{traceback.format_exc()}")
-            return None
-
-    return wrapper
-
-
-def build(vault_dir: str | None) -> StudyServer:
-    """The server with its features registered."""
-    server = StudyServer(vault_dir)
-
-    @server.feature(t.INITIALIZED)
-    @guarded
-    def initialized(ls: StudyServer, _params: t.InitializedParams) -> None:
-        ls.load()
-
-    @server.feature(t.SHUTDOWN)
-    @guarded
-    def shutdown(ls: StudyServer, _params: Any) -> None:
-        ls.close()
-
-    @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
-    @guarded
-    def did_open(ls: StudyServer, params: t.DidOpenTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        fs = to_fs_path(uri)
-        if fs and os.path.exists(fs):
-            ls.on_disk.add(uri)
-        ls.analyses.pop(uri, None)
-        ls.schedule_lint(uri)
-
-    @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
-    @guarded
-    def did_change(ls: StudyServer, params: t.DidChangeTextDocumentParams) -> None:
-        ls.analyses.pop(params.text_document.uri, None)
-        ls.schedule_lint(params.text_document.uri)
-
-    @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
-    @guarded
-    def did_save(ls: StudyServer, params: t.DidSaveTextDocumentParams) -> None:
-        if not ls.watching:
-            ls.refresh()
-
-    @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
-    @guarded
-    def did_close(ls: StudyServer, params: t.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.analyses.pop(uri, None)
-        ls.on_disk.discard(uri)
-        ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-
-    @server.feature(t.TEXT_DOCUMENT_COMPLETION,
-                    t.CompletionOptions(trigger_characters=TRIGGERS))
-    @guarded
-    def completion(ls: StudyServer, params: t.CompletionParams) -> t.CompletionList | None:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        ctx = completion_context(analysis.lines, line, col)
-        if ctx is None:
-            return None
-        if not ls.ready:  # still reading the vault: ask again as the user types
-            return t.CompletionList(is_incomplete=True, items=[])
-        text = analysis.lines[line]
-        edit_range = ls.range(text, line, ctx.start, col)
-        if ctx.kind == "heading":
-            key, _s, _n = ls.snap.names.resolve("", analysis.path, ctx.key, "name", "", False)
-            doc = ls.snap.docs.get(key) if key else None
-            heads = list(ls.vault.text(doc.path)[1]) if doc and ls.vault else []
-            items = [t.CompletionItem(label=h, kind=t.CompletionItemKind.Reference,
-                                      detail=f"heading in {doc.title}" if doc else None,
-                                      text_edit=t.TextEdit(range=edit_range,
-                                                           new_text=h + ctx.close))
-                     for h in heads]
-            return t.CompletionList(is_incomplete=False, items=items)
-        found, cut = complete(ls.snap.index, ctx.prefix, here=analysis.path,
-                              prefer="course" if ctx.key == "course" else None)
-        items = []
-        for n, cand in enumerate(found):
-            detail = f"{cand.title} ({cand.type})"
-            if cand.which != "id":
-                detail += f" → {cand.insert}"
-            items.append(t.CompletionItem(
-                label=cand.label, kind=_KIND.get(cand.type, t.CompletionItemKind.File),
-                detail=detail, sort_text=f"{n:04d}", filter_text=cand.label,
-                text_edit=t.TextEdit(range=edit_range, new_text=insert_text(cand, ctx))))
-        return t.CompletionList(is_incomplete=cut, items=items)
-
-    @server.feature(t.TEXT_DOCUMENT_DEFINITION)
-    @guarded
-    def definition(ls: StudyServer, params: t.DefinitionParams) -> t.Location | None:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        span = analysis.span_at(line, col)
-        if span is None or span.target is None:
-            return None
-        return ls.location(span.target, span.ref.anchor)
-
-    @server.feature(t.TEXT_DOCUMENT_HOVER)
-    @guarded
-    def hover(ls: StudyServer, params: t.HoverParams) -> t.Hover | None:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        span = analysis.span_at(line, col)
-        if span is None:
-            return None
-        doc = ls.snap.docs.get(span.target) if span.target else None
-        if doc is not None:
-            value = describe(doc)
-            if span.state == "ambiguous":
-                value += f"\n\n*ambiguous: {span.note}*"
-        elif span.state == "dangling":
-            value = f"`{span.ref.text}` resolves to no document"
-        else:
-            return None
-        text = analysis.lines[line]
-        return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=value),
-                       range=ls.range(text, line, span.start, span.end))
-
-    @server.feature(t.TEXT_DOCUMENT_REFERENCES)
-    @guarded
-    def references(ls: StudyServer, params: t.ReferenceParams) -> list[t.Location]:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        span = analysis.span_at(line, col)
-        key = span.target if span is not None and span.target else None
-        if key is None:
-            doc = analysis.document_at(line)
-            key = doc.key if doc is not None else analysis.path
-        if ls.vault is None or ls.root is None:
-            return []
-        out = []
-        cache: dict[str, list[str]] = {}
-        for link in ls.vault.backlinks(key):
-            ref = link.ref
-            if ref.path not in cache:
-                cache[ref.path] = ls.file_lines(ls.root / ref.path)
-            lines = cache[ref.path]
-            index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
-            text = lines[index] if lines else ""
-            start = text.find(ref.text)
-            end = start + len(ref.text) if start != -1 else len(text)
-            start = max(start, 0)
-            uri = from_fs_path(str(ls.root / ref.path)) or (ls.root / ref.path).as_uri()
-            out.append(t.Location(uri=uri, range=ls.range(text, index, start, end)))
-        return out
-
-    @server.feature(t.TEXT_DOCUMENT_DOCUMENT_LINK)
-    @guarded
-    def document_links(ls: StudyServer, params: t.DocumentLinkParams) -> list[t.DocumentLink]:
-        analysis = ls.analysis(params.text_document.uri)
-        out = []
-        for span in analysis.spans:
-            doc = ls.snap.docs.get(span.target) if span.target else None
-            if doc is None or ls.root is None:
-                continue
-            file = ls.root / doc.path
-            target = from_fs_path(str(file)) or file.as_uri()
-            if doc.type == "unit":
-                target += f"#L{doc.line}"
-            out.append(t.DocumentLink(
-                range=ls.range(analysis.lines[span.line], span.line, span.start, span.end),
-                target=target, tooltip=f"{doc.title} ({doc.type})"))
-        return out
-
-    return server
-
-
-_KIND = {"topic": t.CompletionItemKind.Class, "course": t.CompletionItemKind.Module,
-         "unit": t.CompletionItemKind.Method, "list": t.CompletionItemKind.Enum,
-         "entry": t.CompletionItemKind.Reference, "note": t.CompletionItemKind.File}
-
-
 def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
     import sys
@@ -550,6 +373,8 @@ def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
     # the watcher thread refreshes in the background: hand the interpreter back to the
     # request loop more often than every 5 ms, so answers stay quick meanwhile
     sys.setswitchinterval(0.001)
+    from .lsp_features import build
+
     server = build(vault_dir)
     try:
         server.start_io(stdin, stdout)
