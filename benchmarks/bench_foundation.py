@@ -43,9 +43,10 @@ from common import (  # noqa: E402
     Table,
     Timing,
     interleave,
-    precompile,
+    preamble,
     python_cmd,
     ratio,
+    report,
     run,
     watching,
 )
@@ -294,9 +295,7 @@ def main(argv: list[str] | None = None) -> int:
     sizes = args.docs or [1000, 10000]
     workdir = args.workdir or tempfile.mkdtemp(prefix="studykb-bench-")
     os.makedirs(workdir, exist_ok=True)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, "
-          f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')}")
-    print(precompile())
+    preamble()
     tables, results = [], []
     try:
         for n in sizes:
@@ -310,13 +309,7 @@ def main(argv: list[str] | None = None) -> int:
     merged = Table(*tables[0].headers)
     for t in tables:
         merged.rows.extend(t.rows)
-    merged.print()
-    if args.markdown:
-        print()
-        merged.print(markdown=True)
-    if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as fh:
-            json.dump(results, fh, indent=2)
+    report(merged, results, args.markdown, args.json_out)
     return 0
 
 

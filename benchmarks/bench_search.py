@@ -45,9 +45,10 @@ from common import (  # noqa: E402
     Table,
     Timing,
     interleave,
-    precompile,
+    preamble,
     python_cmd,
     repeat,
+    report,
     run,
     watching,
 )
@@ -370,23 +371,14 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     workdir = args.workdir or tempfile.mkdtemp(prefix="studykb-bench-search-")
     os.makedirs(workdir, exist_ok=True)
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f}, PYTHONDONTWRITEBYTECODE="
-          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')}")
-    print(precompile())
+    preamble()
     try:
         table, result = bench(args.docs, args.runs, args.heavy_runs, workdir, args.seed)
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
     print(f"\nload average at the end: {os.getloadavg()[0]:.1f}\n")
-    table.print()
-    if args.markdown:
-        print()
-        table.print(markdown=True)
-    if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as fh:
-            json.dump(result, fh, indent=2)
+    report(table, result, args.markdown, args.json_out)
     return 0
 
 

@@ -240,6 +240,27 @@ def precompile() -> str:
     return f"bytecode of {folder} compiled up front (as pip does at install time)"
 
 
+def preamble() -> None:
+    """Print what the figures depend on (Python, cores, load, bytecode), compiling first."""
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
+          f"{os.getloadavg()[0]:.1f}, PYTHONDONTWRITEBYTECODE="
+          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')}")
+    print(precompile())
+
+
+def report(table: Table, figures: object, markdown: bool, json_out: str | None) -> None:
+    """Print the table (also as Markdown when asked) and write the figures as JSON."""
+    import json
+
+    table.print()
+    if markdown:
+        print()
+        table.print(markdown=True)
+    if json_out:
+        with open(json_out, "w", encoding="utf-8") as fh:
+            json.dump(figures, fh, indent=2)
+
+
 def python_cmd(code: str, *args: str) -> list[str]:
     """A fresh interpreter (the running one) executing ``code``."""
     return [sys.executable, "-c", code, *args]
