@@ -188,31 +188,25 @@ def status(vault, as_json: bool) -> None:  # type: ignore[no-untyped-def]
             "lists": [{**lp.list.brief(), "items": lp.items, "read": lp.read,
                        "beginner": lp.beginner} for lp in t.lists]})
         return
-    out = console()
-    out.print("[bold]Courses[/]")
+    courses = []
     for c in t.courses:
-        width = 20
-        filled = round(width * c.done / c.total) if c.total else 0
-        bar = "█" * filled + "░" * (width - filled)
-        out.print(f"  {bar} {c.done:>2}/{c.total:<2} {_esc(c.course.title)}")
-        for unit in c.current:
-            out.print(f"{'':28}in progress: {_esc(unit.title)}")
-    if not t.courses:
-        out.print("  (none)")
-    out.print("[bold]Reading now[/]")
-    for doc in t.reading:
-        out.print(f"  {_esc(doc.title)} [dim]({_esc(_facts(doc))})[/]")
-    if not t.reading:
-        out.print("  (nothing marked reading)")
-    out.print("[bold]Finished lately[/]")
-    for doc in t.finished:
-        out.print(f"  {doc.date or '':10} {_esc(doc.title)}")
-    if not t.finished:
-        out.print("  (nothing marked done)")
-    out.print("[bold]Reading lists[/]")
-    for lp in t.lists:
-        out.print(f"  {_esc(lp.list.title)}: {lp.items} picks, {lp.beginner} beginner, "
-                  f"in recommended order; {lp.read} read")
+        filled = round(20 * c.done / c.total) if c.total else 0
+        courses.append(f"  {'█' * filled}{'░' * (20 - filled)} {c.done:>2}/{c.total:<2} "
+                       f"{_esc(c.course.title)}")
+        courses.extend(f"{'':28}in progress: {_esc(unit.title)}" for unit in c.current)
+    out = console()
+    for title, lines, empty in (
+            ("Courses", courses, "(none)"),
+            ("Reading now", [f"  {_esc(d.title)} [dim]({_esc(_facts(d))})[/]"
+                             for d in t.reading], "(nothing marked reading)"),
+            ("Finished lately", [f"  {d.date or '':10} {_esc(d.title)}" for d in t.finished],
+             "(nothing marked done)"),
+            ("Reading lists", [f"  {_esc(lp.list.title)}: {lp.items} picks, {lp.beginner} "
+                               f"beginner, in recommended order; {lp.read} read"
+                               for lp in t.lists], None)):
+        out.print(f"[bold]{title}[/]")
+        for line in lines or ([f"  {empty}"] if empty else []):
+            out.print(line)
 
 
 @cli.command()
