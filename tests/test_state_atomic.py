@@ -156,16 +156,21 @@ def test_sigkill_at_any_point_leaves_old_or_new(tmp_path: Path, first_build: boo
         assert refreshed(trial) == new, f"no recovery after a kill at call {point}"
 
 
+def vault_and_expected(tmp_path: Path, config: str, count: int) -> tuple[Path, dict]:
+    """A vault of ``count`` notes, and the state a clean refresh of a copy of it gives."""
+    root = tmp_path / "v"
+    root.mkdir()
+    (root / "studykb.toml").write_text(config, encoding="utf-8")
+    write_tree(root, files(count, 0))
+    expected = tmp_path / "expected"
+    shutil.copytree(root, expected)
+    return root, refreshed(expected)
+
+
 @pytest.mark.slow
 def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     """Wall-clock kills of a bigger build (parallel parse), then the next run recovers."""
-    root = tmp_path / "v"
-    root.mkdir()
-    (root / "studykb.toml").write_text("", encoding="utf-8")
-    write_tree(root, files(300, 0))
-    expected = tmp_path / "expected"
-    shutil.copytree(root, expected)
-    new = refreshed(expected)
+    root, new = vault_and_expected(tmp_path, "", 300)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     for delay in (0.3, 0.6, 1.0, 1.5):
         shutil.rmtree(root / ".studykb", ignore_errors=True)
@@ -241,13 +246,7 @@ def test_damaged_state_is_rebuilt_with_one_line(make_vault, run, damage: str) ->
 
 
 def test_two_builds_at_once(tmp_path: Path) -> None:
-    root = tmp_path / "v"
-    root.mkdir()
-    (root / "studykb.toml").write_text("workers = 1\n", encoding="utf-8")
-    write_tree(root, files(40, 0))
-    expected = tmp_path / "expected"
-    shutil.copytree(root, expected)
-    new = refreshed(expected)
+    root, new = vault_and_expected(tmp_path, "workers = 1\n", 40)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     cmd = [sys.executable, "-m", "studykb", "--vault", str(root), "build", "--json"]
     procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -212,6 +212,8 @@ class Store:
         finishing = getattr(self, "_finishing", None)
         if finishing is not None:
             finishing.join()
+            atexit.unregister(finishing.join)
+            self._finishing = None
         self.db.close()
 
     # -- reads ---------------------------------------------------------------
