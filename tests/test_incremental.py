@@ -54,7 +54,7 @@ def snapshot(vault) -> dict:  # type: ignore[no-untyped-def]
             for k, d in vault.documents().items()}
     links = sorted((lk.ref.source, lk.ref.line, lk.ref.kind, lk.ref.text, lk.target or "",
                     lk.state) for lk in vault.links())
-    problems = sorted((p.path, p.line, p.code, p.severity) for p in vault.problems())
+    problems = sorted((p.path, p.line, p.code, p.severity, p.message) for p in vault.problems())
     return {"docs": docs, "links": links, "problems": problems}
 
 
@@ -186,6 +186,36 @@ def test_duplicate_ids_and_cycles_follow_edits(make_vault, open_vault, tmp_path)
     vault.refresh()
     codes = [p.code for p in vault.problems()]
     assert "cycle" not in codes and "duplicate-id" not in codes
+    assert snapshot(vault) == fresh(root, tmp_path, open_vault)
+
+
+def test_duplicate_groups_shrink_and_grow(make_vault, open_vault, tmp_path) -> None:
+    """Only the ids an edit touches are checked again: the other members of a group
+    keep messages that name the right files, and ids folded alike stay duplicates."""
+    root = make_vault(FILES, config="workers = 1\n")
+    vault = open_vault(root)
+
+    def dups() -> list[tuple[str, str]]:
+        return sorted((p.path, p.message) for p in vault.problems() if p.code == "duplicate-id")
+
+    write(root, "topics/t2.md", "---\nid: Topic-T\n---\n")
+    write(root, "topics/t3.md", "---\nid: topic-t\n---\n")
+    write(root, "notes/x.md", "---\nid: x\n---\n")
+    write(root, "notes/x2.md", "---\nid: x\n---\n")
+    vault.refresh()
+    assert [p for p, _m in dups()] == ["notes/x.md", "notes/x2.md", "topics/t.md",
+                                       "topics/t2.md", "topics/t3.md"]
+    write(root, "topics/t3.md", "---\nid: topic-three\n---\n")  # leaves the group
+    vault.refresh()
+    assert dups() == [
+        ("notes/x.md", "id 'x' is also declared in notes/x2.md"),
+        ("notes/x2.md", "id 'x' is also declared in notes/x.md"),
+        ("topics/t.md", "id 'topic-t' is also declared in topics/t2.md"),
+        ("topics/t2.md", "id 'topic-t' is also declared in topics/t.md")]
+    assert snapshot(vault) == fresh(root, tmp_path, open_vault)
+    write(root, "notes/x2.md", "---\nid: topic-t\n---\n")  # moves to the other group
+    vault.refresh()
+    assert [p for p, _m in dups()] == ["notes/x2.md", "topics/t.md", "topics/t2.md"]
     assert snapshot(vault) == fresh(root, tmp_path, open_vault)
 
 

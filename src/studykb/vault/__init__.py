@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sqlite3
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -213,22 +214,20 @@ class Vault:
         paths = removed + [row[0] for row in parsed]
         with store.transaction() as db:
             names: set[str] = set()
-            requires_before = 0
+            # what the duplicate-id and loop checks depend on, before and after the change
+            ids_before = _explicit_ids(db, paths)
+            requires_before = _requires_rows(db, paths)
             for chunk in _chunks(paths):
                 marks = ",".join("?" * len(chunk))
                 for key, path, did, title, _t, aliases, url in db.execute(
                         f"SELECT key, path, id, title, type, names, url FROM docs"
                         f" WHERE path IN ({marks})", chunk):
                     names.update(_names(key, path, did, title, aliases, url))
-                requires_before += db.execute(
-                    f"SELECT count(*) FROM refs WHERE kind='requires' AND path IN ({marks})",
-                    chunk).fetchone()[0]
                 for table in ("files", "docs", "refs", "texts", "names"):
                     db.execute(f"DELETE FROM {table} WHERE path IN ({marks})", chunk)
                 db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({marks})",
                            chunk)
             db.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", touched)
-            requires_after = 0
             for (path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row) in parsed:
                 db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
                 db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
@@ -243,7 +242,6 @@ class Vault:
                         names.update(_names(key, path_, did, title, aliases, url))
                         db.executemany("INSERT INTO names VALUES (?,?,?,?)",
                                        name_rows(key, path_, did, title, dtype, aliases, url))
-                requires_after += sum(r[3] == "requires" for r in ref_rows)
             moved = self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
@@ -251,11 +249,13 @@ class Vault:
 
             anchor_problems(db, None if full else paths)
             # a loop also appears or goes when a requires elsewhere now names another doc
-            loops = full or bool(removed) or requires_before or requires_after or moved
-            vault_problems(db, self.root, recompute_cycles=bool(loops))
+            loops = full or moved or requires_before != _requires_rows(db, paths)
+            ids = None if full else ids_before | _explicit_ids(db, paths)
+            vault_problems(db, self.root, recompute_cycles=loops, ids=ids)
 
     def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> bool:  # type: ignore[no-untyped-def]
-        """Re-resolve what the change may touch; True when a ``requires`` changed target."""
+        """Re-resolve what the change may touch; True when a ``requires`` of a file not
+        parsed again now names another document."""
         if full:
             table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"))
             db.execute("DELETE FROM names")
@@ -280,11 +280,12 @@ class Vault:
             rows = wanted.values()
         updates = []
         moved = False
+        fresh = set(parsed_paths)  # their rows were just inserted, unresolved
         for n, source, path, target, style, anchor, optional, text, kind, old in rows:
             key, state, note = table.resolve(source, path, target, style, anchor, bool(optional),
                                              text)
             updates.append((key, state, note, n))
-            moved = moved or (kind == "requires" and key != old)
+            moved = moved or (kind == "requires" and key != old and path not in fresh)
         db.executemany("UPDATE refs SET target_key=?, state=?, note=? WHERE n=?", updates)
         return moved
 
@@ -385,6 +386,26 @@ def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | N
 def _chunks(items: list[str], size: int = 400) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
         yield items[i: i + size]
+
+
+def _explicit_ids(db: sqlite3.Connection, paths: list[str]) -> set[str]:
+    """The declared ids (folded as the duplicate-id check folds them) in ``paths``."""
+    out: set[str] = set()
+    for chunk in _chunks(paths):
+        out.update(i for (i,) in db.execute(
+            f"SELECT lower(id) FROM docs WHERE explicit=1 AND type != 'unit'"
+            f" AND path IN ({','.join('?' * len(chunk))})", chunk))
+    return out
+
+
+def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple]:
+    """The resolved ``requires`` of ``paths``, as the loop check reads them."""
+    out: list[tuple] = []
+    for chunk in _chunks(paths):
+        out.extend(db.execute(
+            f"SELECT source, target_key, path, line FROM refs WHERE kind='requires'"
+            f" AND path IN ({','.join('?' * len(chunk))})", chunk))
+    return sorted(out, key=repr)
 
 
 def _parse_parallel(items: list[tuple], workers: int, progress: Progress | None) -> list[tuple]:

@@ -13,24 +13,36 @@ from ..model import ERROR
 _ID_LINE = re.compile(r'''^\s*["']?id["']?\s*[:=]''')
 
 
-def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool) -> None:
-    """Recompute ``duplicate-id`` (always) and ``cycle`` (when the requires rows changed).
+def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool,
+                   ids: set[str] | None = None) -> None:
+    """Recompute ``duplicate-id`` and ``cycle`` (when the requires rows changed).
 
-    ``recompute_cycles`` is the caller's hint that they may have; the stored signature of
-    the rows decides (a bulk load deletes it to force the work).
+    ``ids``: the (folded) ids an incremental change declared or dropped, the only ones
+    whose duplicates can have changed; None checks every id. ``recompute_cycles`` is
+    the caller's hint that loops may have changed; the stored signature of the rows
+    decides (a bulk load deletes it to force the work).
     """
-    db.execute("DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'")
-    rows = db.execute(
-        "SELECT lower(id), group_concat(path, '\x1f') FROM docs"
-        " WHERE explicit=1 AND type != 'unit' GROUP BY lower(id) HAVING count(*) > 1").fetchall()
+    select = ("SELECT lower(id), group_concat(path, '\x1f') FROM docs"
+              " WHERE explicit=1 AND type != 'unit'")
+    if ids is None:
+        db.execute("DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'")
+        rows = db.execute(f"{select} GROUP BY lower(id) HAVING count(*) > 1").fetchall()
+    else:
+        rows = []
+        for _id in sorted(ids):
+            prefix = _duplicate_message(_id, "")
+            db.execute("DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'"
+                       " AND substr(message, 1, ?) = ?", (len(prefix), prefix))
+            rows += db.execute(f"{select} AND lower(id) = ? GROUP BY lower(id)"
+                               " HAVING count(*) > 1", (_id,)).fetchall()
     out = []
     for _id, joined in rows:
         paths = sorted(joined.split("\x1f"))
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
             line = _id_line(root, path)
-            out.append((path, line, ERROR, "duplicate-id",
-                        f"id {_id!r} is also declared in {others}", "vault"))
+            out.append((path, line, ERROR, "duplicate-id", _duplicate_message(_id, others),
+                        "vault"))
     # The loops depend on the resolved ``requires`` rows only, and those also change when
     # an edit elsewhere makes a name resolve differently: compare a signature of all of
     # them. Unchanged rows, unchanged loops (and no networkx import), which is the common
@@ -49,6 +61,10 @@ def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool) -
         out.extend(_cycles(edges))
         db.execute("INSERT OR REPLACE INTO meta VALUES('requires', ?)", (signature,))
     db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
+
+
+def _duplicate_message(folded_id: str, others: str) -> str:
+    return f"id {folded_id!r} is also declared in {others}"
 
 
 def _id_line(root: Path, path: str) -> int:
