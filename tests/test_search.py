@@ -232,6 +232,34 @@ def test_topic_rename_reindexes_the_documents_that_cover_it(open_vault, vault: P
     assert found == ["notes/entries/vllm-paper.md"]
 
 
+def test_topic_tables_kept_on_disk_follow_topic_edits(open_vault, vault: Path) -> None:
+    """A new process loads the topic tables from the index folder while the topic
+    documents are unchanged (any other edit), and builds them again when one changed."""
+    from studykb import index, index_state
+    from studykb.index_state import Topics
+
+    def new_process_topics(v) -> Topics:  # type: ignore[no-untyped-def]
+        index_state._TOPICS.clear()
+        index_state.VERIFIED.clear()
+        return Topics.of(v)
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    note = vault / "notes" / "gpu-memory.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nmore\n", encoding="utf-8")
+    v.refresh()
+    loaded = new_process_topics(v)
+    built = Topics(index_state._topic_rows(v))
+    assert (loaded.names, loaded.texts, loaded.ids) == (built.names, built.texts, built.ids)
+    assert "kv 缓存" in loaded.names
+    topic = vault / "notes" / "topics" / "kv-cache.md"
+    topic.write_text(topic.read_text(encoding="utf-8").replace("KV 缓存", "注意力缓存"),
+                     encoding="utf-8")
+    v.refresh()
+    again = new_process_topics(v)
+    assert "注意力缓存" in again.names and "kv 缓存" not in again.names
+
+
 def test_build_syncs_the_index(run, vault: Path) -> None:
     assert run("build", vault=vault).exit_code == 0
     assert (vault / ".studykb" / "index").is_dir()
@@ -363,3 +391,42 @@ def test_long_lived_process_never_sees_old_versions(open_vault, vault: Path) -> 
         assert before == [], (n, before)
         assert len(search(v, SearchOptions("", types=("note",), limit=100))) == \
             len([d for d in v.documents().values() if d.type == "note"])
+
+
+def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
+        open_vault, vault: Path) -> None:
+    """After an incremental sync the next query reuses the readers of the segments the
+    commit left alone; its answers equal those of a searcher opened afresh."""
+    from studykb import index
+    from studykb.index_state import index_dir
+    from studykb.search import SearchOptions, search
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    folder = str(index_dir(v))
+    notes = [vault / "notes" / "value-semantics.md", vault / "notes" / "gpu-memory.md"]
+    originals = [p.read_text(encoding="utf-8") for p in notes]
+    queries = [SearchOptions(q, limit=50) for q in ["wordmark*", "显存", "vacuum", "mvcc OR 幻读"]]
+    queries.append(SearchOptions("", types=("note",), limit=100))
+
+    def answers() -> list[list[tuple[str, float]]]:
+        return [[(h.key, round(h.score, 6)) for h in search(v, q)] for q in queries]
+
+    reused = 0
+    for n in range(6):
+        path = notes[n % 2]
+        path.write_text(originals[n % 2] + f"\nwordmark{n}\n", encoding="utf-8")
+        search(v, SearchOptions("vacuum"))  # a searcher open before the edit, as in watch
+        before = {id(r) for r, _ in index._searchers[folder].reader().leaf_readers()}
+        v.refresh()
+        index.sync(v, quiet=True)
+        kept = answers()
+        after = {id(r) for r, _ in index._searchers[folder].reader().leaf_readers()}
+        reused += len(before & after)
+        index.close(v)
+        assert kept == answers(), n  # the same queries on a searcher opened afresh
+        assert sorted(k for k, _s in kept[0]) == sorted(
+            p.relative_to(vault).as_posix() for p in notes[:min(n + 1, 2)])
+        now = [h.key for h in search(v, SearchOptions(f"wordmark{n}"))]
+        assert now == [path.relative_to(vault).as_posix()]
+    assert reused > 0

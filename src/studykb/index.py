@@ -623,7 +623,7 @@ def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: Topics,
         if not changed and not removed:
             writer.cancel()
             return writer.generation - 1, held
-        _fill(vault, writer, wanted, topics, changed, removed, full, written)
+        _fill(vault, ix, writer, wanted, topics, changed, removed, full, written)
     except BaseException:
         with contextlib.suppress(Exception):
             writer.cancel()
@@ -650,7 +650,7 @@ def _writer(ix: Any, wait: float) -> Any:
     return ix.writer(timeout=wait, delay=0.05, limitmb=POOL_MB)
 
 
-def _fill(vault: Vault, writer: Any, wanted: dict[str, str], topics: Topics,
+def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: Topics,
           changed: list[str], removed: list[str], full: bool,
           written: dict[str, list[str]]) -> None:
     """Write the changes and commit (a full build replaces every segment)."""
@@ -658,10 +658,11 @@ def _fill(vault: Vault, writer: Any, wanted: dict[str, str], topics: Topics,
         segments = _build_parallel(vault, wanted, topics, written)
         writer.commit(mergetype=lambda _writer, _old: segments)
         return
+    searcher = None
     if full:  # the commit clears the index: every file goes in again
         changed = list(wanted)
     else:
-        searcher = _base_searcher(vault, writer)
+        searcher = _base_searcher(vault, ix, writer)
         for path in removed + changed:
             if searcher is None:
                 writer.delete_by_term("path", path)
@@ -673,9 +674,15 @@ def _fill(vault: Vault, writer: Any, wanted: dict[str, str], topics: Topics,
     writer.commit(mergetype=CLEAR if full else _merge_small)
     if not full:
         segment.SEGMENTS.save(index_dir(vault))
+        if searcher is not None:
+            folder = str(index_dir(vault))
+            try:
+                _searchers[folder] = _reopened(ix, searcher)
+            except _BROKEN:
+                _searchers.pop(folder, None)  # the next query opens the index afresh
 
 
-def _base_searcher(vault: Vault, writer: Any) -> Any:
+def _base_searcher(vault: Vault, ix: Any, writer: Any) -> Any:
     """A searcher on the generation ``writer`` starts from, or None.
 
     It finds the documents to delete (whoosh would open a searcher of its own for each
@@ -686,7 +693,7 @@ def _base_searcher(vault: Vault, writer: Any) -> Any:
     searcher = _current(folder)
     try:
         if searcher is None:
-            searcher = _searchers[folder] = writer.index.searcher(weighting=BM25F(**FIELD_B))
+            searcher = _searchers[folder] = ix.searcher(weighting=BM25F(**FIELD_B))
     except _BROKEN:
         return None
     return searcher if searcher.reader().generation() == writer.generation - 1 else None
@@ -711,6 +718,38 @@ def _current(folder: str) -> Any:
     with contextlib.suppress(Exception):
         searcher.close()
     return None
+
+
+def _reopened(ix: Any, old: Any) -> Any:
+    """A searcher on the generation just committed, keeping the segment readers of
+    ``old`` whose segment the commit left as it was (same documents, same deletions).
+
+    The query that follows an edit then opens only the new segment and the one the
+    edited note was deleted from (~1.5 ms each at 10k notes) instead of every segment.
+    Unlike ``Searcher.refresh()`` (see :func:`_current`), a reader is reused only when
+    its deletions are still the segment's.
+    """
+    from whoosh.reading import MultiReader, SegmentReader
+    from whoosh.searching import Searcher
+
+    toc = ix._read_toc()  # noqa: SLF001
+    spare = {r.segment().segment_id(): r for r, _base in old.reader().leaf_readers()}
+    readers = []
+    for seg in toc.segments:
+        reader = spare.get(seg.segment_id())
+        if (reader is not None and len(toc.segments) > 1
+                and set(reader.segment().deleted_docs()) == set(seg.deleted_docs())):
+            del spare[seg.segment_id()]
+        else:
+            reader = SegmentReader(ix.storage, toc.schema, seg, generation=toc.generation)
+        readers.append(reader)
+    for reader in spare.values():
+        with contextlib.suppress(Exception):
+            reader.close()
+    # a lone reader was opened afresh above: it carries the new generation
+    combined = readers[0] if len(readers) == 1 else MultiReader(readers,
+                                                                generation=toc.generation)
+    return Searcher(combined, weighting=BM25F(**FIELD_B), fromindex=ix)
 
 
 def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:

@@ -93,10 +93,12 @@ def plain_inline(content: str) -> list[Token]:
 
 #: GitHub's extended autolinks: ``http(s)://`` or ``www.`` then a domain and a path. The
 #: start may follow any non-word character (Chinese text often has no space before a URL);
-#: the URL stops at whitespace, ``<`` and CJK characters.
+#: the URL stops at whitespace, ``<`` and CJK characters. Only the scheme ignores case
+#: (``(?i:...)``): ``re.I`` on the whole pattern folds every character of the CJK range
+#: when it compiles, 3.5 ms at each start.
 _AUTOLINK = re.compile(
-    r"(?<![A-Za-z0-9/@.:_-])((?:https?://|www\.)[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
-    r"(?::\d+)?(?:[/?#][^\s<\u3000-\u9fff\uff00-\uffef]*)?)", re.I)
+    r"(?<![A-Za-z0-9/@.:_-])((?i:https?://|www\.)[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
+    r"(?::\d+)?(?:[/?#][^\s<\u3000-\u9fff\uff00-\uffef]*)?)")
 _TRAILING = "?!.,:*_~'\""
 
 
