@@ -460,3 +460,25 @@ def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open
     assert (again.problems, again.errors) == (stats.problems, stats.errors)
     g1, g2 = graph.from_vault(first), graph.from_vault(later)
     assert sorted(g1.edges(keys=True, data="kind")) == sorted(g2.edges(keys=True, data="kind"))
+
+
+@pytest.mark.parametrize("code, expected", [(0, 0), (None, 0), (3, 3), ("bad news", 1)])
+def test_the_entry_point_leaves_with_all_output_and_exit_handlers(
+        tmp_path: Path, code: int | str | None, expected: int) -> None:
+    """``client.leave`` skips the interpreter's teardown, never the output (more than a
+    pipe holds), the exit handlers or the exit code."""
+    flag = tmp_path / "handler-ran"
+    script = ("import atexit, sys\n"
+              "from studykb.client import leave\n"
+              f"atexit.register(lambda: open({str(flag)!r}, 'w').write('yes'))\n"
+              "sys.stdout.write('x' * 300_000)\n"
+              "sys.stderr.write('note\\n')\n"
+              f"leave({code!r})\n"
+              "raise SystemExit('not reached')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == expected
+    assert done.stdout == "x" * 300_000
+    assert done.stderr.startswith("note\n")
+    assert ("bad news" in done.stderr) == (code == "bad news")
+    assert flag.read_text() == "yes"
