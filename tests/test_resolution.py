@@ -86,6 +86,22 @@ def test_note_md_and_relative_forms(make_vault, open_vault) -> None:
     assert got["deep/target%20note.md"] == ("notes/deep/target note.md", "ok")
 
 
+def test_link_destinations_are_kept_as_written(make_vault, open_vault) -> None:
+    """Non-ASCII, spaced (``<...>``) and percent-encoded destinations all resolve, and
+    each reference shows its destination as the author wrote it."""
+    root = make_vault({
+        "notes/笔记/显存 管理.md": "# 显存管理\n",
+        "notes/linker.md": ("[a](笔记/显存%20管理.md) [b](<笔记/显存 管理.md>) "
+                            "[c](%E7%AC%94%E8%AE%B0/%E6%98%BE%E5%AD%98%20%E7%AE%A1%E7%90%86.md) "
+                            "[d](https://例え.jp/パス?q=1)\n"),
+    })
+    got = resolved(open_vault, root, "notes/linker.md")
+    for text in ("笔记/显存%20管理.md", "笔记/显存 管理.md",
+                 "%E7%AC%94%E8%AE%B0/%E6%98%BE%E5%AD%98%20%E7%AE%A1%E7%90%86.md"):
+        assert got[text] == ("notes/笔记/显存 管理.md", "ok"), text
+    assert "https://例え.jp/パス?q=1" in got
+
+
 def test_front_matter_names_and_paths(make_vault, open_vault) -> None:
     root = make_vault({
         "topics/ddp.md": "---\nid: ddp\ntitle: Distributed Data Parallel\n---\n",

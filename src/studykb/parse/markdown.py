@@ -32,7 +32,15 @@ def markdown() -> MarkdownIt:
     md.use(dollarmath_plugin, double_inline=True)
     md.use(wikilinks_plugin)
     md.core.ruler.at("inline", _inline_rule)
+    # Link destinations are kept as written: markdown-it would percent-encode them and
+    # punycode host names for an HTML ``href`` (a twentieth of the whole parse), which
+    # link_target and normalize_url only undo. Nothing renders with this instance.
+    md.normalizeLink = _as_written  # type: ignore[method-assign]
     return md
+
+
+def _as_written(url: str) -> str:
+    return url
 
 
 #: Characters where an inline rule of :func:`markdown` may start (escape, code, math,
