@@ -47,3 +47,18 @@ def test_anchor_follows_a_reference_that_moves_to_another_target(tmp_path: Path)
     (tmp_path / "target.md").write_text("## Deep\n", encoding="utf-8")
     out = json.loads(runner.invoke(cli, ["--vault", str(tmp_path), "check", "--json"]).output)
     assert out["problems"] == []
+
+
+def test_heading_slug_keeps_exactly_letters_digits_spaces_dashes_underscores() -> None:
+    """Every Basic Multilingual Plane character is kept or dropped after case folding
+    as ``str.isalnum`` says (plus ``-``, ``_`` and spaces)."""
+    from studykb.vault.checks import heading_slug
+
+    def by_definition(text: str) -> str:
+        kept = "".join(c for c in text.casefold().strip() if c.isalnum() or c in " -_")
+        return "-".join(kept.split())
+
+    chars = [chr(c) for c in range(0x21, 0x10000) if not 0xD800 <= c < 0xE000]
+    assert [heading_slug(f"a {c}b") for c in chars] == [by_definition(f"a {c}b") for c in chars]
+    assert heading_slug("  Flash Attention — 2 (IO-aware) ") == "flash-attention-2-io-aware"
+    assert heading_slug("显存 管理") == "显存-管理"

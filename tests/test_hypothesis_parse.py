@@ -147,3 +147,19 @@ def test_plain_inline_shortcut_builds_the_tokens_of_the_inline_parser(text: str)
         fast = plain_inline(content)
         assert [(t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in fast] == \
                [(t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in full]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.sampled_from("abcdefgh")),
+                max_size=24))
+def test_loops_found_on_the_peeled_graph_are_all_the_loops(pairs) -> None:
+    """Peeling off documents that cannot be on a loop (checks._on_loops) changes none of
+    the ``cycle`` problems networkx finds on the whole ``requires`` graph."""
+    from studykb.graph import loops
+    from studykb.vault.checks import _cycles, _on_loops
+
+    edges = [(s, t, f"{s}.md", n) for n, (s, t) in enumerate(pairs, 1)]
+    whole = sorted(loops(edges))
+    assert sorted(loops(_on_loops(edges))) == whole
+    assert len(_cycles(edges)) == len(whole)
+    assert not _on_loops(edges) or whole

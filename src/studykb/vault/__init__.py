@@ -98,12 +98,14 @@ class Vault:
         scan_rows = [(p.path, p.line, p.severity, p.code, p.message, "scan")
                      for p in found.problems]
         if not old and changed:  # first build: one streaming bulk write (see bulk.py)
+            from .._gc import paused_gc
             from .bulk import parse_stream, write_all
 
             workers = self.config.workers or os.cpu_count() or 1
             stream = parse_stream(self.root, changed, workers, progress)
-            added, self._edges, states = write_all(self.store, stream, scan_rows, self.root,
-                                                   expected=len(changed))
+            with paused_gc():  # a million rows that all stay alive until the commit
+                added, self._edges, states = write_all(self.store, stream, scan_rows,
+                                                       self.root, expected=len(changed))
             stats.added = sorted(added)
             self._docs = None
             self._names = None

@@ -18,6 +18,7 @@ moment leaves the old (empty) state or the new one.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 import sqlite3
@@ -73,7 +74,7 @@ def parse_stream(root: Path, paths: list[str], workers: int,
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     chunk = max(8, min(64, total // (workers * 8) or 1))
-    with ctx.Pool(workers) as pool:
+    with ctx.Pool(workers, initializer=gc.enable) as pool:  # forked while the parent's is off
         for n, row in enumerate(pool.imap(read_rows, items, chunksize=chunk), 1):
             if progress:
                 progress(n, total)
