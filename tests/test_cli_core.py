@@ -482,3 +482,38 @@ def test_the_entry_point_leaves_with_all_output_and_exit_handlers(
     assert done.stderr.startswith("note\n")
     assert ("bad news" in done.stderr) == (code == "bad news")
     assert flag.read_text() == "yes"
+
+
+def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path,
+                                                                     open_vault) -> None:
+    """The graph filled through its adjacency dicts (graph._add_edges) is the graph
+    ``add_edges_from`` makes: same edges, keys, attributes, successors, predecessors."""
+    import networkx as nx
+
+    from studykb import graph
+
+    v = open_vault(vault)
+    fast = graph.from_vault(v)
+    slow = nx.MultiDiGraph()
+    slow.add_nodes_from(fast.nodes(data=True))
+    edges = list(fast.edges(data=True))
+    edges += [(u, v, {"kind": "extra", "path": "", "line": 0, "reason": ""})
+              for u, v, _d in edges[:5]]  # parallel edges: keys 1, 2 ...
+    slow.add_edges_from(edges)
+    again = nx.MultiDiGraph()
+    again.add_nodes_from(fast.nodes(data=True))
+    graph._add_edges(again, ((u, v, dict(d)) for u, v, d in edges))
+    assert len(edges) > 20
+    assert nx.utils.graphs_equal(again, slow)
+    assert sorted(again.edges(keys=True, data="kind")) == sorted(slow.edges(keys=True,
+                                                                            data="kind"))
+    for node in slow:
+        assert again.pred[node] == slow.pred[node] and again.succ[node] == slow.succ[node]
+        assert again.in_degree(node) == slow.in_degree(node)
+    u, v, _d = edges[0]
+    # one key dict for both directions, as networkx keeps it
+    assert slow._pred[v][u] is slow._succ[u][v]
+    assert again._pred[v][u] is again._succ[u][v]
+    again.remove_edge(u, v)
+    slow.remove_edge(u, v)
+    assert nx.utils.graphs_equal(again, slow)

@@ -79,10 +79,10 @@ def _from_vault(vault: Vault) -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
     graph.add_nodes_from((key, {"doc": doc}) for key, doc in docs.items())
     rows = vault.graph_edges()
-    graph.add_edges_from(
+    _add_edges(graph, (
         (source, target, {"kind": kind, "path": path, "line": line, "reason": reason})
         for source, target, kind, path, line, reason in rows
-        if source in docs and target in docs)
+        if source in docs and target in docs))
     topics = topic_names(docs.values())
     extra = []
     for key, doc in docs.items():
@@ -92,8 +92,32 @@ def _from_vault(vault: Vault) -> nx.MultiDiGraph:
         if doc.parent and doc.parent in docs:
             extra.append((key, doc.parent, {"kind": "course", "path": doc.path,
                                             "line": doc.line, "reason": ""}))
-    graph.add_edges_from(extra)
+    _add_edges(graph, extra)
     return graph
+
+
+def _add_edges(graph: nx.MultiDiGraph, edges: Iterable[tuple[str, str, dict[str, Any]]]
+               ) -> None:
+    """``graph.add_edges_from(edges)`` for edges between nodes already in ``graph``, each
+    with a fresh attribute dict that the graph may keep.
+
+    It fills the adjacency dicts networkx documents for a ``MultiDiGraph`` (successors
+    and predecessors share one key dict per node pair; keys count up from 0 as
+    ``new_edge_key`` gives them) directly: ``add_edges_from`` goes through views and
+    copies each attribute dict, 0.35 s of the 0.45 s graph of a 10k-note vault. A test
+    holds the two to the same graph.
+    """
+    succ, pred = graph._succ, graph._pred  # noqa: SLF001
+    new_keys = graph.edge_key_dict_factory
+    for u, v, data in edges:
+        keys = succ[u].get(v)
+        if keys is None:
+            keys = succ[u][v] = pred[v][u] = new_keys()
+        key = len(keys)
+        while key in keys:
+            key += 1
+        keys[key] = data
+    nx._clear_cache(graph)  # noqa: SLF001
 
 
 def subgraph(graph: nx.MultiDiGraph, keep: Iterable[str]) -> nx.MultiDiGraph:
