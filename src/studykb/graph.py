@@ -17,7 +17,7 @@ from ._lazy import nx
 from .model import Document
 
 if TYPE_CHECKING:
-    from .vault import Link, Vault
+    from .vault import Vault
 
 
 def topic_names(docs: Iterable[Document]) -> dict[str, str]:
@@ -42,34 +42,9 @@ def covered_topics(doc: Document, topics: dict[str, str]) -> list[str]:
     return list(seen)
 
 
-def build(docs: dict[str, Document], links: Iterable[Link]) -> nx.MultiDiGraph:
-    """The whole typed graph of the vault."""
-    with paused_gc():
-        return _build(docs, links)
-
-
-def _build(docs: dict[str, Document], links: Iterable[Link]) -> nx.MultiDiGraph:
-    graph = nx.MultiDiGraph()
-    for key, doc in docs.items():
-        graph.add_node(key, doc=doc)
-    for link in links:
-        if link.target is None or link.target not in docs:
-            continue
-        ref = link.ref
-        graph.add_edge(ref.source, link.target, kind=ref.kind, path=ref.path, line=ref.line,
-                       reason=ref.reason)
-    topics = topic_names(docs.values())
-    for key, doc in docs.items():
-        for topic in covered_topics(doc, topics):
-            graph.add_edge(key, topic, kind="covers", path=doc.path, line=doc.line, reason="")
-        if doc.parent and doc.parent in docs:
-            graph.add_edge(key, doc.parent, kind="course", path=doc.path, line=doc.line,
-                           reason="")
-    return graph
-
-
 def from_vault(vault: Vault) -> nx.MultiDiGraph:
-    """:func:`build` fed straight from the state's rows (no Reference objects on the way)."""
+    """The whole typed graph of the vault, fed straight from the state's rows (no
+    Reference objects on the way)."""
     with paused_gc(freeze=True):
         return _from_vault(vault)
 
