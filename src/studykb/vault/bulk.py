@@ -18,10 +18,10 @@ moment leaves the old (empty) state or the new one.
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import hashlib
 import os
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -138,7 +138,16 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         flush()
         table = Names(name_rows)
         db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
-        anchored, edges, states = _insert_resolved(db, table, ref_rows)
+        # Every table but refs is complete: SQLite indexes them in a thread (C code,
+        # without the GIL) while this one resolves the references (Python).
+        early = [(n, sql) for n, sql in indexes if not n.startswith("refs_")] if later else []
+        with _in_thread(lambda: [db.execute(sql) for _n, sql in early]):
+            resolved, anchored, edges, states = _resolve(table, ref_rows)
+        db.executemany(
+            "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
+            " optional, lookup, lookup2, target_key, state, note)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", resolved)
+        del resolved
         db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
                        missing_anchors(anchored, headings.get))
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
@@ -148,35 +157,51 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         vault_problems(db, root, recompute_cycles=True)
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
-        store.finish_later(indexes)
+        store.finish_later([index for index in indexes if index not in early])
     return added, edges, states
 
 
-def _insert_resolved(db: sqlite3.Connection, table: Names, ref_rows: list[tuple]
-                     ) -> tuple[list[tuple[str, int, str, str, str]], list[tuple],
-                                Counter[str]]:
-    """Insert the references with their resolution; returns the ``[[note#heading]]`` ones
-    to check, as (path, line, text, anchor, target path), the graph edges of the resolved
-    ones and the count of each resolution state."""
+@contextlib.contextmanager
+def _in_thread(work: Callable[[], object]) -> Iterator[None]:
+    """Run ``work`` in a thread while the block runs; its error, if any, is raised after."""
+    import threading
+
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            work()
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, name="studykb-early-indexes", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        thread.join()
+    if failed:
+        raise failed[0]
+
+
+def _resolve(table: Names, ref_rows: list[tuple]) -> tuple[
+        list[tuple], list[tuple[str, int, str, str, str]], list[tuple], Counter[str]]:
+    """The references as ``refs`` rows with their resolution; also the
+    ``[[note#heading]]`` ones to check, as (path, line, text, anchor, target path), the
+    graph edges of the resolved ones and the count of each resolution state."""
     resolve = table.resolve
     anchored: list[tuple[str, int, str, str, str]] = []
     edges: list[tuple] = []
     states: Counter[str] = Counter()
-
-    def resolved() -> Iterator[tuple]:
-        for r in ref_rows:
-            # (source, path, line, kind, text, target, style, anchor, reason, optional, ...)
-            got = resolve(r[0], r[1], r[5], r[6], r[7], bool(r[9]), r[4])
-            key = got[0]
-            if key is not None:
-                edges.append((r[0], key, r[3], r[1], r[2], r[8]))
-                if r[7] and wants_anchor_check(r[7], key):
-                    anchored.append((r[1], r[2], r[4], r[7], table.paths[key]))
-            states[got[1]] += 1
-            yield r + got
-
-    db.executemany(
-        "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
-        " optional, lookup, lookup2, target_key, state, note)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", resolved())
-    return anchored, edges, states
+    out = []
+    for r in ref_rows:
+        # (source, path, line, kind, text, target, style, anchor, reason, optional, ...)
+        got = resolve(r[0], r[1], r[5], r[6], r[7], bool(r[9]), r[4])
+        key = got[0]
+        if key is not None:
+            edges.append((r[0], key, r[3], r[1], r[2], r[8]))
+            if r[7] and wants_anchor_check(r[7], key):
+                anchored.append((r[1], r[2], r[4], r[7], table.paths[key]))
+        states[got[1]] += 1
+        out.append(r + got)
+    return out, anchored, edges, states
