@@ -517,3 +517,21 @@ def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path,
     again.remove_edge(u, v)
     slow.remove_edge(u, v)
     assert nx.utils.graphs_equal(again, slow)
+
+
+def test_output_cut_short_by_a_closed_pipe_is_quiet(make_vault) -> None:
+    """``studykb graph --format json | head -c 10``: the reader goes away early; the
+    command stops without a traceback or an error message."""
+    files = {f"notes/n{i:03}.md": f"# Note {i}\n\n[[n{(i + 1) % 300:03}]] [[n{(i + 7) % 300:03}]]\n"
+             for i in range(300)}
+    root = make_vault(files)
+    env = {**os.environ, "STUDYKB_LOCAL": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(root), "graph",
+                             "--format", "json"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.read(10).startswith(b"{")
+    proc.stdout.close()  # far less than the output, which does not fit a pipe's buffer
+    err = proc.stderr.read().decode()
+    assert proc.wait(60) == 0
+    assert "Traceback" not in err and "Error" not in err
