@@ -441,8 +441,9 @@ def test_library_graph_matches_the_export_and_leaves_gc_on(vault: Path, run, ope
 
 
 def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open_vault) -> None:
-    """Right after a first build the graph's edges come from memory; they are the rows
-    a later process reads from the state, in the same order, with the same counts."""
+    """Right after a first build the graph's edges and documents come from memory; they
+    are the rows a later process reads from the state, in the same order, with the same
+    counts."""
     import shutil
 
     from studykb import graph
@@ -458,6 +459,9 @@ def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open
     assert stats.links == len(stored)
     again = later.refresh()
     assert (again.problems, again.errors) == (stats.problems, stats.errors)
+    # the documents too come from memory, in the order the state keeps them
+    kept_docs, stored_docs = first.documents(), later.documents()
+    assert list(kept_docs) == list(stored_docs) and kept_docs == stored_docs
     g1, g2 = graph.from_vault(first), graph.from_vault(later)
     assert sorted(g1.edges(keys=True, data="kind")) == sorted(g2.edges(keys=True, data="kind"))
 

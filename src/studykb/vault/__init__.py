@@ -28,7 +28,7 @@ from ..model import Document, Problem, Reference
 from .checks import heading_slug  # noqa: F401  (re-exported)
 from .resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from .scan import Scan, scan
-from .store import Store
+from .store import Store, doc_from_blob
 
 Progress = Callable[[int, int], None]
 #: Parse in worker processes when at least this many files changed.
@@ -77,6 +77,8 @@ class Vault:
         self._names: Names | None = None
         self._edges: list[tuple] | None = None
         """The graph edges of the last first build, kept for :meth:`graph_edges`."""
+        self._blobs: list[tuple[str, bytes]] | None = None
+        """(key, stored document) of the last first build, for :meth:`documents`."""
 
     @classmethod
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
@@ -104,8 +106,8 @@ class Vault:
             workers = self.config.workers or os.cpu_count() or 1
             stream = parse_stream(self.root, changed, workers, progress)
             with paused_gc():  # a million rows that all stay alive until the commit
-                added, self._edges, states = write_all(self.store, stream, scan_rows,
-                                                       self.root, expected=len(changed))
+                added, self._edges, self._blobs, states = write_all(
+                    self.store, stream, scan_rows, self.root, expected=len(changed))
             stats.added = sorted(added)
             self._docs = None
             self._names = None
@@ -121,6 +123,7 @@ class Vault:
                 self._docs = None
                 self._names = None
                 self._edges = None
+                self._blobs = None
         if self._edges is not None:  # just built: counted in memory (the indexes may wait)
             stats.documents = self.store.db.execute("SELECT count(*) FROM docs").fetchone()[0]
             stats.links = len(self._edges)
@@ -307,7 +310,11 @@ class Vault:
             from .._gc import paused_gc
 
             with paused_gc():
-                self._docs = {d.key: d for d in self.store.documents()}
+                if self._blobs is not None:  # just built: no need to read them back
+                    self._docs = {key: doc_from_blob(data) for key, data in self._blobs}
+                    self._blobs = None
+                else:
+                    self._docs = {d.key: d for d in self.store.documents()}
         return self._docs
 
     def documents_for(self, keys: Iterable[str]) -> dict[str, Document]:

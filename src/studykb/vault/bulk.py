@@ -82,13 +82,14 @@ def parse_stream(root: Path, paths: list[str], workers: int,
 
 
 def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple],
-              root: Path, expected: int = 0) -> tuple[list[str], list[tuple], Counter[str]]:
+              root: Path, expected: int = 0
+              ) -> tuple[list[str], list[tuple], list[tuple[str, bytes]], Counter[str]]:
     """Replace the whole state with ``rows`` (consumed as they come).
 
     Returns the paths read, the resolved references as graph edges (source, target key,
-    kind, path, line, reason, in ``refs`` order) and how many references ended in each
-    resolution state. ``expected``: how many rows are coming (a large load finishes in a
-    thread).
+    kind, path, line, reason, in ``refs`` order), the documents as stored (key, blob,
+    in ``docs`` order) and how many references ended in each resolution state.
+    ``expected``: how many rows are coming (a large load finishes in a thread).
     """
     from .checks import missing_anchors, vault_problems
 
@@ -107,6 +108,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         for name, _sql in indexes:
             db.execute(f"DROP INDEX IF EXISTS {name}")
         name_rows: list[tuple] = []
+        blobs: list[tuple[str, bytes]] = []
         ref_rows: list[tuple] = []
         headings: dict[str, str] = {}  # path -> headings (JSON), for [[note#heading]] checks
         batch: tuple[list, list, list, list] = ([], [], [], [])
@@ -132,8 +134,9 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
             headings[path] = text_row[2]
             if len(batch[0]) >= 256:
                 flush()
-            name_rows.extend((key, p, did, title, dtype, aliases, url)
-                             for key, p, did, title, dtype, _e, aliases, url, _d in doc_rows)
+            for key, p, did, title, dtype, _e, aliases, url, data in doc_rows:
+                name_rows.append((key, p, did, title, dtype, aliases, url))
+                blobs.append((key, data))
             ref_rows.extend(refs)
         flush()
         table = Names(name_rows)
@@ -158,7 +161,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
         store.finish_later([index for index in indexes if index not in early])
-    return added, edges, states
+    return added, edges, blobs, states
 
 
 @contextlib.contextmanager
