@@ -95,8 +95,8 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
 
     added: list[str] = []
     # The commit leaves the whole new state (~8 KB a note) in the write-ahead log; for a
-    # large vault, building the secondary indexes and copying the log into the database
-    # file are left to a background thread (see Store.finish_later).
+    # large vault, building the references' indexes and copying the log into the
+    # database file are left to background threads (see Store.finish_later).
     later = expected >= BACKGROUND_FINISH
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=0")
@@ -144,7 +144,9 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
         early = [(n, sql) for n, sql in indexes if not n.startswith("refs_")] if later else []
-        with _in_thread(lambda: [db.execute(sql) for _n, sql in early]):
+        beside = (_in_thread(lambda: [db.execute(sql) for _n, sql in early]) if early
+                  else contextlib.nullcontext())
+        with beside:
             resolved, anchored, edges, states = _resolve(table, ref_rows)
         db.executemany(
             "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
