@@ -118,7 +118,7 @@ def _cut(text: str, size: int) -> str:
         return cut
     if " " in cut[size // 2:]:
         return cut[:cut.rfind(" ")]
-    from .index import spans  # no space to cut at (Chinese): drop the word cut in two
+    from .index_analysis import spans  # no space to cut at (Chinese): drop the word cut in two
 
     starts = [start for _t, start, _e in spans(cut)]
     return cut[:max(starts)] if starts and max(starts) > 0 else cut
@@ -337,7 +337,7 @@ def _without_title(body: str, title: str) -> str:
 def make_snippet(body: str, terms: frozenset[str] | set[str],
                  width: int = SNIPPET_CHARS) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The window of ``body`` with the most distinct matched terms, and where they are."""
-    from .index import find_terms
+    from .index_analysis import find_terms
 
     head = body[:SNIPPET_SCAN]
     found = find_terms(head, terms) if terms else []

@@ -169,7 +169,7 @@ class SearchIndexText:
 def tokenizer() -> Callable[[str], list[tuple[str, str]]]:
     """(term, word as written) pairs of a text: the search index's analyzer if present."""
     try:
-        from .index import ANALYZER
+        from .index_analysis import ANALYZER
     except ImportError:  # no search module (or no rjieba): a plain tokenizer
         return _plain_terms
 
