@@ -30,6 +30,7 @@ from whoosh.writing import CLEAR, LockError
 
 from . import segment
 from .errors import UsageError
+
 # Re-exported: the public analysis functions, and the classes an index built before
 # index_analysis.py existed pickled under this module's name (it still opens).
 from .index_analysis import (  # noqa: F401
