@@ -1,0 +1,575 @@
+"""Heading anchors the way each site generator makes them.
+
+``anchors(headings, flavour)`` gives the ``id`` each generator puts on each heading, and
+``find_heading(headings, anchor, flavour)`` tells which heading a ``#fragment`` (or an
+Obsidian ``[[Note#Heading]]`` subpath) points at. ``Heading.text`` is the heading's inline
+Markdown *as written* (markdown-it's inline token ``content``), because generators differ in
+what they slug: GitHub, GitLab and Zola slug the rendered text, Hugo slugs the source line.
+
+Sources of the rules (each function below says which it follows):
+
+- GitHub.com: the ``TableOfContentsFilter`` of github's html-pipeline (``PUNCTUATION_REGEXP =
+  /[^\\p{Word}\\- ]/u``; downcase, drop punctuation, ``' '`` -> ``-``, ``-1``, ``-2`` on
+  duplicates), and the github-slugger npm package, whose fixtures (``test/fixtures.json``) pin
+  the details: ``I ♥ unicode`` -> ``i--unicode``, emoji dropped, ``_`` kept, CJK kept.
+- GitLab: ``Gitlab::Utils::Markdown#string_to_anchor`` and the Banzai ``TableOfContentsFilter``:
+  as GitHub, then runs of ``-`` squeezed to one, a digits-only id becomes ``anchor-N``, and the
+  duplicate counter is per id (no check against ids already made).
+- Hugo: ``markup/goldmark/autoid.go`` (types ``github``, ``github-ascii``, ``blackfriday``) and
+  Goldmark's ``parser/atx_heading.go``: the id is made from the heading's *source* line (so
+  ``## [Go](https://go.dev)`` gets ``gohttpsgodev``), explicit ``{#id}`` attributes are
+  registered first-come, an empty result is ``heading`` (``id`` for a definition term).
+  Checked against Hugo 0.111.3 (Debian) by rendering a page.
+- Zola: ``components/utils/src/slugs.rs`` (``slugify.anchors = "on" | "safe" | "off"``), the
+  ``slug`` crate (deunicode, then ASCII ``a-z0-9`` runs joined by ``-``) and ``find_anchor`` in
+  ``components/markdown`` (``example``, ``example-1``, ...); docs: "Internal links & deep
+  linking".
+- Obsidian: links name a heading by its text, case-insensitively, and ``[[Note#H2#H3]]``
+  names an H3 under that H2 (help.obsidian.md/links). Characters that cannot stand in a link
+  (``[ ] # | ^``) are left out when Obsidian writes one, so they are ignored when matching.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from html import unescape
+from typing import Any
+from urllib.parse import unquote
+
+#: The heading flavours this module knows.
+FLAVOURS = ("github", "gitlab", "hugo", "zola", "obsidian")
+
+#: Options each flavour accepts (``anchors(..., **options)``), with their defaults.
+OPTIONS: dict[str, dict[str, Any]] = {
+    "github": {},
+    "gitlab": {},
+    # markup.goldmark.parser: autoHeadingIDType, attribute.title, autoDefinitionTermID,
+    # autoHeadingID
+    "hugo": {"id_type": "github", "attributes": True, "definition_terms": False,
+             "auto_ids": True},
+    # slugify.anchors in config.toml
+    "zola": {"strategy": "on"},
+    "obsidian": {},
+}
+
+HUGO_ID_TYPES = ("github", "github-ascii", "blackfriday")
+ZOLA_STRATEGIES = ("on", "safe", "off")
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A heading (or, for Hugo's ``autoDefinitionTermID``, a definition-list term)."""
+
+    #: The inline Markdown as written: markdown-it's inline ``content`` (ATX closing ``#``s
+    #: already gone); may end with a ``{#id .class}`` attribute block.
+    text: str
+    #: 1 to 6; 0 for a definition-list term.
+    level: int
+    #: 1-based line of the heading in its file.
+    line: int
+    #: An id given explicitly (``{#id}``, ``<h2 id=...>``); found in ``text`` when left None.
+    explicit_id: str | None = None
+
+
+# --- options -------------------------------------------------------------------------------
+
+
+def _options(flavour: str, options: dict[str, Any]) -> dict[str, Any]:
+    if flavour not in OPTIONS:
+        raise ValueError(f"unknown heading flavour {flavour!r}; one of {', '.join(FLAVOURS)}")
+    known = OPTIONS[flavour]
+    unknown = set(options) - set(known)
+    if unknown:
+        raise TypeError(f"{flavour} headings take no option {', '.join(sorted(unknown))}")
+    merged = {**known, **options}
+    if flavour == "hugo" and merged["id_type"] not in HUGO_ID_TYPES:
+        raise ValueError(f"hugo id_type must be one of {', '.join(HUGO_ID_TYPES)}")
+    if flavour == "zola" and merged["strategy"] not in ZOLA_STRATEGIES:
+        raise ValueError(f"zola strategy must be one of {', '.join(ZOLA_STRATEGIES)}")
+    return merged
+
+
+# --- attribute blocks: ``## Title {#id .class}`` ---------------------------------------------
+
+_ATTR_BLOCK = re.compile(r"^(.*?)[ \t]*(?<!\\)\{([^{}\n]*)\}[ \t]*$", re.S)
+# Goldmark (Hugo) ends an id at "." (issue gohugoio/hugo#6548: {#1-s.-incarnata} -> id "1-s");
+# pulldown-cmark (Zola) reads an id up to white space.
+_ATTR_ITEM_GOLDMARK = re.compile(
+    r"""\s*(?:\#([^\s.#{}]+)|\.([^\s.#{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))""")
+_ATTR_ITEM_PULLDOWN = re.compile(
+    r"""\s*(?:\#([^\s{}]+)|\.([^\s{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))""")
+
+
+def split_attributes(text: str, dialect: str = "goldmark") -> tuple[str, str | None]:
+    """``"Title {#id .cls}"`` -> ``("Title", "id")``; text without an attribute block is kept.
+
+    ``dialect`` is ``"goldmark"`` (Hugo: ``parser.attribute.title``) or ``"pulldown"`` (Zola).
+    A brace group that is not made only of ``#id``, ``.class`` and ``key=value`` items is
+    heading text (``## Sets {a, b}`` keeps its braces).
+    """
+    if "{" not in text:
+        return text, None
+    found = _ATTR_BLOCK.match(text)
+    if found is None:
+        return text, None
+    inner = found.group(2)
+    item = _ATTR_ITEM_GOLDMARK if dialect == "goldmark" else _ATTR_ITEM_PULLDOWN
+    pos, ident = 0, None
+    inner_end = len(inner.rstrip())
+    if inner_end == 0:
+        return text, None
+    while pos < inner_end:
+        part = item.match(inner, pos)
+        if part is None or part.end() == pos:
+            return text, None
+        if part.group(1) is not None:
+            ident = part.group(1)
+        elif part.group(3) == "id":
+            ident = part.group(4).strip("\"'")
+        pos = part.end()
+    return found.group(1), ident
+
+
+# --- plain text of inline Markdown ---------------------------------------------------------
+
+_NEEDS_WORK = re.compile(r"[`*_\[\]<>&\\~=!]")
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
+_INLINE = re.compile(
+    r"""\\(?P<esc>[!-/:-@\[-`{-~])"""
+    r"""|!?\[\[(?P<wtarget>[^\[\]|#\n]*)(?:\#(?P<wanchor>[^\[\]|\n]*))?(?:\|(?P<wlabel>[^\[\]\n]*))?\]\]"""
+    r"""|!\[(?P<alt>[^\[\]]*)\](?:\([^()\s]*(?:\s+"[^"]*")?\)|\[[^\]]*\])"""
+    r"""|\[(?P<label>[^\[\]]*)\](?:\([^()\s]*(?:\s+"[^"]*")?\)|\[[^\]]*\])"""
+    r"""|<(?P<auto>[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>"""
+    r"""|(?P<tag></?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>)"""
+    r"""|(?P<entity>&(?:\#[0-9]{1,7}|\#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"""
+    # emphasis delimiters that can open or close (CommonMark flanking rules, without pairing)
+    r"""|(?P<emph>(?:\*+|~~|==)(?=\S)|(?<=\S)(?:\*+|~~|==)"""
+    r"""|(?<![^\W_])_+(?=\S)|(?<=\S)_+(?![^\W_]))"""
+)
+
+
+def _inline_sub(found: re.Match[str]) -> str:
+    kind = found.lastgroup
+    if kind == "esc":
+        return found.group("esc")
+    if kind in ("wtarget", "wanchor", "wlabel"):
+        label = found.group("wlabel")
+        if label is not None:
+            return _plain_segment(label)
+        anchor = found.group("wanchor")
+        target = found.group("wtarget")
+        return f"{target} > {anchor}" if anchor and target else (target or anchor or "")
+    if kind == "alt":
+        return _plain_segment(found.group("alt"))
+    if kind == "label":
+        return _plain_segment(found.group("label"))
+    if kind == "auto":
+        return found.group("auto")
+    if kind == "entity":
+        return unescape(found.group("entity"))
+    return ""  # an HTML tag or an emphasis marker
+
+
+def _plain_segment(text: str) -> str:
+    if _NEEDS_WORK.search(text) is None:
+        return text
+    return _INLINE.sub(_inline_sub, text)
+
+
+def plain_text(text: str) -> str:
+    """The text a reader sees for inline Markdown: markup, link targets and tags left out.
+
+    ``**Bold** [link](x.md) `a_b` &amp;`` -> ``Bold link a_b &``. A light, regex-based
+    rendering, good for headings; code spans keep their content as written.
+    """
+    if _NEEDS_WORK.search(text) is None:
+        return text
+    if "`" not in text:
+        return _plain_segment(text)
+    out: list[str] = []
+    pos = 0
+    for code in _CODE_SPAN.finditer(text):
+        out.append(_plain_segment(text[pos : code.start()]))
+        body = code.group(2).replace("\n", " ")
+        if len(body) > 2 and body[0] == " " and body[-1] == " " and body.strip(" "):
+            body = body[1:-1]  # CommonMark strips one space on each side
+        out.append(body)
+        pos = code.end()
+    out.append(_plain_segment(text[pos:]))
+    return "".join(out)
+
+
+# --- per-character tables (str.translate with a cache that fills itself) ---------------------
+
+
+class _CharTable(dict[int, str | None]):
+    """A ``str.translate`` table that works out each code point once, on first sight."""
+
+    def __init__(self, decide: Callable[[str], str | None]) -> None:
+        super().__init__()
+        self._decide = decide
+
+    def __missing__(self, code: int) -> str | None:
+        value = self._decide(chr(code))
+        self[code] = value
+        return value
+
+
+def _github_char(ch: str) -> str | None:
+    # Ruby's \p{Word}: letters, marks, decimal digits, connector punctuation; github-slugger
+    # also keeps letter numbers (Nl, e.g. "Ⅳ") since they are Alphabetic.
+    if ch == " ":
+        return "-"
+    if ch == "-":
+        return ch
+    cat = unicodedata.category(ch)
+    if cat[0] in "LM" or cat in ("Nd", "Nl", "Pc"):
+        return ch
+    return None
+
+
+def _hugo_char(ch: str) -> str | None:
+    # autoid.go: '-' and isSpace (' ', '\t') -> '-'; '_', unicode.IsLetter, unicode.IsDigit
+    # (Nd only) kept; everything else (marks too: "हिन्दी" -> "हनद") dropped.
+    if ch in " \t-":
+        return "-"
+    if ch == "_":
+        return ch
+    cat = unicodedata.category(ch)
+    if cat[0] == "L" or cat == "Nd":
+        return ch
+    return None
+
+
+def _blackfriday_char(ch: str) -> str | None:
+    # blackfriday.SanitizedAnchorName: unicode.IsLetter or IsNumber kept, anything else a break.
+    cat = unicodedata.category(ch)
+    return ch if cat[0] in "LN" else " "
+
+
+def _obsidian_char(ch: str) -> str | None:
+    cat = unicodedata.category(ch)
+    return ch if cat[0] in "LMN" or ch == "_" else " "
+
+
+_GITHUB = _CharTable(_github_char)
+_HUGO = _CharTable(_hugo_char)
+_BLACKFRIDAY = _CharTable(_blackfriday_char)
+_OBSIDIAN = _CharTable(_obsidian_char)
+
+_ASCII_GITHUB_DROP = re.compile(r"[^a-z0-9_\- ]")
+_ASCII_HUGO_DROP = re.compile(r"[^a-z0-9_\- \t]")
+_DASHES = re.compile(r"-{2,}")
+_DIGITS = re.compile(r"\d+")
+
+
+# --- the slug of one heading, per flavour ----------------------------------------------------
+
+
+def _github_slug(text: str) -> str:
+    low = plain_text(text).lower()
+    if low.isascii():
+        return _ASCII_GITHUB_DROP.sub("", low).replace(" ", "-")
+    return low.translate(_GITHUB)
+
+
+def _gitlab_slug(text: str) -> str:
+    low = plain_text(text).strip().lower()
+    if low.isascii():
+        slug = _ASCII_GITHUB_DROP.sub("", low).replace(" ", "-")
+    else:
+        slug = low.translate(_GITHUB)
+    slug = _DASHES.sub("-", slug)
+    return f"anchor-{slug}" if _DIGITS.fullmatch(slug) else slug
+
+
+def _remove_accents(text: str) -> str:
+    # Hugo's text.RemoveAccents: NFD, drop non-spacing marks, NFC.
+    decomposed = unicodedata.normalize("NFD", text)
+    kept = "".join(ch for ch in decomposed if unicodedata.category(ch) != "Mn")
+    return unicodedata.normalize("NFC", kept)
+
+
+def _hugo_slug(source: str, id_type: str) -> str:
+    # Goldmark makes the id from the heading's last source line.
+    line = source.rsplit("\n", 1)[-1].strip()
+    if id_type == "blackfriday":
+        return "-".join(line.lower().translate(_BLACKFRIDAY).split())
+    if id_type == "github-ascii":
+        line = _remove_accents(line)
+        line = line.encode("ascii", "ignore").decode("ascii")
+    low = line.lower()
+    if low.isascii():
+        return _ASCII_HUGO_DROP.sub("", low).replace(" ", "-").replace("\t", "-")
+    return low.translate(_HUGO)
+
+
+# Transliteration for Zola's ``slug`` crate (deunicode). Latin letters come from Unicode
+# decomposition; these letters do not decompose, or deunicode spells them otherwise.
+_SPECIAL_LATIN = {
+    "ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "đ": "d",
+    "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH", "ł": "l", "Ł": "L", "ı": "i",
+    "ħ": "h", "Ħ": "H", "ŋ": "ng", "Ŋ": "NG", "ĸ": "q", "ſ": "s", "‘": "'", "’": "'",
+    "“": '"', "”": '"', "–": "-", "—": "--", "…": "...", "€": "EUR", "£": "PS", "¥": "Y",
+    "©": "(c)", "®": "(r)", "™": "tm", "×": "x", "÷": "/", "°": "deg",
+}
+_CYRILLIC = dict(zip(
+    "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў",
+    ["a", "b", "v", "g", "d", "e", "io", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p",
+     "r", "s", "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "'", "e", "iu", "ia",
+     "i", "i", "ie", "g", "u"], strict=True))
+_GREEK = dict(zip(
+    "αβγδεζηθικλμνξοπρσςτυφχψω",
+    ["a", "b", "g", "d", "e", "z", "e", "th", "i", "k", "l", "m", "n", "x", "o", "p", "r",
+     "s", "s", "t", "u", "ph", "kh", "ps", "o"], strict=True))
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+
+
+def _deunicode_char(ch: str) -> str | None:
+    if ch in _SPECIAL_LATIN:
+        return _SPECIAL_LATIN[ch]
+    low = ch.lower()
+    spelled = _CYRILLIC[low] if low in _CYRILLIC else _GREEK.get(low)
+    if spelled is not None:
+        return spelled.capitalize() if low != ch else spelled
+    decomposed = unicodedata.normalize("NFKD", ch)
+    ascii_part = decomposed.encode("ascii", "ignore").decode("ascii")
+    return ascii_part if ascii_part else " "
+
+
+_DEUNICODE = _CharTable(_deunicode_char)
+
+
+def _pinyin(run: str) -> str:
+    try:
+        from pypinyin import lazy_pinyin
+    except ImportError:  # pragma: no cover - pypinyin is a dependency
+        return " "
+    # deunicode gives each Han character its first Mandarin reading followed by a space
+    return " " + " ".join(lazy_pinyin(run, v_to_u=True)) + " "
+
+
+def deunicode(text: str) -> str:
+    """An ASCII spelling of ``text``, close to the Rust ``deunicode`` crate Zola uses.
+
+    Latin letters lose their accents, Cyrillic and Greek are romanized, Han characters
+    become pinyin (``日本`` -> ``ri ben``); what has no spelling becomes a space.
+    """
+    if text.isascii():
+        return text
+    if _HAN.search(text):
+        text = _HAN.sub(lambda run: _pinyin(run.group(0)), text)
+    return text.translate(_DEUNICODE).encode("ascii", "ignore").decode("ascii")
+
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_ZOLA_UNSAFE = re.compile(r"[\"#%<>\[\\\]()^`{|}]")
+_ASCII_SPACE = re.compile(r"[ \t\n\f\r]")
+
+
+def _zola_slug(text: str, strategy: str) -> str:
+    plain = plain_text(text)
+    if strategy == "on":
+        # slug::slugify: ASCII letters and digits, lowercased; every other run one "-"
+        return _NON_ALNUM.sub("-", deunicode(plain).lower()).strip("-")
+    if strategy == "safe":
+        return _ZOLA_UNSAFE.sub("", _ASCII_SPACE.sub("_", plain))
+    return _ASCII_SPACE.sub("_", plain)
+
+
+_OBSIDIAN_LINK_UNSAFE = re.compile(r"[\[\]#|^]")
+_SPACES = re.compile(r"\s+")
+
+
+def _obsidian_anchor(text: str) -> str:
+    # what Obsidian writes after "#" when it links a heading: the text without [ ] # | ^
+    return _SPACES.sub(" ", _OBSIDIAN_LINK_UNSAFE.sub(" ", text)).strip()
+
+
+def obsidian_key(text: str) -> str:
+    """How Obsidian compares a heading with a link's subpath: case, punctuation and runs of
+    white space do not count."""
+    return " ".join(text.lower().translate(_OBSIDIAN).split())
+
+
+def slug(text: str, flavour: str, **options: Any) -> str:
+    """The anchor one heading text gets, before duplicates are numbered.
+
+    ``text`` is inline Markdown as written; an attribute block is not looked for here.
+    """
+    return _slug(text, flavour, _options(flavour, options))
+
+
+def _slug(text: str, flavour: str, opts: dict[str, Any]) -> str:
+    if flavour == "github":
+        return _github_slug(text)
+    if flavour == "gitlab":
+        return _gitlab_slug(text)
+    if flavour == "hugo":
+        return _hugo_slug(text, opts["id_type"])
+    if flavour == "zola":
+        return _zola_slug(text, opts["strategy"])
+    return _obsidian_anchor(text)
+
+
+# --- anchors of a whole document -------------------------------------------------------------
+
+
+def _explicit(heading: Heading, flavour: str, opts: dict[str, Any]) -> tuple[str, str | None]:
+    """(text to slug, explicit id) for one heading."""
+    if heading.explicit_id is not None:
+        text, _ = _strip_attributes(heading.text, flavour, opts)
+        return text, heading.explicit_id
+    return _strip_attributes(heading.text, flavour, opts)
+
+
+def _strip_attributes(text: str, flavour: str, opts: dict[str, Any]) -> tuple[str, str | None]:
+    if flavour == "hugo" and opts["attributes"]:
+        return split_attributes(text, "goldmark")
+    if flavour == "zola":
+        return split_attributes(text, "pulldown")
+    return text, None
+
+
+def _next_free(base: str, taken: set[str]) -> str:
+    if base not in taken:
+        return base
+    n = 1
+    while f"{base}-{n}" in taken:
+        n += 1
+    return f"{base}-{n}"
+
+
+def anchors(headings: Sequence[Heading], flavour: str, **options: Any) -> list[str]:
+    """One anchor per heading, in order, numbered on duplicates as the generator does.
+
+    Explicit ids win. Obsidian has no ids: its "anchor" is the heading text as a link would
+    carry it, and equal headings stay equal (a link goes to the first). A Hugo definition
+    term (``level == 0``) gets an id only with ``definition_terms=True``
+    (``autoDefinitionTermID``); otherwise, and for other flavours, its anchor is ``""``.
+    """
+    opts = _options(flavour, options)
+    out: list[str] = []
+    if flavour == "obsidian":
+        return [_obsidian_anchor(h.text) if h.level > 0 else "" for h in headings]
+    taken: set[str] = set()
+    counts: dict[str, int] = {}
+    for heading in headings:
+        if heading.level == 0 and not (flavour == "hugo" and opts["definition_terms"]):
+            out.append("")
+            continue
+        text, ident = _explicit(heading, flavour, opts)
+        if ident is not None:
+            taken.add(ident)
+            out.append(ident)
+            continue
+        if flavour == "hugo" and not opts["auto_ids"]:
+            out.append("")
+            continue
+        base = _slug(text, flavour, opts)
+        if flavour == "gitlab":
+            # Banzai: a counter per id, appended without checking the ids already made
+            seen = counts.get(base, 0)
+            counts[base] = seen + 1
+            anchor = f"{base}-{seen}" if seen else base
+        else:
+            if flavour == "hugo" and not base:
+                base = "heading" if heading.level > 0 else "id"
+            anchor = _next_free(base, taken)
+        taken.add(anchor)
+        out.append(anchor)
+    return out
+
+
+# --- resolving a fragment --------------------------------------------------------------------
+
+
+class AnchorIndex:
+    """The anchors of one document, for many look-ups (``find_heading`` builds one per call)."""
+
+    def __init__(self, headings: Sequence[Heading], flavour: str, **options: Any) -> None:
+        self.headings = list(headings)
+        self.flavour = flavour
+        self.options = _options(flavour, options)
+        self.anchors = anchors(self.headings, flavour, **options)
+        self._by_anchor: dict[str, Heading] = {}
+        self._by_key: dict[str, Heading] = {}
+        for heading, anchor in zip(self.headings, self.anchors, strict=True):
+            if anchor:
+                self._by_anchor.setdefault(anchor, heading)
+            if flavour == "obsidian" and heading.level > 0:
+                for form in (heading.text, plain_text(heading.text)):
+                    self._by_key.setdefault(obsidian_key(form), heading)
+
+    def find(self, anchor: str) -> Heading | None:
+        """The heading ``#anchor`` points at, or None (``^block`` ids are not headings)."""
+        anchor = anchor.strip()
+        if "%" in anchor:
+            anchor = unquote(anchor)
+        if not anchor or anchor.startswith("^"):
+            return None
+        if self.flavour == "obsidian":
+            return self._find_obsidian(anchor)
+        found = self._by_anchor.get(anchor)
+        if found is not None:
+            return found
+        if self.flavour == "github" and anchor.startswith("user-content-"):
+            found = self._by_anchor.get(anchor[len("user-content-"):])
+            if found is not None:
+                return found
+        # a heading's own text, as Quartz, Dendron and people write it: [[Note#Some Heading]]
+        base = _slug(anchor, self.flavour, self.options)
+        return self._by_anchor.get(base) if base else None
+
+    def _find_obsidian(self, subpath: str) -> Heading | None:
+        parts = [obsidian_key(p) for p in subpath.split("#") if p.strip()]
+        if not parts:
+            return None
+        if len(parts) == 1:
+            return self._by_key.get(parts[0])
+        for pos, heading in enumerate(self.headings):
+            if heading.level <= 0 or not self._matches(heading, parts[-1]):
+                continue
+            if self._has_ancestors(pos, parts[:-1]):
+                return heading
+        return None
+
+    @staticmethod
+    def _matches(heading: Heading, key: str) -> bool:
+        return key in (obsidian_key(heading.text), obsidian_key(plain_text(heading.text)))
+
+    def _has_ancestors(self, pos: int, wanted: list[str]) -> bool:
+        """Whether ``wanted`` (outermost first) are, in order, among the heading's ancestors."""
+        chain: list[Heading] = []
+        level = self.headings[pos].level
+        for heading in reversed(self.headings[:pos]):
+            if 0 < heading.level < level:
+                chain.append(heading)
+                level = heading.level
+        chain.reverse()
+        i = 0
+        for heading in chain:
+            if i < len(wanted) and self._matches(heading, wanted[i]):
+                i += 1
+        return i == len(wanted)
+
+
+def index(headings: Sequence[Heading], flavour: str, **options: Any) -> AnchorIndex:
+    """An ``AnchorIndex`` over one document's headings."""
+    return AnchorIndex(headings, flavour, **options)
+
+
+def find_heading(
+    headings: Sequence[Heading], anchor: str, flavour: str, **options: Any
+) -> Heading | None:
+    """What ``[[note#anchor]]`` or ``(note.md#anchor)`` points at, or None.
+
+    Obsidian: the heading whose text matches (case and punctuation aside); ``H2#H3`` is an
+    H3 whose ancestors include that H2. Other flavours: the heading with that anchor, else
+    the one whose anchor is the slug of ``anchor`` read as heading text. A percent-encoded
+    fragment is decoded first.
+    """
+    return AnchorIndex(headings, flavour, **options).find(anchor)
