@@ -6,6 +6,8 @@ tokens and their lines.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -328,3 +330,71 @@ def test_d2lbook_roles(d2l: MarkdownIt) -> None:
 def test_d2l_roles_render_without_code(d2l: MarkdownIt) -> None:
     html = d2l.render("See :numref:`sec_x`.\n")
     assert "<code>" not in html and "sec_x" in html
+
+
+# --- the fixture sites ------------------------------------------------------------------------
+
+SITES = Path(__file__).parent / "fixtures" / "sites"
+
+
+def _expected(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SITES / name / "expected.json").read_text("utf-8"))
+    return data
+
+
+def _body(path: Path) -> str:
+    """The file with its front matter blanked, so token lines are file lines."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[0] in ("---", "+++"):
+        end = lines.index(lines[0], 1)
+        lines[: end + 1] = [""] * (end + 1)
+    return "\n".join(lines)
+
+
+def _md_files(name: str) -> list[Path]:
+    return sorted(p for p in (SITES / name).rglob("*.md") if ".obsidian" not in p.parts)
+
+
+def test_hugo_fixture_refs(hugo: MarkdownIt) -> None:
+    wanted = {(r["source"], r["line"]) for r in _expected("hugo")["references"]}
+    for path in _md_files("hugo"):
+        rel = path.relative_to(SITES / "hugo").as_posix()
+        tokens = hugo.parse(_body(path))
+        assert _types(tokens, "wikilink") == [], rel  # [[menus.main]] is TOML
+        for block in tokens:
+            if block.type != "inline" or block.map is None:
+                continue
+            for child in block.children or []:
+                if child.type == "shortcode_ref":
+                    assert (rel, block.map[0] + child.meta["line"] + 1) in wanted
+
+
+def test_obsidian_fixture_tags(tags_md: MarkdownIt) -> None:
+    found = []
+    for path in _md_files("obsidian"):
+        rel = path.relative_to(SITES / "obsidian").as_posix()
+        found += [{"path": rel, "line": t.line, "tag": t.name}
+                  for t in inline_tags(tags_md.parse(_body(path)))]
+    assert sorted(found, key=str) == sorted(_expected("obsidian")["tags"], key=str)
+
+
+def test_d2lbook_fixture_roles(d2l: MarkdownIt) -> None:
+    expected = _expected("d2lbook")
+    labels: list[dict[str, Any]] = []
+    refs: list[dict[str, Any]] = []
+    cites: list[dict[str, Any]] = []
+    for path in _md_files("d2lbook"):
+        rel = path.relative_to(SITES / "d2lbook").as_posix()
+        roles = read_roles(d2l.parse(_body(path)))
+        labels += [{"path": rel, "line": x.line, "label": x.name, "kind": x.kind}
+                   for x in roles.labels]
+        refs += [{"source": rel, "line": x.line, "role": x.role, "label": x.target}
+                 for x in roles.references]
+        cites += [{"source": rel, "line": x.line, "key": x.target} for x in roles.citations]
+    assert sorted(labels, key=str) == sorted(expected["labels"], key=str)
+    defined = {x["label"]: x["path"] for x in labels}
+    resolved = [{"source": r["source"], "line": r["line"], "role": r["role"],
+                 "target": defined[r["label"]], "anchor": r["label"]} for r in refs]
+    wanted = [r for r in expected["references"] if "role" in r]
+    assert sorted(resolved, key=str) == sorted(wanted, key=str)
+    assert cites == expected["citations"]

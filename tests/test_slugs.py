@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from studykb.parse.slugs import (
@@ -335,3 +338,50 @@ def test_many_headings_fast() -> None:
     for flavour in ("github", "hugo", "zola"):
         anchors(hs, flavour)
     assert time.perf_counter() - start < 3.0
+
+
+# --- the fixture sites: anchors as the generator renders them ------------------------------------
+
+def _site_headings(path: Path) -> list[Heading]:
+    from markdown_it import MarkdownIt
+
+    from studykb.parse.shortcodes import shortcodes_plugin
+
+    lines = path.read_text(encoding="utf-8").split("\n")
+    if lines and lines[0] in ("---", "+++"):  # blank the front matter, keep line numbers
+        end = lines.index(lines[0], 1)
+        lines[: end + 1] = [""] * (end + 1)
+    tokens = MarkdownIt("commonmark").use(shortcodes_plugin).parse("\n".join(lines))
+    return [Heading(tokens[n + 1].content, int(tok.tag[1]), tok.map[0] + 1)
+            for n, tok in enumerate(tokens) if tok.type == "heading_open" and tok.map]
+
+
+SITES = Path(__file__).parent / "fixtures" / "sites"
+
+
+@pytest.mark.parametrize("name", ["hugo", "zola", "github"])
+def test_fixture_site_anchors(name: str) -> None:
+    from studykb.flavour import detect
+
+    site = detect(SITES / name)
+    expected = json.loads((SITES / name / "expected.json").read_text(encoding="utf-8"))
+    for rel, wanted in expected["anchors"].items():
+        headings = _site_headings(SITES / name / rel)
+        assert anchors(headings, site.heading_flavour, **site.heading_options) == wanted, rel
+    # every same-site anchor in the references names a heading of its target
+    for ref in expected["references"]:
+        if ref["anchor"] and ref["target"].endswith(".md"):
+            headings = _site_headings(SITES / name / ref["target"])
+            found = find_heading(headings, ref["anchor"], site.heading_flavour,
+                                 **site.heading_options)
+            assert found is not None, ref
+
+
+def test_obsidian_fixture_heading_links() -> None:
+    expected = json.loads((SITES / "obsidian" / "expected.json").read_text(encoding="utf-8"))
+    for ref in expected["references"]:
+        if "heading_line" not in ref:
+            continue
+        headings = _site_headings(SITES / "obsidian" / ref["target"])
+        found = find_heading(headings, ref["anchor"], "obsidian")
+        assert found is not None and found.line == ref["heading_line"], ref

@@ -283,7 +283,7 @@ def _hugo_site(root: Path, override: bool) -> Site:
         elif target_dir.startswith("static/"):
             static_mounts.append((_clean_dir(source), "/" + target_dir[len("static/"):]))
     if not content:
-        content = list(dict.fromkeys([*language_dirs.values(), site_dir]))
+        content = list(dict.fromkeys([site_dir, *language_dirs.values()]))
         if language_dirs and all(lang in language_dirs for lang in _languages(config)):
             content = list(dict.fromkeys(language_dirs.values()))
     if not static and not static_mounts:
