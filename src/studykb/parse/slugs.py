@@ -35,6 +35,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from html import unescape
 from typing import Any
 from urllib.parse import unquote
@@ -343,6 +344,7 @@ def _deunicode_char(ch: str) -> str | None:
 _DEUNICODE = _CharTable(_deunicode_char)
 
 
+@lru_cache(maxsize=1 << 14)
 def _pinyin(run: str) -> str:
     try:
         from pypinyin import lazy_pinyin
@@ -404,6 +406,13 @@ def slug(text: str, flavour: str, **options: Any) -> str:
 
 
 def _slug(text: str, flavour: str, opts: dict[str, Any]) -> str:
+    return _slug_cached(text, flavour, tuple(sorted(opts.items())))
+
+
+@lru_cache(maxsize=1 << 16)
+def _slug_cached(text: str, flavour: str, opt_items: tuple[tuple[str, Any], ...]) -> str:
+    # headings repeat a lot across a vault ("Overview", "References", "Setup")
+    opts = dict(opt_items)
     if flavour == "github":
         return _github_slug(text)
     if flavour == "gitlab":
