@@ -4,6 +4,7 @@
 #
 #   scripts/vendor-web.sh            # fetch the pinned tarballs with `npm pack`, copy dist files
 #   scripts/vendor-web.sh --check    # the same into a temp dir, then diff against the repo
+#   scripts/vendor-web.sh --pygments # only re-write static/pygments.css from Pygments' styles
 #
 # Each tarball's integrity (sha512, as the registry lists it) is checked against the pin
 # below before anything is copied. Only the browser builds are kept, with each package's
@@ -29,6 +30,39 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 static="$here/src/studykb/web/static"
 check=0
 [[ "${1:-}" == "--check" ]] && check=1
+
+if [[ "${1:-}" == "--pygments" ]]; then
+  # code highlighting: Pygments' "default" style, and "github-dark" for dark mode; token
+  # colours only (studykb.css gives the block its background). Light-only rules are reset
+  # in dark mode so that no light colour is left on the dark background.
+  python3 - "$static/pygments.css" <<'PY'
+import re, sys
+from pygments.formatters import HtmlFormatter
+
+def rules(style):
+    out = {}
+    for line in HtmlFormatter(style=style).get_style_defs(".highlight").splitlines():
+        m = re.match(r"^(\.highlight \.[\w-]+) \{ (.*?) \}", line)
+        if m:
+            out[m.group(1)] = line
+    return out
+
+light, dark = rules("default"), rules("github-dark")
+lines = ["/* Code highlighting for the server's Pygments output (class \"highlight\"): the",
+         "   \"default\" style in light mode, \"github-dark\" in dark mode. Written by",
+         "   scripts/vendor-web.sh --pygments; the background comes from studykb.css. */",
+         ".highlight { background: var(--code-bg); }"]
+lines += list(light.values())
+lines.append("@media (prefers-color-scheme: dark) {")
+for sel in light:
+    if sel not in dark:
+        lines.append(f"  {sel} {{ color: inherit; background-color: transparent; border: 0 }}")
+lines += ["  " + rule for rule in dark.values()]
+lines.append("}")
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+PY
+  exit 0
+fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT

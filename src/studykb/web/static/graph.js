@@ -287,7 +287,7 @@
       return {...data, highlighted: true, forceLabel: true, zIndex: 2, color: data.color};
     }
     if (focusSet && !focusSet.has(i)) return {...data, color: theme.dim, label: '', zIndex: 0};
-    if (focusSet) return {...data, forceLabel: focusSet.size < 60, zIndex: 1};
+    if (focusSet) return {...data, zIndex: 1};
     return data;
   }
 
@@ -579,6 +579,7 @@
       state.mode = 'all';
       if (els.mode) els.mode.value = 'all';
     }
+    if (state.mode === 'all' && state.selected >= 0) focusSet = neighbours(state.selected);
     let reused;
     if (state.mode === 'all') {
       reused = show(whole);
@@ -588,8 +589,8 @@
         : prerequisites(center, state.direction);
       reused = show(buildSub(view.nodes, view.edges, view.positions, view.arrows));
     }
-    if (state.mode === 'all' && state.selected >= 0) focusSet = neighbours(state.selected);
     updateLayoutButton();
+    useZIndex();
     if (reused) {
       renderer.refresh();
       renderer.getCamera().animatedReset({duration: reduceMotion.matches ? 0 : 300});
@@ -618,8 +619,7 @@
       : state.mode === 'around'
         ? `${fmt(nodes)} documents within ${state.steps} steps of “${G.title[state.center]}”`
         : `Prerequisite graph of “${G.title[state.center]}”: ${fmt(nodes)} documents, ${fmt(edges)} requires/covers links`;
-    if (layoutRunning) text += '; improving the layout…';
-    say(text + '.');
+    say(text + (layoutRunning ? '; improving the layout…' : '.'));
   }
 
   // -- selection, info panel, search -----------------------------------------------------
@@ -649,6 +649,11 @@
     else window.location.assign(url);
   }
 
+  function useZIndex() {
+    // draw the selection's neighbours above the dimmed rest (sorting costs: only then)
+    if (renderer && renderer.getSetting('zIndex') !== !!focusSet) renderer.setSetting('zIndex', !!focusSet);
+  }
+
   function select(i, options) {
     const opts = options || {};
     state.selected = i;
@@ -657,6 +662,7 @@
       applyMode();
     } else if (state.mode === 'all') {
       focusSet = i >= 0 ? neighbours(i) : null;
+      useZIndex();
       renderer.refresh({skipIndexation: true});
     } else {
       renderer.refresh({skipIndexation: true});
