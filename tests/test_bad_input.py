@@ -231,7 +231,9 @@ def test_bad_state_folder_does_not_stop_the_command(make_vault, run) -> None:
 
 def test_state_file_that_cannot_be_opened(make_vault, run) -> None:
     root = make_vault(GOOD)
-    (root / ".studykb" / "state.sqlite").mkdir(parents=True)  # a folder in its place
+    assert run("check", vault=root).exit_code == 0  # studykb makes its state folder
+    (root / ".studykb" / "state.sqlite").unlink()
+    (root / ".studykb" / "state.sqlite").mkdir()  # a folder in its place
     result = run("check", vault=root)
     assert result.exit_code == 2
     assert "state" in result.stderr and "Delete" in result.stderr

@@ -116,14 +116,14 @@ def test_refuses_to_overwrite(run, make_vault):
     assert [p.name for p in (vault / "notes/topics").iterdir()] == ["ddp.md"]  # no temp left
 
 
-def test_write_new_never_replaces(tmp_path):
+def test_create_never_replaces(tmp_path):
     from studykb.errors import StudyError
-    from studykb.new import write_new
+    from studykb.vault.files import create
 
     target = tmp_path / "a.md"
-    write_new(target, "one")
+    create(tmp_path, target, b"one")
     with pytest.raises(StudyError):
-        write_new(target, "two")
+        create(tmp_path, target, b"two")
     assert target.read_text() == "one"
     assert os.listdir(tmp_path) == ["a.md"]
 

@@ -147,9 +147,12 @@ def test_topic_table_matches_the_graph_module(rv: Path, open_vault: Callable) ->
 def test_index_cache_survives_a_new_process(rv: Path, open_vault: Callable) -> None:
     from studykb import related_features, textsim
 
+    import sqlite3
+
     first = ranked(open_vault, rv, "notes/kv-notes.md")
-    assert (rv / ".studykb" / related_features.CACHE_NAME).exists()
-    assert (rv / ".studykb" / textsim.CACHE_NAME).exists()
+    with sqlite3.connect(rv / ".studykb" / "cache.sqlite") as db:
+        names = {name for (name,) in db.execute("SELECT name FROM entries")}
+    assert {related_features.CACHE_ENTRY, textsim.VECTORS_ENTRY} <= names
     related_features._MEMO.clear()
     textsim._MEMO.clear()
     assert ranked(open_vault, rv, "notes/kv-notes.md") == first

@@ -298,7 +298,7 @@ def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatc
     from studykb import index_state
 
     for module in (index, index_state):  # what a newer studykb would have
-        monkeypatch.setattr(module, "INDEX_VERSION", index.INDEX_VERSION + 1)
+        monkeypatch.setattr(module, "INDEX_VERSION", index.INDEX_VERSION + "-newer")
     stats = index.sync(v, quiet=True)
     assert stats.rebuilt and "another studykb version" in (stats.notice or "")
 

@@ -75,15 +75,16 @@ def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
     """term_positions with every run remembered (loaded from disk) equals a fresh cut, and
     equals the terms the tokenizer gives in index mode."""
     from studykb import index, segment
+    from studykb.vault.cache import Cache
 
     fresh = segment.Segments()
     old, segment.SEGMENTS = segment.SEGMENTS, fresh
     try:
         first = index.term_positions(SAMPLE)
         assert fresh.fresh  # every run was cut by rjieba
-        fresh.save(tmp_path)
+        fresh.save(Cache(tmp_path))
         loaded = segment.Segments()
-        loaded.load(tmp_path)
+        loaded.load(Cache(tmp_path))
         assert set(loaded.runs) == set(fresh.runs)
         segment.SEGMENTS = loaded
         again = index.term_positions(SAMPLE)

@@ -102,6 +102,15 @@ def write_tree(root: Path, tree: dict[str, str]) -> None:
         path.write_text(text, encoding="utf-8")
 
 
+def copy_vault(source: Path, dest: Path) -> None:
+    """A copy of a vault with its state, which the user vouches for (see statedir.adopt)."""
+    from studykb.vault.statedir import adopt
+
+    shutil.copytree(source, dest)
+    if (dest / ".studykb").is_dir():
+        adopt(dest / ".studykb")
+
+
 def child(root: Path, kill_at: int) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     return subprocess.run([sys.executable, "-c", KILLER, str(root), str(kill_at)],
@@ -136,7 +145,7 @@ def test_sigkill_at_any_point_leaves_old_or_new(tmp_path: Path, first_build: boo
     new = refreshed(expected)
 
     dry = tmp_path / "dry"
-    shutil.copytree(template, dry)
+    copy_vault(template, dry)
     result = child(dry, 0)
     assert result.returncode == 0, result.stderr
     verbs = json.loads(result.stdout)
@@ -145,7 +154,7 @@ def test_sigkill_at_any_point_leaves_old_or_new(tmp_path: Path, first_build: boo
 
     for point in kill_points(verbs):
         trial = tmp_path / f"kill-{point}"
-        shutil.copytree(template, trial)
+        copy_vault(template, trial)
         result = child(trial, point)
         assert result.returncode == -signal.SIGKILL, (point, result.stderr)
         left = snapshot(trial)

@@ -1,17 +1,31 @@
-"""Finding the vault and reading its ``studykb.toml``: defaults <- file <- flags."""
+"""Finding the vault and reading its ``studykb.toml``: defaults <- file <- flags.
+
+Which folder is the vault: ``--vault DIR``, else ``$STUDYKB_VAULT``, else the nearest
+folder at or above the current one holding a ``studykb.toml`` (or a ``.studykb/`` state
+folder studykb made there before), else the current folder itself when it looks like a
+folder of notes: Markdown files, not too many files, and not the home folder, the root
+or the temporary folder. Anything else is :class:`NoVault`: the command line then asks
+on a terminal, or says how to make one (``studykb init``).
+"""
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
+import tempfile
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .errors import VaultError
 
 CONFIG_NAME = "studykb.toml"
 STATE_DIR = ".studykb"
 
-#: Default severities per problem code; ``[severity]`` in studykb.toml overrides them.
+#: Every problem code studykb reports, with its default severity; ``[severity]`` in
+#: studykb.toml overrides them (error, warning or ignore).
 DEFAULT_SEVERITY = {
     "dangling-ref": "error",
     "ambiguous-ref": "warning",
@@ -21,11 +35,20 @@ DEFAULT_SEVERITY = {
     "cycle": "error",
     "outside-vault": "error",
     "too-large": "warning",
+    "too-complex": "warning",
     "bad-field": "warning",
+    "bad-config": "warning",
+    "empty-file": "warning",
     "symlink-loop": "warning",
     "not-a-file": "warning",
     "dangling-anchor": "warning",
+    "missing-attachment": "warning",
+    "interrupted-write": "warning",
 }
+SEVERITIES = ("error", "warning", "ignore")
+
+#: A folder without studykb.toml is read as a vault only with fewer files than this.
+LOOKS_LIKE_VAULT_MAX_FILES = 5000
 
 
 @dataclass(frozen=True)
@@ -41,62 +64,215 @@ class Config:
     severity: dict[str, str] = field(default_factory=dict)
     """Problem code -> ``error`` / ``warning`` / ``ignore``."""
     workers: int = 0
-    """Processes used to parse many files at once (0: one per core)."""
+    """Processes used to parse many files at once (0: one per core; at most one per core)."""
     templates: str = ".studykb-templates"
     """Folder (vault-relative) holding templates that override the built-in ones."""
+    allow_outside: tuple[Path, ...] = ()
+    """Folders outside the vault that symbolic links inside it may lead to (resolved)."""
+    warnings: tuple[tuple[int, str], ...] = ()
+    """(line, message) of what in studykb.toml was ignored (unknown keys, codes)."""
+    explicit: bool = True
+    """Whether the folder was named or holds studykb.toml (False: taken because it looks
+    like a folder of notes)."""
 
     @property
     def state_dir(self) -> Path:
         return self.root / STATE_DIR
 
+    @property
+    def path(self) -> Path:
+        return self.root / CONFIG_NAME
+
     def severity_of(self, code: str) -> str:
         return self.severity.get(code) or DEFAULT_SEVERITY.get(code, "warning")
 
+    @property
+    def worker_count(self) -> int:
+        """Worker processes to use: ``workers``, at most one per core."""
+        cores = os.cpu_count() or 1
+        return min(self.workers, cores) if self.workers > 0 else cores
+
+
+class NoVault(VaultError):
+    """No vault here or above, and the current folder does not look like one. Exit 2."""
+
+    def __init__(self, folder: Path, why: str) -> None:
+        super().__init__(f"no vault here ({why}): run `studykb init` to make {folder} one, "
+                         "or pass --vault DIR.")
+        self.folder = folder
+        self.why = why
+
 
 def find_vault(vault: str | os.PathLike[str] | None = None, cwd: Path | None = None) -> Path:
-    """``--vault``, else ``$STUDYKB_VAULT``, else the nearest folder with studykb.toml, else cwd."""
+    """The vault folder (see the module docstring); raises NoVault or VaultError."""
+    root, _explicit = locate(vault, cwd)
+    return root
+
+
+def locate(vault: str | os.PathLike[str] | None = None, cwd: Path | None = None
+           ) -> tuple[Path, bool]:
+    """(the vault folder, whether it was named or marked by studykb.toml / .studykb)."""
     chosen = vault or os.environ.get("STUDYKB_VAULT")
     if chosen:
         root = Path(chosen).expanduser()
         if not root.is_dir():
             raise VaultError(f"Vault folder {str(root)!r} does not exist or is not a folder.")
-        return root.resolve()
+        return root.resolve(), True
     here = (cwd or Path.cwd()).resolve()
+    special = _special_folders()
     for folder in (here, *here.parents):
         if (folder / CONFIG_NAME).is_file():
-            return folder
-    return here
+            return folder, True
+        if folder not in special and (folder / STATE_DIR / "trust").is_file():
+            return folder, True
+    why = looks_unlike_vault(here, special)
+    if why:
+        raise NoVault(here, why)
+    return here, False
 
 
-def load_config(root: Path) -> Config:
-    """Read ``studykb.toml`` in ``root`` if present; a malformed file is a VaultError."""
-    import tomllib
+def _special_folders() -> set[Path]:
+    """Folders never taken as a vault without studykb.toml: home, root, temp."""
+    out = {Path(Path.cwd().anchor or "/").resolve()}
+    for folder in (os.path.expanduser("~"), tempfile.gettempdir(), "/tmp", "/var/tmp"):
+        try:
+            out.add(Path(folder).resolve())
+        except OSError:
+            continue
+    return out
 
+
+def looks_unlike_vault(folder: Path, special: set[Path] | None = None) -> str | None:
+    """Why ``folder`` (without studykb.toml) should not be read as a vault, or None."""
+    if folder in (special if special is not None else _special_folders()):
+        return f"{folder} is your home, the root or the temporary folder"
+    count = 0
+    markdown = 0
+    stack = [str(folder)]
+    while stack:
+        try:
+            entries = list(os.scandir(stack.pop()))
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            count += 1
+            if count > LOOKS_LIKE_VAULT_MAX_FILES:
+                return f"{folder} holds more than {LOOKS_LIKE_VAULT_MAX_FILES} files"
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.name.lower().endswith(".md"):
+                    markdown += 1
+            except OSError:
+                continue
+    if not markdown:
+        return f"there are no Markdown files in {folder}"
+    return None
+
+
+# -- studykb.toml ----------------------------------------------------------------------------
+
+#: The keys studykb.toml may hold, and what each must be.
+KEYS = {
+    "exclude": "a list of folder names or paths",
+    "max_file_mb": "a number of megabytes above 0",
+    "severity": "a table of problem code = error, warning or ignore",
+    "workers": "a whole number (0: one per core)",
+    "templates": "a folder path",
+    "allow_outside": "a list of folders outside the vault that links may lead to",
+}
+
+
+def load_config(root: Path, explicit: bool = True) -> Config:
+    """Read ``studykb.toml`` in ``root`` if present.
+
+    A value of the wrong kind is a VaultError naming the key and its line; unknown keys
+    and problem codes are kept in :attr:`Config.warnings` (with a "did you mean").
+    """
     path = root / CONFIG_NAME
-    data: dict = {}
+    data: dict[str, Any] = {}
+    text = ""
     if path.is_file():
         try:
-            data = tomllib.loads(path.read_text(encoding="utf-8-sig"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            text = path.read_text(encoding="utf-8-sig")
+            data = tomllib.loads(text)
+        except UnicodeDecodeError:
+            raise VaultError(f"{CONFIG_NAME} is not valid UTF-8.") from None
+        except OSError as exc:
+            raise VaultError(f"cannot read {CONFIG_NAME}: {exc.strerror}") from None
+        except tomllib.TOMLDecodeError as exc:
             raise VaultError(f"{CONFIG_NAME}: {exc}") from None
     section = data.get("studykb", data)
+    if not isinstance(section, dict):
+        raise VaultError(f"{CONFIG_NAME}: [studykb] must be a table.")
+    warnings: list[tuple[int, str]] = []
+
+    def line(key: str) -> int:
+        return _line_of(text, key)
+
+    def bad(key: str, value: Any) -> VaultError:
+        return VaultError(f"{CONFIG_NAME}:{line(key)}: {key} = {value!r} is not "
+                          f"{KEYS[key]}.")
+
+    for key in section:
+        if key in KEYS:
+            continue
+        close = difflib.get_close_matches(key, list(KEYS), n=1)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        warnings.append((line(key), f"unknown key {key!r}{hint}; ignored"))
     exclude = section.get("exclude", [])
     if isinstance(exclude, str):
         exclude = [exclude]
-    severity = section.get("severity", {}) or {}
-    if not isinstance(exclude, list) or not isinstance(severity, dict):
-        raise VaultError(f"{CONFIG_NAME}: 'exclude' must be a list and 'severity' a table.")
+    if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
+        raise bad("exclude", exclude)
+    severity = section.get("severity", {})
+    if not isinstance(severity, dict):
+        raise bad("severity", severity)
+    kept_severity: dict[str, str] = {}
     for code, level in severity.items():
-        if level not in ("error", "warning", "ignore"):
-            raise VaultError(
-                f"{CONFIG_NAME}: severity of {code!r} must be error, warning or ignore."
-            )
+        if level not in SEVERITIES:
+            raise VaultError(f"{CONFIG_NAME}:{line(code)}: severity of {code!r} must be "
+                             "error, warning or ignore.")
+        if code not in DEFAULT_SEVERITY:
+            close = difflib.get_close_matches(code, list(DEFAULT_SEVERITY), n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            warnings.append((line(code), f"unknown problem code {code!r}{hint}; ignored"))
+            continue
+        kept_severity[code] = level
     max_mb = section.get("max_file_mb", 5)
+    if isinstance(max_mb, bool) or not isinstance(max_mb, (int, float)) or not max_mb > 0 \
+            or max_mb > 1 << 20:
+        raise bad("max_file_mb", max_mb)
+    workers = section.get("workers", 0)
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
+        raise bad("workers", workers)
+    templates = section.get("templates", ".studykb-templates")
+    if not isinstance(templates, str) or not templates.strip():
+        raise bad("templates", templates)
+    allow = section.get("allow_outside", [])
+    if isinstance(allow, str):
+        allow = [allow]
+    if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
+        raise bad("allow_outside", allow)
+    allowed = tuple(Path(os.path.realpath(os.path.expanduser(a) if os.path.isabs(
+        os.path.expanduser(a)) else root / a)) for a in allow)
     return Config(
         root=root,
         exclude=tuple(str(e).strip("/") for e in exclude),
         max_file_bytes=int(float(max_mb) * 1024 * 1024),
-        severity=dict(severity),
-        workers=int(section.get("workers", 0)),
-        templates=str(section.get("templates", ".studykb-templates")),
+        severity=kept_severity,
+        workers=workers,
+        templates=templates,
+        allow_outside=allowed,
+        warnings=tuple(warnings),
+        explicit=explicit,
     )
+
+
+def _line_of(text: str, key: str) -> int:
+    """The line of ``text`` (a TOML file) where ``key`` is set; 1 when not found."""
+    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""", re.M)
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else 1

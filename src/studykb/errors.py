@@ -41,3 +41,9 @@ class NotFound(StudyError):
         super().__init__(f"No document matches {query!r}.", hint=hint)
         self.query = query
         self.suggestions = suggestions
+
+
+class DiskFull(StudyError):
+    """No space left to write; what was there before is kept. Exit 1."""
+
+    exit_code = 1

@@ -11,6 +11,7 @@ schema, are in ``index_analysis.py``; with this module, the only code that impor
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import shutil
 import sys
@@ -101,10 +102,23 @@ EXACT_FIELDS = ("type", "tag", "course", "status", "level", "kind", "date", "id"
 # -- the index on disk ------------------------------------------------------------------
 
 
-#: Exceptions that mean "the index on disk cannot be used": rebuild it.
-_BROKEN = (windex.IndexError, EOFError, OSError, ValueError, KeyError, TypeError,
-           AttributeError, ImportError, IndexError, AssertionError, MemoryError,
-           __import__("pickle").UnpicklingError, __import__("struct").error)
+#: What whoosh raises when the files of an index are damaged: a table of contents that is
+#: not one (whoosh's own IndexError, a pickle cut short), a segment file cut short,
+#: missing or overwritten (EOFError, struct.error, zlib.error, OSError ENOENT/EINVAL).
+#: These, and only these, make studykb rebuild the index; anything else is a bug or an
+#: error to report, and never destroys it.
+_DAMAGE = (windex.IndexError, EOFError, __import__("pickle").UnpicklingError,
+           __import__("struct").error, __import__("zlib").error, OSError)
+_DAMAGE_ERRNOS = {errno.ENOENT, errno.EINVAL, errno.ENOTDIR, errno.EISDIR}
+
+
+def _damaged(exc: BaseException) -> bool:
+    """Whether ``exc`` shows damage of the index files (see :data:`_DAMAGE`)."""
+    if not isinstance(exc, _DAMAGE):
+        return False
+    if isinstance(exc, OSError) and not isinstance(exc, EOFError):
+        return exc.errno in _DAMAGE_ERRNOS
+    return True
 
 
 def _notify(message: str) -> None:
@@ -147,7 +161,9 @@ def _open(folder: Path) -> tuple[Any, str | None]:
         if _compatible(ix):
             return ix, None
         reason = "made by another studykb version"
-    except _BROKEN as exc:
+    except Exception as exc:
+        if not _damaged(exc):
+            raise
         reason = f"damaged ({type(exc).__name__})"
     _discard(folder)
     return _create(folder), (f"search index was {reason}; rebuilding "
@@ -305,10 +321,12 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     wanted = wanted_signatures(vault)
     topics = Topics.of(vault, state)
     try:
-        held = read_held(folder, generation) if cache is not None else None
+        held = read_held(vault, folder, generation) if cache is not None else None
         if held is None:
             held = _held(ix.reader())
-    except _BROKEN as exc:
+    except Exception as exc:
+        if not _damaged(exc):
+            raise
         _discard(folder)
         ix, held, cache = _create(folder), {}, None
         stats.notice = (f"search index was damaged ({type(exc).__name__}); rebuilding "
@@ -325,7 +343,7 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         generation, held = done
         ix = _open_dir(folder)
     stats.documents = _doc_count(ix)
-    write_record(folder, generation, held, state, topics.digest, stats.documents)
+    write_record(vault, folder, generation, held, state, topics.digest, stats.documents)
     return _done(stats, started, quiet)
 
 
@@ -397,17 +415,19 @@ def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: To
                 writer.delete_by_term("path", path)
             else:
                 writer.delete_by_query(wq.Term("path", path), searcher=searcher)
-        segment.SEGMENTS.load(index_dir(vault))
+        segment.SEGMENTS.load(vault.cache)
     for record in _records(vault.store.db, changed, wanted, topics, written):
         writer.add_document(**record)
     writer.commit(mergetype=CLEAR if full else _merge_small)
     if not full:
-        segment.SEGMENTS.save(index_dir(vault))
+        segment.SEGMENTS.save(vault.cache)
         if searcher is not None:
             folder = str(index_dir(vault))
             try:
                 _searchers[folder] = _reopened(ix, searcher)
-            except _BROKEN:
+            except Exception as exc:
+                if not _damaged(exc):
+                    raise
                 _searchers.pop(folder, None)  # the next query opens the index afresh
 
 
@@ -423,7 +443,9 @@ def _base_searcher(vault: Vault, ix: Any, writer: Any) -> Any:
     try:
         if searcher is None:
             searcher = _searchers[folder] = ix.searcher(weighting=BM25F(**FIELD_B))
-    except _BROKEN:
+    except Exception as exc:
+        if not _damaged(exc):
+            raise
         return None
     return searcher if searcher.reader().generation() == writer.generation - 1 else None
 
@@ -441,8 +463,9 @@ def _current(folder: str) -> Any:
     try:
         if searcher.reader().generation() == latest_generation(Path(folder)):
             return searcher
-    except _BROKEN:
-        pass
+    except Exception as exc:
+        if not _damaged(exc):
+            raise
     del _searchers[folder]
     with contextlib.suppress(Exception):
         searcher.close()
@@ -516,9 +539,12 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
     spawn and fork-server methods re-run the caller's main script, which hangs a
     caller without a ``__main__`` guard.
     """
-    import pickle
+    import json
     import subprocess
+    from collections import defaultdict
     from concurrent.futures import ThreadPoolExecutor
+
+    from whoosh.codec.whoosh3 import W3Codec, W3Segment
 
     paths = sorted(wanted)
     count = max(2, round(len(paths) / SLICE_FILES))
@@ -530,57 +556,73 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
     code = f"from {__name__} import _segment_main; _segment_main()"
 
     def one(n: int) -> tuple[Any, dict[str, list[str]]]:
-        job, out = work / f"job-{os.getpid()}-{n}.pickle", work / f"out-{os.getpid()}-{n}.pickle"
+        job, out = work / f"job-{os.getpid()}-{n}.json", work / f"out-{os.getpid()}-{n}.json"
         part = paths[n * size:(n + 1) * size]
-        job.write_bytes(pickle.dumps((str(folder), str(vault.store.path), part,
-                                      {p: wanted[p] for p in part}, topics)))
+        job.write_text(json.dumps({
+            "folder": str(folder), "state": str(vault.store.path), "paths": part,
+            "wanted": {p: wanted[p] for p in part}, "topics": topics.to_data()}),
+            encoding="utf-8")
         try:
             done = subprocess.run([sys.executable, "-c", code, str(job), str(out)], env=env,
                                   stdin=subprocess.DEVNULL, capture_output=True, check=False)
             if done.returncode != 0:
                 tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
                 raise RuntimeError(f"an index worker failed: {' '.join(tail)}")
-            result: tuple[Any, dict[str, list[str]]] = pickle.loads(out.read_bytes())
-            return result
+            result = json.loads(out.read_text(encoding="utf-8"))
         finally:
             for temp in (job, out):
                 with contextlib.suppress(OSError):
                     temp.unlink()
+        made = result["segment"]
+        if made is None:
+            return None, result["done"]
+        seg = W3Segment(W3Codec(), INDEX_NAME, int(made["doccount"]), str(made["segid"]))
+        seg.compound = bool(made["compound"])
+        # the field lengths BM25 averages over travel on the segment object (whoosh3
+        # 3.54, pinned; what pickling the segment used to carry)
+        seg._fieldlengths = defaultdict(int, made["fieldlengths"])  # noqa: SLF001
+        return seg, result["done"]
 
     segments = []
     with ThreadPoolExecutor(2) as pool:
-        for segment, done in pool.map(one, range(-(-len(paths) // size))):
+        for seg, done in pool.map(one, range(-(-len(paths) // size))):
             written.update(done)
-            if segment is not None:
-                segments.append(segment)
+            if seg is not None:
+                segments.append(seg)
     return segments
 
 
 def _segment_main() -> None:
-    """Entry point of an index worker: ``python -c ... JOB OUT`` (see _build_parallel)."""
-    import pickle
+    """Entry point of an index worker: ``python -c ... JOB OUT`` (see _build_parallel).
+
+    The job and the answer are JSON files: the segment the worker wrote travels back as
+    its id, document count and whether it is compound.
+    """
+    import json
 
     job, out = sys.argv[1], sys.argv[2]
     segment.SEGMENTS.keep = False  # a worker's cuts are never saved: do not hold them (memory)
-    with open(job, "rb") as fh:
-        result = _segment_job(pickle.load(fh))
-    with open(out, "wb") as fh:
-        pickle.dump(result, fh, protocol=pickle.HIGHEST_PROTOCOL)
+    with open(job, encoding="utf-8") as fh:
+        seg, done = _segment_job(json.load(fh))
+    made = None if seg is None else {
+        "segid": seg.segid, "doccount": seg.doc_count_all(), "compound": bool(seg.compound),
+        "fieldlengths": dict(seg._fieldlengths)}  # noqa: SLF001 - see _build_parallel
+    with open(out, "w", encoding="utf-8") as fh:
+        json.dump({"segment": made, "done": done}, fh)
 
 
-def _segment_job(job: tuple[str, str, list[str], dict[str, str], Topics]
-                 ) -> tuple[Any, dict[str, list[str]]]:
+def _segment_job(job: dict[str, Any]) -> tuple[Any, dict[str, list[str]]]:
     """In a worker: write one segment holding the files of ``job``; return it unlisted."""
     import sqlite3
 
     from whoosh.writing import SegmentWriter
 
-    folder, state, paths, wanted, topics = job
-    db = sqlite3.connect(state)
+    topics = Topics.from_data(job["topics"])
+    db = sqlite3.connect(job["state"])
     try:
-        writer = SegmentWriter(_open_dir(Path(folder)), _lk=False, limitmb=POOL_MB)
+        writer = SegmentWriter(_open_dir(Path(job["folder"])), _lk=False, limitmb=POOL_MB)
         done: dict[str, list[str]] = {}
-        for record in _records(db, paths, wanted, topics, done):
+        for record in _records(db, job["paths"], job["wanted"], topics, done):
             writer.add_document(**record)
         if not writer._added:  # noqa: SLF001 - whoosh's own multi-process writer does this
             writer._close_segment()
@@ -661,8 +703,8 @@ def _retrying(vault: Vault, action: Any) -> Any:
     """Run ``action(searcher)``; a damaged index is rebuilt (with a notice) and tried again."""
     try:
         return action(_searcher(vault))
-    except _BROKEN as exc:
-        if isinstance(exc, UsageError):
+    except Exception as exc:
+        if not _damaged(exc):
             raise
         close(vault)
         _notify(f"search index was damaged ({type(exc).__name__}); rebuilding "

@@ -1,10 +1,11 @@
 """What the search index holds and should hold, known without opening it (no whoosh).
 
 :func:`studykb.index.sync` writes, beside each generation of the index it commits, a
-small record of the vault state that generation reflects (``studykb-sync.json``) and
-the signature of every file in it (``studykb-held.marshal``). A command that only
-needs the index to be current (``studykb build`` with nothing changed) compares the
-record with the state here, in a few milliseconds, and never loads whoosh.
+small record of the vault state that generation reflects (``studykb-sync.json``), and
+keeps the signature of every file in it in the vault's cache (``search-held``). A
+command that only needs the index to be current (``studykb build`` with nothing
+changed) compares the record with the state here, in a few milliseconds, and never
+loads whoosh.
 """
 
 from __future__ import annotations
@@ -19,18 +20,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .vault.cache import code_version
+from .vault.cache import key as cache_key
+
 if TYPE_CHECKING:
     from .model import Document
     from .vault import Vault
 
-#: Bumped whenever the analyzer or the schema changes; an index of another version is rebuilt.
-INDEX_VERSION = 5
+#: The version of the code that analyses text and fills the index (see vault/cache.py);
+#: an index of another version is rebuilt.
+INDEX_VERSION = code_version("search-index")
 INDEX_DIR = "index"
 #: whoosh's name for the index (``_MAIN_<generation>.toc`` holds each generation).
 INDEX_NAME = "MAIN"
 SYNC_FILE = "studykb-sync.json"
-TOPICS_FILE = "studykb-topics.marshal"
-HELD_FILE = "studykb-held.marshal"
 _TOC = re.compile(rf"^_{INDEX_NAME}_(\d+)\.toc$")
 
 #: Re-index everything (both cores, several segments) when at least this many files changed
@@ -93,43 +96,45 @@ def read_record(folder: Path, generation: int) -> dict[str, Any] | None:
     return data
 
 
-def read_held(folder: Path, generation: int) -> dict[str, list[str]] | None:
-    """path -> [file signature, topic fingerprint] in generation ``generation``, if known."""
-    import marshal
-
+def _generation_id(folder: Path, generation: int) -> str:
+    """What tells generation ``generation`` of the index in ``folder`` from any other: its
+    table of contents file's inode and mtime (a rebuilt index starts counting again)."""
     try:
-        data = marshal.loads((folder / HELD_FILE).read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return None
-    if (not isinstance(data, dict) or data.get("version") != INDEX_VERSION
-            or data.get("generation") != generation or not isinstance(data.get("held"), dict)):
-        return None
-    return data["held"]
+        st = os.stat(folder / f"_{INDEX_NAME}_{generation}.toc")
+    except OSError:
+        return ""
+    return f"{folder}:{generation}:{st.st_ino}:{st.st_mtime_ns}"
 
 
-def write_record(folder: Path, generation: int, held: dict[str, list[str]], state: str,
-                 topics: str, documents: int) -> None:
+def read_held(vault: Vault, folder: Path, generation: int) -> dict[str, list[str]] | None:
+    """path -> [file signature, topic fingerprint] in generation ``generation``, if known."""
+    ident = _generation_id(folder, generation)
+    if not ident:
+        return None
+    data = vault.cache.get("search-held", cache_key("search-held", ident))
+    return data if isinstance(data, dict) else None
+
+
+def write_record(vault: Vault, folder: Path, generation: int, held: dict[str, list[str]],
+                 state: str, topics: str, documents: int) -> None:
     """Remember what generation ``generation`` holds, so the next command skips reading it.
 
-    Two files: a small JSON one read by every command, and the per-file signatures
-    (marshal: 10k entries load in 3 ms), read only when the vault changed. The small
-    one is written last: it vouches for the other.
+    The per-file signatures go to the vault's cache, read only when the vault changed;
+    the small JSON record beside the index, read by every command, is written last: it
+    vouches for the other.
     """
-    import marshal
-
+    ident = _generation_id(folder, generation)
+    if ident:
+        vault.cache.put("search-held", cache_key("search-held", ident), held)
     small = {"version": INDEX_VERSION, "generation": generation, "state": state,
              "topics": topics, "documents": documents}
-    big = {"version": INDEX_VERSION, "generation": generation, "held": held}
-    for name, data in ((HELD_FILE, marshal.dumps(big)),
-                       (SYNC_FILE, json.dumps(small).encode())):
-        tmp = folder / f"{name}.{os.getpid()}.tmp"
-        try:
-            tmp.write_bytes(data)
-            os.replace(tmp, folder / name)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-            return
+    tmp = folder / f"{SYNC_FILE}.{os.getpid()}.tmp"
+    try:
+        tmp.write_text(json.dumps(small), encoding="utf-8")
+        os.replace(tmp, folder / SYNC_FILE)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
 
 
 @dataclass
@@ -185,11 +190,9 @@ class Topics:
     @classmethod
     def of(cls, vault: Vault, state: str | None = None) -> Topics:
         """The topics of ``vault``: remembered in memory while the vault state stays the
-        same, and in the index folder while the topic documents do (an edit rarely
+        same, and in the vault's cache while the topic documents do (an edit rarely
         touches them; reading them takes ~1.5 ms at 10k documents, building the tables
         from them ~7 ms, loading the tables back ~1 ms)."""
-        import marshal
-
         folder = index_dir(vault)
         state = state or VERIFIED.get(str(folder)) or fingerprint(vault)
         got = _TOPICS.get((str(folder), state))
@@ -201,25 +204,29 @@ class Topics:
         if last is not None and last.digest == digest:  # a long-lived process after an edit
             got = last
         else:
-            path = folder / TOPICS_FILE
-            try:
-                data = marshal.loads(path.read_bytes())
-                if data.get("version") != INDEX_VERSION or data.get("digest") != digest:
-                    raise ValueError("stale")
+            entry = cache_key("search-topics", digest)
+            data = vault.cache.get("search-topics", entry)
+            if isinstance(data, dict):
                 got = cls()
                 got.names, got.texts, got.ids = data["names"], data["texts"], data["ids"]
                 got.digest = digest
-            except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+            else:
                 got = cls(rows)
-                if folder.is_dir():
-                    with contextlib.suppress(OSError, ValueError):
-                        tmp = folder / f"{TOPICS_FILE}.{os.getpid()}.tmp"
-                        tmp.write_bytes(marshal.dumps({
-                            "version": INDEX_VERSION, "names": got.names,
-                            "texts": got.texts, "ids": got.ids, "digest": got.digest}))
-                        os.replace(tmp, path)
+                vault.cache.put("search-topics", entry,
+                                {"names": got.names, "texts": got.texts, "ids": got.ids})
         _TOPICS.clear()
         _TOPICS[(str(folder), state)] = got
+        return got
+
+    def to_data(self) -> dict[str, Any]:
+        return {"names": self.names, "texts": self.texts, "ids": self.ids,
+                "digest": self.digest}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Topics:
+        got = cls()
+        got.names, got.texts, got.ids = data["names"], data["texts"], data["ids"]
+        got.digest = data["digest"]
         return got
 
     @staticmethod

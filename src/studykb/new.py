@@ -7,19 +7,16 @@ built-in templates are package data (``studykb/templates/TYPE.md``); a vault ove
 one by putting ``TYPE.md`` in the folder named by ``templates`` in studykb.toml
 (default ``.studykb-templates/``).
 
-The file is written atomically and never over an existing one: the text goes to a
-temporary file in the target folder, which is then hard-linked to the final name
-(``link`` fails when the name exists, like ``O_EXCL``).
+The file is written atomically and never over an existing one, with the mode the
+user's umask gives, and never through a folder that is a link out of the vault
+(:func:`studykb.vault.files.create`).
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
 import json
-import os
 import re
-import tempfile
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -28,6 +25,7 @@ from pathlib import Path
 
 from .config import Config
 from .errors import StudyError, UsageError
+from .vault import files
 
 #: Where each type of document lives, relative to the vault.
 FOLDERS = {"note": "notes", "entry": "notes/entries", "topic": "notes/topics",
@@ -87,9 +85,17 @@ def slugify(title: str) -> str:
     return slug
 
 
+#: File names longer than this many bytes (with ``.md``) are refused by most file systems.
+MAX_NAME_BYTES = 255
+
+
 def check_id(doc_id: str) -> str:
     """An id given with ``--id`` must be usable as a file name."""
     doc_id = doc_id.strip()
+    if len(doc_id.encode("utf-8", "surrogatepass")) + 3 > MAX_NAME_BYTES:
+        raise UsageError(f"--id is {len(doc_id.encode('utf-8', 'surrogatepass'))} bytes long; "
+                         f"a file name may have at most {MAX_NAME_BYTES - 3} (with .md).",
+                         hint="Use a shorter id, e.g. --id tensor-parallelism.")
     if not doc_id or doc_id in (".", "..") or re.search(r'[/\\:*?"<>|\x00-\x1f]', doc_id):
         raise UsageError(f"--id {doc_id!r} cannot be a file name.",
                          hint="Use letters, digits and '-', e.g. --id tensor-parallelism.")
@@ -169,37 +175,8 @@ def create(config: Config, spec: NewDoc,
         "id": doc_id, "title": title, "type": spec.type, "date": spec.date.isoformat(),
         "tags": list(spec.tags), "requires": list(spec.requires), "url": spec.url,
     }
-    write_new(target, render(text, values))
+    files.create(config.root, target, render(text, values).encode("utf-8"))
     return Created(rel, target, doc_id, origin)
-
-
-def write_new(target: Path, text: str) -> None:
-    """Write ``text`` to ``target`` atomically, failing (StudyError) if it exists."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise StudyError(f"cannot create folder {target.parent}: {exc.strerror}") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        try:
-            os.link(tmp, target)  # atomic, and refuses an existing name
-        except FileExistsError:
-            raise StudyError(f"{target} exists already; not overwriting it.") from None
-        except OSError:  # no hard links here (FAT, some network shares): reserve, then replace
-            try:
-                os.close(os.open(target, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
-            except FileExistsError:
-                raise StudyError(f"{target} exists already; not overwriting it.") from None
-            os.replace(tmp, target)
-    except OSError as exc:
-        raise StudyError(f"cannot write {target}: {exc.strerror or exc}") from None
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
 
 
 def _split(template: str) -> tuple[str | None, str, str]:

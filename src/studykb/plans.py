@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import graph as g
 from .model import Document
@@ -129,37 +130,26 @@ class Knowledge:
 
 
 READING_TYPES = ("entry", "note", "unit")
-CACHE_NAME = "plans.pickle"
-CACHE_VERSION = 4
+CACHE_ENTRY = "plans"
 
 
 def knowledge(vault: Vault) -> Knowledge:
-    """Prerequisites, coverage and the known set; cached in ``.studykb/`` per state."""
-    import pickle
+    """Prerequisites, coverage and the known set; kept in the vault's cache per state."""
+    from .vault.cache import key as cache_key
 
-    db = vault.store.db
-    stamp = (CACHE_VERSION,) + tuple(db.execute(
-        "SELECT count(*), total(mtime_ns), total(size), max(hash) FROM files").fetchone())
-    cache = vault.config.state_dir / CACHE_NAME
-    parts = None
-    try:
-        with open(cache, "rb") as fh:
-            saved = pickle.load(fh)
-        if saved[0] == stamp:
-            parts = saved[1]
-    except (OSError, EOFError, pickle.UnpicklingError, IndexError, ValueError, TypeError,
-            AttributeError, ImportError):
-        parts = None
-    if parts is None:
-        parts = _compute(vault)
-        from .fsutil import write_cache
-
-        write_cache(cache, (stamp, parts))
-    info, graph, known, covers, list_pos = parts
-    return Knowledge(info, graph, known, covers, list_pos, _Docs(vault))
+    entry = cache_key(CACHE_ENTRY, vault.fingerprint())
+    data = vault.cache.get(CACHE_ENTRY, entry)
+    if data is None:
+        data = _compute(vault)
+        vault.cache.put(CACHE_ENTRY, entry, data)
+    info = {k: (row[0], row[1], row[2], row[3], row[4]) for k, row in data["info"].items()}
+    graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
+    return Knowledge(info, graph, set(data["known"]), data["covers"], data["list_pos"],
+                     _Docs(vault))
 
 
-def _compute(vault: Vault) -> tuple:
+def _compute(vault: Vault) -> dict[str, Any]:
+    """The parts of :class:`Knowledge` as plain data (what the cache keeps)."""
     docs = vault.documents()
     topics = g.topic_names(docs.values())
     covers: dict[str, list[str]] = {}
@@ -193,8 +183,9 @@ def _compute(vault: Vault) -> tuple:
         counter[source] = pos + 1
         if target not in list_pos or pos < list_pos[target]:
             list_pos[target] = pos
-    info = {k: (d.type, d.level, d.title.casefold(), d.status, d.date) for k, d in docs.items()}
-    return info, g.prerequisite_graph(edges), known, covers, list_pos
+    info = {k: [d.type, d.level, d.title.casefold(), d.status, d.date] for k, d in docs.items()}
+    return {"info": info, "edges": [list(e) for e in edges], "known": sorted(known),
+            "covers": covers, "list_pos": list_pos}
 
 
 def plan(vault: Vault, target: Document, *, include_known: bool = False,

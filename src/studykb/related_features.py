@@ -3,8 +3,8 @@
 :class:`FeatureIndex` holds, per document, its resolved references both ways, its
 hand-picked ``related`` list, the topics it covers, its other tags and its course, as
 small integer structures. It is built from the state database in one pass and kept in
-``.studykb/related.pickle`` keyed by a fingerprint of the indexed files, so a query in
-a fresh process loads it instead of rebuilding it (see :func:`load`).
+the vault's cache (``related-features``) for the vault state, so a query in a fresh
+process loads it instead of rebuilding it (see :func:`load`).
 
 :meth:`FeatureIndex.features` scores every candidate that shares something with one
 document; ``hidden`` pairs are left out, which is how the evaluation hides a link.
@@ -14,15 +14,12 @@ query path must not pay networkx's import time.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
-import pickle
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .model import Document
@@ -34,8 +31,7 @@ COURSE_BIT = KIND_BITS["course"]
 #: Topics, tags and cited documents shared by more documents than this are too common to
 #: say anything about two documents (like stop words); they are skipped.
 HUB_CAP = 300
-CACHE_NAME = "related.pickle"
-CACHE_VERSION = 5
+CACHE_ENTRY = "related-features"
 
 Pair = tuple[int, int]
 
@@ -54,12 +50,11 @@ class Packed:
                      for row in rows]
         self._cache: dict[int, dict[int, int]] = {}
 
-    def __getstate__(self) -> list[bytes]:
-        return self.data
-
-    def __setstate__(self, data: list[bytes]) -> None:
-        self.data = data
-        self._cache = {}
+    @classmethod
+    def from_data(cls, data: list[bytes]) -> Packed:
+        packed = cls([])
+        packed.data = list(data)
+        return packed
 
     def __len__(self) -> int:
         return len(self.data)
@@ -110,12 +105,28 @@ class FeatureIndex:
     """Document key -> node (rebuilt from :attr:`keys` when loaded)."""
     fingerprint: str = ""
 
-    def __getstate__(self) -> dict[str, object]:
-        return {k: v for k, v in self.__dict__.items() if k != "number"}
+    def to_data(self) -> dict[str, object]:
+        """Plain data for the cache (msgpack): lists, dicts, strings, numbers and bytes."""
+        return {"keys": self.keys, "ids": self.ids, "paths": self.paths, "titles": self.titles,
+                "types": self.types, "levels": self.levels, "out": self.out.data,
+                "inc": self.inc.data, "picked": self.picked, "requires": self.requires,
+                "topics": self.topics, "covering": self.covering, "tags": self.tags,
+                "tagged": self.tagged, "course": self.course, "members": self.members,
+                "fingerprint": self.fingerprint}
 
-    def __setstate__(self, state: dict[str, object]) -> None:
-        self.__dict__.update(state)
-        self.number = {key: n for n, key in enumerate(self.keys)}
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> FeatureIndex:
+        ix = cls(keys=data["keys"], ids=data["ids"], paths=data["paths"], titles=data["titles"],
+                 types=data["types"], levels=data["levels"], out=Packed.from_data(data["out"]),
+                 inc=Packed.from_data(data["inc"]),
+                 picked=[tuple(p) for p in data["picked"]],
+                 requires=[tuple((j, r) for j, r in req) for req in data["requires"]],
+                 topics=[tuple(t) for t in data["topics"]], covering=data["covering"],
+                 tags=[tuple(t) for t in data["tags"]], tagged=data["tagged"],
+                 course=data["course"], members=data["members"],
+                 fingerprint=data["fingerprint"])
+        ix.number = {key: n for n, key in enumerate(ix.keys)}
+        return ix
 
     # -- features ------------------------------------------------------------------------
     def features(self, i: int, hidden: frozenset[Pair] = frozenset()
@@ -309,52 +320,28 @@ def from_vault(vault: Vault, fingerprint: str = "") -> FeatureIndex:
 
 
 def fingerprint(vault: Vault) -> str:
-    """Changes whenever an indexed file does (its content hash), files come and go, a
-    reference resolves differently, or the state was made by another parser version."""
-    db = vault.store.db
-    (joined,) = db.execute(
-        "SELECT group_concat(x, '|') FROM (SELECT path || ':' || hash AS x FROM files"
-        " ORDER BY path)").fetchone()
-    resolved = db.execute("SELECT count(*), (SELECT max(n) FROM refs) FROM refs"
-                          " WHERE target_key IS NOT NULL").fetchone()
-    digest = hashlib.blake2b((joined or "").encode(), digest_size=16)
-    digest.update(f"{resolved}{vault.store.get_meta('schema')}{CACHE_VERSION}".encode())
-    return digest.hexdigest()
+    """The vault state the features are made from (see :meth:`Vault.fingerprint`)."""
+    return vault.fingerprint()
 
 
 _MEMO: dict[str, tuple[str, FeatureIndex]] = {}
 
 
 def load(vault: Vault) -> FeatureIndex:
-    """The index for the vault's current state: from memory, the cache file, or built."""
+    """The index for the vault's current state: from memory, the cache, or built."""
+    from .vault.cache import key as cache_key
+
     fp = fingerprint(vault)
     root = str(vault.root)
     memo = _MEMO.get(root)
     if memo and memo[0] == fp:
         return memo[1]
-    cache = vault.config.state_dir / CACHE_NAME
-    ix = _read_cache(cache, fp)
-    if ix is None:
+    entry = cache_key(CACHE_ENTRY, fp)
+    data = vault.cache.get(CACHE_ENTRY, entry)
+    if data is not None:
+        ix = FeatureIndex.from_data(data)
+    else:
         ix = from_vault(vault, fp)
-        _write_cache(cache, ix)
+        vault.cache.put(CACHE_ENTRY, entry, ix.to_data())
     _MEMO[root] = (fp, ix)
     return ix
-
-
-def _read_cache(path: os.PathLike[str], fp: str) -> FeatureIndex | None:
-    try:
-        with open(path, "rb") as fh:
-            head = pickle.load(fh)
-            if head != (CACHE_VERSION, fp):
-                return None
-            ix = pickle.load(fh)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError, ValueError):
-        return None
-    return ix if isinstance(ix, FeatureIndex) else None
-
-
-def _write_cache(path: os.PathLike[str], ix: FeatureIndex) -> None:
-    """Best effort: a read-only state folder only costs the next query a rebuild."""
-    from .fsutil import write_cache
-
-    write_cache(path, (CACHE_VERSION, ix.fingerprint), ix)

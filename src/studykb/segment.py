@@ -9,18 +9,19 @@ two-character pieces (``时幻读`` gives ``幻读``), so short queries find lon
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .index_state import INDEX_VERSION
+
+if TYPE_CHECKING:
+    from .vault.cache import Cache
 
 #: Han characters (CJK unified ideographs and their extensions, compatibility ideographs).
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f"
 HAN_RUN = re.compile(f"[{HAN}]")
-SEGMENTS_FILE = "studykb-segments.marshal"
+SEGMENTS_ENTRY = "search-segments"
 #: Han runs remembered between incremental updates (about 60 bytes each on disk).
 SEGMENTS_MAX = 50_000
 _HAS_WORD: dict[str, bool] = {}
@@ -68,8 +69,8 @@ class Segments:
 
     Indexing an edited note cuts all of its Chinese again, and loading rjieba's
     dictionary for that takes ~0.1 s, more than the rest of the update. The runs cut
-    by incremental updates are kept in the index folder (``studykb-segments.marshal``,
-    the most recent :data:`SEGMENTS_MAX`), so the next update of the same note usually
+    by incremental updates are kept in the vault's cache (``search-segments``, the most
+    recent :data:`SEGMENTS_MAX`), so the next update of the same note usually
     finds every run there and never loads the dictionary. The file is tied to this
     index version and to the installed rjieba, so a new dictionary starts afresh.
     """
@@ -94,45 +95,35 @@ class Segments:
         self.runs[run] = self.fresh[run] = got
         return got
 
-    def load(self, folder: Path) -> None:
-        """Add the runs remembered in ``folder`` (once per folder and process)."""
-        import marshal
+    def load(self, cache: Cache) -> None:
+        """Add the runs remembered in the vault's cache (once per process)."""
+        from .vault.cache import key
 
-        if str(folder) in self.loaded:
+        if str(cache.path) in self.loaded:
             return
-        self.loaded.add(str(folder))
-        try:
-            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
-            if data.get("stamp") != stamp():
-                return
-            for run, cut in data["runs"].items():
-                self.runs.setdefault(run, cut)
-        except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+        self.loaded.add(str(cache.path))
+        data = cache.get(SEGMENTS_ENTRY, key(SEGMENTS_ENTRY, *stamp()))
+        if not isinstance(data, dict):
             return
+        for run, cut in data.items():
+            self.runs.setdefault(run, tuple((word, tuple(pieces)) for word, pieces in cut))
 
-    def save(self, folder: Path) -> None:
+    def save(self, cache: Cache) -> None:
         """Remember the runs cut since the last save (the newest :data:`SEGMENTS_MAX`)."""
-        import marshal
+        from .vault.cache import key
 
         if not self.fresh:
             return
+        entry = key(SEGMENTS_ENTRY, *stamp())
+        data = cache.get(SEGMENTS_ENTRY, entry)
         runs: dict[str, Any] = {}
-        with contextlib.suppress(OSError, ValueError, EOFError, TypeError, KeyError,
-                                 AttributeError):
-            data = marshal.loads((folder / SEGMENTS_FILE).read_bytes())
-            if data.get("stamp") == stamp():
-                runs = {r: c for r, c in data["runs"].items() if r not in self.fresh}
+        if isinstance(data, dict):
+            runs = {r: c for r, c in data.items() if r not in self.fresh}
         runs.update(self.fresh)
         self.fresh = {}
         if len(runs) > SEGMENTS_MAX:
             runs = dict(list(runs.items())[-SEGMENTS_MAX:])
-        tmp = folder / f"{SEGMENTS_FILE}.{os.getpid()}.tmp"
-        try:
-            tmp.write_bytes(marshal.dumps({"stamp": stamp(), "runs": runs}))
-            os.replace(tmp, folder / SEGMENTS_FILE)
-        except OSError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
+        cache.put(SEGMENTS_ENTRY, entry, runs)
 
 
 def stamp() -> list[Any]:

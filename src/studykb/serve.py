@@ -109,9 +109,40 @@ class CommandServer:
 
 
 def servable(argv: list[str]) -> bool:
-    """Whether a server may answer ``argv`` (the client checks the same)."""
+    """Whether a server may answer ``argv`` (the client checks the same first).
+
+    Beyond the client's quick look, the command line is parsed as the command would
+    parse it: any option or argument naming a file or folder, however it is spelled
+    (``-oFILE``, ``--output=FILE``), makes it run in the caller's process, where a
+    relative path means what the caller meant.
+    """
     _vault, command = split_argv(argv)
-    return command in FORWARDED and not any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv)
+    if command not in FORWARDED or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
+        return False
+    return not _names_paths(argv)
+
+
+def _names_paths(argv: list[str]) -> bool:
+    """Whether ``argv`` gives a value to any parameter of type File or Path."""
+    import click
+
+    from .cli import cli, prepare
+
+    prepare()
+    try:
+        group_ctx = cli.make_context("studykb", list(argv), resilient_parsing=True)
+        name, cmd, args = cli.resolve_command(group_ctx, group_ctx.protected_args + group_ctx.args)
+        if cmd is None:
+            return True
+        ctx = cmd.make_context(name or "", list(args), parent=group_ctx, resilient_parsing=True)
+    except (click.ClickException, click.exceptions.Exit):
+        return True  # let the command itself say what is wrong, here
+    for param in cmd.params:
+        if isinstance(param.type, (click.File, click.Path)) and param.name and \
+                ctx.get_parameter_source(param.name) not in (
+                    click.core.ParameterSource.DEFAULT, None):
+            return True
+    return False
 
 
 def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:

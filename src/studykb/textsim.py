@@ -4,9 +4,9 @@ Two providers with the same call, ``similar(key, limit) -> [(key, score, shared 
 
 * :class:`TermVectors` (the default): every document as its most distinctive terms
   (TF-IDF, the search index's analyzer), compared by the dot product of those sparse
-  vectors. The vectors are kept in ``.studykb/related-text.pickle``; only files whose
-  content changed are analysed again, so a query costs well under a millisecond and
-  the sidebar of a whole vault a few seconds.
+  vectors. The vectors and the term counts they are made from are kept in the vault's
+  cache; only files whose content changed are analysed again, so a query costs well
+  under a millisecond and the sidebar of a whole vault a few seconds.
 * :class:`SearchIndexText`: the search index's more-like-this (``studykb.index.similar``,
   BM25 over the whole index). Exact, but about half a second per document at 10,000
   documents, which is too slow for a sidebar of every document; the evaluation script
@@ -20,21 +20,19 @@ from __future__ import annotations
 
 import math
 import os
-import pickle
 import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .vault import Vault
 
 Similar = list[tuple[str, float, list[str]]]
-CACHE_NAME = "related-text.pickle"
-CACHE_VERSION = 8
+VECTORS_ENTRY = "related-vectors"
+TERMS_ENTRY = "related-terms"
 #: Terms kept per document: its most distinctive ones.
 TOP_TERMS = 100
 #: Terms found in more than this share of documents (and at least 30) say nothing.
@@ -75,14 +73,18 @@ class TermVectors:
         self._vectors: dict[int, dict[int, float]] = {}
         self._forms: list[str] | None = None
 
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items()
-                if not k.startswith("_") and k != "number"}
+    def to_data(self) -> dict[str, Any]:
+        """Plain data for the cache (msgpack)."""
+        return {"keys": self.keys, "vectors": self.packed_vectors,
+                "postings": self.packed_postings, "forms": self.joined_forms,
+                "terms": self.joined_terms}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.number = {key: n for n, key in enumerate(self.keys)}
-        self.__post_init__()
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> TermVectors:
+        keys = data["keys"]
+        return cls(keys=keys, number={key: n for n, key in enumerate(keys)},
+                   packed_vectors=data["vectors"], packed_postings=data["postings"],
+                   joined_forms=data["forms"], joined_terms=data["terms"])
 
     def vector(self, n: int) -> dict[int, float]:
         got = self._vectors.get(n)
@@ -200,8 +202,7 @@ def _texts(vault: Vault) -> dict[str, tuple[str, str]]:
     import json
 
     db = vault.store.db
-    schema = vault.store.get_meta("schema")  # another parser may read a file differently
-    hashes = {p: f"{h}:{schema}" for p, h in db.execute("SELECT path, hash FROM files")}
+    hashes = dict(db.execute("SELECT path, hash FROM files"))
     bodies = {p: (b or "", h or "[]") for p, b, h in db.execute(
         "SELECT path, body, headings FROM texts")}
     out = {}
@@ -273,43 +274,49 @@ def build(counts: dict[str, Counter[str]], forms: dict[str, str]) -> TermVectors
 
 
 _MEMO: dict[str, tuple[str, TermVectors]] = {}
-TERMS_NAME = "related-terms.pickle"
 
 
 def load(vault: Vault, fingerprint: str) -> TermVectors:
     """The vectors for the vault state ``fingerprint``; re-analyses only changed files.
 
-    Two cache files: the vectors (small, read by every query) and the term counts of
+    Two cache entries: the vectors (small, read by every query) and the term counts of
     every document (large, read only when something changed).
     """
+    from .vault.cache import key as cache_key
+
     root = str(vault.root)
     memo = _MEMO.get(root)
     if memo and memo[0] == fingerprint:
         return memo[1]
-    state = vault.config.state_dir
-    cached = _read(state / CACHE_NAME)
-    if cached is not None and cached.get("fingerprint") == fingerprint:
-        tv = cached["vectors"]
+    vectors_key = cache_key(VECTORS_ENTRY, fingerprint)
+    data = vault.cache.get(VECTORS_ENTRY, vectors_key)
+    if data is not None:
+        tv = TermVectors.from_data(data)
     else:
-        stored = _read(state / TERMS_NAME) or {}
+        terms_key = cache_key(TERMS_ENTRY)
+        stored = vault.cache.get(TERMS_ENTRY, terms_key) or {}
         old: dict[str, Any] = stored.get("counts", {})
         forms: dict[str, str] = stored.get("forms", {})
         counts = _counts(_texts(vault), old, forms)
-        if cached is not None and stored.get("built") == cached.get("fingerprint") and \
-                _same_counts(old, counts):
-            tv = cached["vectors"]  # only hashes changed (e.g. a sidebar was written)
+        last = stored.get("built")
+        earlier = vault.cache.get(VECTORS_ENTRY, last) if last else None
+        if earlier is not None and _same_counts(old, counts):
+            tv = TermVectors.from_data(earlier)  # only hashes changed (a sidebar was written)
         else:
             tv = build({k: tf for k, (_s, tf) in counts.items()}, forms)
-        _write(state / TERMS_NAME, {"counts": counts, "forms": forms, "built": fingerprint})
-        _write(state / CACHE_NAME, {"fingerprint": fingerprint, "vectors": tv})
+        vault.cache.put(TERMS_ENTRY, terms_key,
+                        {"counts": counts, "forms": forms, "built": vectors_key})
+        vault.cache.put(VECTORS_ENTRY, vectors_key, tv.to_data())
     _MEMO[root] = (fingerprint, tv)
     return tv
 
 
 def load_counts(vault: Vault) -> dict[str, Counter[str]]:
     """Term counts of every document, as of the last :func:`load`."""
-    stored = _read(vault.config.state_dir / TERMS_NAME) or {}
-    return {k: tf for k, (_s, tf) in stored.get("counts", {}).items()}
+    from .vault.cache import key as cache_key
+
+    stored = vault.cache.get(TERMS_ENTRY, cache_key(TERMS_ENTRY)) or {}
+    return {k: Counter(tf) for k, (_s, tf) in stored.get("counts", {}).items()}
 
 
 def _counts(texts: dict[str, tuple[str, str]], old: dict[str, Any],
@@ -365,21 +372,3 @@ def _same_counts(old: dict[str, Any], new: dict[str, Any]) -> bool:
     if old.keys() != new.keys():
         return False
     return all(old[k][1] == new[k][1] for k in new)
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        with open(path, "rb") as fh:
-            version = pickle.load(fh)
-            if version != CACHE_VERSION:
-                return None
-            data = pickle.load(fh)
-    except (OSError, EOFError, pickle.UnpicklingError, AttributeError, TypeError, ValueError):
-        return None
-    return data if isinstance(data, dict) else None
-
-
-def _write(path: Path, data: dict[str, Any]) -> None:
-    from .fsutil import write_cache
-
-    write_cache(path, CACHE_VERSION, data)

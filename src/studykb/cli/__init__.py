@@ -8,9 +8,11 @@ area; this one holds the group, the shared options and error handling.
 from __future__ import annotations
 
 import contextlib
+import errno
 import functools
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -43,18 +45,35 @@ class Context:
 
     def vault(self, refresh: bool = True) -> Any:
         if self._vault is None:
-            from ..vault import Vault
-
-            self._vault = self.warm if self.warm is not None else Vault.open(self.vault_dir)
+            self._vault = self.warm if self.warm is not None else open_vault(self.vault_dir)
+            for line, message in self._vault.config.warnings:
+                click.echo(safe(f"studykb: studykb.toml:{line}: {message}"), err=True)
             if refresh:
                 stats = refresh_with_progress(self._vault)
                 if stats.notice:
-                    click.echo(f"studykb: {stats.notice}", err=True)
+                    click.echo(safe(f"studykb: {stats.notice}"), err=True)
         return self._vault
 
     def close(self) -> None:
         if self._vault is not None and self._vault is not self.warm:
             self._vault.close()
+
+
+def open_vault(vault_dir: str | None) -> Any:
+    """The vault to use; without one here, ask on a terminal (else NoVault, exit 2)."""
+    from ..config import NoVault
+    from ..vault import Vault
+
+    try:
+        return Vault.open(vault_dir)
+    except NoVault as exc:
+        if not (sys.stdin.isatty() and sys.stderr.isatty()):
+            raise
+        click.echo(safe(f"studykb: no studykb.toml here or above, and {exc.why}."), err=True)
+        if not click.confirm(safe(f"Read {exc.folder} as a vault anyway?"), default=False,
+                             err=True):
+            raise
+        return Vault.open(exc.folder)
 
 
 def refresh_with_progress(vault: Any) -> Any:
@@ -84,12 +103,47 @@ def refresh_with_progress(vault: Any) -> Any:
             state["bar"].stop()
 
 
+#: What is never printed raw on a terminal: C0 and C1 control characters (escape
+#: sequences, bells, carriage returns) other than tab and newline, and the bidirectional
+#: overrides that reorder what a line seems to say.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
+                     "\u202a-\u202e\u2066-\u2069]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Unicode control pictures: ␛ for ESC
+    return "\ufffd"
+
+
+def safe(text: str) -> str:
+    """``text`` with control characters made visible, one character for one (so offsets
+    into it stay right): what every command prints from files, titles and snippets."""
+    return _UNSAFE.sub(_picture, text)
+
+
+class _SafeConsole:
+    """A rich console whose printed strings go through :func:`safe` first."""
+
+    def __init__(self, console: Any) -> None:
+        self._console = console
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        self._console.print(*(safe(o) if isinstance(o, str) else o for o in objects),
+                            **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._console, name)
+
+
 def console(err: bool = False):  # type: ignore[no-untyped-def]
-    """A rich console that honours NO_COLOR and prints plain text when piped."""
+    """A rich console that honours NO_COLOR, prints plain text when piped, and never
+    prints control characters from the vault (see :func:`safe`)."""
     from rich.console import Console
 
-    return Console(stderr=err, no_color=bool(os.environ.get("NO_COLOR")), highlight=False,
-                   soft_wrap=True)
+    return _SafeConsole(Console(stderr=err, no_color=bool(os.environ.get("NO_COLOR")),
+                                highlight=False, soft_wrap=True))
 
 
 def emit_json(data: Any) -> None:
@@ -121,9 +175,9 @@ class Group(click.Group):
         try:
             return super().invoke(ctx)
         except StudyError as exc:
-            click.echo(f"studykb: {exc.message}", err=True)
+            click.echo(safe(f"studykb: {exc.message}"), err=True)
             if exc.hint:
-                click.echo(exc.hint, err=True)
+                click.echo(safe(exc.hint), err=True)
             ctx.exit(exc.exit_code)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
@@ -133,10 +187,20 @@ class Group(click.Group):
         except BrokenPipeError:
             sys.stderr.close()
             ctx.exit(0)
-        except Exception as exc:
-            if os.environ.get("STUDYKB_DEBUG") or os.environ.get("PYTEST_CURRENT_TEST"):
+        except OSError as exc:  # the disk, not studykb: say what failed, keep the state
+            if os.environ.get("STUDYKB_DEBUG"):
                 raise
-            click.echo(f"studykb: internal error: {type(exc).__name__}: {exc}", err=True)
+            if exc.errno == errno.ENOSPC:
+                click.echo("studykb: disk full; nothing was changed (the previous state is "
+                           "kept).", err=True)
+            else:
+                where = f" {exc.filename}" if exc.filename else ""
+                click.echo(safe(f"studykb: cannot use{where}: {exc.strerror or exc}"), err=True)
+            ctx.exit(1)
+        except Exception as exc:
+            if os.environ.get("STUDYKB_DEBUG"):
+                raise
+            click.echo(safe(f"studykb: internal error: {type(exc).__name__}: {exc}"), err=True)
             click.echo("Run again with STUDYKB_DEBUG=1 for the traceback, and please report it.",
                        err=True)
             ctx.exit(70)
@@ -165,7 +229,20 @@ def cli(ctx: click.Context, vault_dir: str | None) -> None:
 
 def main() -> None:
     prepare()
+    check_arguments(sys.argv[1:])
     cli(prog_name="studykb")
+
+
+def check_arguments(argv: list[str]) -> None:
+    """Arguments that are not valid UTF-8 (the OS hands them over as surrogate escapes)
+    are bad usage: say which, exit 2."""
+    for n, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(arg).decode("utf-8", "backslashreplace")
+            click.echo(safe(f"studykb: argument {n} ({shown}) is not valid UTF-8."), err=True)
+            raise SystemExit(2) from None
 
 
 def prepare() -> None:

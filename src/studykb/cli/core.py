@@ -10,6 +10,53 @@ from . import Context, cli, console, emit_json, json_option, pass_vault, refresh
 
 
 @cli.command()
+@click.argument("folder", required=False, type=click.Path(file_okay=False))
+@click.option("--dry-run", is_flag=True, help="Say what would be read; write nothing.")
+@json_option
+def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
+    """Make FOLDER (default: the current folder) a vault: write its studykb.toml.
+
+    Says first what studykb will read there: how many Markdown files, in which
+    folders, and which folders of generated files it leaves out. Without a
+    studykb.toml, studykb reads a folder only when named with --vault, or when it
+    looks like a folder of notes.
+
+    \b
+    Example:
+      studykb init
+      studykb init ~/notes --dry-run
+    """
+    from pathlib import Path
+
+    from ..vault import setup
+
+    root = Path(folder or ".").expanduser().resolve()
+    made = setup.plan(root)
+    written = None
+    if not dry_run:
+        written = setup.write(made)
+    if as_json:
+        emit_json({"folder": str(root), "config": str(root / "studykb.toml"),
+                   "written": written is not None, "files": made.files,
+                   "folders": dict(made.by_folder), "exclude": list(made.exclude)})
+        return
+    out = console()
+    verb = "Would write" if dry_run else "Wrote"
+    out.print(f"{verb} {root / 'studykb.toml'}", markup=False)
+    out.print(f"studykb will read {made.files} Markdown file{'s' if made.files != 1 else ''}"
+              + (":" if made.by_folder else "."), markup=False)
+    for name, count in made.by_folder[:12]:
+        out.print(f"  {name if name != '.' else '(top level)'}  {count}", markup=False)
+    if len(made.by_folder) > 12:
+        out.print(f"  … and {len(made.by_folder) - 12} more folders", markup=False)
+    if made.exclude:
+        out.print(f"Left out: {', '.join(e + '/' for e in made.exclude)} (edit exclude in "
+                  "studykb.toml to change it)", markup=False)
+    if not dry_run:
+        out.print("Next: studykb build", markup=False)
+
+
+@cli.command()
 @json_option
 @click.pass_obj
 def build(obj: Context, as_json: bool) -> None:

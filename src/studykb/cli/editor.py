@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from . import Context, cli, emit_json, json_option
+from . import Context, cli, emit_json, json_option, safe
 
 TYPES = ("note", "entry", "topic", "course", "list")
 
@@ -46,17 +46,16 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
       studykb new note 张量并行笔记              # notes/zhang-liang-bing-xing-bi-ji.md
       studykb new course "Deep Learning Systems" --id cmu-dlsys --edit
     """
-    from ..config import find_vault, load_config
     from ..new import NewDoc, create
 
-    config = load_config(find_vault(obj.vault_dir))
+    config = obj.vault().config
     made = create(config, NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url),
                   id_owner=lambda name: _id_owner(obj, name))
     if as_json:
         emit_json({"path": made.path, "file": str(made.file), "id": made.id,
                    "type": doc_type, "template": made.template})
     else:
-        click.echo(_shown(made.file))
+        click.echo(safe(_shown(made.file)))
     if edit:
         click.edit(filename=str(made.file))
 
@@ -159,7 +158,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
 
 
 def _say(text: str, err: bool = False) -> None:
-    click.echo(text, err=err)
+    click.echo(safe(text), err=err)
 
 
 @cli.command()

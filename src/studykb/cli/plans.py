@@ -8,7 +8,7 @@ import click
 
 from .. import queries
 from ..errors import UsageError
-from . import cli, console, emit_json, json_option, pass_vault
+from . import cli, console, emit_json, json_option, pass_vault, safe
 
 
 def _esc(text: str) -> str:
@@ -58,7 +58,7 @@ def before(vault, query: str, include_known: bool, depth: int | None, fmt: str, 
         emit_json(plan_json(plan))
         return
     if fmt == "md":
-        click.echo(plan_markdown(plan), nl=False)
+        click.echo(safe(plan_markdown(plan)), nl=False)
         return
     out = console()
     if tree:

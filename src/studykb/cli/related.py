@@ -10,7 +10,7 @@ import click
 from .. import queries
 from ..errors import StudyError, UsageError
 from ..model import DOC_TYPES
-from . import cli, console, emit_json, json_option, pass_vault
+from . import cli, console, emit_json, json_option, pass_vault, safe
 
 
 def _esc(text: str) -> str:
@@ -72,12 +72,13 @@ def related(vault, query: str, limit: int, types: tuple[str, ...], text: str,  #
         emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
                    "related": [r.brief() for r in found]})
     else:  # plain click output: rich costs 50 ms of import, a third of the budget
-        click.echo(_bold(f"Related to {doc.title}") + f" ({doc.type}, {doc.id})")
+        click.echo(_bold(safe(f"Related to {doc.title}")) + safe(f" ({doc.type}, {doc.id})"))
         if not found:
             click.echo("  nothing related yet: no shared links, topics, tags or words")
         for n, r in enumerate(found, 1):
-            click.echo(f"{n:>3}. {_bold(r.title)}  {_dim(f'{r.type} · {r.id} · {r.score:.3f}')}")
-            click.echo(f"     {'; '.join(r.reasons)}")
+            click.echo(f"{n:>3}. {_bold(safe(r.title))}  "
+                       f"{_dim(safe(f'{r.type} · {r.id} · {r.score:.3f}'))}")
+            click.echo(safe(f"     {'; '.join(r.reasons)}"))
     raise SystemExit(0 if found else 1)
 
 
@@ -169,13 +170,13 @@ def _write(vault, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[
     if dry_run:
         for item in outcome.planned:
             if item.changed:
-                click.echo(item.diff(), nl=False)
+                click.echo(safe(item.diff()), nl=False)
     else:
         sidebar_write.apply(outcome)
     for path, why in outcome.warnings:
-        click.echo(f"studykb: warning: {path} {why}", err=True)
+        click.echo(safe(f"studykb: warning: {path} {why}"), err=True)
     for path, why in outcome.skipped:
-        click.echo(f"studykb: skipped {path}: {why}", err=True)
+        click.echo(safe(f"studykb: skipped {path}: {why}"), err=True)
     changed = [p.path for p in outcome.planned if p.changed]
     if as_json:
         emit_json({"dry_run": dry_run, "written": outcome.written,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from ..model import DOC_TYPES
-from . import Context, cli, console, emit_json, json_option, pass_vault
+from . import Context, cli, console, emit_json, json_option, pass_vault, safe
 
 
 @cli.command()
@@ -69,13 +69,13 @@ def _print(hits, query: str) -> None:  # type: ignore[no-untyped-def]
         return
     for n, hit in enumerate(hits, 1):
         head = Text(f"{n:>2}. ")
-        head.append(hit.title, style="bold")
+        head.append(safe(hit.title), style="bold")
         head.append(f"  ({hit.type}", style="dim")
         head.append(f", score {hit.score:.2f})" if hit.score else ")", style="dim")
         out.print(head)
-        out.print(Text(f"    {hit.key}", style="cyan"))
+        out.print(Text(safe(f"    {hit.key}"), style="cyan"))
         if hit.snippet:
-            snippet = Text("    " + hit.snippet)
+            snippet = Text("    " + safe(hit.snippet))
             for start, end in hit.highlights:
                 snippet.stylize("bold reverse" if out.no_color else "bold yellow",
                                 start + 4, end + 4)

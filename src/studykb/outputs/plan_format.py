@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..model import Document
 from ..plans import Plan, Step
+from .sidebar import CONTROL, md_escape
 
 
 def _reading(doc: Document, known: bool) -> dict[str, Any]:
@@ -39,14 +41,25 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 
 
 def _md(text: str) -> str:
-    for ch in "\\[]|<>*_`":
-        text = text.replace(ch, "\\" + ch)
-    return text.replace("{{", "{\u200b{")
+    return md_escape(text)
+
+
+#: What a wikilink's label may not hold as written: its own syntax, HTML, and the
+#: template syntax of Hugo (``{{< >}}``) and Jekyll/Liquid (``{% %}``), written as
+#: character references, which Obsidian and the site generators show as the character.
+_LABEL_REFS = {"[": "&#91;", "]": "&#93;", "|": "&#124;", "<": "&lt;", ">": "&gt;",
+               "{": "&#123;", "}": "&#125;", "%": "&#37;", '"': "&quot;", "&": "&amp;",
+               "#": "&#35;", "\\": "&#92;"}
+_LABEL = re.compile("[" + re.escape("".join(_LABEL_REFS)) + "]")
+_SAFE_TARGET = re.compile(r"^[^\[\]|#<>{}%\"&\\\s]+$")
 
 
 def _wl(doc: Document) -> str:
-    label = doc.title.replace("|", "-").replace("]", ")").replace("[", "(")
-    return f"[[{doc.id}|{label}]]" if label != doc.id else f"[[{doc.id}]]"
+    """A wikilink to ``doc`` with its title as label, escaped as the sidebar escapes text."""
+    target = doc.id if _SAFE_TARGET.match(doc.id) else doc.path
+    label = _LABEL.sub(lambda m: _LABEL_REFS[m.group()],
+                       CONTROL.sub("\ufffd", " ".join(doc.title.split())))
+    return f"[[{target}|{label}]]" if label != target else f"[[{target}]]"
 
 
 def plan_markdown(plan: Plan) -> str:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import html
 import json
 import posixpath
+import re
 from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
@@ -28,6 +29,9 @@ from ..sidebars import Neighbour, Sidebar
 
 LABELS = {"related": "Related", "before": "Before this", "leads_to": "Leads to"}
 _MD_SPECIAL = set("\\`*_{}[]<>|!~$&#%")
+#: Control characters and bidirectional overrides: never written into a page or a note.
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                     "\u2066-\u2069]")
 
 
 # -- links -------------------------------------------------------------------------------------
@@ -62,7 +66,7 @@ def _relative(path: str, folder: str) -> str:
 
 # -- Markdown ----------------------------------------------------------------------------------
 def md_escape(text: str) -> str:
-    text = " ".join(str(text).split())
+    text = CONTROL.sub("\ufffd", " ".join(str(text).split()))
     return "".join("\\" + ch if ch in _MD_SPECIAL else ch for ch in text)
 
 
@@ -96,7 +100,8 @@ def _md_item(sb: Sidebar, key: str, path: str, title: str, note: str, ext: str) 
 
 # -- HTML --------------------------------------------------------------------------------------
 def html_escape(text: str) -> str:
-    return html.escape(" ".join(str(text).split()), quote=True).replace(
+    text = CONTROL.sub("\ufffd", " ".join(str(text).split()))
+    return html.escape(text, quote=True).replace(
         "{", "&#123;").replace("}", "&#125;")
 
 

@@ -23,13 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..fsutil import write_atomic
+from ..errors import StudyError
 from ..parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
 from ..sidebars import Sidebar
 from .sidebar import to_markdown
 
 if TYPE_CHECKING:
     from ..vault import Vault
+    from ..vault.files import Read
 
 #: Document types whose files get a sidebar written into them: personal notes only.
 #: Entries are the user's summary of a resource, topics a definition and courses a
@@ -50,6 +51,8 @@ class Planned:
     file: Path
     old: bytes
     new: bytes
+    read: Read | None = None
+    """The file as read (what :func:`apply` replaces only if unchanged)."""
 
     @property
     def changed(self) -> bool:
@@ -88,12 +91,15 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
         if sb.path in bad:
             out.skipped.append((sb.path, f"could not be parsed ({bad[sb.path]}); not written"))
             continue
+        from ..vault.files import read_for_edit
+
         file = vault.root / sb.path
         try:
-            raw = file.read_bytes()
-        except OSError as exc:
-            out.skipped.append((sb.path, f"could not be read ({exc.strerror}); not written"))
+            read = read_for_edit(vault.root, sb.path)
+        except StudyError as exc:
+            out.skipped.append((sb.path, exc.message.removeprefix(f"{sb.path} ")))
             continue
+        raw = read.data
         if hashlib.blake2b(raw, digest_size=16).hexdigest() != stored.get(sb.path):
             out.skipped.append((sb.path, "changed since the index was brought up to date; "
                                          "run again"))
@@ -106,28 +112,27 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
         except MarkerError as exc:
             out.warnings.append((sb.path, str(exc)))
             continue
-        out.planned.append(Planned(sb.path, file, raw, new))
+        out.planned.append(Planned(sb.path, file, raw, new, read))
     return out
 
 
 def apply(outcome: Outcome) -> Outcome:
     """Write every changed file of the plan, atomically and only if it is unchanged."""
+    from ..vault.files import FileChanged, replace
+
     for item in outcome.planned:
         if not item.changed:
             outcome.unchanged.append(item.path)
             continue
+        assert item.read is not None
         try:
-            current = item.file.read_bytes()
-        except OSError:
-            current = None
-        if current != item.old:
+            replace(item.read, item.new)
+        except FileChanged:
             outcome.skipped.append((item.path, "changed while the sidebars were computed; "
                                                "not written"))
             continue
-        try:
-            write_atomic(item.file, item.new)
-        except OSError as exc:
-            outcome.skipped.append((item.path, f"could not be written ({exc.strerror})"))
+        except StudyError as exc:
+            outcome.skipped.append((item.path, exc.message))
             continue
         outcome.written.append(item.path)
     return outcome

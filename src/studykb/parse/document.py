@@ -47,6 +47,10 @@ def parse_file(path: str, raw: bytes) -> Parsed:
     if parts.error:
         problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
     body = read_body(parts.body, parts.body_line, path)
+    if body.too_complex:
+        problems.append(Problem(path, parts.body_line, WARNING, "too-complex",
+                                "some paragraphs are too complex to parse in time (thousands "
+                                "of [ or * in one paragraph); they were read as plain text"))
     ctx = _Context(path, parts.fm_text, parts.fm_line, problems)
     meta = parts.meta
     doc, refs = _document(ctx, meta, body.title, body.summary)

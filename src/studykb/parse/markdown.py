@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import unquote
@@ -47,27 +48,46 @@ def _as_written(url: str) -> str:
 #: emphasis, links, wikilinks, images, autolinks, HTML, entities). Inline content with
 #: none of them is only text and line breaks.
 _INLINE_SPECIAL = re.compile(r"[\\`$*_\[!<&]")
+#: markdown-it's inline parser is quadratic in the worst case (thousands of ``[`` or
+#: ``*`` in one paragraph: 3 MB of ``[a](`` took a minute). Its cost is bounded by
+#: (special characters x length) of a paragraph: above this a paragraph is read as plain
+#: text (~0.1 s of parsing at most), and the file gets a ``too-complex`` warning.
+MAX_INLINE_COST = 200_000_000
+#: ... and a whole file's inline parsing stops after this many seconds (the same warning).
+INLINE_BUDGET_SECONDS = 1.0
+TOO_COMPLEX = "studykb_too_complex"
 
 
 def _inline_rule(state: StateCore) -> None:
-    """markdown-it's ``inline`` core rule, with a shortcut for plain text.
+    """markdown-it's ``inline`` core rule, with a shortcut for plain text and a budget.
 
     Most paragraphs, list items and headings of real notes (and ~80% of the synthetic
     vault's) hold no character where an inline rule could start; for those the
     children are built directly, exactly as the inline parser would (a property test
     holds the two to the same tokens), which saves about a third of the whole parse.
+    A paragraph too costly to parse (see :data:`MAX_INLINE_COST`), or any once the
+    file's budget is spent, becomes plain text and ``env[TOO_COMPLEX]`` is set.
     """
     md = state.md
+    env = state.env
+    deadline = None
     for token in state.tokens:
         if token.type != "inline":
             continue
         if token.children is None:
             token.children = []
         content = token.content
-        if _INLINE_SPECIAL.search(content):
-            md.inline.parse(content, md, state.env, token.children)
-        else:
+        specials = len(_INLINE_SPECIAL.findall(content)) if len(content) > 2000 else 1
+        if not specials or not _INLINE_SPECIAL.search(content):
             token.children.extend(plain_inline(content))
+            continue
+        if deadline is None:
+            deadline = time.perf_counter() + INLINE_BUDGET_SECONDS
+        if specials * len(content) > MAX_INLINE_COST or time.perf_counter() > deadline:
+            env[TOO_COMPLEX] = True
+            token.children.extend(plain_inline(content))
+            continue
+        md.inline.parse(content, md, env, token.children)
 
 
 def plain_inline(content: str) -> list[Token]:
@@ -155,12 +175,16 @@ class Body:
     headings: list[str] = field(default_factory=list)
     text: str = ""
     summary: str = ""
+    too_complex: bool = False
+    """Some paragraphs were read as plain text (see :data:`MAX_INLINE_COST`)."""
 
 
 def read_body(body: str, first_line: int, path: str) -> Body:
     """Parse ``body`` (which starts on ``first_line`` of the file at vault path ``path``)."""
     out = Body()
-    tokens = markdown().parse(body)
+    env: dict[str, object] = {}
+    tokens = markdown().parse(body, env)
+    out.too_complex = bool(env.get(TOO_COMPLEX))
     parts: list[str] = []
     heading_level = 0
     # the region ``studykb sidebar --write`` generates is not the author's: skip it

@@ -14,6 +14,7 @@ before it writes, then writes it in one SQLite transaction:
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -23,12 +24,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Config, find_vault, load_config
+from ..config import Config, load_config, locate
 from ..model import Document, Problem, Reference
+from .cache import Cache
 from .checks import heading_slug  # noqa: F401  (re-exported)
 from .resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from .scan import Scan, scan
-from .store import Store, doc_from_blob
+from .store import Store, doc_from_blob, schema_version
 
 Progress = Callable[[int, int], None]
 #: Parse in worker processes when at least this many files changed.
@@ -73,6 +75,9 @@ class Vault:
         self.config = config
         self.root = config.root
         self.store = Store(config.state_dir)
+        self.cache = Cache(config.state_dir)
+        """Everything derived from the state, kept between commands (see cache.py)."""
+        self._fingerprint: str | None = None
         self._docs: dict[str, Document] | None = None
         self._names: Names | None = None
         self._edges: list[tuple] | None = None
@@ -82,11 +87,25 @@ class Vault:
 
     @classmethod
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
-        root = find_vault(vault)
-        return cls(load_config(root))
+        root, explicit = locate(vault)
+        return cls(load_config(root, explicit))
 
     def close(self) -> None:
+        self.cache.close()
         self.store.close()
+
+    def fingerprint(self) -> str:
+        """A digest of the vault state: every file's path and content hash, and the version
+        of the code that made the state (a few ms at 10k files; kept until a refresh
+        changes something)."""
+        if self._fingerprint is None:
+            row = self.store.db.execute(
+                "SELECT group_concat(path || ':' || hash, '|') FROM"
+                " (SELECT path, hash FROM files ORDER BY path)").fetchone()
+            digest = hashlib.blake2b(schema_version().encode(), digest_size=16)
+            digest.update((row[0] or "").encode())
+            self._fingerprint = digest.hexdigest()
+        return self._fingerprint
 
     # -- refresh ---------------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> BuildStats:
@@ -94,6 +113,9 @@ class Vault:
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice)
         found = scan(self.config)
+        for leftover in found.stale:  # temporary files of a killed studykb
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
         old = self.store.files()
         removed = sorted(set(old) - set(found.files))
         changed = [p for p, st in found.files.items() if p not in old or old[p][:2] != st]
@@ -103,7 +125,7 @@ class Vault:
             from .._gc import paused_gc
             from .bulk import parse_stream, write_all
 
-            workers = self.config.workers or os.cpu_count() or 1
+            workers = self.config.worker_count
             stream = parse_stream(self.root, changed, workers, progress)
             with paused_gc():  # a million rows that all stay alive until the commit
                 added, self._edges, self._blobs, states = write_all(
@@ -111,6 +133,7 @@ class Vault:
             stats.added = sorted(added)
             self._docs = None
             self._names = None
+            self._fingerprint = None
         else:
             to_parse, touched = self._confirm(changed, old)
             parsed = self._parse(to_parse, progress) if to_parse else []
@@ -120,6 +143,7 @@ class Vault:
             states = None
             if parsed or removed or touched or self._scan_changed(scan_rows):
                 self._write(parsed, removed, touched, found, scan_rows, full=not old)
+                self._fingerprint = None
                 self._docs = None
                 self._names = None
                 self._edges = None
@@ -179,11 +203,11 @@ class Vault:
         """Read changed files; those whose content hash is unchanged are only touched."""
         to_parse = []
         touched = []
+        from .files import read_note
+
         for path in changed:
             try:
-                with open(self.root / path, "rb") as fh:
-                    raw = fh.read()
-                st = os.stat(self.root / path)
+                raw, st = read_note(self.root / path)
             except OSError:
                 continue  # vanished or unreadable since the scan: the next refresh sees it
             digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -197,7 +221,7 @@ class Vault:
                progress: Progress | None) -> list[tuple]:
         from .rows import parse_rows
 
-        workers = self.config.workers or os.cpu_count() or 1
+        workers = self.config.worker_count
         if len(items) < PARALLEL_THRESHOLD or workers < 2:
             out = []
             for n, item in enumerate(items, 1):

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import os
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
@@ -45,13 +44,12 @@ def read_rows(item: tuple[str, str]) -> tuple | None:
     Reads and hashes the file where it is parsed (in a worker, for a parallel build). A
     file that vanished since the scan is left for the next refresh to notice.
     """
+    from .files import read_note
     from .rows import parse_rows
 
     abs_path, path = item
     try:
-        with open(abs_path, "rb") as fh:
-            raw = fh.read()
-            st = os.fstat(fh.fileno())
+        raw, st = read_note(abs_path)
     except OSError:
         return None
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()

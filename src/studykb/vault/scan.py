@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ..config import Config
 from ..model import Problem
+from . import files
 
 
 @dataclass
@@ -20,12 +21,25 @@ class Scan:
     """Lower-cased paths and names of other files (images, PDFs), for ``![[x.png]]``."""
     problems: list[Problem] = field(default_factory=list)
     """Files that could not be read as documents: loops, folders named ``x.md``, huge files."""
+    stale: list[str] = field(default_factory=list)
+    """Absolute paths of temporary files a killed studykb left (removed by the refresh)."""
 
 
 def scan(config: Config) -> Scan:
-    """Walk ``config.root``, skipping hidden folders, ``exclude`` and the state folder."""
+    """Walk ``config.root``, skipping hidden folders, ``exclude`` and the state folder.
+
+    Symbolic links are followed only to places inside the vault (or inside a folder of
+    ``allow_outside``); a link out of it is reported (``outside-vault``) and not read.
+    """
     out = Scan()
     root = str(config.root)
+    real_root = os.path.realpath(root)
+    allowed = [real_root, *(str(p) for p in config.allow_outside)]
+
+    def inside(path: str) -> bool:
+        return any(path == base or path.startswith(base.rstrip(os.sep) + os.sep)
+                   for base in allowed)
+
     excluded = set(config.exclude)
     patterns = [e for e in config.exclude if any(c in e for c in "*?[")]
 
@@ -57,15 +71,27 @@ def scan(config: Config) -> Scan:
         for entry in entries:
             name = entry.name
             rel = f"{rel_dir}/{name}" if rel_dir else name
-            try:
-                is_dir = entry.is_dir()
-            except OSError:
-                is_dir = False
             if name[0] == ".":
+                if name[-4:] in (".tmp", ".bak") and _leftover(name, abs_dir, rel, config, out):
+                    out.stale.append(entry.path)
                 continue
             if excluded and skip(rel, name):
                 continue
             is_md = name[-3:].lower() == ".md"
+            try:
+                is_link = entry.is_symlink()
+                is_dir = entry.is_dir()
+            except OSError:
+                is_link = is_dir = False
+            if is_link:
+                real = os.path.realpath(entry.path)
+                if not inside(real):
+                    if is_dir or is_md:
+                        out.problems.append(Problem(
+                            rel, 0, config.severity_of("outside-vault"), "outside-vault",
+                            f"a link to {real}, outside the vault; not read (studykb.toml's "
+                            "allow_outside can allow it)"))
+                    continue
             if not (name.isascii() or _utf8(name)):  # the state and messages need UTF-8
                 if is_dir or is_md:
                     out.problems.append(Problem(
@@ -103,6 +129,19 @@ def scan(config: Config) -> Scan:
                 continue
             out.files[rel] = (st.st_mtime_ns, st.st_size)
     return out
+
+
+def _leftover(name: str, folder: str, rel: str, config: Config, out: Scan) -> bool:
+    """Whether the hidden file ``name`` is a temporary file a killed studykb left (to be
+    removed); the copy an interrupted in-place rewrite kept is reported instead."""
+    if files.stale_temporary(name, folder):
+        return True
+    if name.endswith(".bak") and files.TEMPORARY.match(name[:-4] + ".tmp"):
+        out.problems.append(Problem(rel, 0, config.severity_of("interrupted-write"),
+                                    "interrupted-write",
+                                    "a copy kept by a rewrite that was interrupted; compare it "
+                                    "with the note beside it, then delete it"))
+    return False
 
 
 def _utf8(name: str) -> bool:

@@ -1,8 +1,13 @@
 """The state database in ``.studykb/state.sqlite``.
 
 SQLite gives the atomicity the build needs: every refresh is one transaction, so a
-process killed at any moment leaves the old state or the new one. A database that
-cannot be opened, or whose schema is not this version's, is moved aside and rebuilt.
+process killed at any moment leaves the old state or the new one. The state is made
+anew (in one transaction: if that fails, the old one stays) when the code that parses
+and stores the notes changed (:func:`studykb.vault.cache.code_version`), and the file
+is deleted only when SQLite proves it corrupt. A full disk or an I/O error is reported,
+never taken for damage.
+
+Every column holds text, numbers or JSON; nothing read from this file can run code.
 """
 
 from __future__ import annotations
@@ -11,19 +16,24 @@ import atexit
 import contextlib
 import json
 import os
-import pickle
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ..errors import VaultError
+from ..errors import DiskFull, StudyError, VaultError  # noqa: F401
 from ..model import Document, Problem, Reference
+from . import statedir
+from .cache import code_version
 
-SCHEMA_VERSION = "12"
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
+#: Document fields held as tuples (JSON gives lists back).
+_TUPLE_FIELDS = tuple(i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers"))
+#: SQLite result codes that prove a database file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB).
+_CORRUPT_CODES = {11, 26}
+_FULL_CODE = 13  # SQLITE_FULL
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
@@ -72,15 +82,25 @@ def secondary_indexes() -> list[tuple[str, str]]:
     return out
 
 
-def doc_row(doc: Document) -> tuple:
-    """A document as a row of ``docs``; ``names`` holds its aliases as JSON."""
-    data = pickle.dumps(tuple(getattr(doc, f) for f in DOC_FIELDS), protocol=5)
+def schema_version() -> str:
+    """The version of the state: the code that parses and stores the notes, and the schema."""
+    return code_version("state")
+
+
+def doc_row(doc: Document) -> tuple[Any, ...]:
+    """A document as a row of ``docs``; ``names`` holds its aliases as JSON, ``data`` every
+    field as a JSON array."""
+    data = json.dumps([getattr(doc, f) for f in DOC_FIELDS], ensure_ascii=False)
     return (doc.key, doc.path, doc.id, doc.title, doc.type, int(doc.explicit_id),
             json.dumps(doc.aliases, ensure_ascii=False), doc.url, data)
 
 
-def doc_from_blob(data: bytes) -> Document:
-    return Document(*pickle.loads(data))
+def doc_from_blob(data: str | bytes) -> Document:
+    """A document from the ``data`` column of ``docs``."""
+    values = json.loads(data)
+    for i in _TUPLE_FIELDS:
+        values[i] = tuple(values[i])
+    return Document(*values)
 
 
 def ref_row(ref: Reference, lookup: str, lookup2: str) -> tuple:
@@ -96,71 +116,104 @@ class Store:
     def __init__(self, state_dir: Path) -> None:
         self.path = state_dir / "state.sqlite"
         self.fresh = False
-        self.notice: str | None = None
-        self.db = self._open(state_dir)
+        self.notice: str | None = statedir.prepare(state_dir)
+        self.db = self._open()
 
-    def _open(self, state_dir: Path) -> sqlite3.Connection:
-        try:
-            state_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:  # a file in its place, a read-only vault...
-            raise VaultError(f"cannot make the state folder {state_dir}: {exc.strerror}",
-                             hint="Remove what is in its place, or make the vault writable."
-                             ) from None
-        ignore = state_dir / ".gitignore"
-        if not ignore.exists():
-            with contextlib.suppress(OSError):
-                ignore.write_text("*\n", encoding="utf-8")
-        existed = self.path.exists() and self.path.stat().st_size > 0
-        version: str | None = None
+    def _open(self) -> sqlite3.Connection:
+        version = schema_version()
         try:
             db = self._connect()
-            row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            version = row[0] if row else None
-        except sqlite3.DatabaseError:
-            version = None
-        if version == SCHEMA_VERSION:
+            found = self._version(db)
+        except sqlite3.DatabaseError as exc:
+            if not _corrupt(exc):
+                raise _state_error(self.path, exc) from None
+            self.notice = f"state was damaged ({exc}); rebuilding {self.path.parent.name}/"
+            self._discard()
+            try:
+                db = self._connect()
+            except sqlite3.DatabaseError as again:
+                raise _state_error(self.path, again) from None
+            found = None
+        if found == version:
             self._ensure_indexes(db)
             return db
-        with contextlib.suppress(Exception):
-            db.close()
-        if existed:
-            self.notice = ("state was made by another studykb version, or damaged; rebuilding"
-                           f" {self.path.parent.name}/")
+        if found is not None:
+            self.notice = self.notice or ("state was made by another studykb version; "
+                                          f"rebuilding {self.path.parent.name}/")
         try:
-            self._discard()
-            db = self._connect()
-            db.executescript(_SCHEMA)
-            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (SCHEMA_VERSION,))
-        except (OSError, sqlite3.Error) as exc:  # a folder in its place, a read-only vault...
-            raise VaultError(f"cannot use the state file {self.path}: {exc}",
-                             hint=f"Delete {self.path.parent}: it only holds what studykb "
-                                  "can rebuild.") from None
+            self._create(db, version)
+        except sqlite3.DatabaseError as exc:
+            with contextlib.suppress(sqlite3.Error):
+                db.close()
+            raise _state_error(self.path, exc) from None
         self.fresh = True
         return db
+
+    @staticmethod
+    def _version(db: sqlite3.Connection) -> str | None:
+        has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+                              ).fetchone()
+        if not has_meta:
+            return None
+        row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        return row[0] if row else ""
+
+    @staticmethod
+    def _create(db: sqlite3.Connection, version: str) -> None:
+        """Replace every table by an empty one of this schema, in one transaction (on a
+        full disk the old state stays as it was)."""
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for kind, name in db.execute(
+                    "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')"
+                    " AND name NOT LIKE 'sqlite_%'").fetchall():
+                if kind == "table":
+                    db.execute(f'DROP TABLE IF EXISTS "{name}"')
+            for statement in _SCHEMA.split(";"):
+                if statement.strip():
+                    db.execute(statement)
+            db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (version,))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
 
     def _connect(self) -> sqlite3.Connection:
         # check_same_thread off: ``studykb watch`` answers commands from a second thread,
         # one at a time under its lock (serve.py)
         db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
                              check_same_thread=False)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
         return db
 
     def _discard(self) -> None:
+        """Delete a state file SQLite proved corrupt (and its journals)."""
         for suffix in ("", "-wal", "-shm", "-journal"):
             with contextlib.suppress(FileNotFoundError):
                 os.remove(str(self.path) + suffix)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        self.db.execute("BEGIN IMMEDIATE")
+        """One write: all of it or nothing. A full disk rolls back and says so."""
         try:
-            yield self.db
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        except sqlite3.DatabaseError as exc:
+            if self.db.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.db.execute("ROLLBACK")
+            raise _state_error(self.path, exc) from None
 
     def finish_later(self, indexes: list[tuple[str, str]]) -> None:
         """Build ``indexes`` and copy the write-ahead log into the database file, in
@@ -276,6 +329,25 @@ class Store:
         row = self.db.execute("SELECT body, headings FROM texts WHERE path=?", (path,)).fetchone()
         return (row[0], json.loads(row[1])) if row else ("", [])
 
-    def get_meta(self, key: str) -> str | None:
+    def get_meta(self, key: str) -> str | None:  # noqa: D102
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
         return row[0] if row else None
+
+
+def _corrupt(exc: sqlite3.DatabaseError) -> bool:
+    """Whether SQLite says the file is damaged (not full, locked or unreadable)."""
+    return getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES or \
+        "malformed" in str(exc) or "not a database" in str(exc)
+
+
+def _state_error(path: Path, exc: sqlite3.Error) -> StudyError:
+    """The user's message for an SQLite error on the state (the state is kept)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code == _FULL_CODE or "disk is full" in str(exc):
+        return DiskFull(f"disk full: cannot update {path}; the previous state is kept.")
+    if code in _CORRUPT_CODES:
+        return VaultError(f"the state {path} is damaged ({exc}).",
+                          hint=f"Delete {path.parent}: it only holds what studykb can rebuild.")
+    return VaultError(f"cannot use the state {path}: {exc}.",
+                      hint=f"Delete {path.parent} if this persists: it only holds what "
+                           "studykb can rebuild.")

@@ -1,0 +1,510 @@
+"""Setting front-matter values in a user's file, keeping every other byte, and proving it.
+
+Used by ``mark``: it sets ``status`` (and, when something becomes done, the date in
+``done``) of a document or of one course unit. Two ways, each checked the same way:
+
+1. a line edit: only the line holding the key is replaced (or one line is added), so
+   BOM, line ends, comments, quoting and key order stay as they were;
+2. where that cannot be proven right (flow style ``{title: X, status: todo}``, a value
+   on the next line, a key inside a multi-line string), a round-trip edit with
+   ruamel.yaml (YAML) or tomlkit (TOML), which keep comments and layout.
+
+The check: the new file must parse (duplicate keys are an error) to the mapping of the
+old one with only those keys changed, and the same body. When neither way passes the
+check, nothing is written and :class:`EditError` says why.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import re
+import tomllib
+from typing import Any
+
+import yaml
+
+from .frontmatter import split
+
+BOM = b"\xef\xbb\xbf"
+#: key -> new value; None removes the key.
+Changes = dict[str, "str | dt.date | None"]
+
+
+class EditError(ValueError):
+    """The front matter cannot be changed safely; the message says why."""
+
+
+def set_values(raw: bytes, changes: Changes, unit: str | None = None) -> bytes:
+    """``raw`` with ``changes`` set in its front matter (or in course unit ``unit``'s entry).
+
+    A file without front matter gets a YAML block at the top. Raises :class:`EditError`
+    or ``UnicodeDecodeError``.
+    """
+    bom = BOM if raw.startswith(BOM) else b""
+    text = raw[len(bom):].decode("utf-8")
+    parts = split(text)
+    if parts.error:
+        line, message = parts.error
+        raise EditError(f"line {line}: {message}; fix it first (or an editor may be saving "
+                        "the file)")
+    if not parts.fm_format:
+        if unit:
+            raise EditError("this course has no front matter, so it has no units to mark")
+        nl = "\r\n" if "\r\n" in text else "\n"
+        head = "---" + nl + "".join(f"{k}: {_yaml_scalar(v)}{nl}" for k, v in changes.items()
+                                    if v is not None)
+        return bom + (head + "---" + nl + text).encode("utf-8")
+    old = _load(text)
+    want = _expected(old, changes, unit)
+    tried: list[str] = []
+    for name, edit in (("line edit", _line_edit), ("round-trip edit", _round_trip)):
+        try:
+            new = edit(text, parts.fm_format, changes, unit)
+        except EditError as exc:
+            tried.append(f"{name}: {exc}")
+            continue
+        if new is not None:
+            problem = _differs(text, new, want)
+            if problem is None:
+                return bom + new.encode("utf-8")
+            tried.append(f"{name}: {problem}")
+    raise EditError("cannot change the front matter safely (" + "; ".join(tried) + ")")
+
+
+# -- checking -------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """PyYAML's safe loader, refusing duplicate keys (which it would silently merge)."""
+
+
+def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
+    seen: set[Any] = set()
+    for key_node, _value in node.value:
+        key = loader.construct_object(key_node, deep=True)
+        if isinstance(key, (list, dict)):
+            continue
+        if key in seen:
+            raise EditError(f"the key {key!r} appears twice")
+        seen.add(key)
+    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+
+
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+                              _no_duplicates)  # type: ignore[arg-type]
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise EditError(f"the key {key!r} appears twice")
+        out[key] = value
+    return out
+
+
+def _load(text: str) -> tuple[str, dict[str, Any], str]:
+    """(format, mapping, body) of a whole file's text, strictly."""
+    parts = split(text)
+    if parts.error:
+        raise EditError(parts.error[1])
+    try:
+        if parts.fm_format == "toml":
+            data: Any = tomllib.loads(parts.fm_text)
+        elif parts.fm_format == "json":
+            data = json.loads(parts.fm_text, object_pairs_hook=_pairs)
+        else:
+            data = yaml.load(parts.fm_text, Loader=_StrictLoader) or {}
+    except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError) as exc:
+        raise EditError(f"the front matter does not parse: {exc}") from None
+    if not isinstance(data, dict):
+        raise EditError("the front matter is not a mapping of keys")
+    return parts.fm_format, data, parts.body
+
+
+def _expected(old: tuple[str, dict[str, Any], str], changes: Changes, unit: str | None
+              ) -> tuple[str, dict[str, Any], str]:
+    fmt, meta, body = old
+    values = {k: (v.isoformat() if fmt == "json" and isinstance(v, dt.date) else v)
+              for k, v in changes.items()}
+
+    def apply(mapping: dict[str, Any]) -> dict[str, Any]:
+        out = {k: v for k, v in mapping.items() if not (k in values and values[k] is None)}
+        out.update({k: v for k, v in values.items() if v is not None})
+        return out
+
+    if unit is None:
+        return fmt, apply(meta), body
+    new = dict(meta)
+    units = meta.get("units")
+    if not isinstance(units, list):
+        raise EditError("'units' is not a list")
+    found = False
+    out_units = []
+    for item in units:
+        if isinstance(item, dict) and str(item.get("id", "")).strip() == unit and not found:
+            item = apply(item)
+            found = True
+        out_units.append(item)
+    if not found:
+        raise EditError(f"unit {unit!r} not found in the front matter")
+    new["units"] = out_units
+    return fmt, new, body
+
+
+def _differs(old_text: str, new_text: str, want: tuple[str, dict[str, Any], str]) -> str | None:
+    """Why ``new_text`` is not ``old_text`` with the wanted change, or None when it is."""
+    try:
+        got = _load(new_text)
+    except EditError as exc:
+        return str(exc)
+    if got[0] != want[0]:
+        return "the front matter changed format"
+    if got[2] != want[2]:
+        return "the body would change"
+    if got[1] != want[1]:
+        return "other values would change too"
+    return None
+
+
+# -- way 1: one line ---------------------------------------------------------------------------
+
+
+def _line_edit(text: str, fmt: str, changes: Changes, unit: str | None) -> str | None:
+    if fmt == "json":
+        for key, value in changes.items():
+            if value is None:
+                text = _json_remove(text, key, unit)
+            else:
+                text = _json_set(text, key, _json_value(value), unit)
+        return text
+    toml = fmt == "toml"
+    previous: str | None = None  # a key added goes after the one set before it
+    for key, value in changes.items():
+        nl = "\r\n" if "\r\n" in text else "\n"
+        lines = text.splitlines(keepends=True)
+        start = 0
+        while start < len(lines) and not lines[start].strip():
+            start += 1
+        fence = lines[start].rstrip()
+        closers = (fence, "...") if fence == "---" else (fence,)
+        close = next((i for i in range(start + 1, len(lines))
+                      if lines[i].rstrip() in closers), None)
+        if close is None:
+            raise EditError("the front matter is never closed")
+        if value is None:
+            lines = _remove(lines, start + 1, close, unit, key, toml)
+        else:
+            shown = _toml_value(value) if toml else _yaml_scalar(value)
+            if unit:
+                lines = _unit(lines, start + 1, close, unit, key, shown, toml, nl, previous)
+            else:
+                lines = _top(lines, start + 1, close, key, shown, toml, nl, previous)
+        previous = key
+        text = "".join(lines)
+    return text
+
+
+def _remove(lines: list[str], first: int, close: int, unit: str | None, key: str,
+            toml: bool) -> list[str]:
+    """Without the line ``key: value`` (top-level, or inside unit ``unit``'s entry); a key
+    that is not there leaves the lines as they are."""
+    pattern = _value_re(key, toml)
+    start, end = first, close
+    if unit:
+        id_re = re.compile(r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?""" + re.escape(unit) +
+                           r"""["']?\s*(?:$|[,}\s#])""")
+        at = next((i for i in range(first, close) if id_re.search(lines[i])), None)
+        if at is None:
+            return lines
+        line = lines[at]
+        if "{" in line and "}" in line:
+            flow = re.compile(r""",\s*["']?""" + re.escape(key) +
+                              r"""["']?\s*[:=]\s*("[^"]*"|'[^']*'|[^,}\s]+)""")
+            lines[at] = flow.sub("", line, count=1)
+            return lines
+        start = at
+        indent = len(line) - len(line.lstrip(" \t-"))
+        for i in range(at + 1, close):
+            stripped = lines[i].strip()
+            cur = len(lines[i]) - len(lines[i].lstrip(" \t"))
+            if stripped and ((toml and stripped.startswith("[")) or
+                             (not toml and cur < indent)):
+                end = i
+                break
+    for i in range(start, end):
+        body = lines[i].lstrip(" \t-") if unit else lines[i]
+        if not unit and lines[i][:1] in (" ", "\t", "-"):
+            continue
+        m = pattern.match(body)
+        if m and not m.group("rest").strip().startswith(("|", ">")) and m.group("value"):
+            del lines[i]
+            return lines
+    return lines
+
+
+def _json_remove(text: str, key: str, unit: str | None) -> str:
+    """Without ``"key": value`` in the JSON front matter (or in unit ``unit``'s object)."""
+    start = text.index("{")
+    _obj, end = json.JSONDecoder().raw_decode(text, start)
+    head = text[:end]
+    lo, hi = start, end
+    if unit is not None:
+        m = re.search(r'"id"\s*:\s*"' + re.escape(unit) + '"', head)
+        if not m:
+            return text
+        lo, hi = head.rindex("{", 0, m.start()), head.index("}", m.end()) + 1
+    value = r'(?:"(?:[^"\\]|\\.)*"|[^,}\s]+)'
+    pair = r'"' + re.escape(key) + r'"\s*:\s*' + value
+    for shape in (pair + r"\s*,\s*", r"\s*,\s*" + pair, pair):
+        for m in re.finditer(shape, head[:hi]):
+            if m.start() < lo:
+                continue
+            at = m.start() + (0 if shape.startswith('"') else m.group().index('"'))
+            if unit is not None or _depth(head, at) == 1:
+                return text[: m.start()] + text[m.end():]
+    return text
+
+
+def _value_re(key: str, toml: bool) -> re.Pattern[str]:
+    sep = "=" if toml else ":"
+    return re.compile(r"^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)" + re.escape(key) +
+                      r"(?P=q)[ \t]*" + sep +
+                      r"[ \t]*(?P<value>\"[^\"]*\"|'[^']*'|[^\s#]*)(?P<rest>.*)$", re.S)
+
+
+def _top(lines: list[str], first: int, close: int, key: str, value: str, toml: bool,
+         nl: str, after: str | None = None) -> list[str]:
+    pattern = _value_re(key, toml)
+    before = _value_re(after, toml) if after else None
+    anchor = None
+    for i in range(first, close):
+        line = lines[i]
+        if line[:1] in (" ", "\t", "-"):
+            continue  # nested: not the top-level key
+        if toml and line.lstrip().startswith("["):
+            break  # a table starts: top-level keys are above it
+        m = pattern.match(line)
+        if m:
+            lines[i] = line[: m.start("value")] + _quoted_like(m.group("value"), value, toml) \
+                + line[m.end("value"):]
+            return lines
+        if before is not None and before.match(line):
+            anchor = i
+    insert = close if anchor is None else anchor + 1
+    if toml and anchor is None:  # top-level keys must come before the first [table]
+        insert = next((i for i in range(first, close) if lines[i].lstrip().startswith("[")),
+                      close)
+    sep = " = " if toml else ": "
+    lines.insert(insert, f"{key}{sep}{value}{nl}")
+    return lines
+
+
+def _quoted_like(old: str, value: str, toml: bool) -> str:
+    """``value`` quoted the way the old value was (a date stays bare)."""
+    bare = value.strip('"')
+    if re.fullmatch(r"\d{4}-\d{2}-\d{2}", bare):
+        return bare
+    if old.startswith('"') or toml:
+        return f'"{bare}"'
+    if old.startswith("'"):
+        return f"'{bare}'"
+    return bare
+
+
+def _unit(lines: list[str], first: int, close: int, unit: str, key: str, value: str,
+          toml: bool, nl: str, after: str | None = None) -> list[str]:
+    id_re = re.compile(r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?""" + re.escape(unit) +
+                       r"""["']?\s*(?:$|[,}\s#])""")
+    at = next((i for i in range(first, close) if id_re.search(lines[i])), None)
+    if at is None:
+        raise EditError(f"unit {unit!r} not found in the front matter")
+    line = lines[at]
+    sep = " = " if toml else ": "
+    if "{" in line and "}" in line:  # flow style: - {id: a1, title: x, status: todo}
+        flow = re.compile(r"""(["']?""" + re.escape(key) +
+                          r"""["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^,}\s]+)""")
+        if flow.search(line):
+            lines[at] = flow.sub(lambda m: m.group(1) + _quoted_like(m.group(2), value, toml),
+                                 line, count=1)
+        else:
+            end = line.rindex("}")
+            lines[at] = line[:end].rstrip() + f", {key}{sep}{value}" + line[end:]
+        return lines
+    indent = len(line) - len(line.lstrip(" \t-"))
+    pattern = _value_re(key, toml)
+    begin = at
+    if not toml and not line.lstrip().startswith("-"):  # id is not the item's first key
+        for i in range(at - 1, first - 1, -1):
+            cur = lines[i]
+            if cur.lstrip().startswith("-") and len(cur) - len(cur.lstrip(" \t-")) == indent:
+                begin = i
+                break
+    if toml:  # the unit's table starts at the [[units]] header above the id
+        begin = next((i for i in range(at, first - 1, -1) if lines[i].lstrip().startswith("[")),
+                     first)
+    end = close
+    for i in range(at + 1, close):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        cur_indent = len(lines[i]) - len(lines[i].lstrip(" \t"))
+        if (toml and stripped.startswith("[")) or (not toml and cur_indent < indent):
+            end = i
+            break
+    for i in range(begin, end):
+        cur = lines[i]
+        body = cur.lstrip(" \t-") if not toml else cur.lstrip(" \t")
+        key_indent = len(cur) - len(body)
+        m = pattern.match(body)
+        if m and (toml or key_indent == indent):
+            pos = key_indent + m.start("value")
+            lines[i] = cur[:pos] + _quoted_like(m.group("value"), value, toml) + \
+                cur[pos + len(m.group("value")):]
+            return lines
+    pad = line[: len(line) - len(line.lstrip(" \t"))] if toml else " " * indent
+    last = max((i for i in range(at, end) if lines[i].strip()
+                and not lines[i].strip().startswith("#")), default=at)
+    if after is not None:
+        before = _value_re(after, toml)
+        last = next((i for i in range(begin, end)
+                     if before.match(lines[i].lstrip(" \t-") if not toml else lines[i].lstrip())),
+                    last)
+    lines.insert(last + 1, pad + f"{key}{sep}{value}{nl}")
+    return lines
+
+
+def _json_value(value: str | dt.date) -> str:
+    return json.dumps(value.isoformat() if isinstance(value, dt.date) else value)
+
+
+def _json_set(text: str, key: str, value: str, unit: str | None) -> str:
+    start = text.index("{")
+    _obj, end = json.JSONDecoder().raw_decode(text, start)
+    head = text[:end]
+    pattern = re.compile(r'("' + re.escape(key) + r'"\s*:\s*)("(?:[^"\\]|\\.)*"|[^,}\s]+)')
+    if unit is None:
+        for m in pattern.finditer(head):
+            if _depth(head, m.start()) == 1:
+                return text[: m.start()] + m.group(1) + value + text[m.end():]
+        return text[: start + 1] + f'"{key}": {value}, ' + text[start + 1:]
+    m = re.search(r'"id"\s*:\s*"' + re.escape(unit) + '"', head)
+    if not m:
+        raise EditError(f"unit {unit!r} not found in the front matter")
+    open_at = head.rindex("{", 0, m.start())
+    close_at = head.index("}", m.end())
+    block = head[open_at:close_at]
+    found = pattern.search(block)
+    if found:
+        block = block[: found.start()] + found.group(1) + value + block[found.end():]
+    else:
+        block = block[:1] + f'"{key}": {value}, ' + block[1:]
+    return text[:open_at] + block + text[close_at:]
+
+
+def _depth(text: str, pos: int) -> int:
+    depth = 0
+    in_str = False
+    prev = ""
+    for ch in text[:pos]:
+        if in_str:
+            if ch == '"' and prev != "\\":
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+        prev = ch
+    return depth
+
+
+def _yaml_scalar(value: str | dt.date) -> str:
+    return value.isoformat() if isinstance(value, dt.date) else str(value)
+
+
+def _toml_value(value: str | dt.date) -> str:
+    return value.isoformat() if isinstance(value, dt.date) else json.dumps(value)
+
+
+# -- way 2: round trip -------------------------------------------------------------------------
+
+
+def _round_trip(text: str, fmt: str, changes: Changes, unit: str | None) -> str | None:
+    if fmt == "json":
+        return None  # the line edit is exact for JSON; nothing better to try
+    parts = split(text)
+    head_len = text.replace("\r\n", "\n").find(parts.fm_text) if parts.fm_text else -1
+    if head_len < 0 or "\r" in text:
+        raise EditError("cannot locate the front matter for a round-trip edit")
+    if fmt == "toml":
+        fm = _tomlkit_edit(parts.fm_text, changes, unit)
+    else:
+        fm = _ruamel_edit(parts.fm_text, changes, unit)
+    return text[:head_len] + fm + text[head_len + len(parts.fm_text):]
+
+
+def _target(data: Any, unit: str | None) -> Any:
+    if unit is None:
+        return data
+    for item in data.get("units") or ():
+        if hasattr(item, "get") and str(item.get("id", "")).strip() == unit:
+            return item
+    raise EditError(f"unit {unit!r} not found in the front matter")
+
+
+def _ruamel_edit(fm: str, changes: Changes, unit: str | None) -> str:
+    from ruamel.yaml import YAML
+    from ruamel.yaml.error import YAMLError
+
+    rt = YAML(typ="rt")
+    rt.preserve_quotes = True
+    rt.width = 1 << 16
+    indent = _yaml_indent(fm)
+    if indent:
+        rt.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
+    try:
+        data = rt.load(fm)
+    except YAMLError as exc:
+        raise EditError(f"ruamel.yaml cannot read it: {exc}") from None
+    target = _target(data, unit)
+    for key, value in changes.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value
+    out = io.StringIO()
+    rt.dump(data, out)
+    text = out.getvalue()
+    if fm.endswith("\n") and not text.endswith("\n"):
+        text += "\n"
+    return text
+
+
+def _yaml_indent(fm: str) -> tuple[int, int, int] | None:
+    """(mapping, sequence, offset) indents as the file writes block sequences, if any."""
+    m = re.search(r"^(\S[^\n]*):[ \t]*\n([ \t]*)-([ \t]+)\S", fm, re.M)
+    if not m:
+        return None
+    offset = len(m.group(2))
+    return 2, offset + 1 + len(m.group(3)) - 1 + 1, offset
+
+
+def _tomlkit_edit(fm: str, changes: Changes, unit: str | None) -> str:
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    try:
+        doc = tomlkit.parse(fm)
+    except TOMLKitError as exc:
+        raise EditError(f"tomlkit cannot read it: {exc}") from None
+    target = _target(doc, unit)
+    for key, value in changes.items():
+        if value is None:
+            target.pop(key, None)
+        else:
+            target[key] = value
+    return tomlkit.dumps(doc)

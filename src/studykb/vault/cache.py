@@ -1,0 +1,179 @@
+"""The one place studykb keeps what it derives from the notes between commands.
+
+Every derived thing (reading-plan tables, the related-documents features and text
+vectors, what the search index holds) is one named entry of ``.studykb/cache.sqlite``:
+
+    name   what it is (a row of :data:`MADE_BY`)
+    key    a digest of the code that makes it and of the inputs it is made from
+    value  msgpack: plain data only, so loading an entry can never run code
+
+An entry is used only when its key matches, so nothing is ever invalidated by hand:
+changing the code listed for a name (a new front-matter field read by the parser, a new
+feature in the related ranking) changes its code version, and changing the notes
+changes the inputs. :data:`MADE_BY` is the whole story of what invalidates what.
+
+The state database (``state.sqlite``) follows the same rule for its ``state`` entry:
+it is rebuilt when the code that parses and stores the notes changes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import sqlite3
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import msgpack
+
+from .. import __version__
+
+#: What each derived thing is made by: the modules (or packages) whose code decides it.
+#: Its code version is a digest of their source, so editing them invalidates it.
+MADE_BY: dict[str, tuple[str, ...]] = {
+    # the state database: files parsed into documents, references and problems
+    "state": ("studykb.model", "studykb.parse", "studykb.vault.store", "studykb.vault.rows",
+              "studykb.vault.resolve", "studykb.vault.checks", "studykb.vault.bulk",
+              "studykb.vault.scan"),
+    # reading plans: the prerequisite graph, coverage and the known set
+    "plans": ("studykb.plans", "studykb.graph", "studykb.model"),
+    # related documents: graph features, and the text vectors with their term counts
+    "related-features": ("studykb.related_features", "studykb.graph", "studykb.model"),
+    "related-terms": ("studykb.textsim", "studykb.index_analysis", "studykb.segment"),
+    "related-vectors": ("studykb.textsim", "studykb.index_analysis", "studykb.segment"),
+    # the search index: how text is analysed and what goes in it
+    "search-index": ("studykb.index", "studykb.index_analysis", "studykb.index_state",
+                     "studykb.segment"),
+    "search-held": ("studykb.index", "studykb.index_analysis", "studykb.index_state",
+                    "studykb.segment"),
+    "search-topics": ("studykb.index_state",),
+    "search-segments": ("studykb.segment",),
+}
+CACHE_FILE = "cache.sqlite"
+
+
+@cache
+def code_version(name: str) -> str:
+    """A digest of the source of everything :data:`MADE_BY` lists for ``name``."""
+    digest = hashlib.blake2b(f"{__version__}:{name}".encode(), digest_size=12)
+    for module in MADE_BY[name]:
+        for source in _sources(module):
+            digest.update(source.encode())
+            with contextlib.suppress(OSError):
+                digest.update(Path(source).read_bytes())
+    return digest.hexdigest()
+
+
+def _sources(module: str) -> list[str]:
+    """Source files of a module, or of every module of a package."""
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        return []
+    if spec.submodule_search_locations:  # a package: all of its modules
+        out: list[str] = []
+        for folder in spec.submodule_search_locations:
+            out.extend(sorted(str(p) for p in Path(folder).rglob("*.py")))
+        return out
+    return [spec.origin]
+
+
+def key(name: str, *inputs: object) -> str:
+    """The key of ``name`` made from ``inputs`` by this code."""
+    digest = hashlib.blake2b(code_version(name).encode(), digest_size=16)
+    for item in inputs:
+        digest.update(b"\x1f" + str(item).encode())
+    return digest.hexdigest()
+
+
+def pack(value: Any) -> bytes:
+    return msgpack.packb(value, use_bin_type=True)
+
+
+def unpack(data: bytes) -> Any:
+    # strict: plain maps, arrays, strings, bytes and numbers; no extension types
+    return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True,
+                           ext_hook=_no_extensions)
+
+
+def _no_extensions(code: int, data: bytes) -> Any:
+    raise ValueError(f"unexpected msgpack extension type {code}")
+
+
+class Cache:
+    """The derived entries of one vault (``.studykb/cache.sqlite``).
+
+    Reads and writes never raise for a missing, damaged or read-only file: a cache
+    that cannot be used only makes the next command slower.
+    """
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / CACHE_FILE
+        self._db: sqlite3.Connection | None = None
+        self._memo: dict[str, tuple[str, Any]] = {}
+
+    def _conn(self) -> sqlite3.Connection | None:
+        if self._db is None:
+            try:
+                db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
+                                     check_same_thread=False)
+                db.execute("PRAGMA journal_mode=WAL")
+                db.execute("PRAGMA synchronous=NORMAL")
+                db.execute("CREATE TABLE IF NOT EXISTS entries(name TEXT PRIMARY KEY, key TEXT,"
+                           " value BLOB)")
+            except sqlite3.Error:
+                return None
+            self._db = db
+        return self._db
+
+    def get(self, name: str, entry_key: str) -> Any | None:
+        """The value stored for ``name`` under ``entry_key``, or None."""
+        memo = self._memo.get(name)
+        if memo is not None and memo[0] == entry_key:
+            return memo[1]
+        db = self._conn()
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT value FROM entries WHERE name=? AND key=?",
+                             (name, entry_key)).fetchone()
+            value = unpack(row[0]) if row else None
+        except (sqlite3.Error, ValueError, TypeError, msgpack.UnpackException):
+            return None
+        if value is not None:
+            self._memo[name] = (entry_key, value)
+        return value
+
+    def put(self, name: str, entry_key: str, value: Any) -> None:
+        """Store ``value`` for ``name`` under ``entry_key`` (replacing the older one)."""
+        if name not in MADE_BY:
+            raise KeyError(f"{name!r} is not a cache entry; add it to MADE_BY")
+        self._memo[name] = (entry_key, value)
+        db = self._conn()
+        if db is None:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?)",
+                       (name, entry_key, pack(value)))
+
+    def forget(self, names: Iterable[str] = ()) -> None:
+        """Drop entries (all of them without ``names``)."""
+        names = list(names)
+        for name in names or list(self._memo):
+            self._memo.pop(name, None)
+        db = self._conn()
+        if db is None:
+            return
+        with contextlib.suppress(sqlite3.Error):
+            if names:
+                db.executemany("DELETE FROM entries WHERE name=?", [(n,) for n in names])
+            else:
+                db.execute("DELETE FROM entries")
+
+    def close(self) -> None:
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None

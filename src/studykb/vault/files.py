@@ -1,0 +1,393 @@
+"""Reading and rewriting the user's own files without ever losing a byte of theirs.
+
+Only commands whose job is to write (``mark``, ``sidebar --write``, ``new``) change a
+user's file, and they all go through this module:
+
+* :func:`read_for_edit` reads a file whole and *stable*: its real path lies inside the
+  vault (a symbolic link is followed to its target, which must be inside too), it is a
+  regular file the user may write, and its size, mtime and inode are the same before and
+  after the read. An empty file is refused: it is what an editor that truncates and then
+  writes leaves for an instant.
+* :func:`replace` puts new bytes in its place only if it still holds what was read. The
+  new content goes to a temporary file beside it (same owner and mode), which is then
+  *exchanged* with the file in one step (Linux ``renameat2(RENAME_EXCHANGE)``, macOS
+  ``renamex_np(RENAME_SWAP)``). What comes out of the exchange is what the file held at
+  that instant: if it is not what was read (an editor saved meanwhile), the exchange is
+  undone and the editor's save stays. Where the system cannot exchange, the file is
+  compared once more right before ``os.replace``. A file with several hard links is
+  rewritten in place (keeping the links), after the same comparison.
+* :func:`create` writes a new file, never over an existing one, with the user's umask.
+
+Temporary files are named ``.NAME.studykb-PID-XXXX.tmp``; :func:`stale_temporary` tells
+which of them a killed process left behind, so the next scan removes them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import ctypes.util
+import errno
+import os
+import re
+import secrets
+import stat
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import StudyError
+
+#: Temporary files of studykb's own: ``.NAME.studykb-PID-RANDOM.tmp``; earlier versions
+#: named them ``.NAME.XXXXXXXX.tmp`` (``tempfile.mkstemp``).
+TEMPORARY = re.compile(r"^\.(?P<name>.+)\.studykb-(?P<pid>\d+)-[0-9a-f]{8}\.tmp$")
+_OLD_TEMPORARY = re.compile(r"^\.(?P<name>.+\.md)\.[a-z0-9_]{8}\.tmp$")
+#: Seconds after which a temporary file of a process that may still live is stale anyway.
+STALE_AFTER = 3600.0
+
+
+class FileChanged(StudyError):
+    """The file changed (or looks half-written) while studykb was editing it. Exit 1."""
+
+
+@dataclass(frozen=True)
+class Read:
+    """A file read whole for editing, and what it was on disk when read."""
+
+    path: Path
+    """The real path of the file (a symbolic link resolved)."""
+    shown: str
+    """The path as the user knows it (vault-relative), for messages."""
+    data: bytes
+    ino: int
+    dev: int
+    size: int
+    mtime_ns: int
+    mode: int
+    uid: int
+    gid: int
+    nlink: int
+
+
+def read_note(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
+    """The bytes of a note the scan found, and its stat; OSError when it is gone, or is
+    no longer a regular file (a FIFO put in its place would block a plain ``open``)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks), st
+    finally:
+        os.close(fd)
+
+
+def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
+    """Read the file at vault path ``rel`` whole, for rewriting it.
+
+    Raises :class:`~studykb.errors.StudyError` (a clear message, exit 1) when the file
+    may not or cannot be rewritten, and :class:`FileChanged` when it changes during the
+    read or looks half-written.
+    """
+    where = root / rel
+    real = Path(os.path.realpath(where))
+    base = Path(os.path.realpath(root))
+    if not allow_outside and not real.is_relative_to(base):
+        raise StudyError(f"{rel} is a link to {real}, outside the vault; not changed.")
+    try:
+        before = os.stat(real)
+    except FileNotFoundError:
+        raise StudyError(f"{rel} does not exist any more; not changed.") from None
+    except OSError as exc:
+        raise StudyError(f"cannot read {rel}: {exc.strerror}; not changed.") from None
+    if not stat.S_ISREG(before.st_mode):
+        raise StudyError(f"{rel} is not a regular file any more; not changed.")
+    if not os.access(real, os.W_OK):
+        raise StudyError(f"{rel} is read-only; not changed.",
+                         hint="Make it writable (chmod u+w) if studykb should edit it.")
+    try:
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
+    except OSError as exc:
+        raise StudyError(f"cannot read {rel}: {exc.strerror}; not changed.") from None
+    try:
+        opened = os.fstat(fd)
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        after = os.fstat(fd)
+    finally:
+        os.close(fd)
+    data = b"".join(chunks)
+    if (_identity(before) != _identity(opened) or _identity(opened) != _identity(after)
+            or len(data) != after.st_size):
+        raise FileChanged(f"{rel} changed while it was being read (an editor saving?); "
+                          "not changed. Run the command again.")
+    if not data.strip():
+        raise FileChanged(f"{rel} is empty (an editor may be saving it); not changed.")
+    return Read(real, rel, data, after.st_ino, after.st_dev, after.st_size, after.st_mtime_ns,
+                stat.S_IMODE(after.st_mode), after.st_uid, after.st_gid, after.st_nlink)
+
+
+def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def replace(read: Read, new: bytes) -> None:
+    """Put ``new`` in place of the file ``read`` came from, if it still holds ``read.data``.
+
+    Raises :class:`FileChanged` (and leaves the file as the other writer left it) when it
+    changed since it was read.
+    """
+    if read.nlink > 1:
+        _rewrite_in_place(read, new)
+        return
+    tmp = _write_temporary(read.path, new, read.mode, read.uid, read.gid)
+    try:
+        new_ino = os.lstat(tmp).st_ino
+        _still_same(read)
+        if _exchange(tmp, read.path):
+            _confirm_exchange(read, tmp, new_ino)
+        else:
+            _still_same(read)
+            os.replace(tmp, read.path)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    _sync_folder(read.path.parent)
+
+
+def _still_same(read: Read) -> None:
+    """Raise FileChanged unless the file is the one read, with the same bytes."""
+    try:
+        st = os.stat(read.path)
+        same = (st.st_ino, st.st_size, st.st_mtime_ns) == (read.ino, read.size, read.mtime_ns)
+        same = same and _content(read.path) == read.data
+    except OSError:
+        same = False
+    if not same:
+        raise FileChanged(f"{read.shown} changed while studykb was editing it (an editor "
+                          "saving?); not changed. Run the command again.")
+
+
+def _content(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _confirm_exchange(read: Read, tmp: Path, new_ino: int) -> None:
+    """After exchanging: ``tmp`` holds what the file held; undo unless it was ``read``."""
+    try:
+        st = os.lstat(tmp)
+        ok = (st.st_ino, st.st_size, st.st_mtime_ns) == (read.ino, read.size, read.mtime_ns) \
+            and _content(tmp) == read.data
+    except OSError:
+        ok = False
+    if ok:
+        return
+    # Someone saved between the last comparison and the exchange: their file is at
+    # ``tmp`` now. Put it back, unless they saved yet again over ours (then theirs is
+    # newer still and already in place).
+    try:
+        ours_in_place = os.lstat(read.path).st_ino == new_ino
+    except OSError:
+        ours_in_place = False
+    if ours_in_place:
+        _exchange(tmp, read.path)
+    raise FileChanged(f"{read.shown} changed while studykb was editing it (an editor "
+                      "saving?); not changed. Run the command again.")
+
+
+def _rewrite_in_place(read: Read, new: bytes) -> None:
+    """Rewrite a file with several hard links through its inode, keeping the links.
+
+    A copy of the old bytes is kept beside it (``.NAME.studykb-PID-XXXX.bak``) until the
+    new ones are on disk, so a process killed halfway leaves the old content next to the
+    file; the scan reports such a copy and never deletes it.
+    """
+    backup = _write_temporary(read.path, read.data, read.mode, read.uid, read.gid, ".bak")
+    fd = os.open(read.path, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        st = os.fstat(fd)
+        current = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
+        if (st.st_ino, st.st_size, st.st_mtime_ns) != (read.ino, read.size,
+                                                       read.mtime_ns) or current != read.data:
+            os.unlink(backup)
+            raise FileChanged(f"{read.shown} changed while studykb was editing it; not "
+                              "changed. Run the command again.")
+        os.lseek(fd, 0, os.SEEK_SET)
+        view = memoryview(new)
+        while view:
+            view = view[os.write(fd, view):]
+        os.ftruncate(fd, len(new))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.unlink(backup)  # kept only if this process died above
+
+
+def _write_temporary(beside: Path, data: bytes, mode: int, uid: int, gid: int,
+                     suffix: str = ".tmp") -> Path:
+    """A new file next to ``beside`` holding ``data``, synced, with the given mode/owner."""
+    name = f".{beside.name}.studykb-{os.getpid()}-{secrets.token_hex(4)}{suffix}"
+    tmp = beside.with_name(name)
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError as exc:
+        raise StudyError(_cannot_write(beside.parent, exc)) from None
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        os.fchmod(fd, mode)
+        if (uid, gid) != (os.getuid(), os.getgid()):
+            with contextlib.suppress(OSError):  # only root may give a file away
+                os.fchown(fd, uid, gid)
+        os.fsync(fd)
+    except OSError as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise StudyError(_cannot_write(beside.parent, exc)) from None
+    os.close(fd)
+    return tmp
+
+
+def _cannot_write(folder: Path, exc: OSError) -> str:
+    if exc.errno == errno.ENOSPC:
+        return f"disk full: cannot write in {folder}; nothing was changed."
+    if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"cannot write in {folder} ({exc.strerror}); nothing was changed."
+    return f"cannot write in {folder}: {exc.strerror or exc}; nothing was changed."
+
+
+def _sync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+# -- exchanging two names in one step ------------------------------------------------------
+
+_RENAME_EXCHANGE = 2  # Linux <linux/fs.h>
+_RENAME_SWAP = 2  # macOS <stdio.h>
+_AT_FDCWD = -100
+_libc: ctypes.CDLL | None = None
+_exchange_works = True
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap the files named ``a`` and ``b`` atomically; False where the system cannot."""
+    global _libc, _exchange_works
+    if not _exchange_works:
+        return False
+    if _libc is None:
+        try:
+            _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        except OSError:
+            _exchange_works = False
+            return False
+    if sys.platform.startswith("linux") and hasattr(_libc, "renameat2"):
+        rc = _libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b),
+                             _RENAME_EXCHANGE)
+    elif sys.platform == "darwin" and hasattr(_libc, "renamex_np"):
+        rc = _libc.renamex_np(os.fsencode(a), os.fsencode(b), _RENAME_SWAP)
+    else:
+        _exchange_works = False
+        return False
+    if rc == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.ENOTSUP, errno.EOPNOTSUPP):
+        return False  # this file system cannot: compare and replace instead
+    raise StudyError(_cannot_write(b.parent, OSError(code, os.strerror(code))))
+
+
+# -- new files -------------------------------------------------------------------------------
+
+
+def create(root: Path, target: Path, data: bytes) -> None:
+    """Write a new file at ``target`` (inside ``root``), never over an existing one.
+
+    Its folders are created as needed; the real folder must lie inside the vault (a
+    folder that is a link out of it is refused). The file gets the mode the user's
+    umask gives new files.
+    """
+    base = Path(os.path.realpath(root))
+    folder = target.parent
+    existing = folder
+    while not existing.exists():
+        existing = existing.parent
+    if not Path(os.path.realpath(existing)).is_relative_to(base):
+        raise StudyError(f"{existing} is a link out of the vault; not writing there.")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StudyError(_cannot_write(folder, exc)) from None
+    real_folder = Path(os.path.realpath(folder))
+    if not real_folder.is_relative_to(base):
+        raise StudyError(f"{folder} is a link out of the vault; not writing there.")
+    umask = _umask()
+    tmp = _write_temporary(real_folder / target.name, data, 0o666 & ~umask, os.getuid(),
+                           os.getgid())
+    final = real_folder / target.name
+    try:
+        try:
+            os.link(tmp, final)  # atomic, and refuses an existing name
+        except FileExistsError:
+            raise StudyError(f"{target} exists already; not overwriting it.") from None
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV,
+                                 errno.EMLINK):
+                raise StudyError(_cannot_write(folder, exc)) from None
+            try:  # no hard links here (FAT, some shares): reserve the name, then replace
+                os.close(os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+            except FileExistsError:
+                raise StudyError(f"{target} exists already; not overwriting it.") from None
+            os.replace(tmp, final)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+    _sync_folder(real_folder)
+
+
+def _umask() -> int:
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
+
+
+# -- leftovers of killed processes --------------------------------------------------------------
+
+
+def stale_temporary(name: str, folder: str, now: float | None = None) -> bool:
+    """Whether the hidden file ``name`` in ``folder`` is a temporary file of studykb's
+    own that no running process will finish (its process is gone, or it is old)."""
+    match = TEMPORARY.match(name)
+    old = match is None and _OLD_TEMPORARY.match(name) is not None
+    if match is None and not old:
+        return False
+    try:
+        age = (now or time.time()) - os.lstat(os.path.join(folder, name)).st_mtime
+    except OSError:
+        return False
+    if age > STALE_AFTER:
+        return True
+    if match is None:
+        return False  # an earlier version's: only by age
+    pid = int(match.group("pid"))
+    if pid == os.getpid():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return age > 1.0  # its process is gone (and it is not being made right now)
+    except PermissionError:
+        return False
+    return False
