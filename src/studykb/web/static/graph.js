@@ -73,7 +73,7 @@
   // -- state -----------------------------------------------------------------------------
   const state = {
     types: new Set(TYPES), kinds: 0, tags: [], mode: 'all', center: -1, steps: 2,
-    direction: 'LR', selected: -1,
+    direction: 'auto', selected: -1,
   };
   typeBoxes.forEach((b) => { if (!b.checked) state.types.delete(b.value); });
   kindBoxes.forEach((b) => { if (b.checked) state.kinds |= KIND_BIT[b.value] || 0; });
@@ -253,8 +253,9 @@
   function buildSub(indices, edgeList, positions, arrows) {
     const graph = new graphology.Graph({type: 'directed', multi: false, allowSelfLoops: false});
     indices.forEach((i, k) => {
+      const title = G.title[i];
       graph.addNode(String(i), {x: positions[k][0], y: positions[k][1], size: sizeOf(i) + 1,
-        label: G.title[i], color: theme.types[TYPES[G.type[i]]], i});
+        label: title.length > 30 ? title.slice(0, 28) + '…' : title, color: theme.types[TYPES[G.type[i]]], i});
     });
     for (const [s, t, k, j] of edgeList) {
       const a = String(s);
@@ -309,7 +310,7 @@
   function drawHover(ctx, data, settings) {
     const size = settings.labelSize;
     ctx.font = `${settings.labelWeight} ${size}px ${settings.labelFont}`;
-    const label = data.label || G.title[data.i] || '';
+    const label = G.title[data.i] || data.label || '';
     const width = ctx.measureText(label).width + 10;
     const h = size + 8;
     const x = data.x + data.size + 2;
@@ -434,12 +435,15 @@
     // rings: each ring ordered by its parents' angles, radius growing with its size
     const angle = new Map([[center, 0]]);
     const pos = new Map([[center, [0, 0]]]);
+    const rings = [];
+    for (let d = 1; d <= steps; d++) rings.push(nodes.filter((i) => dist.get(i) === d));
+    const need = (ring) => (ring.length * 1.6) / (2 * Math.PI);
+    const gap = Math.max(3, Math.max(0, ...rings.map(need)) / (steps + 0.5));
     let radius = 0;
-    for (let d = 1; d <= steps; d++) {
-      const ring = nodes.filter((i) => dist.get(i) === d);
+    for (const ring of rings) {
       if (!ring.length) break;
       ring.sort((a, b) => (angle.get(parent.get(a)) - angle.get(parent.get(b))) || (G.back[b] - G.back[a]));
-      radius = Math.max(radius + 3, (ring.length * 1.6) / (2 * Math.PI));
+      radius = Math.max(radius + gap, need(ring));
       ring.forEach((i, k) => {
         const a = (2 * Math.PI * k) / ring.length;
         angle.set(i, a);
@@ -537,11 +541,16 @@
       }
     }
     const positions = new Array(nodes.length);
+    if (direction !== 'TB' && direction !== 'LR') {
+      // auto: labels run to the right, so many short layers read best top to bottom
+      const widest = Math.max(...layers.map((list) => (list ? list.length : 0)));
+      direction = widest > layers.length * 2 ? 'LR' : 'TB';
+    }
     layers.forEach((list, l) => {
       if (!list) return;
       list.forEach((k, r) => {
         const across = (r - (list.length - 1) / 2);
-        positions[k] = direction === 'TB' ? [across * 4, -l * 3] : [l * 9, -across * 1.4];
+        positions[k] = direction === 'TB' ? [across * 7, -l * 3] : [l * 12, -across * 2.2];
       });
     });
     return {nodes, edges: keep, positions, arrows: true};
@@ -593,7 +602,11 @@
     useZIndex();
     if (reused) {
       renderer.refresh();
-      renderer.getCamera().animatedReset({duration: reduceMotion.matches ? 0 : 300});
+      // the sub views: zoomed out a little, so that labels right of the last nodes fit
+      const camera = renderer.getCamera();
+      const target = state.mode === 'all' ? {x: 0.5, y: 0.5, ratio: 1, angle: 0}
+        : {x: state.mode === 'plan' ? 0.56 : 0.5, y: 0.5, ratio: 1.2, angle: 0};
+      camera.animate(target, {duration: reduceMotion.matches ? 0 : 300});
     }
     summary();
     writeURL();
@@ -839,7 +852,7 @@
       if (state.mode === 'around') applyMode();
     });
     if (els.direction) els.direction.addEventListener('change', () => {
-      state.direction = els.direction.value === 'TB' ? 'TB' : 'LR';
+      state.direction = ['TB', 'LR'].includes(els.direction.value) ? els.direction.value : 'auto';
       if (state.mode === 'plan') applyMode();
     });
     if (els.layout) els.layout.addEventListener('click', () => {
@@ -949,7 +962,8 @@
     const mode = p.get('mode') || app.dataset.mode || 'all';
     state.mode = ['all', 'around', 'plan'].includes(mode) ? mode : 'all';
     state.steps = Math.max(1, Math.min(6, Number(p.get('steps') || app.dataset.steps || 2) || 2));
-    state.direction = (p.get('dir') || '').toUpperCase() === 'TB' ? 'TB' : state.direction;
+    const dir = (p.get('dir') || '').toUpperCase();
+    state.direction = dir === 'TB' || dir === 'LR' ? dir : state.direction;
     const i = G.index.has(focus) ? G.index.get(focus) : -1;
     state.selected = i;
     state.center = i;
@@ -966,7 +980,7 @@
     set('focus', state.selected >= 0 ? G.ids[state.selected] : '');
     set('mode', state.mode !== 'all' ? state.mode : '');
     set('steps', state.mode === 'around' && state.steps !== 2 ? String(state.steps) : '');
-    set('dir', state.mode === 'plan' && state.direction !== 'LR' ? state.direction : '');
+    set('dir', state.mode === 'plan' && state.direction !== 'auto' ? state.direction : '');
     const qs = p.toString();
     history.replaceState(null, '', location.pathname + (qs ? '?' + qs : '') + location.hash);
   }
