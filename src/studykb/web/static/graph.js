@@ -558,7 +558,7 @@
 
   // -- rendering -------------------------------------------------------------------------
   function show(graph) {
-    const small = graph.order < 250;
+    const small = graph !== whole && graph.order < 250; // sub views: every label
     if (!renderer) {
       const t0 = performance.now();
       renderer = new Sigma(graph, els.canvas, {
