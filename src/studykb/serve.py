@@ -129,12 +129,16 @@ def _names_paths(argv: list[str]) -> bool:
     from .cli import cli, prepare
 
     prepare()
+    _vault, name = split_argv(argv)
+    if name is None:
+        return True
+    rest = argv[argv.index(name) + 1:]
     try:
-        group_ctx = cli.make_context("studykb", list(argv), resilient_parsing=True)
-        name, cmd, args = cli.resolve_command(group_ctx, group_ctx.protected_args + group_ctx.args)
-        if cmd is None:
-            return True
-        ctx = cmd.make_context(name or "", list(args), parent=group_ctx, resilient_parsing=True)
+        with click.Context(cli, info_name="studykb") as group_ctx:
+            cmd = cli.get_command(group_ctx, name)
+            if cmd is None:
+                return True
+            ctx = cmd.make_context(name, list(rest), parent=group_ctx, resilient_parsing=True)
     except (click.ClickException, click.exceptions.Exit):
         return True  # let the command itself say what is wrong, here
     for param in cmd.params:

@@ -75,6 +75,10 @@ class Vault:
         self.config = config
         self.root = config.root
         self.store = Store(config.state_dir)
+        if self.store.fresh and not config.explicit:
+            self.store.notice = self.store.notice or (
+                f"no studykb.toml here: reading {config.root} as a vault because it holds "
+                "Markdown files (`studykb init` makes it one and silences this)")
         self.cache = Cache(config.state_dir)
         """Everything derived from the state, kept between commands (see cache.py)."""
         self._fingerprint: str | None = None

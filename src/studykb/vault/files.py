@@ -106,7 +106,7 @@ def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
         raise StudyError(f"cannot read {rel}: {exc.strerror}; not changed.") from None
     if not stat.S_ISREG(before.st_mode):
         raise StudyError(f"{rel} is not a regular file any more; not changed.")
-    if not os.access(real, os.W_OK):
+    if not before.st_mode & 0o222 or not os.access(real, os.W_OK):  # root too honours 0444
         raise StudyError(f"{rel} is read-only; not changed.",
                          hint="Make it writable (chmod u+w) if studykb should edit it.")
     try:
@@ -148,57 +148,122 @@ def replace(read: Read, new: bytes) -> None:
     tmp = _write_temporary(read.path, new, read.mode, read.uid, read.gid)
     try:
         new_ino = os.lstat(tmp).st_ino
-        _still_same(read)
-        if _exchange(tmp, read.path):
-            _confirm_exchange(read, tmp, new_ino)
-        else:
-            _still_same(read)
-            os.replace(tmp, read.path)
+        with _Guard(read) as guard:
+            guard.check()
+            if _exchange(tmp, read.path):
+                if not guard.untouched(tmp):
+                    # someone saved meanwhile: their file is at ``tmp`` now; put it back,
+                    # unless they saved yet again over ours (theirs is then newer still)
+                    with contextlib.suppress(OSError):
+                        if os.lstat(read.path).st_ino == new_ino:
+                            _exchange(tmp, read.path)
+                    raise _changed(read)
+            else:
+                guard.check()
+                os.replace(tmp, read.path)
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     _sync_folder(read.path.parent)
 
 
-def _still_same(read: Read) -> None:
-    """Raise FileChanged unless the file is the one read, with the same bytes."""
+def _changed(read: Read) -> FileChanged:
+    return FileChanged(f"{read.shown} changed while studykb was editing it (an editor "
+                       "saving?); not changed. Run the command again.")
+
+
+class _Guard:
+    """The file being replaced, held open (and, where the system allows, under a write
+    lease) from the last comparison until the exchange is confirmed.
+
+    A lease (Linux ``F_SETLEASE``) makes any other process that opens the file in that
+    window wait, and tells studykb it happened: an editor that opened the old file just
+    before the exchange, to write into it in place, is then given its file back instead
+    of writing into one that is about to be deleted. All reads go through the one file
+    descriptor (opening the file again would break the lease).
+    """
+
+    def __init__(self, read: Read) -> None:
+        self.read = read
+        self.fd = -1
+        self.leased = False
+
+    def __enter__(self) -> _Guard:
+        try:
+            self.fd = os.open(self.read.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
+                              | os.O_NONBLOCK)
+        except OSError:
+            raise _changed(self.read) from None
+        self.leased = _take_lease(self.fd)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # releases the lease: a waiting opener goes on
+
+    def _same(self) -> bool:
+        read = self.read
+        st = os.fstat(self.fd)
+        if (st.st_ino, st.st_size, st.st_mtime_ns) != (read.ino, read.size, read.mtime_ns):
+            return False
+        return os.pread(self.fd, read.size + 1, 0) == read.data and not self.broken()
+
+    def broken(self) -> bool:
+        """Whether another process opened the file since the lease was taken."""
+        if not self.leased:
+            return False
+        import fcntl
+
+        return bool(fcntl.fcntl(self.fd, fcntl.F_GETLEASE) != fcntl.F_WRLCK)
+
+    def check(self) -> None:
+        """FileChanged unless the file at its path is still the one read, unchanged."""
+        try:
+            ok = os.lstat(self.read.path).st_ino == self.read.ino and self._same()
+        except OSError:
+            ok = False
+        if not ok:
+            raise _changed(self.read)
+
+    def untouched(self, moved_to: Path) -> bool:
+        """After the exchange: the old file (now at ``moved_to``) is as read, and nobody
+        opened it meanwhile."""
+        try:
+            return os.lstat(moved_to).st_ino == self.read.ino and self._same()
+        except OSError:
+            return False
+
+
+def _take_lease(fd: int) -> bool:
+    """A write lease on ``fd``'s file, where Linux gives one (False elsewhere: the
+    comparisons alone then guard the exchange).
+
+    The kernel tells a lease holder of a breaker with SIGIO, whose default action ends
+    the process: leases are taken only where SIGIO is ignored or handled (the main
+    thread sets it to be ignored).
+    """
+    import signal
+    import threading
+
     try:
-        st = os.stat(read.path)
-        same = (st.st_ino, st.st_size, st.st_mtime_ns) == (read.ino, read.size, read.mtime_ns)
-        same = same and _content(read.path) == read.data
-    except OSError:
-        same = False
-    if not same:
-        raise FileChanged(f"{read.shown} changed while studykb was editing it (an editor "
-                          "saving?); not changed. Run the command again.")
-
-
-def _content(path: Path) -> bytes:
-    with open(path, "rb") as fh:
-        return fh.read()
-
-
-def _confirm_exchange(read: Read, tmp: Path, new_ino: int) -> None:
-    """After exchanging: ``tmp`` holds what the file held; undo unless it was ``read``."""
-    try:
-        st = os.lstat(tmp)
-        ok = (st.st_ino, st.st_size, st.st_mtime_ns) == (read.ino, read.size, read.mtime_ns) \
-            and _content(tmp) == read.data
-    except OSError:
-        ok = False
-    if ok:
-        return
-    # Someone saved between the last comparison and the exchange: their file is at
-    # ``tmp`` now. Put it back, unless they saved yet again over ours (then theirs is
-    # newer still and already in place).
-    try:
-        ours_in_place = os.lstat(read.path).st_ino == new_ino
-    except OSError:
-        ours_in_place = False
-    if ours_in_place:
-        _exchange(tmp, read.path)
-    raise FileChanged(f"{read.shown} changed while studykb was editing it (an editor "
-                      "saving?); not changed. Run the command again.")
+        import fcntl
+    except ImportError:
+        return False
+    if not hasattr(fcntl, "F_SETLEASE"):
+        return False
+    if signal.getsignal(signal.SIGIO) == signal.SIG_DFL:
+        if threading.current_thread() is not threading.main_thread():
+            return False
+        signal.signal(signal.SIGIO, signal.SIG_IGN)
+    for _attempt in range(20):  # another process has it open for a moment (an editor)
+        try:
+            fcntl.fcntl(fd, fcntl.F_SETLEASE, fcntl.F_WRLCK)
+            return True
+        except OSError as exc:
+            if exc.errno != errno.EAGAIN:
+                return False  # not supported here (a network file system...)
+            time.sleep(0.002)
+    return False
 
 
 def _rewrite_in_place(read: Read, new: bytes) -> None:

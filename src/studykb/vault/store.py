@@ -96,11 +96,17 @@ def doc_row(doc: Document) -> tuple[Any, ...]:
 
 
 def doc_from_blob(data: str | bytes) -> Document:
-    """A document from the ``data`` column of ``docs``."""
-    values = json.loads(data)
-    for i in _TUPLE_FIELDS:
-        values[i] = tuple(values[i])
-    return Document(*values)
+    """A document from the ``data`` column of ``docs`` (VaultError if it is not one)."""
+    try:
+        values = json.loads(data)
+        for i in _TUPLE_FIELDS:
+            values[i] = tuple(values[i])
+        return Document(*values)
+    except (ValueError, TypeError, IndexError, KeyError):
+        raise VaultError("the state holds a row that is not a document; it was changed by "
+                         "something other than studykb.",
+                         hint="Delete the .studykb folder: it only holds what studykb can "
+                              "rebuild.") from None
 
 
 def ref_row(ref: Reference, lookup: str, lookup2: str) -> tuple:
@@ -334,6 +340,16 @@ class Store:
         return row[0] if row else None
 
 
+def _no_space(folder: Path) -> bool:
+    """Whether the disk holding ``folder`` is (nearly) full: SQLite reports a failed
+    write to its log or shared memory as a plain "disk I/O error"."""
+    try:
+        st = os.statvfs(folder)
+    except (OSError, AttributeError):
+        return False
+    return st.f_bavail * st.f_frsize < 256 * 1024
+
+
 def _corrupt(exc: sqlite3.DatabaseError) -> bool:
     """Whether SQLite says the file is damaged (not full, locked or unreadable)."""
     return getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES or \
@@ -343,7 +359,7 @@ def _corrupt(exc: sqlite3.DatabaseError) -> bool:
 def _state_error(path: Path, exc: sqlite3.Error) -> StudyError:
     """The user's message for an SQLite error on the state (the state is kept)."""
     code = getattr(exc, "sqlite_errorcode", None)
-    if code == _FULL_CODE or "disk is full" in str(exc):
+    if code == _FULL_CODE or "disk is full" in str(exc) or _no_space(path.parent):
         return DiskFull(f"disk full: cannot update {path}; the previous state is kept.")
     if code in _CORRUPT_CODES:
         return VaultError(f"the state {path} is damaged ({exc}).",
