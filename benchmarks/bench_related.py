@@ -40,7 +40,7 @@ from common import Table, interleave, python_cmd, repeat, run  # noqa: E402
 IN_PROCESS = r"""
 import json, random, statistics, sys, time
 from studykb.vault import Vault
-from studykb.related import related, RelatedOptions
+from studykb.related.rank import related, RelatedOptions
 vault = Vault.open(sys.argv[1]); vault.refresh()
 docs = vault.documents()
 notes = sorted(k for k, d in docs.items() if d.type == "note")

@@ -83,7 +83,8 @@ print(n)
 BUILD_ALL = r"""
 import sys
 from studykb.vault import Vault
-from studykb import graph, index
+from studykb import graph
+from studykb.search import index
 v = Vault.open(sys.argv[1])
 stats = v.refresh()
 g = graph.from_vault(v)
@@ -95,7 +96,7 @@ print(stats.documents, g.number_of_nodes(), got.documents)
 UPDATE_ONE = r"""
 import json, sys, time
 from studykb.vault import Vault
-from studykb import index
+from studykb.search import index
 v = Vault.open(sys.argv[1])
 v.refresh()
 index.sync(v, quiet=True)
@@ -118,8 +119,8 @@ print(json.dumps(out))
 LATENCY = r"""
 import json, sys, time
 from studykb.vault import Vault
-from studykb import index
-from studykb.search import SearchOptions, search
+from studykb.search import index
+from studykb.search.query import SearchOptions, search
 v = Vault.open(sys.argv[1])
 v.refresh()
 index.sync(v, quiet=True)

@@ -34,9 +34,9 @@ from collections import Counter
 from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 
-from studykb import textsim
 from studykb.parse.wikilinks import split_target
-from studykb.related import DEFAULT_TYPES, Ranker, Weights, _blend
+from studykb.related import textsim
+from studykb.related.rank import DEFAULT_TYPES, Ranker, Weights, _blend
 from studykb.vault import Vault
 
 REPO = Path(__file__).resolve().parent.parent

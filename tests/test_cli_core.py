@@ -423,7 +423,6 @@ def test_library_graph_matches_the_export_and_leaves_gc_on(vault: Path, run, ope
     import gc
 
     from studykb import graph
-
     v = open_vault(vault)
     g = graph.from_vault(v)
     assert gc.isenabled()
@@ -447,7 +446,6 @@ def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open
     import shutil
 
     from studykb import graph
-
     shutil.rmtree(vault / ".studykb", ignore_errors=True)
     first = open_vault(vault, refresh=False)
     stats = first.refresh()
@@ -473,7 +471,7 @@ def test_the_entry_point_leaves_with_all_output_and_exit_handlers(
     pipe holds), the exit handlers or the exit code."""
     flag = tmp_path / "handler-ran"
     script = ("import atexit, sys\n"
-              "from studykb.client import leave\n"
+              "from studykb.editor.client import leave\n"
               f"atexit.register(lambda: open({str(flag)!r}, 'w').write('yes'))\n"
               "sys.stdout.write('x' * 300_000)\n"
               "sys.stderr.write('note\\n')\n"
@@ -495,7 +493,6 @@ def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path,
     import networkx as nx
 
     from studykb import graph
-
     v = open_vault(vault)
     fast = graph.from_vault(v)
     slow = nx.MultiDiGraph()

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from studykb.flavour import GENERATORS, HEADING_FLAVOURS, Site, detect
 from studykb.parse.slugs import FLAVOURS
+from studykb.vault.flavour import GENERATORS, HEADING_FLAVOURS, Site, detect
 
 SITES = Path(__file__).parent / "fixtures" / "sites"
 

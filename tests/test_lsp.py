@@ -271,7 +271,7 @@ def test_documents_outside_the_vault(lsp: LspClient, tmp_path: Path) -> None:
 
 
 def test_name_index_ranking() -> None:
-    from studykb.completion import NameIndex, complete
+    from studykb.editor.completion import NameIndex, complete
     from studykb.model import Document
 
     docs = {d.key: d for d in (
@@ -300,7 +300,7 @@ def test_name_index_ranking() -> None:
 
 
 def test_incremental_snapshot_matches_a_full_one(make_vault, open_vault) -> None:
-    from studykb.assist import Snapshot
+    from studykb.editor.assist import Snapshot
 
     vault_dir = make_vault({
         "notes/a.md": "---\nid: a\naliases: [Alpha]\n---\n# A\n",

@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from studykb.cli import _register_optional, cli, core  # noqa: F401
-from studykb.edit import set_status
 from studykb.parse.fm_edit import EditError
+from studykb.study.mark import set_status
 
 _register_optional()
 TODAY = dt.date.today().isoformat()

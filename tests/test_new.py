@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from studykb.new import render, slugify
 from studykb.parse import parse_file
+from studykb.study.new import render, slugify
 
 TODAY = dt.date.today().isoformat()
 

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from studykb import plans
+from studykb.api import find
 from studykb.cli import cli, main  # noqa: F401
-from studykb.queries import find
+from studykb.study import plans
 from studykb.vault import Vault
 
 FIXTURE = Path(__file__).parent / "fixtures" / "plans_vault"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, run_json
-from studykb.related import Ranker, RelatedOptions, Weights, related
+from studykb.related.rank import Ranker, RelatedOptions, Weights, related
 
 
 @pytest.fixture
@@ -138,16 +138,17 @@ def test_hidden_pairs_remove_a_link_from_every_feature(rv: Path, open_vault: Cal
 
 def test_topic_table_matches_the_graph_module(rv: Path, open_vault: Callable) -> None:
     from studykb.graph import topic_names
-    from studykb.related_features import topic_table
+    from studykb.related.features import topic_table
 
     docs = open_vault(rv).documents().values()
     assert topic_table(docs) == topic_names(docs)
 
 
 def test_index_cache_survives_a_new_process(rv: Path, open_vault: Callable) -> None:
-    from studykb import related_features, textsim
-
     import sqlite3
+
+    from studykb.related import features as related_features
+    from studykb.related import textsim
 
     first = ranked(open_vault, rv, "notes/kv-notes.md")
     with sqlite3.connect(rv / ".studykb" / "cache.sqlite") as db:

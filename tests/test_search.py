@@ -202,8 +202,7 @@ def test_index_follows_edits(run, vault: Path) -> None:
 
 
 def test_only_changed_files_are_reindexed(open_vault, vault: Path) -> None:
-    from studykb import index
-
+    from studykb.search import index
     v = open_vault(vault)
     first = index.sync(v, quiet=True)
     assert first.rebuilt and first.added == 12 and first.documents == 14
@@ -217,8 +216,8 @@ def test_only_changed_files_are_reindexed(open_vault, vault: Path) -> None:
 
 
 def test_topic_rename_reindexes_the_documents_that_cover_it(open_vault, vault: Path) -> None:
-    from studykb import index
-    from studykb.search import SearchOptions, search
+    from studykb.search import index
+    from studykb.search.query import SearchOptions, search
 
     v = open_vault(vault)
     index.sync(v, quiet=True)
@@ -235,8 +234,9 @@ def test_topic_rename_reindexes_the_documents_that_cover_it(open_vault, vault: P
 def test_topic_tables_kept_on_disk_follow_topic_edits(open_vault, vault: Path) -> None:
     """A new process loads the topic tables from the index folder while the topic
     documents are unchanged (any other edit), and builds them again when one changed."""
-    from studykb import index, index_state
-    from studykb.index_state import Topics
+    from studykb.search import index
+    from studykb.search import state as index_state
+    from studykb.search.state import Topics
 
     def new_process_topics(v) -> Topics:  # type: ignore[no-untyped-def]
         index_state._TOPICS.clear()
@@ -291,12 +291,10 @@ def test_damaged_index_is_rebuilt(run, vault: Path, damage: str) -> None:
 
 
 def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatch) -> None:
-    from studykb import index
-
+    from studykb.search import index
     v = open_vault(vault)
     index.sync(v, quiet=True)
-    from studykb import index_state
-
+    from studykb.search import state as index_state
     for module in (index, index_state):  # what a newer studykb would have
         monkeypatch.setattr(module, "INDEX_VERSION", index.INDEX_VERSION + "-newer")
     stats = index.sync(v, quiet=True)
@@ -304,8 +302,8 @@ def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatc
 
 
 def test_locked_index_answers_from_last_complete_index(open_vault, vault: Path) -> None:
-    from studykb import index
-    from studykb.search import SearchOptions, search
+    from studykb.search import index
+    from studykb.search.query import SearchOptions, search
 
     v = open_vault(vault)
     index.sync(v, quiet=True)
@@ -326,8 +324,7 @@ def test_locked_index_answers_from_last_complete_index(open_vault, vault: Path) 
 
 
 def test_similar(open_vault, vault: Path) -> None:
-    from studykb import index
-
+    from studykb.search import index
     v = open_vault(vault)
     related = index.similar(v, "notes/topics/kv-cache.md", limit=5)
     assert related and all(key != "notes/topics/kv-cache.md" for key, _s, _t in related)
@@ -349,8 +346,8 @@ def test_a_small_limit_is_the_top_of_a_large_one(open_vault, vault: Path) -> Non
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from studykb import index
-    from studykb.search import SearchOptions, search
+    from studykb.search import index
+    from studykb.search.query import SearchOptions, search
 
     v = open_vault(vault)
     index.sync(v, quiet=True)
@@ -374,8 +371,8 @@ def test_long_lived_process_never_sees_old_versions(open_vault, vault: Path) -> 
     after each of several edits: each edit adds a small segment and every third commit
     merges them, so a searcher reusing old segment readers would find an edited note in
     its old version, or twice."""
-    from studykb import index
-    from studykb.search import SearchOptions, search
+    from studykb.search import index
+    from studykb.search.query import SearchOptions, search
 
     v = open_vault(vault)
     index.sync(v, quiet=True)
@@ -397,9 +394,9 @@ def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
         open_vault, vault: Path) -> None:
     """After an incremental sync the next query reuses the readers of the segments the
     commit left alone; its answers equal those of a searcher opened afresh."""
-    from studykb import index
-    from studykb.index_state import index_dir
-    from studykb.search import SearchOptions, search
+    from studykb.search import index
+    from studykb.search.query import SearchOptions, search
+    from studykb.search.state import index_dir
 
     v = open_vault(vault)
     index.sync(v, quiet=True)

@@ -21,7 +21,7 @@ def test_rjieba_gives_the_same_words_as_jieba() -> None:
 
 
 def test_only_chinese_runs_are_segmented() -> None:
-    from studykb.index import analyze
+    from studykb.search.index import analyze
 
     assert analyze("PostgreSQL的VACUUM会清理死元组") == [
         "postgresql", "的", "vacuum", "会", "清理", "死", "元组"]
@@ -29,7 +29,7 @@ def test_only_chinese_runs_are_segmented() -> None:
 
 
 def test_positions_are_consecutive_across_languages() -> None:
-    from studykb.index import ANALYZER
+    from studykb.search.index import ANALYZER
 
     tokens = [(t.text, t.pos) for t in ANALYZER("用 PyTorch 的 FSDP2 训练 the model",
                                                 positions=True, mode="query")]
@@ -38,7 +38,7 @@ def test_positions_are_consecutive_across_languages() -> None:
 
 
 def test_long_words_also_index_the_words_inside() -> None:
-    from studykb.index import analyze
+    from studykb.search.index import analyze
 
     indexed = analyze("流水线并行和时幻读", mode="index")
     assert {"流水线", "流水", "并行"} <= set(indexed)
@@ -48,7 +48,7 @@ def test_long_words_also_index_the_words_inside() -> None:
 
 
 def test_pieces_share_the_position_of_their_word() -> None:
-    from studykb.index import ANALYZER
+    from studykb.search.index import ANALYZER
 
     tokens = [(t.text, t.pos) for t in ANALYZER("中华人民共和国成立", positions=True,
                                                 mode="index")]
@@ -58,7 +58,7 @@ def test_pieces_share_the_position_of_their_word() -> None:
 
 
 def test_spans_point_into_the_text() -> None:
-    from studykb.index import spans
+    from studykb.search.index import spans
 
     text = "PostgreSQL的VACUUM会清理死元组"
     for term, start, end in spans(text):
@@ -66,7 +66,7 @@ def test_spans_point_into_the_text() -> None:
 
 
 def test_stop_words_and_punctuation_give_no_terms() -> None:
-    from studykb.index import analyze
+    from studykb.search.index import analyze
 
     assert analyze("the of and, ... !!! ，。") == []
 
@@ -74,7 +74,8 @@ def test_stop_words_and_punctuation_give_no_terms() -> None:
 def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
     """term_positions with every run remembered (loaded from disk) equals a fresh cut, and
     equals the terms the tokenizer gives in index mode."""
-    from studykb import index, segment
+    from studykb.search import index
+    from studykb.text import segment
     from studykb.vault.cache import Cache
 
     fresh = segment.Segments()
@@ -113,8 +114,8 @@ def test_editing_a_note_again_needs_no_dictionary(tmp_path) -> None:
     note = vault / "notes" / "mysql-isolation.md"
     step = ("import sys\n"
             "from studykb.vault import Vault\n"
-            "from studykb import index\n"
-            "from studykb.search import SearchOptions, search\n"
+            "from studykb.search import index\n"
+            "from studykb.search.query import SearchOptions, search\n"
             "v = Vault.open(sys.argv[1]); v.refresh(); index.sync(v, quiet=True)\n"
             "loaded = 'rjieba' in sys.modules\n"
             "hits = [h.key for h in search(v, SearchOptions(sys.argv[2]))]\n"

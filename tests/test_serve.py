@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from studykb import client
-from studykb.serve import CommandServer
+from studykb.editor import client
+from studykb.editor.serve import CommandServer
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="needs Unix sockets")
 

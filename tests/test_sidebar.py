@@ -255,7 +255,7 @@ def test_write_json_report(rv: Path, run: Callable) -> None:
 
 def test_a_concurrent_change_is_detected(rv: Path, open_vault: Callable) -> None:
     from studykb.outputs import sidebar_write
-    from studykb.sidebars import sidebars
+    from studykb.related.sidebar import sidebars
 
     vault = open_vault(rv)
     outcome = sidebar_write.plan(vault, sidebars(vault, ["notes/kv-notes.md",
@@ -272,7 +272,7 @@ def test_a_concurrent_change_is_detected(rv: Path, open_vault: Callable) -> None
 
 def test_a_change_since_the_index_is_detected(rv: Path, open_vault: Callable) -> None:
     from studykb.outputs import sidebar_write
-    from studykb.sidebars import sidebars
+    from studykb.related.sidebar import sidebars
 
     vault = open_vault(rv)
     found = sidebars(vault, ["notes/kv-notes.md"])

@@ -361,7 +361,7 @@ SITES = Path(__file__).parent / "fixtures" / "sites"
 
 @pytest.mark.parametrize("name", ["hugo", "zola", "github"])
 def test_fixture_site_anchors(name: str) -> None:
-    from studykb.flavour import detect
+    from studykb.vault.flavour import detect
 
     site = detect(SITES / name)
     expected = json.loads((SITES / name / "expected.json").read_text(encoding="utf-8"))

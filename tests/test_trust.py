@@ -84,7 +84,7 @@ for k, body in lost[:3]:
 
 @pytest.mark.parametrize("style", ["rename", "in-place"])
 def test_mark_never_overwrites_an_editor_save(make_vault, open_vault, style: str) -> None:
-    from studykb.edit import mark
+    from studykb.study.mark import mark
 
     root = make_vault({"race.md": NOTE})
     vault = open_vault(root)
@@ -114,7 +114,7 @@ def test_mark_refuses_an_empty_or_half_written_file(make_vault, run) -> None:
     root = make_vault({"race.md": NOTE})
     assert run("check", vault=root).exit_code == 0
     (root / "race.md").write_text("", encoding="utf-8")  # an editor between truncate and write
-    from studykb.edit import mark
+    from studykb.study.mark import mark
     from studykb.vault import Vault
 
     vault = Vault.open(root)
@@ -658,8 +658,8 @@ def test_path_options_are_never_answered_by_a_watch(make_vault, open_vault, tmp_
                                                     monkeypatch, spelling: list[str]) -> None:
     import threading
 
-    from studykb import client
-    from studykb.serve import CommandServer
+    from studykb.editor import client
+    from studykb.editor.serve import CommandServer
 
     monkeypatch.delenv("STUDYKB_LOCAL", raising=False)
     root = make_vault({"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n"})
@@ -679,8 +679,7 @@ def test_path_options_are_never_answered_by_a_watch(make_vault, open_vault, tmp_
 
 def test_a_bug_during_a_search_is_reported_not_taken_for_damage(make_vault, run,
                                                                  monkeypatch) -> None:
-    from studykb import index
-
+    from studykb.search import index
     root = make_vault({"a.md": "# A\n\nalpha\n"})
     assert run("search", "alpha", vault=root).exit_code == 0
     folder = root / ".studykb" / "index"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from studykb.watch import relevant
+from studykb.editor.watch import relevant
 
 WAIT = 20  # seconds; generous for slow CI machines, never reached when things work
 

@@ -1,3 +1,3 @@
-from .client import main
+from studykb.editor.client import main
 
 main()

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import VaultError
+from studykb.errors import VaultError
 
 CONFIG_NAME = "studykb.toml"
 STATE_DIR = ".studykb"

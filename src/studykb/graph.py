@@ -12,12 +12,12 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from ._gc import paused_gc
-from ._lazy import nx
-from .model import Document
+from studykb.model import Document
+from studykb.runtime.lazy import nx
+from studykb.runtime.memory import paused_gc
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from studykb.vault import Vault
 
 
 def topic_names(docs: Iterable[Document]) -> dict[str, str]:

@@ -1,6 +1,6 @@
 """The ``studykb`` command (the only package that imports click and rich).
 
-Each command parses its flags, calls one function in :mod:`studykb.queries` (or a
+Each command parses its flags, calls one function in :mod:`studykb.api` (or a
 sibling query module), and formats the result. Commands live in small modules by
 area; this one holds the group, the shared options and error handling.
 """
@@ -19,8 +19,8 @@ from typing import Any
 
 import click
 
-from .. import __version__
-from ..errors import StudyError
+from studykb import __version__
+from studykb.errors import StudyError
 
 
 class Context:
@@ -61,8 +61,8 @@ class Context:
 
 def open_vault(vault_dir: str | None) -> Any:
     """The vault to use; without one here, ask on a terminal (else NoVault, exit 2)."""
-    from ..config import NoVault
-    from ..vault import Vault
+    from studykb.config import NoVault
+    from studykb.vault import Vault
 
     try:
         return Vault.open(vault_dir)
@@ -247,7 +247,7 @@ def check_arguments(argv: list[str]) -> None:
 
 def prepare() -> None:
     """Register every command (their modules register themselves on import)."""
-    from . import core  # noqa: F401
+    from studykb.cli import core  # noqa: F401
 
     _register_optional()
 

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import click
 
-from .. import queries
-from ..model import DOC_TYPES, EDGE_KINDS
-from . import Context, cli, console, emit_json, json_option, pass_vault, refresh_with_progress
+from studykb import api as queries
+from studykb.cli import (
+    Context,
+    cli,
+    console,
+    emit_json,
+    json_option,
+    pass_vault,
+    refresh_with_progress,
+)
+from studykb.model import DOC_TYPES, EDGE_KINDS
 
 
 @cli.command()
@@ -28,7 +36,7 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
     """
     from pathlib import Path
 
-    from ..vault import setup
+    from studykb.vault import setup
 
     root = Path(folder or ".").expanduser().resolve()
     made = setup.plan(root)
@@ -100,7 +108,7 @@ def _sync_search_index(vault) -> dict | None:  # type: ignore[no-untyped-def]
     """Search (issue 3): bring the full-text index in step with the refreshed state."""
     import time
 
-    from ..index_state import up_to_date
+    from studykb.search.state import up_to_date
 
     started = time.perf_counter()
     record = up_to_date(vault)  # nothing changed: no need to load the search engine
@@ -108,8 +116,7 @@ def _sync_search_index(vault) -> dict | None:  # type: ignore[no-untyped-def]
         return {"documents": int(record.get("documents") or 0), "reindexed": 0,
                 "rebuilt": False, "stale": False,
                 "seconds": round(time.perf_counter() - started, 3)}
-    from .. import index
-
+    from studykb.search import index
     stats = index.sync(vault, wait=index.BUILD_LOCK_WAIT)
     return {"documents": stats.documents, "reindexed": len(stats.paths),
             "rebuilt": stats.rebuilt, "stale": stats.stale, "seconds": round(stats.seconds, 3)}
@@ -277,7 +284,7 @@ def graph(vault, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  
       studykb graph --format mermaid --kind requires --type topic
       studykb graph --format graphml -o vault.graphml
     """
-    from ..outputs import graph_export as ge
+    from studykb.outputs import graph_export as ge
 
     sub = queries.graph(vault, queries.GraphOptions(tuple(types), tuple(tags), tuple(kinds)))
     if fmt == "json" or as_json:

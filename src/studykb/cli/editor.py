@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from . import Context, cli, emit_json, json_option, safe
+from studykb.cli import Context, cli, emit_json, json_option, safe
 
 TYPES = ("note", "entry", "topic", "course", "list")
 
@@ -46,7 +46,7 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
       studykb new note 张量并行笔记              # notes/zhang-liang-bing-xing-bi-ji.md
       studykb new course "Deep Learning Systems" --id cmu-dlsys --edit
     """
-    from ..new import NewDoc, create
+    from studykb.study.new import NewDoc, create
 
     config = obj.vault().config
     made = create(config, NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url),
@@ -62,8 +62,8 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
 
 def _id_owner(obj: Context, doc_id: str) -> str | None:
     """The file of a document whose id is ``doc_id`` (None when free, or no state)."""
-    from ..errors import StudyError
-    from ..vault.resolve import ID, fold
+    from studykb.errors import StudyError
+    from studykb.vault.resolve import ID, fold
 
     try:
         vault = obj.vault()
@@ -102,8 +102,8 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
       studykb watch
       studykb --vault ~/notes watch --quiet
     """
-    from ..serve import CommandServer
-    from ..watch import Change, Watcher, index_sync
+    from studykb.editor.serve import CommandServer
+    from studykb.editor.watch import Change, Watcher, index_sync
 
     watcher = Watcher(obj.vault(refresh=False), index_sync())
     first = watcher.start()
@@ -175,7 +175,7 @@ def lsp(stdio: bool) -> None:
       studykb lsp
       studykb --vault ~/notes lsp      (the command an editor runs)
     """
-    from ..lsp import serve
+    from studykb.editor.lsp import serve
 
     ctx = click.get_current_context()
     vault_dir = ctx.obj.vault_dir if isinstance(ctx.obj, Context) else None

@@ -6,9 +6,9 @@ import re
 
 import click
 
-from .. import queries
-from ..errors import UsageError
-from . import cli, console, emit_json, json_option, pass_vault, safe
+from studykb import api as queries
+from studykb.cli import cli, console, emit_json, json_option, pass_vault, safe
+from studykb.errors import UsageError
 
 
 def _esc(text: str) -> str:
@@ -48,8 +48,8 @@ def before(vault, query: str, include_known: bool, depth: int | None, fmt: str, 
       studykb before flashattention --all --tree
       studykb before "speculative decoding" --format md >> notes/plan.md
     """
-    from .. import plans
-    from ..outputs.plan_format import plan_json, plan_markdown
+    from studykb.outputs.plan_format import plan_json, plan_markdown
+    from studykb.study import plans
 
     target = queries.find(vault, query)
     kb = plans.knowledge(vault)
@@ -137,8 +137,7 @@ def next_(vault, query: str | None, limit: int, as_json: bool) -> None:  # type:
       studykb next
       studykb next fsdp2 --json
     """
-    from .. import plans
-
+    from studykb.study import plans
     target = queries.find(vault, query) if query else None
     steps = plans.ready(vault, target, limit=limit)
     if as_json:
@@ -174,7 +173,7 @@ def status(vault, as_json: bool) -> None:  # type: ignore[no-untyped-def]
       studykb status
       studykb status --json
     """
-    from ..tracker import status as track
+    from studykb.study.tracker import status as track
 
     t = track(vault)
     if as_json:
@@ -225,7 +224,7 @@ def mark(vault, query: str, state: str, as_json: bool) -> None:  # type: ignore[
       studykb mark ddp done
       studykb mark cs336#a2-distributed reading
     """
-    from ..edit import mark as set_mark
+    from studykb.study.mark import mark as set_mark
 
     doc = queries.find(vault, query)
     changed = set_mark(vault, doc, state)

@@ -7,10 +7,10 @@ from typing import Any
 
 import click
 
-from .. import queries
-from ..errors import StudyError, UsageError
-from ..model import DOC_TYPES
-from . import cli, console, emit_json, json_option, pass_vault, safe
+from studykb import api as queries
+from studykb.cli import cli, console, emit_json, json_option, pass_vault, safe
+from studykb.errors import StudyError, UsageError
+from studykb.model import DOC_TYPES
 
 
 def _esc(text: str) -> str:
@@ -28,7 +28,7 @@ def _dim(text: str) -> str:
 
 
 def _options(limit: int, types: tuple[str, ...], text: str = "vectors") -> Any:
-    from ..related import RelatedOptions
+    from studykb.related.rank import RelatedOptions
 
     return RelatedOptions(limit=limit, types=tuple(types), text=text)
 
@@ -64,7 +64,7 @@ def related(vault, query: str, limit: int, types: tuple[str, ...], text: str,  #
       studykb related "KV cache" --type entry --limit 5
       studykb related notes/deepinfer-part1.md --json | jq '.related[].id'
     """
-    from ..related import related as rank
+    from studykb.related.rank import related as rank
 
     doc = queries.find(vault, query)
     found = rank(vault, doc, _options(limit, types, text))
@@ -121,7 +121,7 @@ def sidebar(vault, query: str | None, fmt: str | None, write: bool, dry_run: boo
       studykb sidebar --write --dry-run | less
       studykb sidebar --write
     """
-    from ..sidebars import sidebars
+    from studykb.related.sidebar import sidebars
 
     if as_json and not (write or dry_run):
         fmt = fmt or "json"
@@ -145,7 +145,7 @@ def sidebar(vault, query: str | None, fmt: str | None, write: bool, dry_run: boo
 
 
 def _print(found, fmt: str, ext: str | None, single: bool, output) -> None:  # type: ignore[no-untyped-def]
-    from ..outputs import sidebar as fmt_sidebar
+    from studykb.outputs import sidebar as fmt_sidebar
 
     if fmt == "json":
         link_ext = ext or ".md"
@@ -164,7 +164,7 @@ def _print(found, fmt: str, ext: str | None, single: bool, output) -> None:  # t
 
 
 def _write(vault, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[no-untyped-def]
-    from ..outputs import sidebar_write
+    from studykb.outputs import sidebar_write
 
     outcome = sidebar_write.plan(vault, found)
     if dry_run:
@@ -210,8 +210,7 @@ def topics(vault, limit: int | None, as_json: bool) -> None:  # type: ignore[no-
       studykb topics --limit 10
       studykb topics --json | jq '.topics[] | select(.count == 0) | .id'
     """
-    from .. import topics as tq
-
+    from studykb.related import topics as tq
     found = tq.topics(vault)[:limit]
     if as_json:
         emit_json({"topics": [_topic_json(t) for t in found]})
@@ -249,8 +248,7 @@ def topic(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-
       studykb topic "KV cache"
       studykb topic pytorch --json
     """
-    from .. import topics as tq
-
+    from studykb.related import topics as tq
     doc = queries.find(vault, query)
     if doc.type != "topic":
         raise StudyError(f"{doc.id} is a {doc.type}, not a topic.",

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..model import DOC_TYPES
-from . import Context, cli, console, emit_json, json_option, pass_vault, safe
+from studykb.cli import Context, cli, console, emit_json, json_option, pass_vault, safe
+from studykb.model import DOC_TYPES
 
 
 @cli.command()
@@ -38,9 +38,9 @@ def search(vault, query: str, types, tags, course, status, level, limit: int,  #
       studykb search '"kv cache"' --course cs336 --json
       studykb search "" --tag fsdp2 --status todo     list, no words needed
     """
-    from .. import index
-    from ..search import SearchOptions, explain
-    from ..search import search as run_search
+    from studykb.search import index
+    from studykb.search.query import SearchOptions, explain
+    from studykb.search.query import search as run_search
 
     opts = SearchOptions(query=query, types=tuple(types), tags=tuple(tags), course=course,
                          status=status, level=level, limit=limit)

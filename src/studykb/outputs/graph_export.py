@@ -6,7 +6,7 @@ import io
 import re
 from typing import Any
 
-from ..model import Document
+from studykb.model import Document
 
 #: Edge styles shared by DOT and Mermaid, so the two pictures read the same.
 _DOT_STYLE = {"requires": "bold", "covers": "dashed", "course": "dotted", "item": "solid",
@@ -33,7 +33,7 @@ def to_json(graph: Any) -> dict[str, Any]:
 
 
 def to_graphml(graph: Any) -> str:
-    from ..graph import to_graphml as write
+    from studykb.graph import to_graphml as write
 
     buf = io.BytesIO()
     write(graph, buf)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import Document
-from ..plans import Plan, Step
-from .sidebar import CONTROL, md_escape
+from studykb.model import Document
+from studykb.outputs.sidebar import CONTROL, md_escape
+from studykb.study.plans import Plan, Step
 
 
 def _reading(doc: Document, known: bool) -> dict[str, Any]:

@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
-from ..sidebars import Neighbour, Sidebar
+from studykb.related.sidebar import Neighbour, Sidebar
 
 LABELS = {"related": "Related", "before": "Before this", "leads_to": "Leads to"}
 _MD_SPECIAL = set("\\`*_{}[]<>|!~$&#%")

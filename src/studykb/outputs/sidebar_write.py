@@ -23,14 +23,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import StudyError
-from ..parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
-from ..sidebars import Sidebar
-from .sidebar import to_markdown
+from studykb.errors import StudyError
+from studykb.outputs.sidebar import to_markdown
+from studykb.parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
+from studykb.related.sidebar import Sidebar
 
 if TYPE_CHECKING:
-    from ..vault import Vault
-    from ..vault.files import Read
+    from studykb.vault import Vault
+    from studykb.vault.files import Read
 
 #: Document types whose files get a sidebar written into them: personal notes only.
 #: Entries are the user's summary of a resource, topics a definition and courses a
@@ -91,7 +91,7 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
         if sb.path in bad:
             out.skipped.append((sb.path, f"could not be parsed ({bad[sb.path]}); not written"))
             continue
-        from ..vault.files import read_for_edit
+        from studykb.vault.files import read_for_edit
 
         file = vault.root / sb.path
         try:
@@ -118,7 +118,7 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
 
 def apply(outcome: Outcome) -> Outcome:
     """Write every changed file of the plan, atomically and only if it is unchanged."""
-    from ..vault.files import FileChanged, replace
+    from studykb.vault.files import FileChanged, replace
 
     for item in outcome.planned:
         if not item.changed:

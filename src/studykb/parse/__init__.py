@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .urls import normalize_url
+from studykb.parse.urls import normalize_url
 
 if TYPE_CHECKING:
-    from .document import parse_file
+    from studykb.parse.document import parse_file
 
 __all__ = ["normalize_url", "parse_file"]
 
 
 def __getattr__(name: str) -> Any:
     if name == "parse_file":
-        from .document import parse_file
+        from studykb.parse.document import parse_file
 
         return parse_file
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

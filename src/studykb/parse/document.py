@@ -7,11 +7,11 @@ import posixpath
 import re
 from typing import Any
 
-from ..model import ERROR, WARNING, Document, Parsed, Problem, Reference
-from .frontmatter import split
-from .markdown import RawRef, read_body
-from .urls import normalize_url
-from .wikilinks import WIKILINK_RE, split_target
+from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
+from studykb.parse.frontmatter import split
+from studykb.parse.markdown import RawRef, read_body
+from studykb.parse.urls import normalize_url
+from studykb.parse.wikilinks import WIKILINK_RE, split_target
 
 #: Front-matter keys whose values are references, and the reference kind each gives.
 REF_KEYS = {"refs": "ref", "requires": "requires", "related": "related", "course": "course",

@@ -25,7 +25,7 @@ from typing import Any
 
 import yaml
 
-from .frontmatter import split
+from studykb.parse.frontmatter import split
 
 BOM = b"\xef\xbb\xbf"
 #: key -> new value; None removes the key.

@@ -14,8 +14,8 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
-from .markers import marker_lines
-from .wikilinks import wikilinks_plugin
+from studykb.parse.markers import marker_lines
+from studykb.parse.wikilinks import wikilinks_plugin
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 #: Extensions of files that are documents when linked without being found.

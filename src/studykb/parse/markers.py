@@ -65,8 +65,8 @@ def find_markers(text: str) -> Markers:
 
     Line numbers count ``\\r\\n``, ``\\r`` and ``\\n`` each as one line end.
     """
-    from .frontmatter import split
-    from .markdown import markdown
+    from studykb.parse.frontmatter import split
+    from studykb.parse.markdown import markdown
 
     parts = split(text)
     found = marker_lines(markdown().parse(parts.body))

@@ -24,13 +24,13 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import Config, load_config, locate
-from ..model import Document, Problem, Reference
-from .cache import Cache
-from .checks import heading_slug  # noqa: F401  (re-exported)
-from .resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
-from .scan import Scan, scan
-from .store import Store, doc_from_blob, schema_version
+from studykb.config import Config, load_config, locate
+from studykb.model import Document, Problem, Reference
+from studykb.vault.cache import Cache
+from studykb.vault.checks import heading_slug  # noqa: F401  (re-exported)
+from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
+from studykb.vault.scan import Scan, scan
+from studykb.vault.store import Store, doc_from_blob, schema_version
 
 Progress = Callable[[int, int], None]
 #: Parse in worker processes when at least this many files changed.
@@ -126,8 +126,8 @@ class Vault:
         scan_rows = [(p.path, p.line, p.severity, p.code, p.message, "scan")
                      for p in found.problems]
         if not old and changed:  # first build: one streaming bulk write (see bulk.py)
-            from .._gc import paused_gc
-            from .bulk import parse_stream, write_all
+            from studykb.runtime.memory import paused_gc
+            from studykb.vault.bulk import parse_stream, write_all
 
             workers = self.config.worker_count
             stream = parse_stream(self.root, changed, workers, progress)
@@ -207,7 +207,7 @@ class Vault:
         """Read changed files; those whose content hash is unchanged are only touched."""
         to_parse = []
         touched = []
-        from .files import read_note
+        from studykb.vault.files import read_note
 
         for path in changed:
             try:
@@ -223,7 +223,7 @@ class Vault:
 
     def _parse(self, items: list[tuple[str, bytes, str, int, int]],
                progress: Progress | None) -> list[tuple]:
-        from .rows import parse_rows
+        from studykb.vault.rows import parse_rows
 
         workers = self.config.worker_count
         if len(items) < PARALLEL_THRESHOLD or workers < 2:
@@ -278,7 +278,7 @@ class Vault:
             moved = self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
-            from .checks import anchor_problems, vault_problems
+            from studykb.vault.checks import anchor_problems, vault_problems
 
             anchor_problems(db, None if full else paths)
             # a loop also appears or goes when a requires elsewhere now names another doc
@@ -335,7 +335,7 @@ class Vault:
     def documents(self) -> dict[str, Document]:
         """Every document by key (cached until the next refresh that changes something)."""
         if self._docs is None:
-            from .._gc import paused_gc
+            from studykb.runtime.memory import paused_gc
 
             with paused_gc():
                 if self._blobs is not None:  # just built: no need to read them back
@@ -414,7 +414,7 @@ def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | N
     if "#" in key:
         out.add(fold(key.split("#", 1)[1]))
     if url:
-        from ..parse.urls import normalize_url
+        from studykb.parse.urls import normalize_url
 
         out.add(normalize_url(url))
     return out
@@ -448,7 +448,7 @@ def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple]:
 def _parse_parallel(items: list[tuple], workers: int, progress: Progress | None) -> list[tuple]:
     import multiprocessing as mp
 
-    from .rows import parse_rows
+    from studykb.vault.rows import parse_rows
 
     ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
     out = []

@@ -25,9 +25,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from .checks import wants_anchor_check
-from .resolve import Names, table_rows
-from .store import Store, secondary_indexes
+from studykb.vault.checks import wants_anchor_check
+from studykb.vault.resolve import Names, table_rows
+from studykb.vault.store import Store, secondary_indexes
 
 #: Parse in worker processes when at least this many files are to be read.
 PARALLEL_THRESHOLD = 64
@@ -44,8 +44,8 @@ def read_rows(item: tuple[str, str]) -> tuple | None:
     Reads and hashes the file where it is parsed (in a worker, for a parallel build). A
     file that vanished since the scan is left for the next refresh to notice.
     """
-    from .files import read_note
-    from .rows import parse_rows
+    from studykb.vault.files import read_note
+    from studykb.vault.rows import parse_rows
 
     abs_path, path = item
     try:
@@ -89,7 +89,7 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
     in ``docs`` order) and how many references ended in each resolution state.
     ``expected``: how many rows are coming (a large load finishes in a thread).
     """
-    from .checks import missing_anchors, vault_problems
+    from studykb.vault.checks import missing_anchors, vault_problems
 
     added: list[str] = []
     # The commit leaves the whole new state (~8 KB a note) in the write-ahead log; for a

@@ -29,7 +29,7 @@ from typing import Any
 
 import msgpack
 
-from .. import __version__
+from studykb import __version__
 
 #: What each derived thing is made by: the modules (or packages) whose code decides it.
 #: Its code version is a digest of their source, so editing them invalidates it.
@@ -39,18 +39,18 @@ MADE_BY: dict[str, tuple[str, ...]] = {
               "studykb.vault.resolve", "studykb.vault.checks", "studykb.vault.bulk",
               "studykb.vault.scan"),
     # reading plans: the prerequisite graph, coverage and the known set
-    "plans": ("studykb.plans", "studykb.graph", "studykb.model"),
+    "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),
     # related documents: graph features, and the text vectors with their term counts
-    "related-features": ("studykb.related_features", "studykb.graph", "studykb.model"),
-    "related-terms": ("studykb.textsim", "studykb.index_analysis", "studykb.segment"),
-    "related-vectors": ("studykb.textsim", "studykb.index_analysis", "studykb.segment"),
+    "related-features": ("studykb.related.features", "studykb.graph", "studykb.model"),
+    "related-terms": ("studykb.related.textsim", "studykb.search.analysis", "studykb.text.segment"),
+    "related-vectors": ("studykb.related.textsim", "studykb.search.analysis", "studykb.text.segment"),
     # the search index: how text is analysed and what goes in it
-    "search-index": ("studykb.index", "studykb.index_analysis", "studykb.index_state",
-                     "studykb.segment"),
-    "search-held": ("studykb.index", "studykb.index_analysis", "studykb.index_state",
-                    "studykb.segment"),
-    "search-topics": ("studykb.index_state",),
-    "search-segments": ("studykb.segment",),
+    "search-index": ("studykb.search.index", "studykb.search.analysis", "studykb.search.state",
+                     "studykb.text.segment"),
+    "search-held": ("studykb.search.index", "studykb.search.analysis", "studykb.search.state",
+                    "studykb.text.segment"),
+    "search-topics": ("studykb.search.state",),
+    "search-segments": ("studykb.text.segment",),
 }
 CACHE_FILE = "cache.sqlite"
 

@@ -8,7 +8,7 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ..model import ERROR
+from studykb.model import ERROR
 
 _ID_LINE = re.compile(r'''^\s*["']?id["']?\s*[:=]''')
 
@@ -86,7 +86,7 @@ def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple]:
     edges = _on_loops(edges)
     if not edges:  # the common case: no loop, and networkx is not even imported
         return []
-    from ..graph import loops
+    from studykb.graph import loops
 
     out = []
     for members, where in loops(edges):

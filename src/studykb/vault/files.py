@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import StudyError
+from studykb.errors import StudyError
 
 #: Temporary files of studykb's own: ``.NAME.studykb-PID-RANDOM.tmp``; earlier versions
 #: named them ``.NAME.XXXXXXXX.tmp`` (``tempfile.mkstemp``).

@@ -76,7 +76,7 @@ class Names:
                 if (level, key) not in bucket:
                     bucket.append((level, key))
             if url and dtype in ("entry", "course", "unit"):
-                from ..parse.urls import normalize_url
+                from studykb.parse.urls import normalize_url
 
                 self.urls[normalize_url(url)].append(key)
 
@@ -192,7 +192,7 @@ def name_rows(key: str, path: str, doc_id: str, title: str, dtype: str, aliases:
             seen.add((name, level))
             out.append((name, level, key, path))
     if url and dtype in ("entry", "course", "unit"):
-        from ..parse.urls import normalize_url
+        from studykb.parse.urls import normalize_url
 
         out.append((normalize_url(url), URL, key, path))
     return out

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 import traceback
 
-from ..model import ERROR, Document
-from ..parse import parse_file
-from .resolve import lookups
-from .store import doc_row, ref_row
+from studykb.model import ERROR, Document
+from studykb.parse import parse_file
+from studykb.vault.resolve import lookups
+from studykb.vault.store import doc_row, ref_row
 
 
 def parse_rows(item: tuple[str, bytes, str, int, int]) -> tuple:

@@ -6,9 +6,9 @@ import fnmatch
 import os
 from dataclasses import dataclass, field
 
-from ..config import Config
-from ..model import Problem
-from . import files
+from studykb.config import Config
+from studykb.model import Problem
+from studykb.vault import files
 
 
 @dataclass

@@ -7,10 +7,10 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..config import CONFIG_NAME, Config
-from ..errors import StudyError
-from . import files
-from .scan import scan
+from studykb.config import CONFIG_NAME, Config
+from studykb.errors import StudyError
+from studykb.vault import files
+from studykb.vault.scan import scan
 
 #: Folders that hold generated or third-party files, excluded by a new studykb.toml when
 #: present (a site's build output, dependencies, virtual environments).

@@ -30,7 +30,7 @@ import shutil
 import stat
 from pathlib import Path
 
-from ..errors import VaultError
+from studykb.errors import VaultError
 
 TRUST_FILE = "trust"
 KEY_BYTES = 32

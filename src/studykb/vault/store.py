@@ -22,10 +22,10 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ..errors import DiskFull, StudyError, VaultError  # noqa: F401
-from ..model import Document, Problem, Reference
-from . import statedir
-from .cache import code_version
+from studykb.errors import DiskFull, StudyError, VaultError  # noqa: F401
+from studykb.model import Document, Problem, Reference
+from studykb.vault import statedir
+from studykb.vault.cache import code_version
 
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))

@@ -12,13 +12,13 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .related_features import FeatureIndex
-from .related_features import load as load_features
-from .sidebars import Neighbour
+from studykb.related.features import FeatureIndex
+from studykb.related.features import load as load_features
+from studykb.related.sidebar import Neighbour
 
 if TYPE_CHECKING:
-    from .model import Document
-    from .vault import Vault
+    from studykb.model import Document
+    from studykb.vault import Vault
 
 RELATED_TOPICS = 5
 MENTIONS = 10

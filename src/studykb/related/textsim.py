@@ -7,12 +7,12 @@ Two providers with the same call, ``similar(key, limit) -> [(key, score, shared 
   vectors. The vectors and the term counts they are made from are kept in the vault's
   cache; only files whose content changed are analysed again, so a query costs well
   under a millisecond and the sidebar of a whole vault a few seconds.
-* :class:`SearchIndexText`: the search index's more-like-this (``studykb.index.similar``,
+* :class:`SearchIndexText`: the search index's more-like-this (``studykb.search.index.similar``,
   BM25 over the whole index). Exact, but about half a second per document at 10,000
   documents, which is too slow for a sidebar of every document; the evaluation script
   compares both.
 
-Without ``studykb.index`` (or rjieba), terms come from a plain tokenizer: lowercased
+Without ``studykb.search.index`` (or rjieba), terms come from a plain tokenizer: lowercased
 words, and two-character pieces of Chinese text.
 """
 
@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
-    from .vault import Vault
+    from studykb.vault import Vault
 
 Similar = list[tuple[str, float, list[str]]]
 VECTORS_ENTRY = "related-vectors"
@@ -155,11 +155,10 @@ def _floats(data: bytes) -> array[float]:
 
 
 class SearchIndexText:
-    """More-like-this from the search index (``studykb.index.similar``)."""
+    """More-like-this from the search index (``studykb.search.index.similar``)."""
 
     def __init__(self, vault: Vault) -> None:
-        from . import index
-
+        from studykb.search import index
         self.vault = vault
         self._similar = index.similar
 
@@ -171,7 +170,7 @@ class SearchIndexText:
 def tokenizer() -> Callable[[str], list[tuple[str, str]]]:
     """(term, word as written) pairs of a text: the search index's analyzer if present."""
     try:
-        from .index_analysis import ANALYZER
+        from studykb.search.analysis import ANALYZER
     except ImportError:  # no search module (or no rjieba): a plain tokenizer
         return _plain_terms
 
@@ -282,7 +281,7 @@ def load(vault: Vault, fingerprint: str) -> TermVectors:
     Two cache entries: the vectors (small, read by every query) and the term counts of
     every document (large, read only when something changed).
     """
-    from .vault.cache import key as cache_key
+    from studykb.vault.cache import key as cache_key
 
     root = str(vault.root)
     memo = _MEMO.get(root)
@@ -313,7 +312,7 @@ def load(vault: Vault, fingerprint: str) -> TermVectors:
 
 def load_counts(vault: Vault) -> dict[str, Counter[str]]:
     """Term counts of every document, as of the last :func:`load`."""
-    from .vault.cache import key as cache_key
+    from studykb.vault.cache import key as cache_key
 
     stored = vault.cache.get(TERMS_ENTRY, cache_key(TERMS_ENTRY)) or {}
     return {k: Counter(tf) for k, (_s, tf) in stored.get("counts", {}).items()}

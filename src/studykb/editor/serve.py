@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .client import FORWARDED, LOCAL_OPTIONS, PROTOCOL, SOCKET_NAME, split_argv
+from studykb import __version__
+from studykb.editor.client import FORWARDED, LOCAL_OPTIONS, PROTOCOL, SOCKET_NAME, split_argv
 
 #: Largest request read (a command line).
 MAX_REQUEST = 1 << 20
@@ -126,7 +126,7 @@ def _names_paths(argv: list[str]) -> bool:
     """Whether ``argv`` gives a value to any parameter of type File or Path."""
     import click
 
-    from .cli import cli, prepare
+    from studykb.cli import cli, prepare
 
     prepare()
     _vault, name = split_argv(argv)
@@ -153,7 +153,7 @@ def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:
     """Run the command line ``argv`` with ``vault``; (exit code, stdout, stderr)."""
     import click
 
-    from .cli import Context, cli, prepare
+    from studykb.cli import Context, cli, prepare
 
     prepare()
     out, err = io.StringIO(), io.StringIO()

@@ -13,10 +13,10 @@ import os
 import re
 from typing import TYPE_CHECKING, Any
 
-from .index_state import INDEX_VERSION
+from studykb.search.state import INDEX_VERSION
 
 if TYPE_CHECKING:
-    from .vault.cache import Cache
+    from studykb.vault.cache import Cache
 
 #: Han characters (CJK unified ideographs and their extensions, compatibility ideographs).
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f"
@@ -97,7 +97,7 @@ class Segments:
 
     def load(self, cache: Cache) -> None:
         """Add the runs remembered in the vault's cache (once per process)."""
-        from .vault.cache import key
+        from studykb.vault.cache import key
 
         if str(cache.path) in self.loaded:
             return
@@ -110,7 +110,7 @@ class Segments:
 
     def save(self, cache: Cache) -> None:
         """Remember the runs cut since the last save (the newest :data:`SEGMENTS_MAX`)."""
-        from .vault.cache import key
+        from studykb.vault.cache import key
 
         if not self.fresh:
             return

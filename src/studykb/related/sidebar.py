@@ -3,7 +3,7 @@
 ``sidebar(vault, doc)`` and ``sidebars(vault)`` return :class:`Sidebar` model objects;
 :mod:`studykb.outputs.sidebar` turns them into Markdown, HTML or JSON.
 
-* Related: :func:`studykb.related.related` (hand-picked first).
+* Related: :func:`studykb.related.rank.related` (hand-picked first).
 * Before this: the document's own ``requires``, then the prerequisites of the topics it
   covers (not those topics themselves, which it teaches).
 * Leads to: the documents that require it.
@@ -15,11 +15,11 @@ import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from .related import Ranker, Related, RelatedOptions
+from studykb.related.rank import Ranker, Related, RelatedOptions
 
 if TYPE_CHECKING:
-    from .model import Document
-    from .vault import Vault
+    from studykb.model import Document
+    from studykb.vault import Vault
 
 #: Sidebars computed in worker processes when there are at least this many (and 2+ cores).
 PARALLEL_MIN = 2000

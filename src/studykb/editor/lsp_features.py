@@ -1,8 +1,8 @@
 """The language server's features: what it answers to each request and notification.
 
 The server itself (vault, snapshot, watcher, diagnostics plumbing, positions in the
-client's units) is :class:`studykb.lsp.StudyServer`; each handler here reads it and
-turns :mod:`studykb.assist` values into protocol messages.
+client's units) is :class:`studykb.editor.lsp.StudyServer`; each handler here reads it and
+turns :mod:`studykb.editor.assist` values into protocol messages.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 from lsprotocol import types as t
 from pygls.uris import from_fs_path, to_fs_path
 
-from .assist import describe
-from .completion import complete, completion_context, insert_text
-from .lsp import StudyServer
+from studykb.editor.assist import describe
+from studykb.editor.completion import complete, completion_context, insert_text
+from studykb.editor.lsp import StudyServer
 
 #: Characters after which the client asks for completion.
 TRIGGERS = ["[", "#", ",", " ", "-"]

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .config import Config
-from .errors import StudyError, UsageError
-from .vault import files
+from studykb.config import Config
+from studykb.errors import StudyError, UsageError
+from studykb.vault import files
 
 #: Where each type of document lives, relative to the vault.
 FOLDERS = {"note": "notes", "entry": "notes/entries", "topic": "notes/topics",

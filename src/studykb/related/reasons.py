@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .related_features import KIND_BITS, FeatureIndex
+from studykb.related.features import KIND_BITS, FeatureIndex
 
 if TYPE_CHECKING:
-    from .related import Weights
+    from studykb.related.rank import Weights
 
 #: Names listed in one reason before "and N more".
 MAX_NAMES = 3

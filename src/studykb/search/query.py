@@ -1,9 +1,9 @@
 """Full-text search over the vault: options in, ranked hits with snippets out.
 
-The whoosh side (analysis, the index, running a query) lives in :mod:`studykb.index`;
+The whoosh side (analysis, the index, running a query) lives in :mod:`studykb.search.index`;
 this layer reads the options, checks the query, turns filters into index terms,
 and builds :class:`Hit` values with a snippet around the best match. Front ends call
-:func:`studykb.index.sync` first (the CLI does) so the index follows the vault.
+:func:`studykb.search.index.sync` first (the CLI does) so the index follows the vault.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from .errors import UsageError
-from .model import DOC_TYPES
-from .vault import Vault
+from studykb.errors import UsageError
+from studykb.model import DOC_TYPES
+from studykb.vault import Vault
 
 #: Longer queries are cut (at a word boundary) to this many characters.
 MAX_QUERY_CHARS = 500
@@ -118,7 +118,9 @@ def _cut(text: str, size: int) -> str:
         return cut
     if " " in cut[size // 2:]:
         return cut[:cut.rfind(" ")]
-    from .index_analysis import spans  # no space to cut at (Chinese): drop the word cut in two
+    from studykb.search.analysis import (
+        spans,  # no space to cut at (Chinese): drop the word cut in two
+    )
 
     starts = [start for _t, start, _e in spans(cut)]
     return cut[:max(starts)] if starts and max(starts) > 0 else cut
@@ -178,7 +180,7 @@ def check_syntax(text: str) -> None:
 
 
 def _bad(text: str, why: str) -> None:
-    from .index import QUERY_HELP
+    from studykb.search.index import QUERY_HELP
 
     shown = text if len(text) <= 80 else text[:77] + "..."
     raise UsageError(f"Cannot read the query {shown!r}: {why}.", hint=QUERY_HELP)
@@ -197,7 +199,7 @@ Filter = list[tuple[str, str]]
 
 def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
     """Groups of (field, value): a document must match one pair of every group."""
-    from .index_state import Topics
+    from studykb.search.state import Topics
 
     groups: list[Filter] = []
     if opts.types:
@@ -225,8 +227,7 @@ def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
 
 
 def _course_key(vault: Vault, name: str) -> str:
-    from . import queries
-
+    from studykb import api as queries
     doc = queries.find(vault, name)
     if doc.type == "unit" and doc.parent:
         return doc.parent
@@ -234,7 +235,7 @@ def _course_key(vault: Vault, name: str) -> str:
 
 
 def _status(value: str) -> str:
-    from .parse.document import STATUS_WORDS
+    from studykb.parse.document import STATUS_WORDS
 
     word = value.strip().lower()
     if word not in STATUS_WORDS:
@@ -243,7 +244,7 @@ def _status(value: str) -> str:
 
 
 def _level(value: int | str) -> int:
-    from .parse.document import LEVEL_WORDS
+    from studykb.parse.document import LEVEL_WORDS
 
     word = str(value).strip().lower()
     level = LEVEL_WORDS.get(word) or (int(word) if word.isdigit() else 0)
@@ -262,8 +263,7 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     An empty query lists the documents the filters keep (in path order); without
     filters it is a UsageError. A query of only stop words or punctuation finds nothing.
     """
-    from . import index
-
+    from studykb.search import index
     text, _notes = clean_query(opts.query)
     if opts.limit < 1:
         raise UsageError("--limit must be at least 1.")
@@ -284,8 +284,7 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
 
 def explain(opts: SearchOptions) -> list[str]:
     """Notes for the user about how the query was read (cut, cleaned, nothing to find)."""
-    from . import index
-
+    from studykb.search import index
     text, notes = clean_query(opts.query)
     if text and not has_words(text):
         notes.append("the query has no words in it (only punctuation)")
@@ -297,7 +296,7 @@ def explain(opts: SearchOptions) -> list[str]:
 
 def _expansions(vault: Vault, text: str) -> list[str]:
     """Other names of the topic the whole query names (投机解码 -> speculative decoding)."""
-    from .index_state import Topics
+    from studykb.search.state import Topics
 
     bare = text.strip().strip('"').strip()
     if not bare or any(c in bare for c in '"():*?[]{}^') or \
@@ -337,7 +336,7 @@ def _without_title(body: str, title: str) -> str:
 def make_snippet(body: str, terms: frozenset[str] | set[str],
                  width: int = SNIPPET_CHARS) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The window of ``body`` with the most distinct matched terms, and where they are."""
-    from .index_analysis import find_terms
+    from studykb.search.analysis import find_terms
 
     head = body[:SNIPPET_SCAN]
     found = find_terms(head, terms) if terms else []

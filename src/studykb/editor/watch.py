@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import CONFIG_NAME
-from .errors import StudyError
-from .model import Problem
-from .vault import BuildStats, Vault
+from studykb.config import CONFIG_NAME
+from studykb.errors import StudyError
+from studykb.model import Problem
+from studykb.vault import BuildStats, Vault
 
 #: Names editors and tools write next to a note that are never notes themselves.
 _NOISE = re.compile(r"(^\d+$)|(~$)|(\.sw[a-p]$)|(\.tmp$)|(___jb_\w+___$)|(^#.*#$)|"
@@ -75,9 +75,9 @@ def relevant(path: str, root: Path, exclude: Iterable[str] = ()) -> bool:
 
 
 def index_sync() -> Sync | None:
-    """``studykb.index.sync`` when the search index exists in this installation."""
+    """``studykb.search.index.sync`` when the search index exists in this installation."""
     try:
-        from . import index
+        from studykb.search import index
     except ImportError as exc:
         if exc.name in (f"{__package__}.index", __package__):
             return None
@@ -107,7 +107,7 @@ class Watcher:
 
     def start(self) -> Change:
         """The first refresh; its problems are the baseline later changes are diffed with."""
-        from ._gc import long_lived
+        from studykb.runtime.memory import long_lived
 
         long_lived()
         change = self.refresh(force=True)

@@ -24,8 +24,8 @@ from whoosh.lang.porter2 import stem as _porter
 from whoosh.system import _INT_SIZE as _UINT
 from whoosh.system import pack_uint
 
-from . import segment
-from .index_state import INDEX_VERSION
+from studykb.search.state import INDEX_VERSION
+from studykb.text import segment
 
 _TOKENS = re.compile(rf"([{segment.HAN}]+)|\d+(?:[.,]\d+)+|[^\W{segment.HAN}]+")
 _STOP = frozenset(STOP_WORDS)

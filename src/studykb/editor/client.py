@@ -22,7 +22,7 @@ import os
 import sys
 from typing import NoReturn
 
-from . import __version__
+from studykb import __version__
 
 #: Commands a server may answer: they read the vault and write nothing of the user's.
 FORWARDED = frozenset({"search", "show", "backlinks", "check", "build", "before", "next",
@@ -39,7 +39,7 @@ ANSWER_TIMEOUT = 600.0
 def main() -> None:
     code = forward(sys.argv[1:])
     if code is None:
-        from .cli import main as run_here
+        from studykb.cli import main as run_here
 
         try:
             run_here()
@@ -109,7 +109,7 @@ def forward(argv: list[str]) -> int | None:
     try:
         import socket
 
-        from .config import STATE_DIR, find_vault
+        from studykb.config import STATE_DIR, find_vault
 
         path = find_vault(vault_dir) / STATE_DIR / SOCKET_NAME
         if not path.exists() or not hasattr(socket, "AF_UNIX"):

@@ -1,6 +1,6 @@
 """What the search index holds and should hold, known without opening it (no whoosh).
 
-:func:`studykb.index.sync` writes, beside each generation of the index it commits, a
+:func:`studykb.search.index.sync` writes, beside each generation of the index it commits, a
 small record of the vault state that generation reflects (``studykb-sync.json``), and
 keeps the signature of every file in it in the vault's cache (``search-held``). A
 command that only needs the index to be current (``studykb build`` with nothing
@@ -20,12 +20,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .vault.cache import code_version
-from .vault.cache import key as cache_key
+from studykb.vault.cache import code_version
+from studykb.vault.cache import key as cache_key
 
 if TYPE_CHECKING:
-    from .model import Document
-    from .vault import Vault
+    from studykb.model import Document
+    from studykb.vault import Vault
 
 #: The version of the code that analyses text and fills the index (see vault/cache.py);
 #: an index of another version is rebuilt.

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .model import Document
-    from .vault import Vault
+    from studykb.model import Document
+    from studykb.vault import Vault
 
 #: Bit per reference kind in :attr:`FeatureIndex.out` / :attr:`FeatureIndex.inc`.
 KIND_BITS = {"link": 1, "ref": 2, "requires": 4, "related": 8, "course": 16, "item": 32}
@@ -232,7 +232,7 @@ def _adamic_adar(feats: dict[int, dict[str, float]], name: str, i: int,
 def topic_table(docs: Iterable[Document]) -> dict[str, str]:
     """Folded topic id / alias / title -> topic key (:func:`studykb.graph.topic_names`;
     graph.py imports networkx only when a function needs it)."""
-    from .graph import topic_names
+    from studykb.graph import topic_names
 
     return topic_names(docs)
 
@@ -329,7 +329,7 @@ _MEMO: dict[str, tuple[str, FeatureIndex]] = {}
 
 def load(vault: Vault) -> FeatureIndex:
     """The index for the vault's current state: from memory, the cache, or built."""
-    from .vault.cache import key as cache_key
+    from studykb.vault.cache import key as cache_key
 
     fp = fingerprint(vault)
     root = str(vault.root)

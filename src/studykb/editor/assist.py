@@ -1,5 +1,5 @@
 """Editor help over the text of one buffer: where its references are, what they resolve to,
-its problems before it is saved, and hovers (completion is in :mod:`studykb.completion`).
+its problems before it is saved, and hovers (completion is in :mod:`studykb.editor.completion`).
 
 No LSP types here (``lsp.py`` turns these values into protocol messages). Lines and
 columns are 0-based and count code points; a :class:`Snapshot` is an immutable view of
@@ -14,12 +14,12 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-from .completion import NameIndex
-from .config import Config
-from .model import Document, Problem, Reference
-from .parse import parse_file
-from .vault import BuildStats, Vault
-from .vault.resolve import ID, Names, fold
+from studykb.config import Config
+from studykb.editor.completion import NameIndex
+from studykb.model import Document, Problem, Reference
+from studykb.parse import parse_file
+from studykb.vault import BuildStats, Vault
+from studykb.vault.resolve import ID, Names, fold
 
 #: Vault-wide problems that cannot be recomputed from one buffer; shown from the last refresh.
 VAULT_CODES = ("cycle", "too-large", "symlink-loop", "not-a-file")

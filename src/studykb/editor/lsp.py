@@ -1,9 +1,9 @@
 """The language server's state: ``studykb lsp`` (with ``lsp_features.py``, the only
 modules that import pygls and lsprotocol).
 
-It keeps the vault open, its state refreshed by a file watcher (see :mod:`studykb.watch`),
-and an immutable :class:`~studykb.assist.Snapshot` of names for completion and
-resolution. Each open buffer is parsed as typed (:func:`studykb.assist.analyse`), so its
+It keeps the vault open, its state refreshed by a file watcher (see :mod:`studykb.editor.watch`),
+and an immutable :class:`~studykb.editor.assist.Snapshot` of names for completion and
+resolution. Each open buffer is parsed as typed (:func:`studykb.editor.assist.analyse`), so its
 problems show before it is saved. Every vault call happens on the event-loop thread
 (SQLite connections belong to one thread); the watcher thread only signals. The
 requests it answers (completion, definition, hover...) are in ``lsp_features.py``.
@@ -27,13 +27,13 @@ from lsprotocol import types as t
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
-from . import __version__
-from .assist import Analysis, Snapshot, analyse, anchor_line
-from .config import Config, find_vault
-from .errors import StudyError
-from .model import ERROR, Problem
-from .vault import Vault
-from .watch import relevant
+from studykb import __version__
+from studykb.config import Config, find_vault
+from studykb.editor.assist import Analysis, Snapshot, analyse, anchor_line
+from studykb.editor.watch import relevant
+from studykb.errors import StudyError
+from studykb.model import ERROR, Problem
+from studykb.vault import Vault
 
 _SEVERITY = {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
 log = logging.getLogger(__name__)
@@ -366,14 +366,14 @@ def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
     import sys
 
-    from ._gc import long_lived
+    from studykb.runtime.memory import long_lived
 
     long_lived()
     logging.basicConfig(level=logging.WARNING, format="studykb lsp: %(message)s")
     # the watcher thread refreshes in the background: hand the interpreter back to the
     # request loop more often than every 5 ms, so answers stay quick meanwhile
     sys.setswitchinterval(0.001)
-    from .lsp_features import build
+    from studykb.editor.lsp_features import build
 
     server = build(vault_dir)
     try:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .model import Document
-from .vault import Vault
+from studykb.model import Document
+from studykb.vault import Vault
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class Tracker:
 
 def status(vault: Vault, recent: int = 5) -> Tracker:
     """Everything ``studykb status`` shows; loads only the documents it shows."""
-    from .plans import knowledge
+    from studykb.study.plans import knowledge
 
     kb = knowledge(vault)
     info = kb.info

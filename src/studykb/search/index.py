@@ -29,12 +29,11 @@ from whoosh.qparser import QueryParser
 from whoosh.scoring import BM25F
 from whoosh.writing import CLEAR, LockError
 
-from . import segment
-from .errors import UsageError
+from studykb.errors import UsageError
 
 # Re-exported: the public analysis functions, and the classes an index built before
 # index_analysis.py existed pickled under this module's name (it still opens).
-from .index_analysis import (  # noqa: F401
+from studykb.search.analysis import (  # noqa: F401
     ANALYZER,
     FastPositions,
     MixedTokenizer,
@@ -46,7 +45,7 @@ from .index_analysis import (  # noqa: F401
     surface_forms,
     term_positions,
 )
-from .index_state import (
+from studykb.search.state import (
     INDEX_DIR,
     INDEX_NAME,
     INDEX_VERSION,
@@ -64,10 +63,11 @@ from .index_state import (
     wanted_signatures,
     write_record,
 )
+from studykb.text import segment
 
 if TYPE_CHECKING:
-    from .model import Document
-    from .vault import Vault
+    from studykb.model import Document
+    from studykb.vault import Vault
 
 #: A full build of at least this many files uses both cores (worker processes).
 PARALLEL_MIN = 1500
@@ -197,7 +197,7 @@ def _records(db: Any, paths: list[str], wanted: dict[str, str], topics: Topics,
 
     ``done`` receives path -> [file signature, topic fingerprint] of what was written.
     """
-    from .vault.store import doc_from_blob
+    from studykb.vault.store import doc_from_blob
 
     for chunk in _chunks(sorted(paths)):
         marks = ",".join("?" * len(chunk))

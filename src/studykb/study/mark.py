@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import datetime as dt
 
-from .errors import StudyError
-from .model import Document
-from .parse.fm_edit import EditError, set_values
-from .vault import Vault, files
+from studykb.errors import StudyError
+from studykb.model import Document
+from studykb.parse.fm_edit import EditError, set_values
+from studykb.vault import Vault, files
 
 STATUSES = ("todo", "reading", "done")
 

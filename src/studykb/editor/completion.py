@@ -17,9 +17,9 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .model import Document
-from .parse.document import REF_KEYS
-from .vault.resolve import fold
+from studykb.model import Document
+from studykb.parse.document import REF_KEYS
+from studykb.vault.resolve import fold
 
 MAX_ITEMS = 100
 _WIKI_OPEN = re.compile(r"!?\[\[([^\[\]\n]*)$")

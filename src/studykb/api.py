@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .errors import NotFound
-from .model import Document, Problem
-from .vault import Link, Vault
-from .vault.resolve import fold
+from studykb.errors import NotFound
+from studykb.model import Document, Problem
+from studykb.vault import Link, Vault
+from studykb.vault.resolve import fold
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def find(vault: Vault, query: str) -> Document:
     query = query.strip()
     names = vault.names()
     if query.lower().startswith(("http://", "https://")):
-        from .parse.urls import normalize_url
+        from studykb.parse.urls import normalize_url
 
         key, _state, _note = names.resolve("", "", normalize_url(query), "url", "", False)
     else:
@@ -93,8 +93,7 @@ def backlinks(vault: Vault, doc: Document) -> list[Link]:
 
 def graph(vault: Vault, options: GraphOptions):  # type: ignore[no-untyped-def]
     """The typed graph, filtered by type, tag and edge kind."""
-    from . import graph as g
-
+    from studykb import graph as g
     full = g.from_vault(vault)
     keep = []
     topics = g.topic_names(vault.documents().values()) if options.tags else {}

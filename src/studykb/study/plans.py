@@ -11,9 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import graph as g
-from .model import Document
-from .vault import Vault
+from studykb import graph as g
+from studykb.model import Document
+from studykb.vault import Vault
 
 TYPE_ORDER = {"entry": 0, "note": 1, "unit": 2, "course": 3, "topic": 4, "list": 5}
 
@@ -87,7 +87,7 @@ class _Docs(dict):  # type: ignore[type-arg]
 
     def prefetch(self, keys: Iterable[str]) -> None:
         """Load many documents in a few queries instead of one each."""
-        from .vault.store import doc_from_blob
+        from studykb.vault.store import doc_from_blob
 
         wanted = [k for k in dict.fromkeys(keys) if k not in self]
         db = self._vault.store.db
@@ -135,7 +135,7 @@ CACHE_ENTRY = "plans"
 
 def knowledge(vault: Vault) -> Knowledge:
     """Prerequisites, coverage and the known set; kept in the vault's cache per state."""
-    from .vault.cache import key as cache_key
+    from studykb.vault.cache import key as cache_key
 
     entry = cache_key(CACHE_ENTRY, vault.fingerprint())
     data = vault.cache.get(CACHE_ENTRY, entry)

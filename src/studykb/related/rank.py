@@ -9,7 +9,7 @@ best first. The blend (weights chosen by ``benchmarks/eval_related.py``, see the
   cited by 2 documents counts 1/2, one cited by 40 counts 1/40), and co-citation (being
   cited by the same documents);
 * shared topics and tags (Adamic-Adar, 1/log of how many documents carry it), same course;
-* text similarity (see :mod:`studykb.textsim`).
+* text similarity (see :mod:`studykb.related.textsim`).
 
 Each continuous feature is divided by its largest value among this document's candidates,
 so the blended score lies in [0, 1]; a hand-picked document scores 1 plus its blend.
@@ -22,14 +22,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING
 
-from .related_features import FeatureIndex, Pair
-from .related_features import load as load_features
-from .related_reasons import explain
+from studykb.related.features import FeatureIndex, Pair
+from studykb.related.features import load as load_features
+from studykb.related.reasons import explain
 
 if TYPE_CHECKING:
-    from .model import Document
-    from .textsim import TermVectors, TextSimilarity
-    from .vault import Vault
+    from studykb.model import Document
+    from studykb.related.textsim import TermVectors, TextSimilarity
+    from studykb.vault import Vault
 
 #: Types ranked by default: what a reader would open next. Topics have their own pages
 #: (``studykb topic``) and course units live inside their course.
@@ -120,8 +120,7 @@ class Ranker:
 
     @classmethod
     def for_vault(cls, vault: Vault, text: str = "vectors") -> Ranker:
-        from . import textsim
-
+        from studykb.related import textsim
         ix = load_features(vault)
         vectors = textsim.load(vault, ix.fingerprint)
         provider: TextSimilarity | None = None

@@ -1,0 +1,1 @@
+"""Full-text search in Chinese and English (the only package that imports whoosh)."""

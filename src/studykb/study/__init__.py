@@ -1,0 +1,1 @@
+"""Studying: reading plans, the tracker, marking progress, new documents, questions."""
