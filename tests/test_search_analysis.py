@@ -21,7 +21,7 @@ def test_rjieba_gives_the_same_words_as_jieba() -> None:
 
 
 def test_only_chinese_runs_are_segmented() -> None:
-    from studykb.search.index import analyze
+    from studykb.text.analysis import analyze
 
     assert analyze("PostgreSQL的VACUUM会清理死元组") == [
         "postgresql", "的", "vacuum", "会", "清理", "死", "元组"]
@@ -38,7 +38,7 @@ def test_positions_are_consecutive_across_languages() -> None:
 
 
 def test_long_words_also_index_the_words_inside() -> None:
-    from studykb.search.index import analyze
+    from studykb.text.analysis import analyze
 
     indexed = analyze("流水线并行和时幻读", mode="index")
     assert {"流水线", "流水", "并行"} <= set(indexed)
@@ -58,7 +58,7 @@ def test_pieces_share_the_position_of_their_word() -> None:
 
 
 def test_spans_point_into_the_text() -> None:
-    from studykb.search.index import spans
+    from studykb.text.analysis import spans
 
     text = "PostgreSQL的VACUUM会清理死元组"
     for term, start, end in spans(text):
@@ -66,7 +66,7 @@ def test_spans_point_into_the_text() -> None:
 
 
 def test_stop_words_and_punctuation_give_no_terms() -> None:
-    from studykb.search.index import analyze
+    from studykb.text.analysis import analyze
 
     assert analyze("the of and, ... !!! ，。") == []
 
@@ -74,25 +74,24 @@ def test_stop_words_and_punctuation_give_no_terms() -> None:
 def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
     """term_positions with every run remembered (loaded from disk) equals a fresh cut, and
     equals the terms the tokenizer gives in index mode."""
-    from studykb.search import index
-    from studykb.text import segment
+    from studykb.text import analysis, segment
     from studykb.vault.cache import Cache
 
     fresh = segment.Segments()
     old, segment.SEGMENTS = segment.SEGMENTS, fresh
     try:
-        first = index.term_positions(SAMPLE)
+        first = analysis.term_positions(SAMPLE)
         assert fresh.fresh  # every run was cut by rjieba
         fresh.save(Cache(tmp_path))
         loaded = segment.Segments()
         loaded.load(Cache(tmp_path))
         assert set(loaded.runs) == set(fresh.runs)
         segment.SEGMENTS = loaded
-        again = index.term_positions(SAMPLE)
+        again = analysis.term_positions(SAMPLE)
         assert not loaded.fresh  # nothing was cut again
         assert again == first
         by_tokenizer: dict[str, list[int]] = {}
-        for t in index.ANALYZER(SAMPLE, positions=True, mode="index"):
+        for t in analysis.tokens(SAMPLE):
             got = by_tokenizer.setdefault(t.text, [])
             if not got or got[-1] != t.pos:
                 got.append(t.pos)

@@ -380,7 +380,7 @@ def test_a_full_database_keeps_the_state(make_vault, run, monkeypatch) -> None:
     from studykb.vault import store
 
     root = make_vault({f"n{i}.md": f"# N{i}\n\n[[n{i + 1}]]\n" for i in range(20)})
-    code, before = 0, json.loads(run("check", "--json", vault=root).stdout)
+    before = json.loads(run("check", "--json", vault=root).stdout)
     connect = store.Store._connect
 
     def full(self: store.Store) -> sqlite3.Connection:
@@ -399,7 +399,7 @@ def test_a_full_database_keeps_the_state(make_vault, run, monkeypatch) -> None:
     db = sqlite3.connect(root / ".studykb" / "state.sqlite")
     assert db.execute("SELECT count(*) FROM docs").fetchone()[0] == 20
     db.close()
-    code, after = 0, json.loads(run("check", "--json", vault=root).stdout)
+    after = json.loads(run("check", "--json", vault=root).stdout)
     assert after != before and {p["code"] for p in after["problems"]} == {"dangling-ref"}
 
 

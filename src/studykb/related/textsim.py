@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import math
 import os
-import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -168,32 +167,13 @@ class SearchIndexText:
 
 # -- building -------------------------------------------------------------------------------
 def tokenizer() -> Callable[[str], list[tuple[str, str]]]:
-    """(term, word as written) pairs of a text: the search index's analyzer if present."""
-    try:
-        from studykb.search.analysis import ANALYZER
-    except ImportError:  # no search module (or no rjieba): a plain tokenizer
-        return _plain_terms
+    """(term, word as written) pairs of a text, as the search index reads it."""
+    from studykb.text.analysis import tokens
 
     def terms(text: str) -> list[tuple[str, str]]:
-        return [(t.text, t.original)  # type: ignore[attr-defined]
-                for t in ANALYZER(text, keeporiginal=True, mode="index")]
+        return [(t.text, t.original) for t in tokens(text)]
 
     return terms
-
-
-_WORD = re.compile(r"[^\W\d_]{2,}|[\u3400-\u9fff\uf900-\ufaff]+")
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-
-
-def _plain_terms(text: str) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    for match in _WORD.finditer(text):
-        word = match.group()
-        if _HAN.match(word):
-            out.extend((word[i:i + 2], word[i:i + 2]) for i in range(max(1, len(word) - 1)))
-        else:
-            out.append((word.lower(), word))
-    return out
 
 
 def _texts(vault: Vault) -> dict[str, tuple[str, str]]:

@@ -5,7 +5,7 @@ unit, as its own document keyed ``path#unit``). It is a cache of the vault state
 :func:`sync` compares what the index holds (per file: its content hash, the course it
 belongs to and the names of the topics it is tagged with; see ``index_state.py``) with
 the state database and re-indexes only what changed. How text is analysed, and the
-schema, are in ``index_analysis.py``; with this module, the only code that imports whoosh.
+schema, are in ``schema.py``; the search package is the only code that imports whoosh.
 """
 
 from __future__ import annotations
@@ -30,21 +30,7 @@ from whoosh.scoring import BM25F
 from whoosh.writing import CLEAR, LockError
 
 from studykb.errors import UsageError
-
-# Re-exported: the public analysis functions, and the classes an index built before
-# index_analysis.py existed pickled under this module's name (it still opens).
-from studykb.search.analysis import (  # noqa: F401
-    ANALYZER,
-    FastPositions,
-    MixedTokenizer,
-    analyze,
-    find_terms,
-    fold_name,
-    make_schema,
-    spans,
-    surface_forms,
-    term_positions,
-)
+from studykb.search.schema import ANALYZER, MixedTokenizer, make_schema  # noqa: F401
 from studykb.search.state import (
     INDEX_DIR,
     INDEX_NAME,
@@ -64,6 +50,7 @@ from studykb.search.state import (
     write_record,
 )
 from studykb.text import segment
+from studykb.text.analysis import fold_name, surface_forms, term_positions
 
 if TYPE_CHECKING:
     from studykb.model import Document

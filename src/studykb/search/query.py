@@ -118,9 +118,7 @@ def _cut(text: str, size: int) -> str:
         return cut
     if " " in cut[size // 2:]:
         return cut[:cut.rfind(" ")]
-    from studykb.search.analysis import (
-        spans,  # no space to cut at (Chinese): drop the word cut in two
-    )
+    from studykb.text.analysis import spans  # no space to cut at (Chinese): drop a cut word
 
     starts = [start for _t, start, _e in spans(cut)]
     return cut[:max(starts)] if starts and max(starts) > 0 else cut
@@ -284,11 +282,12 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
 
 def explain(opts: SearchOptions) -> list[str]:
     """Notes for the user about how the query was read (cut, cleaned, nothing to find)."""
-    from studykb.search import index
+    from studykb.text.analysis import analyze
+
     text, notes = clean_query(opts.query)
     if text and not has_words(text):
         notes.append("the query has no words in it (only punctuation)")
-    elif text and text != "*" and not index.analyze(re.sub(r"\b[A-Za-z_]+:", " ", text)) and \
+    elif text and text != "*" and not analyze(re.sub(r"\b[A-Za-z_]+:", " ", text)) and \
             not re.search(r"\b(?:" + "|".join(QUERY_FIELDS) + r"):\S", text):
         notes.append("the query has only common words (the, of, and ...) that are not indexed")
     return notes
@@ -336,7 +335,7 @@ def _without_title(body: str, title: str) -> str:
 def make_snippet(body: str, terms: frozenset[str] | set[str],
                  width: int = SNIPPET_CHARS) -> tuple[str, tuple[tuple[int, int], ...]]:
     """The window of ``body`` with the most distinct matched terms, and where they are."""
-    from studykb.search.analysis import find_terms
+    from studykb.text.analysis import find_terms
 
     head = body[:SNIPPET_SCAN]
     found = find_terms(head, terms) if terms else []

@@ -42,13 +42,11 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),
     # related documents: graph features, and the text vectors with their term counts
     "related-features": ("studykb.related.features", "studykb.graph", "studykb.model"),
-    "related-terms": ("studykb.related.textsim", "studykb.search.analysis", "studykb.text.segment"),
-    "related-vectors": ("studykb.related.textsim", "studykb.search.analysis", "studykb.text.segment"),
+    "related-terms": ("studykb.related.textsim", "studykb.text"),
+    "related-vectors": ("studykb.related.textsim", "studykb.text"),
     # the search index: how text is analysed and what goes in it
-    "search-index": ("studykb.search.index", "studykb.search.analysis", "studykb.search.state",
-                     "studykb.text.segment"),
-    "search-held": ("studykb.search.index", "studykb.search.analysis", "studykb.search.state",
-                    "studykb.text.segment"),
+    "search-index": ("studykb.search", "studykb.text"),
+    "search-held": ("studykb.search", "studykb.text"),
     "search-topics": ("studykb.search.state",),
     "search-segments": ("studykb.text.segment",),
 }

@@ -1,0 +1,188 @@
+"""How studykb reads text into terms, for the search index and for related documents.
+
+Text is split into runs of Han characters and runs of everything else. Only the Han
+runs are segmented (:mod:`studykb.text.segment`: rjieba, and the cuts remembered
+between updates); other runs are split into words, lowercased, English stop words
+dropped, and stemmed (Porter2, PyStemmer). Positions are consecutive across runs, so
+phrases work in both languages and across their seams (``PostgreSQL的VACUUM``).
+
+Two ways to read the same text, giving the same terms at the same positions:
+:func:`tokens` (every term with its characters, for queries and snippets) and
+:func:`term_positions` (term -> positions, the fast path that fills the index).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import NamedTuple
+
+import Stemmer
+
+from studykb.text import segment
+
+_TOKENS = re.compile(rf"([{segment.HAN}]+)|\d+(?:[.,]\d+)+|[^\W{segment.HAN}]+")
+
+#: English words too common to say anything about a text (not indexed).
+STOP_WORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "have", "if", "in",
+    "is", "it", "may", "not", "of", "on", "or", "tbd", "that", "the", "this", "to", "us", "we",
+    "when", "will", "with", "yet", "you", "your",
+))
+_STEMMER = Stemmer.Stemmer("english")
+_STEMS: dict[str, str] = {}
+#: Stems remembered; a long-lived process starts over past this many.
+STEMS_MAX = 200_000
+
+
+def stem(word: str) -> str:
+    """The index term of a lowercased non-Han word: its Porter2 stem when it is plain
+    ASCII letters, else the word itself (``3.5``, ``café``)."""
+    got = _STEMS.get(word)
+    if got is None:
+        got = _STEMMER.stemWord(word) if word.isascii() and word.isalpha() else word
+        if len(_STEMS) > STEMS_MAX:
+            _STEMS.clear()
+        _STEMS[word] = got
+    return got
+
+
+class Term(NamedTuple):
+    """One term read from a text."""
+
+    text: str
+    """The term as indexed (a stem, or a Chinese word)."""
+    pos: int
+    """Its position: words count, stop words and the shorter words inside a Chinese word
+    (at their word's position) do not."""
+    start: int
+    """Offset of its first character in the text."""
+    end: int
+    """Offset after its last character."""
+    original: str
+    """The word as written."""
+    stopped: bool = False
+    """An English stop word (given only with ``keep_stops``)."""
+
+
+def tokens(text: str, *, pieces: bool = True, keep_stops: bool = False,
+           start_pos: int = 0) -> Iterator[Term]:
+    """Every term of ``text`` in order.
+
+    ``pieces``: also give, at its position, the shorter dictionary words inside a long
+    Chinese word (``数据并行`` gives ``并行``), as the index holds them; a query leaves
+    them out. ``keep_stops``: give stop words too, marked (they take no position).
+    """
+    pos = start_pos
+    for m in _TOKENS.finditer(text):
+        run = m.group(1)
+        if run is None:
+            word = m.group()
+            lower = word.lower()
+            if lower in STOP_WORDS:
+                if keep_stops:
+                    yield Term(stem(lower), pos, m.start(), m.end(), word, True)
+                continue
+            yield Term(stem(lower), pos, m.start(), m.end(), word)
+            pos += 1
+            continue
+        base = m.start()
+        for word, start, end in segment.jieba().tokenize(run):
+            yield Term(word, pos, base + start, base + end, word)
+            if pieces and end - start > 2:
+                for piece, at in segment.pieces(word):
+                    first = base + start + at
+                    yield Term(piece, pos, first, first + len(piece), piece)
+            pos += 1
+
+
+def term_positions(text: str, start: int = 0,
+                   poses: dict[str, list[int]] | None = None) -> dict[str, list[int]]:
+    """term -> positions, as :func:`tokens` reads ``text`` (the fast path of indexing).
+
+    The same terms and positions, without building a :class:`Term` per word: this is
+    where most of the indexing time went. Positions start at ``start``; terms are added
+    to ``poses`` when given.
+    """
+    poses = {} if poses is None else poses
+    pos = start
+    stems = _STEMS
+    remembered = segment.SEGMENTS.runs
+    for m in _TOKENS.finditer(text):
+        run = m.group(1)
+        if run is None:
+            word = m.group().lower()
+            if word in STOP_WORDS:
+                continue
+            term = stems.get(word) or stem(word)
+            got = poses.get(term)
+            if got is None:
+                poses[term] = [pos]
+            else:
+                got.append(pos)
+            pos += 1
+            continue
+        cut = remembered.get(run) or segment.SEGMENTS.cut(run)
+        for word, inner in cut:
+            got = poses.get(word)
+            if got is None:
+                poses[word] = [pos]
+            else:
+                got.append(pos)
+            for piece in inner:
+                got = poses.get(piece)
+                if got is None:
+                    poses[piece] = [pos]
+                elif got[-1] != pos:
+                    got.append(pos)
+            pos += 1
+    return poses
+
+
+def analyze(text: str, mode: str = "query") -> list[str]:
+    """The terms of ``text`` (``mode="index"`` adds the pieces of long Chinese words)."""
+    return [t.text for t in tokens(text, pieces=mode != "query")]
+
+
+def spans(text: str) -> list[tuple[str, int, int]]:
+    """(term, start, end) of every indexed term in ``text``, stop words left out."""
+    return [(t.text, t.start, t.end) for t in tokens(text)]
+
+
+def find_terms(text: str, terms: frozenset[str] | set[str]) -> list[tuple[str, int, int]]:
+    """(term, start, end) of the places in ``text`` that hold one of ``terms``, without
+    segmenting: English words are stemmed, Chinese terms are found as substrings (a
+    Chinese term is written as it is indexed). For snippets; no overlaps, in order."""
+    han = sorted((t for t in terms if segment.HAN_RUN.match(t)), key=len, reverse=True)
+    found: list[tuple[str, int, int]] = []
+    for m in _TOKENS.finditer(text):
+        run = m.group(1)
+        if run is None:
+            word = m.group().lower()
+            if word not in STOP_WORDS and stem(word) in terms:
+                found.append((stem(word), m.start(), m.end()))
+            continue
+        taken: list[tuple[int, int]] = []
+        for term in han:
+            at = run.find(term)
+            while at >= 0:
+                first, last = m.start() + at, m.start() + at + len(term)
+                if all(last <= s or first >= e for s, e in taken):
+                    taken.append((first, last))
+                    found.append((term, first, last))
+                at = run.find(term, at + len(term))
+    found.sort(key=lambda f: f[1])
+    return found
+
+
+def surface_forms(text: str) -> dict[str, str]:
+    """term -> the first word of ``text`` that gave it (``decod`` -> ``decoding``)."""
+    out: dict[str, str] = {}
+    for t in tokens(text):
+        out.setdefault(t.text, t.original.lower() if t.original.isascii() else t.original)
+    return out
+
+
+def fold_name(name: str) -> str:
+    """A name as exact-name lookups compare it: casefolded, spaces squeezed, no commas."""
+    return " ".join(name.replace(",", " ").split()).casefold()
