@@ -471,7 +471,7 @@ def test_the_entry_point_leaves_with_all_output_and_exit_handlers(
     pipe holds), the exit handlers or the exit code."""
     flag = tmp_path / "handler-ran"
     script = ("import atexit, sys\n"
-              "from studykb.editor.client import leave\n"
+              "from studykb.runtime.exit import leave\n"
               f"atexit.register(lambda: open({str(flag)!r}, 'w').write('yes'))\n"
               "sys.stdout.write('x' * 300_000)\n"
               "sys.stderr.write('note\\n')\n"

@@ -302,7 +302,7 @@ def test_large_first_build_finishes_in_a_thread(make_vault, open_vault, monkeypa
         assert later and all(name.startswith("refs_") for name in later)
         assert indexes() & wanted == wanted - later
     else:
-        v.store._finishing.join(10)
+        v.store._later.join(10)
         db = sqlite3.connect(state)
         busy, logged, copied = db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
         db.close()

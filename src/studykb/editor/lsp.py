@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import gc
 import logging
 import os
 import sqlite3
@@ -104,7 +103,9 @@ class StudyServer(LanguageServer):
         self.ready = True
         # the snapshot lives until the next one: keep the collector from walking it again
         # and again (a full collection of a 10k-note snapshot stalls every request)
-        gc.freeze()
+        from studykb.runtime.memory import settle
+
+        settle()
         self.analyses.clear()
         self.check_deleted()
         for uri in list(self.workspace.text_documents):
@@ -364,15 +365,13 @@ class StudyServer(LanguageServer):
 
 def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
-    import sys
-
-    from studykb.runtime.memory import long_lived
+    from studykb.runtime.memory import long_lived, responsive
 
     long_lived()
     logging.basicConfig(level=logging.WARNING, format="studykb lsp: %(message)s")
     # the watcher thread refreshes in the background: hand the interpreter back to the
     # request loop more often than every 5 ms, so answers stay quick meanwhile
-    sys.setswitchinterval(0.001)
+    responsive()
     from studykb.editor.lsp_features import build
 
     server = build(vault_dir)

@@ -12,7 +12,6 @@ Nothing here prints: the caller gets a :class:`Change` per refresh and formats i
 
 from __future__ import annotations
 
-import gc
 import os
 import posixpath
 import re
@@ -107,11 +106,11 @@ class Watcher:
 
     def start(self) -> Change:
         """The first refresh; its problems are the baseline later changes are diffed with."""
-        from studykb.runtime.memory import long_lived
+        from studykb.runtime.memory import long_lived, settle
 
         long_lived()
         change = self.refresh(force=True)
-        gc.freeze()  # what is loaded by now lives as long as the watch: never scan it again
+        settle()  # what is loaded by now lives as long as the watch: never scan it again
         return Change(change.stats, [], [], change.indexed, change.error)
 
     def refresh(self, force: bool = False) -> Change:

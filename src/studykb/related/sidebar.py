@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -71,7 +70,9 @@ def sidebars(vault: Vault, keys: list[str] | None = None,
     if keys is None:
         keys = [k for k, t in zip(ranker.ix.keys, ranker.ix.types, strict=True) if t != "unit"]
     keys = sorted(k for k in keys if k in ranker.ix.number)
-    workers = min(os.cpu_count() or 1, 4)
+    from studykb.runtime.pools import cores
+
+    workers = min(cores(), 4)
     if len(keys) >= PARALLEL_MIN and workers > 1 and options.text != "index":
         return _parallel(ranker, keys, options, workers)
     return [build(ranker, key, options) for key in keys]
@@ -112,29 +113,17 @@ def _neighbour(ranker: Ranker, j: int, note: str) -> Neighbour:
 
 
 # -- many at once -----------------------------------------------------------------------------
-_WORK: dict[str, object] = {}
-
-
 def _parallel(ranker: Ranker, keys: list[str], options: RelatedOptions,
               workers: int) -> list[Sidebar]:
-    """Fork workers that inherit the loaded ranker; each computes a slice of the keys."""
-    import multiprocessing as mp
+    """Workers that inherit the loaded ranker compute a slice of the keys each."""
+    from studykb.runtime.pools import map_shared
 
-    if "fork" not in mp.get_all_start_methods():
-        return [build(ranker, key, options) for key in keys]
-    _WORK["ranker"], _WORK["options"] = ranker, options
     chunks = [keys[n::workers * 4] for n in range(workers * 4)]
-    try:
-        with mp.get_context("fork").Pool(workers) as pool:
-            parts = pool.map(_work, chunks)
-    finally:
-        _WORK.clear()
+    parts = map_shared(_work, (ranker, options), chunks, workers)
     by_key = {s.key: s for part in parts for s in part}
     return [by_key[k] for k in keys]
 
 
-def _work(keys: list[str]) -> list[Sidebar]:
-    ranker = _WORK["ranker"]
-    options = _WORK["options"]
-    assert isinstance(ranker, Ranker) and isinstance(options, RelatedOptions)
+def _work(shared: tuple[Ranker, RelatedOptions], keys: list[str]) -> list[Sidebar]:
+    ranker, options = shared
     return [build(ranker, key, options) for key in keys]

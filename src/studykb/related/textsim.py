@@ -19,7 +19,6 @@ words, and two-character pieces of Chinese text.
 from __future__ import annotations
 
 import math
-import os
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -334,16 +333,14 @@ def _analyse_part(todo: list[tuple[str, str, str]]
 
 def _analyse(todo: list[tuple[str, str, str]]
              ) -> list[tuple[str, str, Counter[str], dict[str, str]]]:
-    """Analyse texts; many of them in worker processes (jieba is the slow part)."""
-    import multiprocessing as mp
+    """Analyse texts; many of them in worker processes (cutting Chinese is the slow part)."""
+    from studykb.runtime.pools import cores, imap
 
-    workers = min(os.cpu_count() or 1, 4)
-    if len(todo) < PARALLEL_MIN or workers < 2 or "fork" not in mp.get_all_start_methods():
+    workers = min(cores(), 4)
+    if len(todo) < PARALLEL_MIN or workers < 2:
         return _analyse_part(todo)
     chunks = [todo[n::workers * 2] for n in range(workers * 2)]
-    with mp.get_context("fork").Pool(workers) as pool:
-        parts = pool.map(_analyse_part, chunks)
-    return [item for part in parts for item in part]
+    return [item for part in imap(_analyse_part, chunks, workers, at_least=1) for item in part]
 
 
 def _same_counts(old: dict[str, Any], new: dict[str, Any]) -> bool:

@@ -1,20 +1,28 @@
-"""Pausing Python's cyclic garbage collector while a large structure is built."""
+"""The garbage collector and the interpreter's scheduling: the one place studykb tunes them.
+
+* :func:`paused_gc` runs a block that allocates a large structure (the first build's
+  rows, the graph, the documents) with the cyclic collector off;
+* :func:`settle` moves what a long-lived process (watch, language server) has loaded for
+  good into the collector's permanent generation, so no collection walks it again;
+* :func:`long_lived` tells this module the process lives on: :func:`paused_gc` then
+  never freezes (that would keep whatever garbage exists at that moment for good);
+* :func:`responsive` makes a thread that serves requests get the interpreter back
+  quickly while another thread works (the language server's background refresh).
+"""
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import sys
 from collections.abc import Iterator
 
-#: False in a process that lives on (watch, language server): there, freezing would keep
-#: whatever cyclic garbage exists at that moment for good.
-FREEZE = True
+_state = {"freeze": True}
 
 
 def long_lived() -> None:
     """Say that this process lives on: :func:`paused_gc` no longer freezes."""
-    global FREEZE
-    FREEZE = False
+    _state["freeze"] = False
 
 
 @contextlib.contextmanager
@@ -26,17 +34,32 @@ def paused_gc(freeze: bool = False) -> Iterator[None]:
     object again, which cost a third of the build's CPU time. Reference counting still
     frees what the block drops; only the collection of cycles waits until the end.
 
-    ``freeze``: after a successful block, move every object alive to the collector's
-    permanent generation (:func:`gc.freeze`), so no later collection walks them again,
-    nor the one at interpreter exit (0.13 s for a 10k-note graph). The graph and the
-    documents hold no reference cycles, so dropping them still frees them.
+    ``freeze``: after a successful block of a short-lived command, move every object
+    alive to the permanent generation (:func:`gc.freeze`), so no later collection walks
+    them again, nor the one at interpreter exit (0.13 s for a 10k-note graph).
     """
     was = gc.isenabled()
     gc.disable()
     try:
         yield
-        if freeze and FREEZE:
+        if freeze and _state["freeze"]:
             gc.freeze()
     finally:
         if was:
             gc.enable()
+
+
+def settle() -> None:
+    """A long-lived process has loaded what it keeps: never scan it again."""
+    gc.freeze()
+
+
+def collector_on() -> None:
+    """Switch the collector on (a worker forked while the parent had paused it)."""
+    gc.enable()
+
+
+def responsive() -> None:
+    """Hand the interpreter between threads every millisecond (default: 5 ms), so a
+    thread answering requests is not kept waiting by one refreshing in the background."""
+    sys.setswitchinterval(0.001)

@@ -518,20 +518,16 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
 
     Slices of about :data:`SLICE_FILES` files keep each worker's postings in memory
     (no spilling to disk, which doubled the time) while bounding its size; the caller,
-    which holds the lock, commits the segments in one new generation.
-
-    Each worker is a fresh interpreter (``python -c``, the job in a file): a worker
-    forked from this process would inherit the parsed vault (and in a library caller,
-    maybe a graph), doubling the memory of the process tree, and multiprocessing's
-    spawn and fork-server methods re-run the caller's main script, which hangs a
-    caller without a ``__main__`` guard.
+    which holds the lock, commits the segments in one new generation. Each worker is a
+    fresh interpreter (:func:`studykb.runtime.pools.python_workers`); its job and its
+    answer are JSON files in whoosh's temporary folder.
     """
     import json
-    import subprocess
     from collections import defaultdict
-    from concurrent.futures import ThreadPoolExecutor
 
     from whoosh.codec.whoosh3 import W3Codec, W3Segment
+
+    from studykb.runtime.pools import python_workers
 
     paths = sorted(wanted)
     count = max(2, round(len(paths) / SLICE_FILES))
@@ -539,43 +535,35 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
     folder = index_dir(vault)
     work = folder / f"{INDEX_NAME}.tmp"  # whoosh's temporary folder for this index's writers
     work.mkdir(exist_ok=True)
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    code = f"from {__name__} import _segment_main; _segment_main()"
-
-    def one(n: int) -> tuple[Any, dict[str, list[str]]]:
+    jobs: list[tuple[str, str]] = []
+    for n in range(-(-len(paths) // size)):
         job, out = work / f"job-{os.getpid()}-{n}.json", work / f"out-{os.getpid()}-{n}.json"
         part = paths[n * size:(n + 1) * size]
         job.write_text(json.dumps({
             "folder": str(folder), "state": str(vault.store.path), "paths": part,
             "wanted": {p: wanted[p] for p in part}, "topics": topics.to_data()}),
             encoding="utf-8")
-        try:
-            done = subprocess.run([sys.executable, "-c", code, str(job), str(out)], env=env,
-                                  stdin=subprocess.DEVNULL, capture_output=True, check=False)
-            if done.returncode != 0:
-                tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
-                raise RuntimeError(f"an index worker failed: {' '.join(tail)}")
-            result = json.loads(out.read_text(encoding="utf-8"))
-        finally:
+        jobs.append((str(job), str(out)))
+    segments = []
+    try:
+        python_workers(f"{__name__}:_segment_main", jobs, workers=2)
+        for _job, out in jobs:
+            result = json.loads(Path(out).read_text(encoding="utf-8"))
+            written.update(result["done"])
+            made = result["segment"]
+            if made is None:
+                continue
+            seg = W3Segment(W3Codec(), INDEX_NAME, int(made["doccount"]), str(made["segid"]))
+            seg.compound = bool(made["compound"])
+            # the field lengths BM25 averages over travel on the segment object (whoosh3
+            # 3.54, pinned; what pickling the segment used to carry)
+            seg._fieldlengths = defaultdict(int, made["fieldlengths"])  # noqa: SLF001
+            segments.append(seg)
+    finally:
+        for job, out in jobs:
             for temp in (job, out):
                 with contextlib.suppress(OSError):
-                    temp.unlink()
-        made = result["segment"]
-        if made is None:
-            return None, result["done"]
-        seg = W3Segment(W3Codec(), INDEX_NAME, int(made["doccount"]), str(made["segid"]))
-        seg.compound = bool(made["compound"])
-        # the field lengths BM25 averages over travel on the segment object (whoosh3
-        # 3.54, pinned; what pickling the segment used to carry)
-        seg._fieldlengths = defaultdict(int, made["fieldlengths"])  # noqa: SLF001
-        return seg, result["done"]
-
-    segments = []
-    with ThreadPoolExecutor(2) as pool:
-        for seg, done in pool.map(one, range(-(-len(paths) // size))):
-            written.update(done)
-            if seg is not None:
-                segments.append(seg)
+                    os.unlink(temp)
     return segments
 
 

@@ -223,17 +223,11 @@ class Vault:
 
     def _parse(self, items: list[tuple[str, bytes, str, int, int]],
                progress: Progress | None) -> list[tuple]:
+        from studykb.runtime.pools import imap
         from studykb.vault.rows import parse_rows
 
-        workers = self.config.worker_count
-        if len(items) < PARALLEL_THRESHOLD or workers < 2:
-            out = []
-            for n, item in enumerate(items, 1):
-                out.append(parse_rows(item))
-                if progress:
-                    progress(n, len(items))
-            return out
-        return _parse_parallel(items, workers, progress)
+        return list(imap(parse_rows, items, self.config.worker_count, progress,
+                         at_least=PARALLEL_THRESHOLD))
 
     def _scan_changed(self, rows: list[tuple]) -> bool:
         stored = self.store.db.execute(
@@ -443,22 +437,6 @@ def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple]:
             f"SELECT source, target_key, path, line FROM refs WHERE kind='requires'"
             f" AND path IN ({','.join('?' * len(chunk))})", chunk))
     return sorted(out, key=repr)
-
-
-def _parse_parallel(items: list[tuple], workers: int, progress: Progress | None) -> list[tuple]:
-    import multiprocessing as mp
-
-    from studykb.vault.rows import parse_rows
-
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    out = []
-    chunk = max(8, min(64, len(items) // (workers * 8) or 1))
-    with ctx.Pool(workers) as pool:
-        for n, row in enumerate(pool.imap(parse_rows, items, chunksize=chunk), 1):
-            out.append(row)
-            if progress:
-                progress(n, len(items))
-    return out
 
 
 __all__ = ["BuildStats", "Link", "Vault", "Path"]

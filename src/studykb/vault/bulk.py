@@ -19,12 +19,12 @@ moment leaves the old (empty) state or the new one.
 from __future__ import annotations
 
 import contextlib
-import gc
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
+from studykb.runtime import background
 from studykb.vault.checks import wants_anchor_check
 from studykb.vault.resolve import Names, table_rows
 from studykb.vault.store import Store, secondary_indexes
@@ -59,24 +59,10 @@ def read_rows(item: tuple[str, str]) -> tuple | None:
 def parse_stream(root: Path, paths: list[str], workers: int,
                  progress: Progress | None = None) -> Iterator[tuple | None]:
     """Rows of every file in ``paths`` order, as soon as each is parsed."""
-    items = [(str(root / p), p) for p in paths]
-    total = len(items)
-    if total < PARALLEL_THRESHOLD or workers < 2:
-        results: Iterable[tuple | None] = map(read_rows, items)
-        for n, row in enumerate(results, 1):
-            if progress:
-                progress(n, total)
-            yield row
-        return
-    import multiprocessing as mp
+    from studykb.runtime.pools import imap
 
-    ctx = mp.get_context("fork") if "fork" in mp.get_all_start_methods() else mp.get_context()
-    chunk = max(8, min(64, total // (workers * 8) or 1))
-    with ctx.Pool(workers, initializer=gc.enable) as pool:  # forked while the parent's is off
-        for n, row in enumerate(pool.imap(read_rows, items, chunksize=chunk), 1):
-            if progress:
-                progress(n, total)
-            yield row
+    items = [(str(root / p), p) for p in paths]
+    yield from imap(read_rows, items, workers, progress, at_least=PARALLEL_THRESHOLD)
 
 
 def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple],
@@ -142,9 +128,10 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
         early = [(n, sql) for n, sql in indexes if not n.startswith("refs_")] if later else []
-        beside = (_in_thread(lambda: [db.execute(sql) for _n, sql in early]) if early
-                  else contextlib.nullcontext())
-        with beside:
+        building = (background.beside(lambda: [db.execute(sql) for _n, sql in early],
+                                      "studykb-early-indexes") if early
+                    else contextlib.nullcontext())
+        with building:
             resolved, anchored, edges, states = _resolve(table, ref_rows)
         db.executemany(
             "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
@@ -162,29 +149,6 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
         store.finish_later([index for index in indexes if index not in early])
     return added, edges, blobs, states
-
-
-@contextlib.contextmanager
-def _in_thread(work: Callable[[], object]) -> Iterator[None]:
-    """Run ``work`` in a thread while the block runs; its error, if any, is raised after."""
-    import threading
-
-    failed: list[BaseException] = []
-
-    def run() -> None:
-        try:
-            work()
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller below
-            failed.append(exc)
-
-    thread = threading.Thread(target=run, name="studykb-early-indexes", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        thread.join()
-    if failed:
-        raise failed[0]
 
 
 def _resolve(table: Names, ref_rows: list[tuple]) -> tuple[

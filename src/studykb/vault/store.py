@@ -12,7 +12,6 @@ Every column holds text, numbers or JSON; nothing read from this file can run co
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -24,6 +23,7 @@ from typing import Any
 
 from studykb.errors import DiskFull, StudyError, VaultError  # noqa: F401
 from studykb.model import Document, Problem, Reference
+from studykb.runtime.background import Later
 from studykb.vault import statedir
 from studykb.vault.cache import code_version
 
@@ -123,6 +123,8 @@ class Store:
         self.path = state_dir / "state.sqlite"
         self.fresh = False
         self.notice: str | None = statedir.prepare(state_dir)
+        self._later = Later()
+        """Work finishing a first build in the background (see :meth:`finish_later`)."""
         self.db = self._open()
 
     def _open(self) -> sqlite3.Connection:
@@ -235,8 +237,6 @@ class Store:
         SQLite reads and copies at the next commit or close, and no indexes, which the
         next :class:`Store` to open the file builds (:meth:`_ensure_indexes`).
         """
-        import threading
-
         def connect() -> sqlite3.Connection:
             return sqlite3.connect(self.path, timeout=30, isolation_level=None,
                                    check_same_thread=False)
@@ -264,12 +264,9 @@ class Store:
                 finally:
                     db.close()
 
-        builder = threading.Thread(target=build, name="studykb-indexes", daemon=True)
-        builder.start()
-        # joining the copier waits for both: it ends after the builder
-        self._finishing = threading.Thread(target=copy, name="studykb-checkpoint", daemon=True)
-        self._finishing.start()
-        atexit.register(self._finishing.join, 120.0)  # a process exits with a whole state
+        builder = self._later.start(build, "studykb-indexes")
+        # the copier waits for the builder: joining both waits for the whole work
+        self._later.start(copy, "studykb-checkpoint")
 
     def _ensure_indexes(self, db: sqlite3.Connection) -> None:
         """Build the secondary indexes a process that ended early left unbuilt."""
@@ -289,11 +286,7 @@ class Store:
             db.execute("COMMIT")
 
     def close(self) -> None:
-        finishing = getattr(self, "_finishing", None)
-        if finishing is not None:
-            finishing.join()
-            atexit.unregister(finishing.join)
-            self._finishing = None
+        self._later.join()
         self.db.close()
 
     # -- reads ---------------------------------------------------------------

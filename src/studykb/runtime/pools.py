@@ -1,0 +1,111 @@
+"""Doing many independent things on every core: the one place studykb starts processes.
+
+* :func:`imap` runs a function over many items in forked worker processes and yields
+  the results in order as they come (parsing files, analysing texts);
+* :func:`map_shared` runs a function over chunks in forked workers that inherit a
+  large read-only object (the related-documents ranker), instead of pickling it;
+* :func:`python_workers` runs jobs in fresh interpreters (``python -c``), for work
+  whose worker must not inherit this process's memory (the search index's segments).
+
+Below a threshold, or without ``fork``, everything runs in this process: the results
+are the same, only slower.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from studykb.runtime.memory import collector_on
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def can_fork() -> bool:
+    import multiprocessing as mp
+
+    return "fork" in mp.get_all_start_methods()
+
+
+def cores() -> int:
+    return os.cpu_count() or 1
+
+
+def imap(func: Callable[[T], R], items: Sequence[T], workers: int,
+         progress: Callable[[int, int], None] | None = None,
+         at_least: int = 64) -> Iterator[R]:
+    """``func(item)`` of every item, in order, using ``workers`` forked processes when
+    there are at least ``at_least`` items; ``progress(done, total)`` after each."""
+    total = len(items)
+    if total < at_least or workers < 2 or not can_fork():
+        results: Iterable[R] = map(func, items)
+    else:
+        results = _forked(func, items, workers)
+    for n, result in enumerate(results, 1):
+        if progress:
+            progress(n, total)
+        yield result
+
+
+def _forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
+    import multiprocessing as mp
+
+    chunk = max(8, min(64, len(items) // (workers * 8) or 1))
+    # workers switch their collector on: the parent may have paused its own (paused_gc)
+    with mp.get_context("fork").Pool(workers, initializer=collector_on) as pool:
+        yield from pool.imap(func, items, chunksize=chunk)
+
+
+_SHARED: dict[str, Any] = {}
+
+
+def map_shared(func: Callable[[Any, list[T]], list[R]], shared: Any, chunks: list[list[T]],
+               workers: int) -> list[list[R]]:
+    """``func(shared, chunk)`` for every chunk, in forked workers that inherit ``shared``
+    (nothing is pickled but the chunks and the results); in this process without fork."""
+    if workers < 2 or not can_fork():
+        return [func(shared, chunk) for chunk in chunks]
+    import multiprocessing as mp
+
+    _SHARED["value"], _SHARED["func"] = shared, func
+    try:
+        with mp.get_context("fork").Pool(workers, initializer=collector_on) as pool:
+            return pool.map(_run_shared, chunks)
+    finally:
+        _SHARED.clear()
+
+
+def _run_shared(chunk: list[Any]) -> list[Any]:
+    func: Callable[[Any, list[Any]], list[Any]] = _SHARED["func"]
+    return func(_SHARED["value"], chunk)
+
+
+def python_workers(entry: str, jobs: list[tuple[str, ...]], workers: int = 2) -> list[int]:
+    """Run ``python -c "from MODULE import FUNC; FUNC()" ARGS...`` for each job's
+    arguments, ``workers`` at a time; the exit codes, in job order.
+
+    Each worker is a fresh interpreter: a worker forked from this process would inherit
+    everything it holds (the parsed vault, maybe a caller's graph), doubling the memory
+    of the process tree; multiprocessing's spawn and forkserver methods re-run the
+    caller's main script, which hangs a caller without a ``__main__`` guard.
+    ``entry`` is ``"module:function"``.
+    """
+    module, func = entry.split(":")
+    code = f"from {module} import {func}; {func}()"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+
+    def one(args: tuple[str, ...]) -> int:
+        done = subprocess.run([sys.executable, "-c", code, *args], env=env,
+                              stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        if done.returncode != 0:
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
+            raise RuntimeError(f"a worker failed: {' '.join(tail)}")
+        return done.returncode
+
+    with ThreadPoolExecutor(max(1, workers)) as pool:
+        return list(pool.map(one, jobs))
