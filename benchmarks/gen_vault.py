@@ -29,24 +29,8 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-EN_WORDS = (
-    "tensor kernel gradient attention memory bandwidth latency throughput batch shard "
-    "pipeline scheduler cache token embedding layer optimizer warp thread block register "
-    "compiler graph operator fusion precision quantization checkpoint collective ring tree "
-    "allreduce scatter gather overlap stream launch occupancy tile matrix vector sparse dense "
-    "loss schedule learning rate momentum variance norm residual projection head query key "
-    "value softmax causal mask rotary position context window decode prefill speculative draft "
-    "verify accept reject sample beam greedy temperature serving replica router queue request "
-    "profile trace timeline roofline arithmetic intensity flop byte the a of to and in is that "
-    "for with on as by this we it from at which can be are when more than each one two"
-).split()
-ZH_WORDS = (
-    "张量 内核 梯度 注意力 显存 带宽 延迟 吞吐 批次 分片 流水线 调度 缓存 词元 嵌入 层 优化器 "
-    "线程 寄存器 编译器 计算图 算子 融合 精度 量化 检查点 通信 环形 规约 重叠 占用率 矩阵 向量 "
-    "稀疏 稠密 损失 学习率 动量 方差 归一化 残差 投影 查询 键 值 因果 掩码 旋转 位置 上下文 窗口 "
-    "解码 预填充 投机 草稿 验证 采样 温度 服务 副本 路由 队列 请求 性能 分析 时间线 屋顶线 算术 "
-    "强度 的 是 在 和 了 与 对 把 可以 需要 因为 所以 如果 这个 一个 我们 通过 进行 实现 使用 问题 方法"
-).split()
+EN_WORDS = ["tensor", "kernel", "gradient", "attention", "memory", "bandwidth", "latency", "throughput", "batch", "shard", "pipeline", "scheduler", "cache", "token", "embedding", "layer", "optimizer", "warp", "thread", "block", "register", "compiler", "graph", "operator", "fusion", "precision", "quantization", "checkpoint", "collective", "ring", "tree", "allreduce", "scatter", "gather", "overlap", "stream", "launch", "occupancy", "tile", "matrix", "vector", "sparse", "dense", "loss", "schedule", "learning", "rate", "momentum", "variance", "norm", "residual", "projection", "head", "query", "key", "value", "softmax", "causal", "mask", "rotary", "position", "context", "window", "decode", "prefill", "speculative", "draft", "verify", "accept", "reject", "sample", "beam", "greedy", "temperature", "serving", "replica", "router", "queue", "request", "profile", "trace", "timeline", "roofline", "arithmetic", "intensity", "flop", "byte", "the", "a", "of", "to", "and", "in", "is", "that", "for", "with", "on", "as", "by", "this", "we", "it", "from", "at", "which", "can", "be", "are", "when", "more", "than", "each", "one", "two"]
+ZH_WORDS = ["张量", "内核", "梯度", "注意力", "显存", "带宽", "延迟", "吞吐", "批次", "分片", "流水线", "调度", "缓存", "词元", "嵌入", "层", "优化器", "线程", "寄存器", "编译器", "计算图", "算子", "融合", "精度", "量化", "检查点", "通信", "环形", "规约", "重叠", "占用率", "矩阵", "向量", "稀疏", "稠密", "损失", "学习率", "动量", "方差", "归一化", "残差", "投影", "查询", "键", "值", "因果", "掩码", "旋转", "位置", "上下文", "窗口", "解码", "预填充", "投机", "草稿", "验证", "采样", "温度", "服务", "副本", "路由", "队列", "请求", "性能", "分析", "时间线", "屋顶线", "算术", "强度", "的", "是", "在", "和", "了", "与", "对", "把", "可以", "需要", "因为", "所以", "如果", "这个", "一个", "我们", "通过", "进行", "实现", "使用", "问题", "方法"]
 AREAS = ("gpu", "training", "serving", "compilers", "systems", "models", "data", "math")
 KINDS = ("article", "tutorial", "talk", "course", "repo", "paper", "book", "video", "docs", "post")
 LEVELS = (1, 2, 3, 4, 5, "intro", "intermediate", "advanced", "入门", "进阶")
@@ -283,7 +267,7 @@ class Gen:
             parts += [f"A broken one: [[no-such-note-{rng.randrange(10**6)}]].", ""]
         parts += ["## Details", "", self.paragraph(lang, 3), "",
                   "```python", f"# {FAKE}", "x = load('[[also-fake]]')", "```", "",
-                  f"Inline `[[inline-fake]]` code, external https://www.python.org/doc/ "
+                  "Inline `[[inline-fake]]` code, external https://www.python.org/doc/ "
                   "and [docs](https://docs.python.org/3/).", ""]
         if rng.random() < 0.5:
             parts += ["$$", r"\sum_i x_i [[math-fake]] (fake.md)", "$$", ""]

@@ -111,13 +111,9 @@ def flavour(tmp_path: Path) -> Callable[[str], Path]:
 
 
 def _cli():  # type: ignore[no-untyped-def]
-    from studykb.cli import (
-        _register_optional,
-        cli,
-        core,  # noqa: F401  (registers the foundation commands)
-    )
+    from studykb.cli.app import cli, prepare
 
-    _register_optional()
+    prepare()
     return cli
 
 

@@ -7,10 +7,10 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from studykb.cli import _register_optional, cli, core  # noqa: F401
+from studykb.cli.app import cli, prepare
 from studykb.vault import heading_slug
 
-_register_optional()
+prepare()
 
 
 def test_heading_slug() -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from studykb.cli import _register_optional, cli, core  # noqa: F401
+from studykb.cli.app import cli, prepare
 from studykb.cli.plans import parse_question
 from studykb.errors import UsageError
 
-_register_optional()
+prepare()
 FIXTURE = Path(__file__).parent / "fixtures" / "plans_vault"
 
 

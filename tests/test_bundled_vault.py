@@ -8,9 +8,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from studykb.cli import _register_optional, cli, core  # noqa: F401
+from studykb.cli.app import cli, prepare
 
-_register_optional()
+prepare()
 
 
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from studykb.cli import _register_optional, cli, core  # noqa: F401
+from studykb.cli.app import cli, prepare
 from studykb.parse.fm_edit import EditError
 from studykb.study.mark import set_status
 
-_register_optional()
+prepare()
 TODAY = dt.date.today().isoformat()
 DAY = dt.date(2026, 11, 30)
 

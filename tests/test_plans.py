@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from studykb.api import find
-from studykb.cli import cli, main  # noqa: F401
+from studykb.cli.app import cli  # noqa: F401
 from studykb.study import plans
 from studykb.vault import Vault
 
@@ -28,9 +28,9 @@ def vault_dir(tmp_path: Path) -> Path:
 
 
 def run(vault_dir: Path, *args: str) -> tuple[int, str]:
-    from studykb.cli import _register_optional, core  # noqa: F401
+    from studykb.cli.app import prepare
 
-    _register_optional()
+    prepare()
     result = CliRunner().invoke(cli, ["--vault", str(vault_dir), *args])
     return result.exit_code, result.output
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from studykb.cli.served import command_server
 from studykb.editor import client
-from studykb.editor.serve import CommandServer
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="needs Unix sockets")
 
@@ -34,12 +34,12 @@ FILES = {
 
 
 @pytest.fixture
-def served(make_vault, open_vault, monkeypatch) -> Iterator[tuple[Path, CommandServer]]:
+def served(make_vault, open_vault, monkeypatch) -> Iterator[tuple[Path, object]]:
     """A vault answered by an in-process server (what ``studykb watch`` runs)."""
     monkeypatch.delenv("STUDYKB_LOCAL", raising=False)
     root = make_vault(FILES)
     vault = open_vault(root)
-    server = CommandServer(vault.config.state_dir, lambda: vault, threading.Lock())
+    server = command_server(vault.config.state_dir, lambda: vault, threading.Lock())
     assert server.start()
     yield root, server
     server.stop()
@@ -142,11 +142,11 @@ def test_stale_socket_falls_back_and_is_replaced(make_vault, open_vault, monkeyp
     dead.close()  # what a killed watch leaves behind
     assert path.exists()
     assert forward(monkeypatch, root, "check", "--json")[0] is None
-    server = CommandServer(vault.config.state_dir, lambda: vault, threading.Lock())
+    server = command_server(vault.config.state_dir, lambda: vault, threading.Lock())
     assert server.start()
     try:
         assert (path.stat().st_mode & 0o777) == 0o600
-        second = CommandServer(vault.config.state_dir, lambda: vault, threading.Lock())
+        second = command_server(vault.config.state_dir, lambda: vault, threading.Lock())
         assert not second.start()  # one server per vault
         assert forward(monkeypatch, root, "check", "--json")[0] == 1  # broken.md dangles
     finally:

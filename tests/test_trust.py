@@ -658,13 +658,13 @@ def test_path_options_are_never_answered_by_a_watch(make_vault, open_vault, tmp_
                                                     monkeypatch, spelling: list[str]) -> None:
     import threading
 
+    from studykb.cli.served import command_server
     from studykb.editor import client
-    from studykb.editor.serve import CommandServer
 
     monkeypatch.delenv("STUDYKB_LOCAL", raising=False)
     root = make_vault({"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n"})
     vault = open_vault(root)
-    server = CommandServer(vault.config.state_dir, lambda: vault, threading.Lock())
+    server = command_server(vault.config.state_dir, lambda: vault, threading.Lock())
     assert server.start()
     elsewhere = tmp_path / "caller"
     elsewhere.mkdir()

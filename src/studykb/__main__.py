@@ -1,3 +1,3 @@
-from studykb.editor.client import main
+from studykb.cli import main
 
 main()

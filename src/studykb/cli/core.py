@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from studykb import api as queries
-from studykb.cli import (
+from studykb.cli.app import (
     Context,
     cli,
     console,

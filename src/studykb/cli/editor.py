@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from studykb.cli import Context, cli, emit_json, json_option, safe
+from studykb.cli.app import Context, cli, emit_json, json_option, safe
 
 TYPES = ("note", "entry", "topic", "course", "list")
 
@@ -102,14 +102,14 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
       studykb watch
       studykb --vault ~/notes watch --quiet
     """
-    from studykb.editor.serve import CommandServer
+    from studykb.cli.served import command_server
     from studykb.editor.watch import Change, Watcher, index_sync
 
     watcher = Watcher(obj.vault(refresh=False), index_sync())
     first = watcher.start()
     if first.error:
         _say(f"studykb: {first.error}", err=True)
-    server = CommandServer(watcher.vault.config.state_dir, lambda: watcher.vault, watcher.lock)
+    server = command_server(watcher.vault.config.state_dir, lambda: watcher.vault, watcher.lock)
 
     def ready() -> None:
         st = first.stats

@@ -7,7 +7,7 @@ import re
 import click
 
 from studykb import api as queries
-from studykb.cli import cli, console, emit_json, json_option, pass_vault, safe
+from studykb.cli.app import cli, console, emit_json, json_option, pass_vault, safe
 from studykb.errors import UsageError
 
 

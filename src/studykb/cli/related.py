@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from studykb import api as queries
-from studykb.cli import cli, console, emit_json, json_option, pass_vault, safe
+from studykb.cli.app import cli, console, emit_json, json_option, pass_vault, safe
 from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from studykb.cli import Context, cli, console, emit_json, json_option, pass_vault, safe
+from studykb.cli.app import Context, cli, console, emit_json, json_option, pass_vault, safe
 from studykb.model import DOC_TYPES
 
 

@@ -52,7 +52,7 @@ class Snapshot:
         changed = {*stats.added, *stats.modified, *stats.removed}
         if not self.docs or len(changed) > INCREMENTAL_LIMIT:
             return Snapshot.build(vault.config, vault.documents(), vault.problems())
-        fresh = vault.documents_for(_keys_at(vault, sorted({*stats.added, *stats.modified})))
+        fresh = vault.documents_for(vault.keys_in(sorted({*stats.added, *stats.modified})))
         gone = [d for d in self.docs.values() if d.path in changed]
         docs = {k: d for k, d in self.docs.items() if d.path not in changed}
         docs.update(fresh)
@@ -77,16 +77,6 @@ def _rows(docs: Iterable[Document]) -> Iterator[tuple]:
     """Documents as the rows a :class:`Names` table is built from."""
     for d in docs:
         yield (d.key, d.path, d.id, d.title, d.type, json.dumps(d.aliases), d.url)
-
-
-def _keys_at(vault: Vault, paths: list[str]) -> list[str]:
-    """Keys of the documents in these files (a file and its course units)."""
-    keys: list[str] = []
-    for i in range(0, len(paths), 400):
-        chunk = paths[i: i + 400]
-        keys.extend(k for (k,) in vault.store.db.execute(
-            f"SELECT key FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk))
-    return keys
 
 
 def _names_updated(names: Names, gone: list[Document], fresh: Iterable[Document]) -> Names:

@@ -1,4 +1,4 @@
-"""The ``studykb`` entry point: hand a command to a running ``studykb watch``, or run it here.
+"""Handing a command to a running ``studykb watch``, from the ``studykb`` entry point.
 
 A fresh ``studykb`` process spends most of its time starting: the interpreter, click,
 markdown-it, whoosh, the Chinese segmenter's dictionary, the vault refresh. While
@@ -33,21 +33,6 @@ PROTOCOL = 1
 #: Seconds to wait for the server to accept; an answer may take longer (a big refresh).
 CONNECT_TIMEOUT = 0.5
 ANSWER_TIMEOUT = 600.0
-
-
-def main() -> None:
-    code = forward(sys.argv[1:])
-    if code is None:
-        from studykb.cli import main as run_here
-
-        try:
-            run_here()
-            code = 0
-        except SystemExit as exc:
-            code = exc.code
-    from studykb.runtime.exit import leave
-
-    leave(code)
 
 
 def split_argv(argv: list[str]) -> tuple[str | None, str | None]:

@@ -15,7 +15,6 @@ import contextlib
 import functools
 import logging
 import os
-import sqlite3
 import threading
 import traceback
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from studykb.editor.assist import Analysis, Snapshot, analyse, anchor_line
 from studykb.editor.watch import relevant
 from studykb.errors import StudyError
 from studykb.model import ERROR, Problem
-from studykb.vault import Vault
+from studykb.vault import StateError, Vault
 
 _SEVERITY = {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
 log = logging.getLogger(__name__)
@@ -92,7 +91,7 @@ class StudyServer(LanguageServer):
                 return
             v = self.vault
             snap = Snapshot.build(v.config, v.documents(), v.problems())
-        except (sqlite3.Error, OSError, StudyError) as exc:
+        except (StateError, OSError, StudyError) as exc:
             self.message(f"studykb: could not refresh the vault: {exc}", t.MessageType.Warning)
             return
         self.install(snap)
@@ -146,7 +145,7 @@ class StudyServer(LanguageServer):
         while not self.stop.is_set():
             try:
                 writer = Vault.open(root)
-            except (StudyError, sqlite3.Error, OSError) as exc:
+            except (StudyError, StateError, OSError) as exc:
                 self._call(functools.partial(self.message, f"studykb: {exc}",
                                              t.MessageType.Error))
                 self.watching = False
@@ -197,7 +196,7 @@ class StudyServer(LanguageServer):
             else:
                 snap = self._base.updated(vault, stats)
             self._base = snap
-        except (sqlite3.Error, OSError, StudyError) as exc:
+        except (StateError, OSError, StudyError) as exc:
             self._call(functools.partial(
                 self.message, f"studykb: could not refresh the vault: {exc}",
                 t.MessageType.Warning))

@@ -14,7 +14,6 @@ code; the client prints it. A request is one JSON line
 from __future__ import annotations
 
 import contextlib
-import io
 import json
 import os
 import socket
@@ -24,19 +23,28 @@ from pathlib import Path
 from typing import Any
 
 from studykb import __version__
-from studykb.editor.client import FORWARDED, LOCAL_OPTIONS, PROTOCOL, SOCKET_NAME, split_argv
+from studykb.editor.client import PROTOCOL, SOCKET_NAME
 
 #: Largest request read (a command line).
 MAX_REQUEST = 1 << 20
 
 
-class CommandServer:
-    """Serves commands on ``<state dir>/serve.sock`` from a thread, until :meth:`stop`."""
+#: Runs a command line: (exit code, stdout, stderr).
+Runner = Callable[[list[str]], tuple[int, str, str]]
 
-    def __init__(self, state_dir: Path, vault: Callable[[], Any], lock: threading.Lock) -> None:
+
+class CommandServer:
+    """Serves commands on ``<state dir>/serve.sock`` from a thread, until :meth:`stop`.
+
+    ``accepts(argv)`` says whether a command line may be answered here, ``run(argv)``
+    answers it; both come from the command line's own layer (:mod:`studykb.cli.served`).
+    """
+
+    def __init__(self, state_dir: Path, accepts: Callable[[list[str]], bool], run: Runner,
+                 lock: threading.Lock) -> None:
         self.path = state_dir / SOCKET_NAME
-        self.vault = vault
-        """Returns the vault to answer with (the watch may reopen it)."""
+        self.accepts = accepts
+        self.run = run
         self.lock = lock
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
@@ -100,81 +108,12 @@ class CommandServer:
         answer: dict[str, Any] = {"served": False}
         if (request.get("protocol") == PROTOCOL and request.get("version") == __version__
                 and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
-                and servable(argv)):
+                and self.accepts(argv)):
             with self.lock:
-                code, out, err = run_command(self.vault(), argv)
+                code, out, err = self.run(argv)
             answer = {"served": True, "code": code, "stdout": out, "stderr": err}
         conn.settimeout(None)
         conn.sendall(json.dumps(answer, ensure_ascii=False).encode())
-
-
-def servable(argv: list[str]) -> bool:
-    """Whether a server may answer ``argv`` (the client checks the same first).
-
-    Beyond the client's quick look, the command line is parsed as the command would
-    parse it: any option or argument naming a file or folder, however it is spelled
-    (``-oFILE``, ``--output=FILE``), makes it run in the caller's process, where a
-    relative path means what the caller meant.
-    """
-    _vault, command = split_argv(argv)
-    if command not in FORWARDED or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
-        return False
-    return not _names_paths(argv)
-
-
-def _names_paths(argv: list[str]) -> bool:
-    """Whether ``argv`` gives a value to any parameter of type File or Path."""
-    import click
-
-    from studykb.cli import cli, prepare
-
-    prepare()
-    _vault, name = split_argv(argv)
-    if name is None:
-        return True
-    rest = argv[argv.index(name) + 1:]
-    try:
-        with click.Context(cli, info_name="studykb") as group_ctx:
-            cmd = cli.get_command(group_ctx, name)
-            if cmd is None:
-                return True
-            ctx = cmd.make_context(name, list(rest), parent=group_ctx, resilient_parsing=True)
-    except (click.ClickException, click.exceptions.Exit):
-        return True  # let the command itself say what is wrong, here
-    for param in cmd.params:
-        if isinstance(param.type, (click.File, click.Path)) and param.name and \
-                ctx.get_parameter_source(param.name) not in (
-                    click.core.ParameterSource.DEFAULT, None):
-            return True
-    return False
-
-
-def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:
-    """Run the command line ``argv`` with ``vault``; (exit code, stdout, stderr)."""
-    import click
-
-    from studykb.cli import Context, cli, prepare
-
-    prepare()
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-            Context.using(vault):
-        try:
-            rv = cli.main(args=list(argv), prog_name="studykb", standalone_mode=False)
-            code = rv if isinstance(rv, int) else 0
-        except click.ClickException as exc:
-            exc.show()
-            code = exc.exit_code
-        except click.exceptions.Abort:
-            click.echo("Aborted!", err=True)
-            code = 1
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-        except Exception as exc:  # the watch must outlive any one command
-            click.echo(f"studykb: internal error: {type(exc).__name__}: {exc}", err=True)
-            code = 70
-    return code, out.getvalue(), err.getvalue()
 
 
 def _answers(path: Path) -> bool:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-import sqlite3
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -25,7 +24,7 @@ from pathlib import Path
 from studykb.config import CONFIG_NAME
 from studykb.errors import StudyError
 from studykb.model import Problem
-from studykb.vault import BuildStats, Vault
+from studykb.vault import BuildStats, StateError, Vault
 
 #: Names editors and tools write next to a note that are never notes themselves.
 _NOISE = re.compile(r"(^\d+$)|(~$)|(\.sw[a-p]$)|(\.tmp$)|(___jb_\w+___$)|(^#.*#$)|"
@@ -121,7 +120,7 @@ class Watcher:
         """
         try:
             stats = self.vault.refresh()
-        except (sqlite3.Error, OSError, StudyError) as exc:
+        except (StateError, OSError, StudyError) as exc:
             return Change(BuildStats(), error=f"refresh failed: {exc}")
         indexed, error = False, None
         if self.sync is not None and (stats.changed or not self._synced):
@@ -129,13 +128,13 @@ class Watcher:
                 self.sync(self.vault)
                 indexed = True
                 self._synced = True
-            except (StudyError, sqlite3.Error, OSError) as exc:
+            except (StudyError, StateError, OSError) as exc:
                 error = f"search index not updated: {exc}"
         if not (stats.changed or force):
             return Change(stats, [], [], indexed, error)
         try:
             problems = self.vault.problems()
-        except (sqlite3.Error, OSError) as exc:
+        except (StateError, OSError) as exc:
             return Change(stats, indexed=indexed, error=f"refresh failed: {exc}")
         counted = Counter(_identity(p) for p in problems)
         latest = {_identity(p): p for p in problems}

@@ -83,8 +83,7 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
     """Read every target file and compute its new bytes; nothing is written."""
     out = Outcome()
     bad = {p.path: p.message for p in vault.problems() if p.code in UNPARSEABLE}
-    stored = {path: digest for path, _m, _s, digest in vault.store.db.execute(
-        "SELECT path, mtime_ns, size, hash FROM files")}
+    stored = {path: digest for path, _mtime, digest in vault.file_rows()}
     for sb in sidebars:
         if sb.type not in WRITE_TYPES or "#" in sb.key:
             continue

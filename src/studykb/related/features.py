@@ -313,9 +313,7 @@ def build(docs: dict[str, Document], refs: Iterable[tuple[str, str, str, str]],
 
 
 def from_vault(vault: Vault, fingerprint: str = "") -> FeatureIndex:
-    rows = vault.store.db.execute(
-        "SELECT source, kind, target_key, reason FROM refs WHERE target_key IS NOT NULL"
-        " ORDER BY path, line, n")
+    rows = ((e.source, e.kind, e.target, e.reason) for e in vault.edges(order="line"))
     return build(vault.documents(), rows, fingerprint)
 
 

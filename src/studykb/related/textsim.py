@@ -179,18 +179,16 @@ def _texts(vault: Vault) -> dict[str, tuple[str, str]]:
     """key -> (file hash, the text to compare): title, aliases, headings and body."""
     import json
 
-    db = vault.store.db
-    hashes = dict(db.execute("SELECT path, hash FROM files"))
-    bodies = {p: (b or "", h or "[]") for p, b, h in db.execute(
-        "SELECT path, body, headings FROM texts")}
+    hashes = {path: digest for path, _mtime, digest in vault.file_rows()}
+    bodies = vault.texts()
     out = {}
-    for key, path, title, names in db.execute("SELECT key, path, title, names FROM docs"):
+    for key, path, _id, title, _type, names, _url in vault.store.name_rows():
         aliases = json.loads(names or "[]")
         if "#" in key:  # a course unit: its title is all its text
             text = "\n".join([title, *aliases])
         else:
-            body, headings = bodies.get(path, ("", "[]"))
-            text = "\n".join([title, *aliases, *json.loads(headings), body])
+            body, headings = bodies.get(path, ("", []))
+            text = "\n".join([title, *aliases, *headings, body])
         out[key] = (hashes.get(path, ""), text)
     return out
 

@@ -55,6 +55,7 @@ from studykb.text.analysis import fold_name, surface_forms, term_positions
 if TYPE_CHECKING:
     from studykb.model import Document
     from studykb.vault import Vault
+    from studykb.vault.store import Store
 
 #: A full build of at least this many files uses both cores (worker processes).
 PARALLEL_MIN = 1500
@@ -177,27 +178,17 @@ def _held(reader: Any) -> dict[str, list[str]]:
     return out
 
 
-def _records(db: Any, paths: list[str], wanted: dict[str, str], topics: Topics,
+def _records(store: Store, paths: list[str], wanted: dict[str, str], topics: Topics,
              done: dict[str, list[str]]) -> Iterator[dict[str, Any]]:
     """The whoosh documents of the files in ``paths`` (a course's units included), read
-    from the state database ``db``. Empty fields are left out (they cost time).
+    from the state. Empty fields are left out (they cost time).
 
     ``done`` receives path -> [file signature, topic fingerprint] of what was written.
     """
-    from studykb.vault.store import doc_from_blob
-
     for chunk in _chunks(sorted(paths)):
-        marks = ",".join("?" * len(chunk))
-        texts = dict(db.execute(f"SELECT path, body FROM texts WHERE path IN ({marks})", chunk))
-        courses: dict[str, set[str]] = {}
-        for source, target in db.execute(
-                f"SELECT source, target_key FROM refs WHERE kind='course' AND target_key IS NOT"
-                f" NULL AND path IN ({marks})", chunk):
-            courses.setdefault(source, set()).add(target.split("#", 1)[0])
-        by_path: dict[str, list[Document]] = {}
-        for (blob,) in db.execute(f"SELECT data FROM docs WHERE path IN ({marks})", chunk):
-            doc = doc_from_blob(blob)
-            by_path.setdefault(doc.path, []).append(doc)
+        texts = {path: body for path, (body, _headings) in store.texts(chunk).items()}
+        courses = store.course_links(chunk)
+        by_path = store.documents_in(chunk)
         for path, docs in by_path.items():
             sig = [wanted.get(path, ""), topics.sig(docs)]
             done[path] = sig
@@ -403,7 +394,7 @@ def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: To
             else:
                 writer.delete_by_query(wq.Term("path", path), searcher=searcher)
         segment.SEGMENTS.load(vault.cache)
-    for record in _records(vault.store.db, changed, wanted, topics, written):
+    for record in _records(vault.store, changed, wanted, topics, written):
         writer.add_document(**record)
     writer.commit(mergetype=CLEAR if full else _merge_small)
     if not full:
@@ -588,23 +579,23 @@ def _segment_main() -> None:
 
 def _segment_job(job: dict[str, Any]) -> tuple[Any, dict[str, list[str]]]:
     """In a worker: write one segment holding the files of ``job``; return it unlisted."""
-    import sqlite3
-
     from whoosh.writing import SegmentWriter
 
+    from studykb.vault.store import reader
+
     topics = Topics.from_data(job["topics"])
-    db = sqlite3.connect(job["state"])
+    store = reader(Path(job["state"]))
     try:
         writer = SegmentWriter(_open_dir(Path(job["folder"])), _lk=False, limitmb=POOL_MB)
         done: dict[str, list[str]] = {}
-        for record in _records(db, job["paths"], job["wanted"], topics, done):
+        for record in _records(store, job["paths"], job["wanted"], topics, done):
             writer.add_document(**record)
         if not writer._added:  # noqa: SLF001 - whoosh's own multi-process writer does this
             writer._close_segment()
             return None, done
         return writer._finalize_segment(), done
     finally:
-        db.close()
+        store.close()
 
 
 def rebuild(vault: Vault, quiet: bool = True) -> SyncStats:

@@ -48,10 +48,8 @@ def index_dir(vault: Vault) -> Path:
 
 
 def fingerprint(vault: Vault) -> str:
-    """Fingerprint of the vault state: every file's path and content hash (a few ms)."""
-    row = vault.store.db.execute("SELECT group_concat(path || ':' || hash, '|') FROM files"
-                                 ).fetchone()
-    return hashlib.blake2b((row[0] or "").encode(), digest_size=16).hexdigest()
+    """Fingerprint of the vault state (see :meth:`Vault.fingerprint`)."""
+    return vault.fingerprint()
 
 
 def latest_generation(folder: Path) -> int:
@@ -257,9 +255,8 @@ class Topics:
 _TOPICS: dict[tuple[str, str], Topics] = {}
 
 
-def _topic_rows(vault: Vault) -> list[tuple]:
-    return vault.store.db.execute(
-        "SELECT key, id, title, names FROM docs WHERE type='topic' ORDER BY key").fetchall()
+def _topic_rows(vault: Vault) -> list[tuple[str, str, str, str]]:
+    return vault.topic_rows()
 
 
 def _rows_digest(rows: list[tuple]) -> str:
@@ -268,13 +265,10 @@ def _rows_digest(rows: list[tuple]) -> str:
 
 def wanted_signatures(vault: Vault) -> dict[str, str]:
     """path -> signature of the file as the index should hold it (content and course)."""
-    db = vault.store.db
     courses: dict[str, set[str]] = {}
-    for path, target in db.execute(
-            "SELECT path, target_key FROM refs WHERE kind = 'course' AND target_key IN"
-            " (SELECT key FROM docs WHERE type IN ('course', 'unit'))"):
-        courses.setdefault(path, set()).add(target.split("#", 1)[0])
-    out = dict(db.execute("SELECT path, hash FROM files"))
+    for source, named in vault.course_links().items():
+        courses.setdefault(source.split("#", 1)[0], set()).update(named)
+    out = {path: digest for path, _mtime, digest in vault.file_rows()}
     for path, extra in courses.items():
         if path in out:
             out[path] = f"{out[path]}:{','.join(sorted(extra))}"

@@ -87,16 +87,8 @@ class _Docs(dict):  # type: ignore[type-arg]
 
     def prefetch(self, keys: Iterable[str]) -> None:
         """Load many documents in a few queries instead of one each."""
-        from studykb.vault.store import doc_from_blob
-
         wanted = [k for k in dict.fromkeys(keys) if k not in self]
-        db = self._vault.store.db
-        for i in range(0, len(wanted), 500):
-            chunk = wanted[i: i + 500]
-            marks = ",".join("?" * len(chunk))
-            for key, data in db.execute(f"SELECT key, data FROM docs WHERE key IN ({marks})",
-                                        chunk):
-                self[key] = doc_from_blob(data)
+        self.update(self._vault.documents_for(wanted))
 
 
 @dataclass
@@ -159,9 +151,7 @@ def _compute(vault: Vault) -> dict[str, Any]:
             covers.setdefault(topic, []).append(key)
             covered_by.setdefault(key, []).append(topic)
     requires: dict[str, list[tuple[str, str]]] = {}
-    for source, target, reason in vault.store.db.execute(
-            "SELECT source, target_key, reason FROM refs"
-            " WHERE kind='requires' AND +target_key IS NOT NULL ORDER BY path, line"):
+    for source, target, _kind, _path, _line, reason in vault.edges("requires", order="line"):
         if source in docs and target in docs:
             requires.setdefault(source, []).append((target, reason))
     edges = [(s, t, r) for s, needs in requires.items() for t, r in needs]
@@ -176,9 +166,7 @@ def _compute(vault: Vault) -> dict[str, Any]:
         known.update(covered_by.get(key, ()))
     list_pos: dict[str, int] = {}
     counter: dict[str, int] = {}
-    for source, target in vault.store.db.execute(
-            "SELECT source, target_key FROM refs WHERE kind='item' AND target_key IS NOT NULL"
-            " ORDER BY source, line, n"):
+    for source, target, *_rest in vault.edges("item", order="source"):
         pos = counter.get(source, 0)
         counter[source] = pos + 1
         if target not in list_pos or pos < list_pos[target]:

@@ -51,7 +51,7 @@ def status(vault: Vault, recent: int = 5) -> Tracker:
     units = [k for k, row in info.items() if row[0] == "unit"]
     reading = [k for k, row in info.items() if row[3] == "reading" and row[0] != "unit"]
     lists = [k for k, row in info.items() if row[0] == "list"]
-    mtimes = dict(vault.store.db.execute("SELECT path, mtime_ns FROM files"))
+    mtimes = {path: mtime for path, mtime, _hash in vault.file_rows()}
     done = sorted((k for k, row in info.items() if row[3] == "done"),
                   key=lambda k: (info[k][4] or "", mtimes.get(k.split("#", 1)[0], 0)),
                   reverse=True)[:recent]
@@ -66,9 +66,7 @@ def status(vault: Vault, recent: int = 5) -> Tracker:
         progress.append(CourseProgress(docs[key], mine,
                                        tuple(u for u in mine if u.status == "reading")))
     items: dict[str, list[str]] = {}
-    for source, target in vault.store.db.execute(
-            "SELECT source, target_key FROM refs WHERE kind='item' AND target_key IS NOT NULL"
-            " ORDER BY line, n"):
+    for source, target, *_rest in vault.edges("item", order="source"):
         if target in info:
             items.setdefault(source, []).append(target)
     list_progress = tuple(

@@ -30,7 +30,11 @@ from studykb.vault.cache import Cache
 from studykb.vault.checks import heading_slug  # noqa: F401  (re-exported)
 from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from studykb.vault.scan import Scan, scan
-from studykb.vault.store import Store, doc_from_blob, schema_version
+from studykb.vault.store import Edge, Store, doc_from_blob, schema_version
+
+#: What reading the state may raise when the file is unusable underneath (for callers
+#: that keep running: the watch, the language server).
+StateError = sqlite3.Error
 
 Progress = Callable[[int, int], None]
 #: Parse in worker processes when at least this many files changed.
@@ -350,6 +354,31 @@ class Vault:
             return self._docs.get(key)
         return self.store.document(key)
 
+    # -- typed reads (the SQL is in store.py) ------------------------------------------------
+    def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]:
+        """Resolved references as edges (see :meth:`Store.edges`)."""
+        return self.store.edges(kind, order)
+
+    def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
+        """path -> (plain text of the body, headings)."""
+        return self.store.texts(paths)
+
+    def file_rows(self) -> list[tuple[str, int, str]]:
+        """(path, mtime_ns, content hash) of every file."""
+        return self.store.file_rows()
+
+    def keys_in(self, paths: Iterable[str]) -> list[str]:
+        return self.store.keys_in(paths)
+
+    def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:
+        return self.store.documents_in(paths)
+
+    def course_links(self, paths: Iterable[str] | None = None) -> dict[str, set[str]]:
+        return self.store.course_links(paths)
+
+    def topic_rows(self) -> list[tuple[str, str, str, str]]:
+        return self.store.topic_rows()
+
     def names(self) -> Names:
         if self._names is None:
             self._names = StoredNames(self.store.db)
@@ -439,4 +468,4 @@ def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple]:
     return sorted(out, key=repr)
 
 
-__all__ = ["BuildStats", "Link", "Vault", "Path"]
+__all__ = ["BuildStats", "Edge", "Link", "StateError", "Vault", "Path"]

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from studykb.errors import DiskFull, StudyError, VaultError  # noqa: F401
 from studykb.model import Document, Problem, Reference
@@ -80,6 +80,39 @@ def secondary_indexes() -> list[tuple[str, str]]:
             name = statement.split("EXISTS", 1)[1].split()[0]
             out.append((name, statement))
     return out
+
+
+class Edge(NamedTuple):
+    """A resolved reference, as the graph and the features read it."""
+
+    source: str
+    """Key of the document holding the reference."""
+    target: str
+    """Key of the document it resolves to."""
+    kind: str
+    """``link``, ``ref``, ``requires``, ``related``, ``course`` or ``item``."""
+    path: str
+    """The file the reference is written in."""
+    line: int
+    reason: str
+    """Why it is needed (``requires`` with a reason), else empty."""
+
+
+def _chunks(items: list[str], size: int = 400) -> Iterator[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i: i + size]
+
+
+def reader(path: Path) -> Store:
+    """A store on an existing state file, for reading only (an index worker process)."""
+    store = Store.__new__(Store)
+    store.path = path
+    store.fresh = False
+    store.notice = None
+    store._later = Later()
+    store.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30,
+                               isolation_level=None)
+    return store
 
 
 def schema_version() -> str:
@@ -327,6 +360,70 @@ class Store:
     def text(self, path: str) -> tuple[str, list[str]]:
         row = self.db.execute("SELECT body, headings FROM texts WHERE path=?", (path,)).fetchone()
         return (row[0], json.loads(row[1])) if row else ("", [])
+
+    # -- typed reads for the features (all the SQL they need lives here) -----------------
+    def file_rows(self) -> list[tuple[str, int, str]]:
+        """(path, mtime_ns, content hash) of every file, by path."""
+        return self.db.execute("SELECT path, mtime_ns, hash FROM files ORDER BY path").fetchall()
+
+    def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]:
+        """Resolved references as edges; only ``kind`` ones when given. ``order``:
+        ``n`` (the order they were written in the files), ``line`` (by file and line) or
+        ``source`` (by source, then line)."""
+        by = {"n": "n", "line": "path, line, n", "source": "source, line, n"}[order]
+        where = "target_key IS NOT NULL" + (" AND kind = ?" if kind else "")
+        rows = self.db.execute(
+            f"SELECT source, target_key, kind, path, line, reason FROM refs WHERE {where}"
+            f" ORDER BY {by}", (kind,) if kind else ())
+        return [Edge(*row) for row in rows]
+
+    def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
+        """path -> (plain text of the body, headings) of ``paths`` (all without)."""
+        sql = "SELECT path, body, headings FROM texts"
+        if paths is None:
+            return {p: (b or "", json.loads(h or "[]")) for p, b, h in self.db.execute(sql)}
+        out: dict[str, tuple[str, list[str]]] = {}
+        for chunk in _chunks(sorted(set(paths))):
+            out.update((p, (b or "", json.loads(h or "[]"))) for p, b, h in self.db.execute(
+                f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk))
+        return out
+
+    def keys_in(self, paths: Iterable[str]) -> list[str]:
+        """Keys of the documents in these files (a file and its course units)."""
+        keys: list[str] = []
+        for chunk in _chunks(sorted(set(paths))):
+            keys.extend(k for (k,) in self.db.execute(
+                f"SELECT key FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk))
+        return keys
+
+    def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:
+        """path -> its documents (a file and its course units), for ``paths``."""
+        out: dict[str, list[Document]] = {}
+        for chunk in _chunks(sorted(set(paths))):
+            for (blob,) in self.db.execute(
+                    f"SELECT data FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk):
+                doc = doc_from_blob(blob)
+                out.setdefault(doc.path, []).append(doc)
+        return out
+
+    def course_links(self, paths: Iterable[str] | None = None) -> dict[str, set[str]]:
+        """Source key -> keys of the courses its ``course`` references name (a unit named
+        counts as its course), for the files in ``paths`` (all without)."""
+        sql = ("SELECT source, target_key FROM refs WHERE kind='course'"
+               " AND target_key IN (SELECT key FROM docs WHERE type IN ('course', 'unit'))")
+        out: dict[str, set[str]] = {}
+        chunks = [None] if paths is None else list(_chunks(sorted(set(paths))))
+        for chunk in chunks:
+            rows = (self.db.execute(sql) if chunk is None else self.db.execute(
+                sql + f" AND path IN ({','.join('?' * len(chunk))})", chunk))
+            for source, target in rows:
+                out.setdefault(source, set()).add(target.split("#", 1)[0])
+        return out
+
+    def topic_rows(self) -> list[tuple[str, str, str, str]]:
+        """(key, id, title, aliases as JSON) of every topic, by key."""
+        return self.db.execute("SELECT key, id, title, names FROM docs WHERE type='topic'"
+                               " ORDER BY key").fetchall()
 
     def get_meta(self, key: str) -> str | None:  # noqa: D102
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
