@@ -16,7 +16,7 @@ disturbs both alike:
 
 The figures: ``studykb --vault DIR build|check|backlinks X`` end to end, and the
 foundation alone in a fresh process through the library (``Vault.refresh()``,
-then ``graph.from_vault``), because ``studykb build`` also brings the full-text
+then ``graph.build``), because ``studykb build`` also brings the full-text
 search index up to date (issue 3), which is not the foundation's work.
 
 Targets (for 10k documents on a 2-core machine): no-op refresh <= 3x walk+stat;
@@ -107,7 +107,7 @@ from studykb.vault import Vault
 from studykb import graph
 v = Vault.open(sys.argv[1])
 stats = v.refresh()
-g = graph.from_vault(v)
+g = graph.build(v.documents(), v.graph_edges(), v.topics())
 print(stats.documents, g.number_of_nodes(), g.number_of_edges())
 """
 

@@ -38,7 +38,7 @@ STUDYKB = [sys.executable, "-m", "studykb"]
 
 def in_process(vault_dir: str, target: str, runs: int) -> tuple[float, float, int]:
     """(median plan ms with knowledge loaded, median ms loading knowledge + plan, steps)."""
-    from studykb.api import find
+    from studykb.vault.lookup import find
     from studykb.study import plans
     from studykb.vault import Vault
 

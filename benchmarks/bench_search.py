@@ -10,7 +10,7 @@ baseline run in the same session:
   every file, segments the whole text with ``jieba.cut`` (default mode) and inserts
   it into an SQLite FTS5 table (unicode61 tokenizer);
 * full build, "parse+graph+index": one process, fresh state, ``vault.refresh()``,
-  ``graph.from_vault()`` and ``index.sync()`` (the judged figure), and the same
+  ``graph.build()`` and ``index.sync()`` (the judged figure), and the same
   through the command line, ``studykb build`` (parse and index);
 * one-edit update, end to end: a line with a new word is appended to one note, then a
   fresh ``studykb search WORD`` must find it (refresh, re-index one file, query);
@@ -87,7 +87,7 @@ from studykb import graph
 from studykb.search import index
 v = Vault.open(sys.argv[1])
 stats = v.refresh()
-g = graph.from_vault(v)
+g = graph.build(v.documents(), v.graph_edges(), v.topics())
 got = index.sync(v, quiet=True)
 print(stats.documents, g.number_of_nodes(), got.documents)
 """

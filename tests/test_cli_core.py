@@ -418,24 +418,26 @@ def test_graph_exports_survive_line_breaks_and_control_characters(make_vault, ru
 
 
 def test_library_graph_matches_the_export_and_leaves_gc_on(vault: Path, run, open_vault) -> None:
-    """``graph.from_vault`` (which pauses the cyclic collector while it builds) gives the
+    """``graph.build`` (which pauses the cyclic collector while it builds) gives the
     edges the export lists, and switches the collector back on, also after an error."""
     import gc
 
     from studykb import graph
     v = open_vault(vault)
-    g = graph.from_vault(v)
+    g = graph.build(v.documents(), v.graph_edges(), v.topics())
     assert gc.isenabled()
     exported = json.loads(run("graph", "--json", vault=vault).stdout)
     assert g.number_of_edges() == len(exported["edges"])
     assert {d["kind"] for _s, _t, d in g.edges(data=True)} == {e["kind"] for e in exported["edges"]}
 
     class Broken:
-        def documents(self):  # type: ignore[no-untyped-def]
+        def taught(self, doc):  # type: ignore[no-untyped-def]
             raise RuntimeError("boom")
 
+        about = taught
+
     with pytest.raises(RuntimeError):
-        graph.from_vault(Broken())  # type: ignore[arg-type]
+        graph.build(v.documents(), v.graph_edges(), Broken())
     assert gc.isenabled()
 
 
@@ -460,7 +462,8 @@ def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open
     # the documents too come from memory, in the order the state keeps them
     kept_docs, stored_docs = first.documents(), later.documents()
     assert list(kept_docs) == list(stored_docs) and kept_docs == stored_docs
-    g1, g2 = graph.from_vault(first), graph.from_vault(later)
+    g1 = graph.build(first.documents(), first.graph_edges(), first.topics())
+    g2 = graph.build(later.documents(), later.graph_edges(), later.topics())
     assert sorted(g1.edges(keys=True, data="kind")) == sorted(g2.edges(keys=True, data="kind"))
 
 
@@ -494,7 +497,7 @@ def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path,
 
     from studykb import graph
     v = open_vault(vault)
-    fast = graph.from_vault(v)
+    fast = graph.build(v.documents(), v.graph_edges(), v.topics())
     slow = nx.MultiDiGraph()
     slow.add_nodes_from(fast.nodes(data=True))
     edges = list(fast.edges(data=True))

@@ -66,11 +66,11 @@ def test_flavour_checks_clean(name: str, flavour, run) -> None:
 
 @pytest.mark.parametrize("name", FLAVOUR_NAMES)
 def test_flavour_links_resolve(name: str, flavour, open_vault) -> None:
-    from studykb import api as queries
+    from studykb.vault.lookup import find
     vault = open_vault(flavour(name))
     for query, count in BACKLINKS[name].items():
-        doc = queries.find(vault, query)
-        got = queries.backlinks(vault, doc)
+        doc = find(vault, query)
+        got = vault.backlinks(doc.key)
         assert len(got) == count, (query, [(lk.ref.path, lk.ref.text) for lk in got])
     bad = [lk for lk in vault.links() if lk.state in ("dangling", "ambiguous", "outside")]
     assert bad == []
@@ -133,5 +133,5 @@ def test_dendron_ids_and_epoch_dates(flavour, open_vault) -> None:
     assert go.title == "Go"
     assert go.date == "2021-11-09"  # created: 1636492398000 ms
     # a random id answers queries too
-    from studykb import api as queries
-    assert queries.find(vault, "a1s2d3f4g5h6j7k8l9zxcv").path == "notes/lang.go.md"
+    from studykb.vault.lookup import find
+    assert find(vault, "a1s2d3f4g5h6j7k8l9zxcv").path == "notes/lang.go.md"

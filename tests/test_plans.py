@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from studykb.api import find
 from studykb.cli.app import cli  # noqa: F401
 from studykb.study import plans
 from studykb.vault import Vault
+from studykb.vault.lookup import find
 
 FIXTURE = Path(__file__).parent / "fixtures" / "plans_vault"
 

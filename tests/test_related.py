@@ -136,12 +136,13 @@ def test_hidden_pairs_remove_a_link_from_every_feature(rv: Path, open_vault: Cal
     assert "link_out" not in hidden.get(b, {})
 
 
-def test_topic_table_matches_the_graph_module(rv: Path, open_vault: Callable) -> None:
-    from studykb.graph import topic_names
-    from studykb.related.features import topic_table
-
-    docs = open_vault(rv).documents().values()
-    assert topic_table(docs) == topic_names(docs)
+def test_topics_are_named_by_id_title_or_alias_and_ids_win(rv: Path, open_vault: Callable
+                                                            ) -> None:
+    table = open_vault(rv).topics()
+    for key, did in table.ids.items():
+        assert table.key(did) == key  # an id always names its own topic
+        for name in table.texts[key].split("\n"):
+            assert table.key(name) is not None
 
 
 def test_index_cache_survives_a_new_process(rv: Path, open_vault: Callable) -> None:

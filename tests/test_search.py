@@ -232,31 +232,32 @@ def test_topic_rename_reindexes_the_documents_that_cover_it(open_vault, vault: P
 
 
 def test_topic_tables_kept_on_disk_follow_topic_edits(open_vault, vault: Path) -> None:
-    """A new process loads the topic tables from the index folder while the topic
-    documents are unchanged (any other edit), and builds them again when one changed."""
-    from studykb.search import index
-    from studykb.search import state as index_state
-    from studykb.search.state import Topics
+    """A new process loads the topic table from the cache while the topic documents are
+    unchanged (any other edit), and builds it again when one changed."""
+    from studykb.vault import Vault
+    from studykb.vault.topics import TopicTable
 
-    def new_process_topics(v) -> Topics:  # type: ignore[no-untyped-def]
-        index_state._TOPICS.clear()
-        index_state.VERIFIED.clear()
-        return Topics.of(v)
+    def new_process_topics() -> TopicTable:
+        fresh = Vault.open(vault)
+        try:
+            fresh.refresh()
+            return fresh.topics()
+        finally:
+            fresh.close()
 
     v = open_vault(vault)
-    index.sync(v, quiet=True)
+    v.topics()
     note = vault / "notes" / "gpu-memory.md"
     note.write_text(note.read_text(encoding="utf-8") + "\nmore\n", encoding="utf-8")
     v.refresh()
-    loaded = new_process_topics(v)
-    built = Topics(index_state._topic_rows(v))
+    loaded = new_process_topics()
+    built = TopicTable(v.topic_rows())
     assert (loaded.names, loaded.texts, loaded.ids) == (built.names, built.texts, built.ids)
     assert "kv 缓存" in loaded.names
     topic = vault / "notes" / "topics" / "kv-cache.md"
     topic.write_text(topic.read_text(encoding="utf-8").replace("KV 缓存", "注意力缓存"),
                      encoding="utf-8")
-    v.refresh()
-    again = new_process_topics(v)
+    again = new_process_topics()
     assert "注意力缓存" in again.names and "kv 缓存" not in again.names
 
 

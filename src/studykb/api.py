@@ -1,22 +1,41 @@
-"""The one API every front end calls: it returns model objects, never strings.
+"""The library API: one vault, opened, and everything studykb can answer about it.
 
-The CLI, the sidebar, the language server and any web page call these functions and
-format the results themselves.
+The command line, the watch, the language server and the web view all call a
+:class:`KnowledgeBase`; it returns model objects (documents, plans, hits, sidebars),
+never text, and each front end formats them itself.
+
+    with KnowledgeBase.open("~/notes") as kb:
+        kb.refresh()
+        plan = kb.plan(kb.find("FSDP2"))
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
-from studykb.errors import NotFound
 from studykb.model import Document, Problem
-from studykb.vault import Link, Vault
+from studykb.vault import BuildStats, Link, Vault
 from studykb.vault.resolve import fold
+
+if TYPE_CHECKING:
+    from studykb.outputs.sidebar_write import Outcome
+    from studykb.related.rank import Related, RelatedOptions
+    from studykb.related.sidebar import Sidebar
+    from studykb.related.topics import Topic, TopicPage
+    from studykb.search.query import Hit, SearchOptions
+    from studykb.search.state import SyncStats
+    from studykb.study.new import Created, NewDoc
+    from studykb.study.plans import Knowledge, Plan, Step
+    from studykb.study.tracker import Tracker
 
 
 @dataclass(frozen=True)
 class GraphOptions:
-    """Filters for a graph export, filled by the CLI in one place."""
+    """Filters for a graph export, filled by each front end in one place."""
 
     types: tuple[str, ...] = ()
     """Keep only documents of these types (empty: all)."""
@@ -28,7 +47,7 @@ class GraphOptions:
 
 @dataclass(frozen=True)
 class Shown:
-    """Everything ``show`` prints about one document."""
+    """Everything ``show`` tells about one document."""
 
     doc: Document
     outgoing: list[Link] = field(default_factory=list)
@@ -36,81 +55,230 @@ class Shown:
     units: list[Document] = field(default_factory=list)
 
 
-def find(vault: Vault, query: str) -> Document:
-    """Resolve ``query`` like a reference (path, id, alias, title, URL); NotFound otherwise."""
-    query = query.strip()
-    names = vault.names()
-    if query.lower().startswith(("http://", "https://")):
-        from studykb.parse.urls import normalize_url
+@dataclass(frozen=True)
+class Found:
+    """What a search found, and how the query was read."""
 
-        key, _state, _note = names.resolve("", "", normalize_url(query), "url", "", False)
-    else:
-        key, _state, _note = names.resolve("", "", query, "name", "", False)
-        if key is None and query.lower().endswith(".md"):
-            key, _state, _note = names.resolve("", "", query, "path", "", False)
-    doc = vault.document(key) if key else None
-    if doc is None:
-        raise NotFound(query, suggest(vault, query))
-    return doc
+    hits: list[Hit]
+    notes: list[str]
+    """How the query was read (cut, cleaned, only common words), for the user."""
+    also: list[str] = field(default_factory=list)
+    """Other names of the topic the query names, searched too (投机解码 -> speculative decoding)."""
 
 
-def suggest(vault: Vault, query: str, limit: int = 5) -> list[str]:
-    """Names close to ``query``: containing it, or similar in spelling."""
-    q = fold(query)
-    names = vault.names()
-    picked: dict[str, None] = {}
-    if q:
-        for name, entries in names.table.items():
-            if q in name:
-                for _lvl, key in entries:
-                    picked.setdefault(key, None)
-            if len(picked) >= limit:
-                break
-    import difflib
+class KnowledgeBase:
+    """One vault and everything studykb answers about it."""
 
-    for name in difflib.get_close_matches(q, list(names.table), n=limit, cutoff=0.6):
-        for _lvl, key in names.table[name]:
-            picked.setdefault(key, None)
-    docs = [vault.document(k) for k in list(picked)[:limit]]
-    return [f"{d.id} ({d.title})" if d.title != d.id else d.id for d in docs if d]
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
 
+    @classmethod
+    def open(cls, where: str | os.PathLike[str] | None = None) -> KnowledgeBase:
+        """The vault at ``where`` (else ``$STUDYKB_VAULT``, else found from here)."""
+        return cls(Vault.open(where))
 
-def check(vault: Vault) -> list[Problem]:
-    return vault.problems()
+    def close(self) -> None:
+        self.vault.close()
 
+    def __enter__(self) -> KnowledgeBase:
+        return self
 
-def show(vault: Vault, doc: Document) -> Shown:
-    units = []
-    if doc.type == "course":
-        units = sorted((d for d in vault.documents().values() if d.parent == doc.key),
-                       key=lambda d: d.line)
-    return Shown(doc, vault.outgoing(doc.key), vault.backlinks(doc.key), units)
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
 
+    @property
+    def root(self) -> Any:
+        return self.vault.root
 
-def backlinks(vault: Vault, doc: Document) -> list[Link]:
-    return vault.backlinks(doc.key)
+    @property
+    def config(self) -> Any:
+        return self.vault.config
 
+    # -- the state ------------------------------------------------------------------------
+    def refresh(self, progress: Callable[[int, int], None] | None = None) -> BuildStats:
+        """Bring the state up to date with the files (only what changed is read again)."""
+        return self.vault.refresh(progress)
 
-def graph(vault: Vault, options: GraphOptions):  # type: ignore[no-untyped-def]
-    """The typed graph, filtered by type, tag and edge kind."""
-    from studykb import graph as g
-    full = g.from_vault(vault)
-    keep = []
-    topics = g.topic_names(vault.documents().values()) if options.tags else {}
-    wanted_tags = {fold(t) for t in options.tags}
-    wanted_topics = {topics.get(t) for t in wanted_tags} - {None}
-    for key, data in full.nodes(data=True):
-        doc: Document = data["doc"]
-        if options.types and doc.type not in options.types:
-            continue
-        if options.tags:
-            tags = {fold(t) for t in (*doc.tags, *doc.covers)}
-            if not (tags & wanted_tags or key in wanted_topics):
+    def index_current(self) -> dict[str, Any] | None:
+        """The search index's record when it already reflects the state (no whoosh)."""
+        from studykb.search.state import check
+
+        record, _state = check(self.vault)
+        return record
+
+    def sync_search(self, wait: float | None = None, quiet: bool = False,
+                    building: bool = False) -> SyncStats:
+        """Bring the search index in step with the state; ``building``: wait as long as
+        another process holds the index (``studykb build``), else answer from the last
+        complete index after a moment."""
+        from studykb.search import index
+
+        if building:
+            wait = index.BUILD_LOCK_WAIT
+        return index.sync(self.vault, wait=wait, quiet=quiet)
+
+    # -- documents ------------------------------------------------------------------------
+    def find(self, query: str) -> Document:
+        """The document ``query`` names (path, id, alias, title, URL); NotFound with
+        suggestions otherwise."""
+        from studykb.vault.lookup import find
+
+        return find(self.vault, query)
+
+    def suggest(self, query: str, limit: int = 5) -> list[str]:
+        from studykb.vault.lookup import suggest
+
+        return suggest(self.vault, query, limit)
+
+    def document(self, key: str) -> Document | None:
+        return self.vault.document(key)
+
+    def documents(self) -> dict[str, Document]:
+        return self.vault.documents()
+
+    def documents_for(self, keys: Iterable[str]) -> dict[str, Document]:
+        return self.vault.documents_for(keys)
+
+    def problems(self) -> list[Problem]:
+        """Every problem of the vault, with the configured severities."""
+        return self.vault.problems()
+
+    def show(self, doc: Document) -> Shown:
+        units: list[Document] = []
+        if doc.type == "course":
+            units = sorted((d for d in self.vault.documents().values() if d.parent == doc.key),
+                           key=lambda d: d.line)
+        return Shown(doc, self.vault.outgoing(doc.key), self.vault.backlinks(doc.key), units)
+
+    def backlinks(self, doc: Document) -> list[Link]:
+        return self.vault.backlinks(doc.key)
+
+    def graph(self, options: GraphOptions | None = None) -> Any:
+        """The typed graph (networkx), filtered by type, tag and edge kind."""
+        from studykb import graph as g
+
+        options = options or GraphOptions()
+        vault = self.vault
+        topics = vault.topics()
+        full = g.build(vault.documents(), vault.graph_edges(), topics)
+        keep = []
+        wanted_tags = {fold(t) for t in options.tags}
+        wanted_topics = {topics.names.get(t) for t in wanted_tags} - {None}
+        for key, data in full.nodes(data=True):
+            doc: Document = data["doc"]
+            if options.types and doc.type not in options.types:
                 continue
-        keep.append(key)
-    sub = g.subgraph(full, keep)
-    if options.kinds:
-        drop = [(u, v, k) for u, v, k, d in sub.edges(keys=True, data=True)
-                if d["kind"] not in options.kinds]
-        sub.remove_edges_from(drop)
-    return sub
+            if options.tags:
+                tags = {fold(t) for t in (*doc.tags, *doc.covers)}
+                if not (tags & wanted_tags or key in wanted_topics):
+                    continue
+            keep.append(key)
+        sub = g.subgraph(full, keep)
+        if options.kinds:
+            drop = [(u, v, k) for u, v, k, d in sub.edges(keys=True, data=True)
+                    if d["kind"] not in options.kinds]
+            sub.remove_edges_from(drop)
+        return sub
+
+    # -- search -------------------------------------------------------------------------------
+    def search(self, options: SearchOptions) -> Found:
+        """Ranked hits with snippets (the index is brought up to date first)."""
+        from studykb.search import query
+
+        self.sync_search()
+        hits = query.search(self.vault, options)
+        return Found(hits, query.explain(options))
+
+    def close_search(self) -> None:
+        """Close the searcher kept open between queries (a short-lived process)."""
+        from studykb.search import index
+
+        index.close(self.vault)
+
+    # -- study ------------------------------------------------------------------------------
+    def knowledge(self) -> Knowledge:
+        """The prerequisite graph, coverage and what is known (for plans and trees)."""
+        from studykb.study import plans
+
+        return plans.knowledge(self.vault)
+
+    def plan(self, target: Document, include_known: bool = False, depth: int | None = None,
+             kb: Knowledge | None = None) -> Plan:
+        """What to read before ``target``, in order, leaving out what is known."""
+        from studykb.study import plans
+
+        return plans.plan(self.vault, target, include_known=include_known, depth=depth, kb=kb)
+
+    def ready(self, target: Document | None = None, limit: int = 10) -> list[Step]:
+        """What can be read now: unknown documents whose prerequisites are all known."""
+        from studykb.study import plans
+
+        return plans.ready(self.vault, target, limit=limit)
+
+    def status(self) -> Tracker:
+        """Courses, what is being read, what was finished, the reading lists."""
+        from studykb.study.tracker import status
+
+        return status(self.vault)
+
+    def mark(self, doc: Document, status: str) -> bool:
+        """Set ``doc``'s status in its file (False when it had it already); refreshes."""
+        from studykb.study.mark import mark
+
+        changed = mark(self.vault, doc, status)
+        if changed:
+            self.vault.refresh()
+        return changed
+
+    def new(self, spec: NewDoc) -> Created:
+        """Create a document from its template (never over an existing file)."""
+        from studykb.errors import StudyError
+        from studykb.study.new import create
+        from studykb.vault.resolve import ID
+
+        def owner(doc_id: str) -> str | None:
+            try:
+                for level, key in self.vault.names().table.get(fold(doc_id)) or ():
+                    doc = self.vault.document(key) if level == ID else None
+                    if doc is not None and doc.type != "unit":
+                        return str(doc.path)
+            except (StudyError, OSError):
+                return None
+            return None
+
+        return create(self.vault.config, spec, id_owner=owner)
+
+    # -- related ------------------------------------------------------------------------------
+    def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
+        from studykb.related.rank import related
+
+        return related(self.vault, doc, options)
+
+    def sidebar(self, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
+        from studykb.related.sidebar import sidebar
+
+        return sidebar(self.vault, doc, options)
+
+    def sidebars(self, keys: list[str] | None = None,
+                 options: RelatedOptions | None = None) -> list[Sidebar]:
+        from studykb.related.sidebar import sidebars
+
+        return sidebars(self.vault, keys, options)
+
+    def write_sidebars(self, found: list[Sidebar], dry_run: bool = False) -> Outcome:
+        """Put each note's sidebar between its markers (only what changed is written)."""
+        from studykb.outputs import sidebar_write
+
+        outcome = sidebar_write.plan(self.vault, found)
+        return outcome if dry_run else sidebar_write.apply(outcome)
+
+    def topics(self) -> list[Topic]:
+        from studykb.related.topics import topics
+
+        return topics(self.vault)
+
+    def topic_page(self, doc: Document) -> TopicPage:
+        from studykb.related.topics import topic_page
+
+        return topic_page(self.vault, doc)

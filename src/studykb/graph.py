@@ -1,69 +1,57 @@
 """The cross-reference and prerequisite graphs (the only module that imports networkx).
 
 Nodes are document keys with their metadata; edges are typed with ``kind``:
-``link``, ``ref``, ``requires``, ``related``, ``course``, ``item`` (from references) and
-``covers`` (a document whose tags or ``covers`` name a topic). A course unit has a
-``course`` edge to its course.
+``link``, ``ref``, ``requires``, ``related``, ``course``, ``item`` (from references),
+``covers`` (a document to a topic it teaches) and ``about`` (to a topic its tags name).
+A course unit has a ``course`` edge to its course.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol
 
 from studykb.model import Document
 from studykb.runtime.lazy import nx
 from studykb.runtime.memory import paused_gc
 
-if TYPE_CHECKING:
-    from studykb.vault import Vault
+
+class TopicsOf(Protocol):
+    """What the graph asks of the vault's topic table (:class:`studykb.vault.topics.TopicTable`)."""
+
+    def taught(self, doc: Document) -> list[str]: ...
+
+    def about(self, doc: Document) -> list[str]: ...
 
 
-def topic_names(docs: Iterable[Document]) -> dict[str, str]:
-    """Folded topic id / alias / title -> topic key, for reading tags and ``covers``."""
-    out: dict[str, str] = {}
-    topics = [d for d in docs if d.type == "topic"]
-    for doc in topics:  # ids win over aliases and titles
-        for name in (doc.title, *doc.aliases):
-            out.setdefault(name.casefold(), doc.key)
-    for doc in topics:
-        out[doc.id.casefold()] = doc.key
-    return out
-
-
-def covered_topics(doc: Document, topics: dict[str, str]) -> list[str]:
-    """Keys of the topics ``doc`` covers (its tags and ``covers`` that name a topic)."""
-    seen: dict[str, None] = {}
-    for tag in (*doc.covers, *doc.tags):
-        key = topics.get(tag.casefold())
-        if key and key != doc.key:
-            seen[key] = None
-    return list(seen)
-
-
-def from_vault(vault: Vault) -> nx.MultiDiGraph:
-    """The whole typed graph of the vault, fed straight from the state's rows (no
-    Reference objects on the way)."""
+def build(docs: Mapping[str, Document], edges: Iterable[Sequence[Any]],
+          topics: TopicsOf) -> nx.MultiDiGraph:
+    """The whole typed graph: ``docs`` by key, ``edges`` as (source, target, kind, path,
+    line, reason) of every resolved reference, and ``covers`` / ``about`` edges from each
+    document to the topics it teaches or is about."""
     with paused_gc(freeze=True):
-        return _from_vault(vault)
+        return _build(docs, edges, topics)
 
 
-def _from_vault(vault: Vault) -> nx.MultiDiGraph:
-    docs = vault.documents()
+def _build(docs: Mapping[str, Document], edges: Iterable[Sequence[Any]],
+           topics: TopicsOf) -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
     graph.add_nodes_from((key, {"doc": doc}) for key, doc in docs.items())
-    rows = vault.graph_edges()
     _add_edges(graph, (
         (source, target, {"kind": kind, "path": path, "line": line, "reason": reason})
-        for source, target, kind, path, line, reason in rows
+        for source, target, kind, path, line, reason in edges
         if source in docs and target in docs))
-    topics = topic_names(docs.values())
     extra = []
     for key, doc in docs.items():
-        for topic in covered_topics(doc, topics):
+        taught = topics.taught(doc)
+        for topic in taught:
             extra.append((key, topic, {"kind": "covers", "path": doc.path, "line": doc.line,
                                        "reason": ""}))
+        for topic in topics.about(doc):
+            if topic not in taught:
+                extra.append((key, topic, {"kind": "about", "path": doc.path,
+                                           "line": doc.line, "reason": ""}))
         if doc.parent and doc.parent in docs:
             extra.append((key, doc.parent, {"kind": "course", "path": doc.path,
                                             "line": doc.line, "reason": ""}))

@@ -15,7 +15,7 @@ DOC_TYPES = ("note", "entry", "topic", "course", "list", "unit")
 #: Kinds of reference, which are also the kinds of edge in the graph.
 REF_KINDS = ("link", "ref", "requires", "related", "course", "item")
 #: Edge kinds the graph adds beyond references.
-EDGE_KINDS = REF_KINDS + ("covers",)
+EDGE_KINDS = REF_KINDS + ("covers", "about")
 
 ERROR = "error"
 WARNING = "warning"

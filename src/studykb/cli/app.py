@@ -15,57 +15,60 @@ import os
 import re
 import sys
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from studykb import __version__
 from studykb.errors import StudyError
 
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
+
 
 class Context:
-    """Per-invocation state: the vault, opened and refreshed on first use."""
+    """Per-invocation state: the knowledge base, opened and refreshed on first use."""
 
-    #: A vault already open in this process (``studykb watch`` answering a command).
-    warm: Any = None
+    #: A knowledge base already open in this process (``studykb watch`` answering).
+    warm: KnowledgeBase | None = None
 
     def __init__(self, vault_dir: str | None) -> None:
         self.vault_dir = vault_dir
-        self._vault: Any = None
+        self._kb: KnowledgeBase | None = None
 
     @classmethod
     @contextlib.contextmanager
-    def using(cls, vault: Any) -> Iterator[None]:
-        """Commands run in this block use ``vault`` (refreshed as usual, never closed)."""
-        cls.warm = vault
+    def using(cls, kb: KnowledgeBase) -> Iterator[None]:
+        """Commands run in this block use ``kb`` (refreshed as usual, never closed)."""
+        cls.warm = kb
         try:
             yield
         finally:
             cls.warm = None
 
-    def vault(self, refresh: bool = True) -> Any:
-        if self._vault is None:
-            self._vault = self.warm if self.warm is not None else open_vault(self.vault_dir)
-            for line, message in self._vault.config.warnings:
+    def kb(self, refresh: bool = True) -> KnowledgeBase:
+        if self._kb is None:
+            self._kb = self.warm if self.warm is not None else open_kb(self.vault_dir)
+            for line, message in self._kb.config.warnings:
                 click.echo(safe(f"studykb: studykb.toml:{line}: {message}"), err=True)
             if refresh:
-                stats = refresh_with_progress(self._vault)
+                stats = refresh_with_progress(self._kb)
                 if stats.notice:
                     click.echo(safe(f"studykb: {stats.notice}"), err=True)
-        return self._vault
+        return self._kb
 
     def close(self) -> None:
-        if self._vault is not None and self._vault is not self.warm:
-            self._vault.close()
+        if self._kb is not None and self._kb is not self.warm:
+            self._kb.close()
 
 
-def open_vault(vault_dir: str | None) -> Any:
+def open_kb(vault_dir: str | None) -> KnowledgeBase:
     """The vault to use; without one here, ask on a terminal (else NoVault, exit 2)."""
+    from studykb.api import KnowledgeBase
     from studykb.config import NoVault
-    from studykb.vault import Vault
 
     try:
-        return Vault.open(vault_dir)
+        return KnowledgeBase.open(vault_dir)
     except NoVault as exc:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise
@@ -73,7 +76,7 @@ def open_vault(vault_dir: str | None) -> Any:
         if not click.confirm(safe(f"Read {exc.folder} as a vault anyway?"), default=False,
                              err=True):
             raise
-        return Vault.open(exc.folder)
+        return KnowledgeBase.open(exc.folder)
 
 
 def refresh_with_progress(vault: Any) -> Any:
@@ -157,13 +160,13 @@ def json_option(func: Callable) -> Callable:
                         help="Print one JSON object on standard output.")(func)
 
 
-def pass_vault(func: Callable) -> Callable:
-    """Give the command a refreshed vault as its first argument."""
+def pass_kb(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Give the command the refreshed knowledge base as its first argument."""
 
     @click.pass_obj
     @functools.wraps(func)
     def wrapper(obj: Context, *args: Any, **kwargs: Any) -> Any:
-        return func(obj.vault(), *args, **kwargs)
+        return func(obj.kb(), *args, **kwargs)
 
     return wrapper
 

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import click
 
-from studykb import api as queries
 from studykb.cli.app import (
     Context,
     cli,
     console,
     emit_json,
     json_option,
-    pass_vault,
+    pass_kb,
     refresh_with_progress,
 )
 from studykb.model import DOC_TYPES, EDGE_KINDS
+
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
 
 
 @cli.command()
@@ -77,9 +81,9 @@ def build(obj: Context, as_json: bool) -> None:
       studykb build
       studykb build --json
     """
-    vault = obj.vault(refresh=False)
-    stats = refresh_with_progress(vault)
-    indexed = _sync_search_index(vault)
+    kb = obj.kb(refresh=False)
+    stats = refresh_with_progress(kb)
+    indexed = _sync_search_index(kb)
     if as_json:
         emit_json({"documents": stats.documents, "links": stats.links,
                    "problems": stats.problems, "errors": stats.errors,
@@ -104,20 +108,17 @@ def build(obj: Context, as_json: bool) -> None:
                   f"{indexed['seconds']:.2f}s")
 
 
-def _sync_search_index(vault) -> dict | None:  # type: ignore[no-untyped-def]
-    """Search (issue 3): bring the full-text index in step with the refreshed state."""
+def _sync_search_index(kb: KnowledgeBase) -> dict[str, Any]:
+    """Bring the full-text index in step with the refreshed state."""
     import time
 
-    from studykb.search.state import up_to_date
-
     started = time.perf_counter()
-    record = up_to_date(vault)  # nothing changed: no need to load the search engine
+    record = kb.index_current()  # nothing changed: no need to load the search engine
     if record is not None:
         return {"documents": int(record.get("documents") or 0), "reindexed": 0,
                 "rebuilt": False, "stale": False,
                 "seconds": round(time.perf_counter() - started, 3)}
-    from studykb.search import index
-    stats = index.sync(vault, wait=index.BUILD_LOCK_WAIT)
+    stats = kb.sync_search(building=True)
     return {"documents": stats.documents, "reindexed": len(stats.paths),
             "rebuilt": stats.rebuilt, "stale": stats.stale, "seconds": round(stats.seconds, 3)}
 
@@ -125,8 +126,8 @@ def _sync_search_index(vault) -> dict | None:  # type: ignore[no-untyped-def]
 @cli.command()
 @json_option
 @click.option("--errors-only", is_flag=True, help="Leave warnings out.")
-@pass_vault
-def check(vault, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def check(kb, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-untyped-def]
     """Report every problem in the vault as path:line, code and message.
 
     Exits 1 when any problem is an error, so it works as a pre-commit hook or CI step.
@@ -136,7 +137,7 @@ def check(vault, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-u
       studykb check
       studykb check --json | jq '.problems[] | select(.code == "dangling-ref")'
     """
-    problems = queries.check(vault)
+    problems = kb.problems()
     if errors_only:
         problems = [p for p in problems if p.severity == "error"]
     errors = sum(p.severity == "error" for p in problems)
@@ -166,8 +167,8 @@ def _escape(text: str) -> str:
 @cli.command()
 @click.argument("query")
 @json_option
-@pass_vault
-def show(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """A document's metadata, its outgoing references and its backlinks.
 
     QUERY is resolved like a reference: a path, id, alias, title or URL.
@@ -177,9 +178,9 @@ def show(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-d
       studykb show fsdp2
       studykb show "KV cache" --json
     """
-    shown = queries.show(vault, queries.find(vault, query))
+    shown = kb.show(kb.find(query))
     doc = shown.doc
-    docs = vault.documents_for([link.ref.source for link in shown.backlinks]
+    docs = kb.documents_for([link.ref.source for link in shown.backlinks]
                                + [link.target for link in shown.outgoing if link.target])
     if as_json:
         emit_json({**doc.brief(), "key": doc.key, "aliases": list(doc.aliases),
@@ -236,8 +237,8 @@ def _back_json(link, docs) -> dict:  # type: ignore[no-untyped-def]
 @cli.command()
 @click.argument("query")
 @json_option
-@pass_vault
-def backlinks(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """Every reference to a document, from bodies and front matter.
 
     \b
@@ -245,9 +246,9 @@ def backlinks(vault, query: str, as_json: bool) -> None:  # type: ignore[no-unty
       studykb backlinks ddp
       studykb backlinks notes/topics/kv-cache.md --json
     """
-    doc = queries.find(vault, query)
-    links = queries.backlinks(vault, doc)
-    docs = vault.documents_for(link.ref.source for link in links)
+    doc = kb.find(query)
+    links = kb.backlinks(doc)
+    docs = kb.documents_for(link.ref.source for link in links)
     if as_json:
         emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
                    "backlinks": [_back_json(link, docs) for link in links]})
@@ -272,8 +273,8 @@ def backlinks(vault, query: str, as_json: bool) -> None:  # type: ignore[no-unty
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
               help="Write to a file instead of standard output.")
 @json_option
-@pass_vault
-def graph(vault, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def graph(kb, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """Export the link and prerequisite graph.
 
     GraphML opens in Gephi or yEd, DOT in Graphviz, Mermaid pastes into GitHub Markdown.
@@ -284,9 +285,10 @@ def graph(vault, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  
       studykb graph --format mermaid --kind requires --type topic
       studykb graph --format graphml -o vault.graphml
     """
+    from studykb.api import GraphOptions
     from studykb.outputs import graph_export as ge
 
-    sub = queries.graph(vault, queries.GraphOptions(tuple(types), tuple(tags), tuple(kinds)))
+    sub = kb.graph(GraphOptions(tuple(types), tuple(tags), tuple(kinds)))
     if fmt == "json" or as_json:
         import json
 

@@ -46,11 +46,9 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
       studykb new note 张量并行笔记              # notes/zhang-liang-bing-xing-bi-ji.md
       studykb new course "Deep Learning Systems" --id cmu-dlsys --edit
     """
-    from studykb.study.new import NewDoc, create
+    from studykb.study.new import NewDoc
 
-    config = obj.vault().config
-    made = create(config, NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url),
-                  id_owner=lambda name: _id_owner(obj, name))
+    made = obj.kb().new(NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url))
     if as_json:
         emit_json({"path": made.path, "file": str(made.file), "id": made.id,
                    "type": doc_type, "template": made.template})
@@ -58,22 +56,6 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
         click.echo(safe(_shown(made.file)))
     if edit:
         click.edit(filename=str(made.file))
-
-
-def _id_owner(obj: Context, doc_id: str) -> str | None:
-    """The file of a document whose id is ``doc_id`` (None when free, or no state)."""
-    from studykb.errors import StudyError
-    from studykb.vault.resolve import ID, fold
-
-    try:
-        vault = obj.vault()
-        for level, key in vault.names().table.get(fold(doc_id)) or ():
-            doc = vault.document(key) if level == ID else None
-            if doc is not None and doc.type != "unit":
-                return str(doc.path)
-    except (StudyError, OSError):
-        return None
-    return None
 
 
 def _shown(file: Path) -> str:
@@ -105,7 +87,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
     from studykb.cli.served import command_server
     from studykb.editor.watch import Change, Watcher, index_sync
 
-    watcher = Watcher(obj.vault(refresh=False), index_sync())
+    watcher = Watcher(obj.kb(refresh=False).vault, index_sync())
     first = watcher.start()
     if first.error:
         _say(f"studykb: {first.error}", err=True)

@@ -6,8 +6,7 @@ import re
 
 import click
 
-from studykb import api as queries
-from studykb.cli.app import cli, console, emit_json, json_option, pass_vault, safe
+from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.errors import UsageError
 
 
@@ -35,8 +34,8 @@ def _facts(doc, known: bool = False) -> str:  # type: ignore[no-untyped-def]
               show_default=True, help="Output format (md pastes into a note).")
 @click.option("--tree", is_flag=True, help="Show the prerequisite tree instead of the list.")
 @json_option
-@pass_vault
-def before(vault, query: str, include_known: bool, depth: int | None, fmt: str,  # type: ignore[no-untyped-def]
+@pass_kb
+def before(kb, query: str, include_known: bool, depth: int | None, fmt: str,  # type: ignore[no-untyped-def]
            tree: bool, as_json: bool) -> None:
     """The reading plan: what to read before QUERY, in order, skipping what you know.
 
@@ -49,11 +48,10 @@ def before(vault, query: str, include_known: bool, depth: int | None, fmt: str, 
       studykb before "speculative decoding" --format md >> notes/plan.md
     """
     from studykb.outputs.plan_format import plan_json, plan_markdown
-    from studykb.study import plans
 
-    target = queries.find(vault, query)
-    kb = plans.knowledge(vault)
-    plan = plans.plan(vault, target, include_known=include_known, depth=depth, kb=kb)
+    target = kb.find(query)
+    known = kb.knowledge()
+    plan = kb.plan(target, include_known=include_known, depth=depth, kb=known)
     if as_json or fmt == "json":
         emit_json(plan_json(plan))
         return
@@ -62,7 +60,7 @@ def before(vault, query: str, include_known: bool, depth: int | None, fmt: str, 
         return
     out = console()
     if tree:
-        out.print(_tree(kb, target, include_known, depth))
+        out.print(_tree(known, target, include_known, depth))
         return
     out.print(f"[bold]Reading plan for {_esc(target.title)}[/] ({_facts(target)})")
     if not plan.steps:
@@ -72,7 +70,7 @@ def before(vault, query: str, include_known: bool, depth: int | None, fmt: str, 
     shown_loop: tuple[str, ...] = ()
     for n, step in enumerate(plan.steps, 1):
         if step.loop and step.loop != shown_loop:
-            names = ", ".join(kb.docs[k].title for k in step.loop)
+            names = ", ".join(known.docs[k].title for k in step.loop)
             out.print(f"[red]  prerequisite loop, read these together: {_esc(names)}[/]")
             shown_loop = step.loop
         doc = step.doc
@@ -126,8 +124,8 @@ def _tree(kb, target, include_known: bool, depth: int | None):  # type: ignore[n
 @click.argument("query", required=False)
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
 @json_option
-@pass_vault
-def next_(vault, query: str | None, limit: int, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def next_(kb, query: str | None, limit: int, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """What is ready now: unknown documents whose prerequisites are all known.
 
     With QUERY, among the steps toward it; without, across the whole vault.
@@ -137,9 +135,8 @@ def next_(vault, query: str | None, limit: int, as_json: bool) -> None:  # type:
       studykb next
       studykb next fsdp2 --json
     """
-    from studykb.study import plans
-    target = queries.find(vault, query) if query else None
-    steps = plans.ready(vault, target, limit=limit)
+    target = kb.find(query) if query else None
+    steps = kb.ready(target, limit=limit)
     if as_json:
         emit_json({"target": target.brief() if target else None,
                    "next": [{**s.doc.brief(), "level": s.doc.level, "status": s.doc.status,
@@ -164,8 +161,8 @@ def next_(vault, query: str | None, limit: int, as_json: bool) -> None:  # type:
 
 @cli.command()
 @json_option
-@pass_vault
-def status(vault, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def status(kb, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """The tracker: course progress, what you are reading, what you finished, lists.
 
     \b
@@ -173,9 +170,7 @@ def status(vault, as_json: bool) -> None:  # type: ignore[no-untyped-def]
       studykb status
       studykb status --json
     """
-    from studykb.study.tracker import status as track
-
-    t = track(vault)
+    t = kb.status()
     if as_json:
         emit_json({
             "courses": [{**c.course.brief(), "done": c.done, "total": c.total,
@@ -212,8 +207,8 @@ def status(vault, as_json: bool) -> None:  # type: ignore[no-untyped-def]
 @click.argument("query")
 @click.argument("state", type=click.Choice(["done", "reading", "todo"]))
 @json_option
-@pass_vault
-def mark(vault, query: str, state: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def mark(kb, query: str, state: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """Set a document's status (done, reading or todo) in its front matter.
 
     Only the status line changes (or is added); every other byte is kept. A course unit is
@@ -224,12 +219,8 @@ def mark(vault, query: str, state: str, as_json: bool) -> None:  # type: ignore[
       studykb mark ddp done
       studykb mark cs336#a2-distributed reading
     """
-    from studykb.study.mark import mark as set_mark
-
-    doc = queries.find(vault, query)
-    changed = set_mark(vault, doc, state)
-    if changed:
-        vault.refresh()
+    doc = kb.find(query)
+    changed = kb.mark(doc, state)
     if as_json:
         emit_json({**doc.brief(), "status": state, "changed": changed})
         return

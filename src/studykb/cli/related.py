@@ -7,8 +7,7 @@ from typing import Any
 
 import click
 
-from studykb import api as queries
-from studykb.cli.app import cli, console, emit_json, json_option, pass_vault, safe
+from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES
 
@@ -48,8 +47,8 @@ _types = click.option("--type", "types", multiple=True, type=click.Choice(DOC_TY
               default="vectors", show_default=True,
               help="Text similarity: fast term vectors, the search index, or none.")
 @json_option
-@pass_vault
-def related(vault, query: str, limit: int, types: tuple[str, ...], text: str,  # type: ignore[no-untyped-def]
+@pass_kb
+def related(kb, query: str, limit: int, types: tuple[str, ...], text: str,  # type: ignore[no-untyped-def]
             as_json: bool) -> None:
     """Documents related to QUERY, best first, with the reasons in words.
 
@@ -64,10 +63,8 @@ def related(vault, query: str, limit: int, types: tuple[str, ...], text: str,  #
       studykb related "KV cache" --type entry --limit 5
       studykb related notes/deepinfer-part1.md --json | jq '.related[].id'
     """
-    from studykb.related.rank import related as rank
-
-    doc = queries.find(vault, query)
-    found = rank(vault, doc, _options(limit, types, text))
+    doc = kb.find(query)
+    found = kb.related(doc, _options(limit, types, text))
     if as_json:
         emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
                    "related": [r.brief() for r in found]})
@@ -95,8 +92,8 @@ def related(vault, query: str, limit: int, types: tuple[str, ...], text: str,  #
 @click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
               help="Write to a file instead of standard output (e.g. a Hugo data file).")
 @json_option
-@pass_vault
-def sidebar(vault, query: str | None, fmt: str | None, write: bool, dry_run: bool,  # type: ignore[no-untyped-def]
+@pass_kb
+def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool,  # type: ignore[no-untyped-def]
             limit: int, ext: str | None, output, as_json: bool) -> None:
     """The related-posts sidebar of QUERY, or of every document: Related, Before this
     (prerequisites) and Leads to (what requires it).
@@ -121,25 +118,23 @@ def sidebar(vault, query: str | None, fmt: str | None, write: bool, dry_run: boo
       studykb sidebar --write --dry-run | less
       studykb sidebar --write
     """
-    from studykb.related.sidebar import sidebars
-
     if as_json and not (write or dry_run):
         fmt = fmt or "json"
     if (write or dry_run) and fmt not in (None, "md"):
         raise UsageError("--write writes the Markdown sidebar; leave out --format")
-    docs = vault.documents()
+    docs = kb.documents()
     keys = None
     if query:
-        doc = queries.find(vault, query)
+        doc = kb.find(query)
         if (write or dry_run) and doc.type != "note":
             raise UsageError(f"--write writes sidebars into notes only; {doc.id} is a "
                              f"{doc.type}")
         keys = [doc.key]
     elif write or dry_run:
         keys = [k for k, d in docs.items() if d.type == "note"]
-    found = sidebars(vault, keys, _options(limit, ()))
+    found = kb.sidebars(keys, _options(limit, ()))
     if write or dry_run:
-        _write(vault, found, dry_run, as_json)
+        _write(kb, found, dry_run, as_json)
         return
     _print(found, fmt or "md", ext, single=bool(query), output=output)
 
@@ -163,16 +158,12 @@ def _print(found, fmt: str, ext: str | None, single: bool, output) -> None:  # t
         output.write("\n".join(parts))
 
 
-def _write(vault, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[no-untyped-def]
-    from studykb.outputs import sidebar_write
-
-    outcome = sidebar_write.plan(vault, found)
+def _write(kb, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    outcome = kb.write_sidebars(found, dry_run=dry_run)
     if dry_run:
         for item in outcome.planned:
             if item.changed:
                 click.echo(safe(item.diff()), nl=False)
-    else:
-        sidebar_write.apply(outcome)
     for path, why in outcome.warnings:
         click.echo(safe(f"studykb: warning: {path} {why}"), err=True)
     for path, why in outcome.skipped:
@@ -198,8 +189,8 @@ def _write(vault, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[
 @click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
               help="Only the N most covered topics.")
 @json_option
-@pass_vault
-def topics(vault, limit: int | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def topics(kb, limit: int | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """Every topic with how many documents cover it and the topics covered with it.
 
     A document covers a topic when a tag or `covers` names it.
@@ -210,8 +201,7 @@ def topics(vault, limit: int | None, as_json: bool) -> None:  # type: ignore[no-
       studykb topics --limit 10
       studykb topics --json | jq '.topics[] | select(.count == 0) | .id'
     """
-    from studykb.related import topics as tq
-    found = tq.topics(vault)[:limit]
+    found = kb.topics()[:limit]
     if as_json:
         emit_json({"topics": [_topic_json(t) for t in found]})
         return
@@ -238,8 +228,8 @@ def _neighbour_json(n) -> dict:  # type: ignore[no-untyped-def]
 @cli.command()
 @click.argument("query")
 @json_option
-@pass_vault
-def topic(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+@pass_kb
+def topic(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """A topic's page: what it is, what to read before it, what it leads to, the
     documents covering it by level, and the topics that go with it.
 
@@ -248,12 +238,11 @@ def topic(vault, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-
       studykb topic "KV cache"
       studykb topic pytorch --json
     """
-    from studykb.related import topics as tq
-    doc = queries.find(vault, query)
+    doc = kb.find(query)
     if doc.type != "topic":
         raise StudyError(f"{doc.id} is a {doc.type}, not a topic.",
                          hint="`studykb topics` lists every topic.")
-    page = tq.topic_page(vault, doc)
+    page = kb.topic_page(doc)
     if as_json:
         emit_json({**_topic_json(page.topic), "aliases": list(doc.aliases),
                    "level": doc.level, "explanation": page.explanation,

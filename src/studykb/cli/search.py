@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from studykb.cli.app import Context, cli, console, emit_json, json_option, pass_vault, safe
+from studykb.cli.app import Context, cli, console, emit_json, json_option, pass_kb, safe
 from studykb.model import DOC_TYPES
 
 
@@ -20,8 +20,8 @@ from studykb.model import DOC_TYPES
 @click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
               help="Show at most this many hits.")
 @json_option
-@pass_vault
-def search(vault, query: str, types, tags, course, status, level, limit: int,  # type: ignore[no-untyped-def]
+@pass_kb
+def search(kb, query: str, types, tags, course, status, level, limit: int,  # type: ignore[no-untyped-def]
            as_json: bool) -> None:
     """Full-text search in Chinese, English or both, ranked, with a snippet per hit.
 
@@ -38,19 +38,16 @@ def search(vault, query: str, types, tags, course, status, level, limit: int,  #
       studykb search '"kv cache"' --course cs336 --json
       studykb search "" --tag fsdp2 --status todo     list, no words needed
     """
-    from studykb.search import index
-    from studykb.search.query import SearchOptions, explain
-    from studykb.search.query import search as run_search
+    from studykb.search.query import SearchOptions
 
     opts = SearchOptions(query=query, types=tuple(types), tags=tuple(tags), course=course,
                          status=status, level=level, limit=limit)
-    index.sync(vault)
     try:
-        hits = run_search(vault, opts)
+        found = kb.search(opts)
     finally:
         if Context.warm is None:  # a watch answering commands keeps its searcher open
-            index.close(vault)
-    notes = explain(opts)
+            kb.close_search()
+    hits, notes = found.hits, found.notes
     for note in notes:
         click.echo(f"studykb: {note}", err=True)
     if as_json:

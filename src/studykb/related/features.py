@@ -21,6 +21,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studykb.vault.topics import TopicTable
+
 if TYPE_CHECKING:
     from studykb.model import Document
     from studykb.vault import Vault
@@ -229,16 +231,8 @@ def _adamic_adar(feats: dict[int, dict[str, float]], name: str, i: int,
                 f[name] = f.get(name, 0.0) + w
 
 
-def topic_table(docs: Iterable[Document]) -> dict[str, str]:
-    """Folded topic id / alias / title -> topic key (:func:`studykb.graph.topic_names`;
-    graph.py imports networkx only when a function needs it)."""
-    from studykb.graph import topic_names
-
-    return topic_names(docs)
-
-
 def build(docs: dict[str, Document], refs: Iterable[tuple[str, str, str, str]],
-          fingerprint: str = "") -> FeatureIndex:
+          fingerprint: str = "", topic_table: TopicTable | None = None) -> FeatureIndex:
     """The index from every document and every resolved (source, kind, target, reason)."""
     ix = FeatureIndex(fingerprint=fingerprint)
     ordered = sorted(docs.values(), key=lambda d: d.key)
@@ -272,7 +266,7 @@ def build(docs: dict[str, Document], refs: Iterable[tuple[str, str, str, str]],
         elif kind == "course":
             parent = docs[target].parent
             course[i] = number.get(parent, j) if parent else j
-    names = topic_table(ordered)
+    names = (topic_table or TopicTable.of_documents(ordered)).names
     covering: dict[int, list[int]] = defaultdict(list)
     tagged: dict[str, list[int]] = defaultdict(list)
     for n, doc in enumerate(ordered):
@@ -314,7 +308,7 @@ def build(docs: dict[str, Document], refs: Iterable[tuple[str, str, str, str]],
 
 def from_vault(vault: Vault, fingerprint: str = "") -> FeatureIndex:
     rows = ((e.source, e.kind, e.target, e.reason) for e in vault.edges(order="line"))
-    return build(vault.documents(), rows, fingerprint)
+    return build(vault.documents(), rows, fingerprint, vault.topics())
 
 
 def fingerprint(vault: Vault) -> str:

@@ -35,9 +35,7 @@ from studykb.search.state import (
     INDEX_DIR,
     INDEX_NAME,
     INDEX_VERSION,
-    VERIFIED,
     SyncStats,
-    Topics,
     check,
     diff_held,
     index_dir,
@@ -51,6 +49,7 @@ from studykb.search.state import (
 )
 from studykb.text import segment
 from studykb.text.analysis import fold_name, surface_forms, term_positions
+from studykb.vault.topics import TopicTable
 
 if TYPE_CHECKING:
     from studykb.model import Document
@@ -178,7 +177,7 @@ def _held(reader: Any) -> dict[str, list[str]]:
     return out
 
 
-def _records(store: Store, paths: list[str], wanted: dict[str, str], topics: Topics,
+def _records(store: Store, paths: list[str], wanted: dict[str, str], topics: TopicTable,
              done: dict[str, list[str]]) -> Iterator[dict[str, Any]]:
     """The whoosh documents of the files in ``paths`` (a course's units included), read
     from the state. Empty fields are left out (they cost time).
@@ -198,7 +197,7 @@ def _records(store: Store, paths: list[str], wanted: dict[str, str], topics: Top
                 yield {k: v for k, v in record.items() if v}
 
 
-def _record(doc: Document, body: str, courses: set[str], topics: Topics,
+def _record(doc: Document, body: str, courses: set[str], topics: TopicTable,
             sig: list[str]) -> dict[str, Any]:
     if doc.type == "unit":
         body = ""
@@ -206,7 +205,7 @@ def _record(doc: Document, body: str, courses: set[str], topics: Topics,
     else:
         if doc.type == "course":
             courses = courses | {doc.key}
-    covered = topics.covered(doc)
+    covered = topics.about(doc)
     tags = list(dict.fromkeys((*doc.tags, *doc.covers)))
     return {
         "key": doc.key, "path": doc.path, "sig": sig, "id": doc.id, "type": doc.type,
@@ -222,20 +221,20 @@ def _record(doc: Document, body: str, courses: set[str], topics: Topics,
     }
 
 
-def _weighted_body(doc: Document, body: str, topics: Topics) -> tuple[tuple[str, float], ...]:
+def _weighted_body(doc: Document, body: str, topics: TopicTable) -> tuple[tuple[str, float], ...]:
     """The ``body`` field's parts and their weights (see :class:`FastPositions`)."""
     tags = dict.fromkeys((*doc.tags, *doc.covers))
-    named = (topics.texts[k] for k in topics.covered(doc))
+    named = (topics.texts[k] for k in topics.about(doc))
     return (("\n".join((doc.title, *doc.aliases, doc.id)), NAME_WEIGHT),
             ("\n".join((*tags, *named)), TAG_WEIGHT),
             ("\n".join((body, _meta_text(doc.meta))), 1.0))
 
 
-def _body_text(doc: Document, body: str, topics: Topics) -> str:
+def _body_text(doc: Document, body: str, topics: TopicTable) -> str:
     """What the ``body`` field holds: names, tags and covered topics' names, the body, and
     every other front-matter value (unknown keys are searchable too)."""
     tags = dict.fromkeys((*doc.tags, *doc.covers))
-    named = (topics.texts[k] for k in topics.covered(doc))
+    named = (topics.texts[k] for k in topics.about(doc))
     return "\n".join((doc.title, *doc.aliases, *tags, *named, body, _meta_text(doc.meta)))
 
 
@@ -292,12 +291,11 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     ix, stats.notice = _open(folder)
     generation = ix.latest_generation()
     cache = read_record(folder, generation)
-    VERIFIED[str(folder)] = state
     if cache is not None and cache.get("state") == state:
         stats.documents = int(cache.get("documents") or 0)
         return _done(stats, started, quiet)
     wanted = wanted_signatures(vault)
-    topics = Topics.of(vault, state)
+    topics = vault.topics()
     try:
         held = read_held(vault, folder, generation) if cache is not None else None
         if held is None:
@@ -325,7 +323,7 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     return _done(stats, started, quiet)
 
 
-def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: Topics,
+def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: TopicTable,
            held: dict[str, list[str]], tsigs: dict[str, str] | None, wait: float,
            generation: int, stats: SyncStats) -> tuple[int, dict[str, list[str]]] | None:
     """Take the lock and write the difference; (new generation, what it holds), or None
@@ -375,7 +373,7 @@ def _writer(ix: Any, wait: float) -> Any:
     return ix.writer(timeout=wait, delay=0.05, limitmb=POOL_MB)
 
 
-def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: Topics,
+def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: TopicTable,
           changed: list[str], removed: list[str], full: bool,
           written: dict[str, list[str]]) -> None:
     """Write the changes and commit (a full build replaces every segment)."""
@@ -503,7 +501,7 @@ def _doc_count(ix: Any) -> int:
     return sum(seg.doc_count() for seg in ix._segments())  # noqa: SLF001
 
 
-def _build_parallel(vault: Vault, wanted: dict[str, str], topics: Topics,
+def _build_parallel(vault: Vault, wanted: dict[str, str], topics: TopicTable,
                     written: dict[str, list[str]]) -> list[Any]:
     """Index every file in worker processes, two at a time, a segment per slice of files.
 
@@ -583,7 +581,7 @@ def _segment_job(job: dict[str, Any]) -> tuple[Any, dict[str, list[str]]]:
 
     from studykb.vault.store import reader
 
-    topics = Topics.from_data(job["topics"])
+    topics = TopicTable.from_data(job["topics"])
     store = reader(Path(job["state"]))
     try:
         writer = SegmentWriter(_open_dir(Path(job["folder"])), _lk=False, limitmb=POOL_MB)
@@ -839,7 +837,7 @@ def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, l
     if doc is None:
         return []
     sync(vault)
-    topics = Topics.of(vault)
+    topics = vault.topics()
     text = _body_text(doc, vault.text(doc.path)[0] if doc.type != "unit" else "", topics)
 
     def run(searcher: Any) -> list[tuple[str, float, list[str]]]:
@@ -862,7 +860,7 @@ def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, l
     return _retrying(vault, run)
 
 
-def _terms_of(vault: Vault, key: str, topics: Topics) -> set[str]:
+def _terms_of(vault: Vault, key: str, topics: TopicTable) -> set[str]:
     """The body terms of a document (analysed again: the index keeps no term vectors)."""
     doc = vault.document(key)
     if doc is None:

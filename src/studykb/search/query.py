@@ -197,8 +197,6 @@ Filter = list[tuple[str, str]]
 
 def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
     """Groups of (field, value): a document must match one pair of every group."""
-    from studykb.search.state import Topics
-
     groups: list[Filter] = []
     if opts.types:
         bad = [t for t in opts.types if t not in DOC_TYPES]
@@ -206,7 +204,7 @@ def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
             raise UsageError(f"Unknown type {bad[0]!r}; types are {', '.join(DOC_TYPES)}.")
         groups.append([("type", t) for t in dict.fromkeys(opts.types)])
     if opts.tags:
-        topics = Topics.of(vault)
+        topics = vault.topics()
         group: Filter = []
         for tag in opts.tags:
             folded = tag.strip().casefold()
@@ -225,8 +223,9 @@ def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
 
 
 def _course_key(vault: Vault, name: str) -> str:
-    from studykb import api as queries
-    doc = queries.find(vault, name)
+    from studykb.vault.lookup import find
+
+    doc = find(vault, name)
     if doc.type == "unit" and doc.parent:
         return doc.parent
     return doc.key
@@ -295,13 +294,11 @@ def explain(opts: SearchOptions) -> list[str]:
 
 def _expansions(vault: Vault, text: str) -> list[str]:
     """Other names of the topic the whole query names (投机解码 -> speculative decoding)."""
-    from studykb.search.state import Topics
-
     bare = text.strip().strip('"').strip()
     if not bare or any(c in bare for c in '"():*?[]{}^') or \
             any(w in _OPERATORS for w in bare.split()):
         return []
-    return [n for n in Topics.named(vault, bare) if n.casefold() != bare.casefold()]
+    return [n for n in vault.topics().named(bare) if n.casefold() != bare.casefold()]
 
 
 def _hit(vault: Vault, found, terms: frozenset[str]) -> Hit:  # type: ignore[no-untyped-def]

@@ -11,11 +11,9 @@ loads whoosh.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +24,7 @@ from studykb.vault.cache import key as cache_key
 if TYPE_CHECKING:
     from studykb.model import Document
     from studykb.vault import Vault
+    from studykb.vault.topics import TopicTable
 
 #: The version of the code that analyses text and fills the index (see vault/cache.py);
 #: an index of another version is rebuilt.
@@ -39,8 +38,6 @@ _TOC = re.compile(rf"^_{INDEX_NAME}_(\d+)\.toc$")
 #: Re-index everything (both cores, several segments) when at least this many files changed
 #: and they are most of the vault.
 FULL_REBUILD_MIN = 400
-#: index folder -> the vault state the last sync in this process saw.
-VERIFIED: dict[str, str] = {}
 
 
 def index_dir(vault: Vault) -> Path:
@@ -76,7 +73,6 @@ def check(vault: Vault) -> tuple[dict[str, Any] | None, str]:
     record = read_record(folder, latest_generation(folder))
     if record is None or record.get("state") != state:
         return None, state
-    VERIFIED[str(folder)] = state
     return record, state
 
 
@@ -160,109 +156,6 @@ class SyncStats:
 # -- what the index should hold -------------------------------------------------------
 
 
-class Topics:
-    """The vault's topics: a tag or ``covers`` entry naming one makes the document carry
-    the topic's id, title and aliases in its ``tags`` field (so 投机解码 finds an English
-    note tagged ``speculative-decoding``)."""
-
-    def __init__(self, rows: list[tuple] | None = None) -> None:
-        self.names: dict[str, str] = {}
-        """Folded id, title or alias -> topic key (an id wins over other names)."""
-        self.texts: dict[str, str] = {}
-        """Topic key -> its id, title and aliases, one a line."""
-        self.ids: dict[str, str] = {}
-        self.digest = ""
-        if rows is None:
-            return
-        topics = [(key, did, title, tuple(json.loads(aliases or "[]")))
-                  for key, did, title, aliases in rows]
-        for key, _did, title, aliases in topics:  # ids win over titles and aliases
-            for name in (title, *aliases):
-                self.names.setdefault(name.casefold(), key)
-        for key, did, title, aliases in topics:
-            self.names[did.casefold()] = key
-            self.ids[key] = did
-            self.texts[key] = "\n".join(dict.fromkeys((did, title, *aliases)))
-        self.digest = _rows_digest(rows)
-
-    @classmethod
-    def of(cls, vault: Vault, state: str | None = None) -> Topics:
-        """The topics of ``vault``: remembered in memory while the vault state stays the
-        same, and in the vault's cache while the topic documents do (an edit rarely
-        touches them; reading them takes ~1.5 ms at 10k documents, building the tables
-        from them ~7 ms, loading the tables back ~1 ms)."""
-        folder = index_dir(vault)
-        state = state or VERIFIED.get(str(folder)) or fingerprint(vault)
-        got = _TOPICS.get((str(folder), state))
-        if got is not None:
-            return got
-        rows = _topic_rows(vault)
-        digest = _rows_digest(rows)
-        last = next(iter(_TOPICS.values()), None)
-        if last is not None and last.digest == digest:  # a long-lived process after an edit
-            got = last
-        else:
-            entry = cache_key("search-topics", digest)
-            data = vault.cache.get("search-topics", entry)
-            if isinstance(data, dict):
-                got = cls()
-                got.names, got.texts, got.ids = data["names"], data["texts"], data["ids"]
-                got.digest = digest
-            else:
-                got = cls(rows)
-                vault.cache.put("search-topics", entry,
-                                {"names": got.names, "texts": got.texts, "ids": got.ids})
-        _TOPICS.clear()
-        _TOPICS[(str(folder), state)] = got
-        return got
-
-    def to_data(self) -> dict[str, Any]:
-        return {"names": self.names, "texts": self.texts, "ids": self.ids,
-                "digest": self.digest}
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> Topics:
-        got = cls()
-        got.names, got.texts, got.ids = data["names"], data["texts"], data["ids"]
-        got.digest = data["digest"]
-        return got
-
-    @staticmethod
-    def named(vault: Vault, name: str) -> list[str]:
-        """The names (id, title, aliases) of the topic called ``name``, or []."""
-        topics = Topics.of(vault)
-        key = topics.names.get(name.strip().casefold())
-        return topics.texts[key].split("\n") if key else []
-
-    def covered(self, doc: Document) -> list[str]:
-        """Keys of the topics ``doc`` names in its tags and ``covers``."""
-        out: dict[str, None] = {}
-        for tag in (*doc.covers, *doc.tags):
-            key = self.names.get(tag.casefold())
-            if key and key != doc.key:
-                out[key] = None
-        return list(out)
-
-    def sig(self, docs: Iterable[Document]) -> str:
-        """Fingerprint of the topic names the documents of one file carry."""
-        keys = sorted({key for doc in docs for key in self.covered(doc)})
-        if not keys:
-            return ""
-        return hashlib.blake2b("\0".join(self.texts[k] for k in keys).encode(),
-                               digest_size=8).hexdigest()
-
-
-_TOPICS: dict[tuple[str, str], Topics] = {}
-
-
-def _topic_rows(vault: Vault) -> list[tuple[str, str, str, str]]:
-    return vault.topic_rows()
-
-
-def _rows_digest(rows: list[tuple]) -> str:
-    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
-
-
 def wanted_signatures(vault: Vault) -> dict[str, str]:
     """path -> signature of the file as the index should hold it (content and course)."""
     courses: dict[str, set[str]] = {}
@@ -275,7 +168,7 @@ def wanted_signatures(vault: Vault) -> dict[str, str]:
     return out
 
 
-def topic_signatures(vault: Vault, topics: Topics) -> dict[str, str]:
+def topic_signatures(vault: Vault, topics: TopicTable) -> dict[str, str]:
     """path -> topic fingerprint of every file (reads every document: when topics changed)."""
     by_path: dict[str, list[Document]] = {}
     for doc in vault.documents().values():

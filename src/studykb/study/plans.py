@@ -101,10 +101,12 @@ class Knowledge:
     graph: g.Prerequisites
     known: set[str]
     covers: dict[str, list[str]]
-    """Topic key -> keys of documents covering it."""
+    """Topic key -> keys of documents that teach it (``covers``)."""
     list_pos: dict[str, int]
     """Document key -> earliest position in any curated list."""
     docs: dict[str, Document] = field(default_factory=dict)
+    tagged: dict[str, list[str]] = field(default_factory=dict)
+    """Topic key -> keys of documents about it (tags) that do not teach it."""
 
     def sort_key(self, key: str) -> tuple:
         _type, level, title, _status, _date = self.info[key]
@@ -116,9 +118,13 @@ class Knowledge:
                 self.list_pos.get(key, 1 << 30), title)
 
     def readings(self, topic: str) -> tuple[Reading, ...]:
-        keys = [r for r in self.covers.get(topic, ()) if self.info[r][0] in READING_TYPES]
-        return tuple(Reading(self.docs[r], r in self.known)
-                     for r in sorted(keys, key=self.reading_key))
+        """What to read for a topic: the documents that teach it, then those about it."""
+        out = []
+        for group in (self.covers.get(topic, ()), self.tagged.get(topic, ())):
+            keys = [r for r in group if self.info[r][0] in READING_TYPES]
+            out.extend(Reading(self.docs[r], r in self.known)
+                       for r in sorted(keys, key=self.reading_key))
+        return tuple(out)
 
 
 READING_TYPES = ("entry", "note", "unit")
@@ -137,19 +143,24 @@ def knowledge(vault: Vault) -> Knowledge:
     info = {k: (row[0], row[1], row[2], row[3], row[4]) for k, row in data["info"].items()}
     graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
     return Knowledge(info, graph, set(data["known"]), data["covers"], data["list_pos"],
-                     _Docs(vault))
+                     _Docs(vault), data["tagged"])
 
 
 def _compute(vault: Vault) -> dict[str, Any]:
     """The parts of :class:`Knowledge` as plain data (what the cache keeps)."""
     docs = vault.documents()
-    topics = g.topic_names(docs.values())
+    topics = vault.topics()
     covers: dict[str, list[str]] = {}
+    tagged: dict[str, list[str]] = {}
     covered_by: dict[str, list[str]] = {}
     for key, doc in docs.items():
-        for topic in g.covered_topics(doc, topics):
+        taught = topics.taught(doc)
+        for topic in taught:
             covers.setdefault(topic, []).append(key)
             covered_by.setdefault(key, []).append(topic)
+        for topic in topics.about(doc):
+            if topic not in taught:
+                tagged.setdefault(topic, []).append(key)
     requires: dict[str, list[tuple[str, str]]] = {}
     for source, target, _kind, _path, _line, reason in vault.edges("requires", order="line"):
         if source in docs and target in docs:
@@ -173,7 +184,7 @@ def _compute(vault: Vault) -> dict[str, Any]:
             list_pos[target] = pos
     info = {k: [d.type, d.level, d.title.casefold(), d.status, d.date] for k, d in docs.items()}
     return {"info": info, "edges": [list(e) for e in edges], "known": sorted(known),
-            "covers": covers, "list_pos": list_pos}
+            "covers": covers, "tagged": tagged, "list_pos": list_pos}
 
 
 def plan(vault: Vault, target: Document, *, include_known: bool = False,

@@ -31,6 +31,8 @@ from studykb.vault.checks import heading_slug  # noqa: F401  (re-exported)
 from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from studykb.vault.scan import Scan, scan
 from studykb.vault.store import Edge, Store, doc_from_blob, schema_version
+from studykb.vault.topics import TopicTable
+from studykb.vault.topics import digest as topic_digest
 
 #: What reading the state may raise when the file is unusable underneath (for callers
 #: that keep running: the watch, the language server).
@@ -86,6 +88,7 @@ class Vault:
         self.cache = Cache(config.state_dir)
         """Everything derived from the state, kept between commands (see cache.py)."""
         self._fingerprint: str | None = None
+        self._topics: tuple[str, TopicTable] | None = None
         self._docs: dict[str, Document] | None = None
         self._names: Names | None = None
         self._edges: list[tuple] | None = None
@@ -378,6 +381,32 @@ class Vault:
 
     def topic_rows(self) -> list[tuple[str, str, str, str]]:
         return self.store.topic_rows()
+
+    def topics(self) -> TopicTable:
+        """Every topic by name (see :mod:`studykb.vault.topics`): kept while the vault
+        state stays the same, and in the cache while the topic documents do (an edit
+        rarely touches them)."""
+        fp = self.fingerprint()
+        if self._topics is not None and self._topics[0] == fp:
+            return self._topics[1]
+        rows = self.topic_rows()
+        made = topic_digest(rows)
+        if self._topics is not None and self._topics[1].digest == made:
+            table = self._topics[1]
+        else:
+            from studykb.vault.cache import key as cache_key
+
+            entry = cache_key("topics", made)
+            data = self.cache.get("topics", entry)
+            try:
+                table = TopicTable.from_data(data) if isinstance(data, dict) else None
+            except (KeyError, TypeError):
+                table = None
+            if table is None:
+                table = TopicTable(rows)
+                self.cache.put("topics", entry, table.to_data())
+        self._topics = (fp, table)
+        return table
 
     def names(self) -> Names:
         if self._names is None:

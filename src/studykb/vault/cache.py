@@ -47,7 +47,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     # the search index: how text is analysed and what goes in it
     "search-index": ("studykb.search", "studykb.text"),
     "search-held": ("studykb.search", "studykb.text"),
-    "search-topics": ("studykb.search.state",),
+    "topics": ("studykb.vault.topics",),
     "search-segments": ("studykb.text.segment",),
 }
 CACHE_FILE = "cache.sqlite"

@@ -1,0 +1,97 @@
+"""The vault's topics by every name they go by: the one table every feature reads.
+
+A document's ``covers`` names the topics it *teaches*: it is a reading for them and needs
+their prerequisites (plans). Its ``tags`` that name a topic say what it is *about*
+(search, filters, topic pages' "mentioned in", related documents), never prerequisites.
+A topic is named by its id, title or any alias, case-insensitively; an id wins when a
+name is both one topic's id and another's alias.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from studykb.model import Document
+
+#: (key, id, title, aliases as JSON) of a topic document, as the state keeps it.
+TopicRow = tuple[str, str, str, str]
+
+
+class TopicTable:
+    """Every topic, by name."""
+
+    def __init__(self, rows: Iterable[TopicRow] = ()) -> None:
+        self.names: dict[str, str] = {}
+        """Folded id, title or alias -> topic key."""
+        self.ids: dict[str, str] = {}
+        """Topic key -> its id."""
+        self.texts: dict[str, str] = {}
+        """Topic key -> its id, title and aliases, one a line (what search indexes)."""
+        rows = list(rows)
+        topics = [(key, did, title, tuple(json.loads(aliases or "[]")))
+                  for key, did, title, aliases in rows]
+        for key, _did, title, aliases in topics:  # ids win over titles and aliases
+            for name in (title, *aliases):
+                self.names.setdefault(name.casefold(), key)
+        for key, did, title, aliases in topics:
+            self.names[did.casefold()] = key
+            self.ids[key] = did
+            self.texts[key] = "\n".join(dict.fromkeys((did, title, *aliases)))
+        self.digest = digest(rows)
+        """A digest of the rows the table was made from."""
+
+    @classmethod
+    def of_documents(cls, docs: Iterable[Document]) -> TopicTable:
+        return cls((d.key, d.id, d.title, json.dumps(list(d.aliases), ensure_ascii=False))
+                   for d in sorted(docs, key=lambda d: d.key) if d.type == "topic")
+
+    def key(self, name: str) -> str | None:
+        """The topic a name (id, title or alias) names, or None."""
+        return self.names.get(name.strip().casefold())
+
+    def taught(self, doc: Document) -> list[str]:
+        """Keys of the topics ``doc`` teaches (its ``covers``), itself left out."""
+        return self._keys(doc, doc.covers)
+
+    def about(self, doc: Document) -> list[str]:
+        """Keys of the topics ``doc`` teaches or is about (``covers``, then ``tags``)."""
+        return self._keys(doc, (*doc.covers, *doc.tags))
+
+    def _keys(self, doc: Document, names: Iterable[str]) -> list[str]:
+        out: dict[str, None] = {}
+        for name in names:
+            key = self.names.get(name.casefold())
+            if key and key != doc.key:
+                out[key] = None
+        return list(out)
+
+    def named(self, name: str) -> list[str]:
+        """The names (id, title, aliases) of the topic called ``name``, or []."""
+        key = self.key(name)
+        return self.texts[key].split("\n") if key else []
+
+    def sig(self, docs: Iterable[Document]) -> str:
+        """Fingerprint of the names of the topics the documents of one file are about."""
+        keys = sorted({key for doc in docs for key in self.about(doc)})
+        if not keys:
+            return ""
+        return hashlib.blake2b("\0".join(self.texts[k] for k in keys).encode(),
+                               digest_size=8).hexdigest()
+
+    def to_data(self) -> dict[str, Any]:
+        return {"names": self.names, "ids": self.ids, "texts": self.texts,
+                "digest": self.digest}
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> TopicTable:
+        table = cls()
+        table.names, table.ids, table.texts = data["names"], data["ids"], data["texts"]
+        table.digest = data["digest"]
+        return table
+
+
+def digest(rows: list[TopicRow]) -> str:
+    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
