@@ -251,20 +251,35 @@ class KnowledgeBase:
 
     # -- related ------------------------------------------------------------------------------
     def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
+        """Related documents, best first, with the reasons in words."""
         from studykb.related.rank import related
 
-        return related(self.vault, doc, options)
+        return related(self.vault, doc, options, self._index_text(options))
 
     def sidebar(self, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
         from studykb.related.sidebar import sidebar
 
-        return sidebar(self.vault, doc, options)
+        return sidebar(self.vault, doc, options, self._index_text(options))
 
     def sidebars(self, keys: list[str] | None = None,
                  options: RelatedOptions | None = None) -> list[Sidebar]:
         from studykb.related.sidebar import sidebars
 
-        return sidebars(self.vault, keys, options)
+        return sidebars(self.vault, keys, options, self._index_text(options))
+
+    def _index_text(self, options: RelatedOptions | None) -> Any:
+        """The search index's more-like-this, for related documents' ``--text index``."""
+        if options is None or options.text != "index":
+            return None
+        from studykb.search import index
+
+        vault = self.vault
+
+        class IndexText:
+            def similar(self, key: str, limit: int = 20) -> list[tuple[str, float, list[str]]]:
+                return list(index.similar(vault, key, limit))
+
+        return IndexText()
 
     def write_sidebars(self, found: list[Sidebar], dry_run: bool = False) -> Outcome:
         """Put each note's sidebar between its markers (only what changed is written)."""

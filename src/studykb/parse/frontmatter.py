@@ -24,6 +24,13 @@ except ImportError:  # pragma: no cover
     from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 _YAML = frontmatter.YAMLHandler()
+#: What :func:`load_yaml` raises for text that is not YAML.
+YAMLError = yaml.YAMLError
+
+
+def load_yaml(text: str) -> Any:
+    """A YAML document (a site's configuration file), safely: plain data only."""
+    return yaml.load(text, Loader=_Loader)
 _JSON = frontmatter.JSONHandler()
 
 

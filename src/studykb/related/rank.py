@@ -119,18 +119,19 @@ class Ranker:
         self._top: dict[int, frozenset[int]] = {}
 
     @classmethod
-    def for_vault(cls, vault: Vault, text: str = "vectors") -> Ranker:
+    def for_vault(cls, vault: Vault, text: str = "vectors",
+                  index_text: TextSimilarity | None = None) -> Ranker:
+        """The ranker of ``vault``; ``text``: ``vectors`` (term vectors), ``index`` (the
+        search index's more-like-this, given as ``index_text``) or ``none``."""
         from studykb.related import textsim
+
         ix = load_features(vault)
         vectors = textsim.load(vault, ix.fingerprint)
         provider: TextSimilarity | None = None
         if text == "vectors":
             provider = vectors
         elif text == "index":
-            try:
-                provider = textsim.SearchIndexText(vault)
-            except (ImportError, AttributeError):  # no search index: fall back
-                provider = vectors
+            provider = index_text or vectors
         return cls(ix, provider, vectors)
 
     # -- scoring -------------------------------------------------------------------------
@@ -272,10 +273,11 @@ def _blend(f: dict[str, float], w: Weights) -> float:
             + w.tags * f.get("tags", 0.0) + w.text * f.get("text", 0.0))
 
 
-def related(vault: Vault, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
+def related(vault: Vault, doc: Document, options: RelatedOptions | None = None,
+            index_text: TextSimilarity | None = None) -> list[Related]:
     """The documents related to ``doc``, best first, hand-picked ones first of all."""
     options = options or RelatedOptions()
-    ranker = Ranker.for_vault(vault, options.text)
+    ranker = Ranker.for_vault(vault, options.text, index_text)
     if doc.key not in ranker.ix.number:
         return []
     return ranker.related(doc.key, options)

@@ -18,6 +18,7 @@ from studykb.related.rank import Ranker, Related, RelatedOptions
 
 if TYPE_CHECKING:
     from studykb.model import Document
+    from studykb.related.textsim import TextSimilarity
     from studykb.vault import Vault
 
 #: Sidebars computed in worker processes when there are at least this many (and 2+ cores).
@@ -56,17 +57,19 @@ class Sidebar:
     """Documents that require this one, left out beyond the limit."""
 
 
-def sidebar(vault: Vault, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
+def sidebar(vault: Vault, doc: Document, options: RelatedOptions | None = None,
+            index_text: TextSimilarity | None = None) -> Sidebar:
     options = options or RelatedOptions()
-    ranker = Ranker.for_vault(vault, options.text)
+    ranker = Ranker.for_vault(vault, options.text, index_text)
     return build(ranker, doc.key, options)
 
 
 def sidebars(vault: Vault, keys: list[str] | None = None,
-             options: RelatedOptions | None = None) -> list[Sidebar]:
+             options: RelatedOptions | None = None,
+             index_text: TextSimilarity | None = None) -> list[Sidebar]:
     """Sidebars of ``keys`` (default: every document but course units), in key order."""
     options = options or RelatedOptions()
-    ranker = Ranker.for_vault(vault, options.text)
+    ranker = Ranker.for_vault(vault, options.text, index_text)
     if keys is None:
         keys = [k for k, t in zip(ranker.ix.keys, ranker.ix.types, strict=True) if t != "unit"]
     keys = sorted(k for k in keys if k in ranker.ix.number)

@@ -7,7 +7,8 @@ Two providers with the same call, ``similar(key, limit) -> [(key, score, shared 
   vectors. The vectors and the term counts they are made from are kept in the vault's
   cache; only files whose content changed are analysed again, so a query costs well
   under a millisecond and the sidebar of a whole vault a few seconds.
-* :class:`SearchIndexText`: the search index's more-like-this (``studykb.search.index.similar``,
+* the search index's more-like-this (``studykb.search.index.similar``, which the library
+  API hands to the ranker for ``--text index``;
   BM25 over the whole index). Exact, but about half a second per document at 10,000
   documents, which is too slow for a sidebar of every document; the evaluation script
   compares both.
@@ -150,18 +151,6 @@ def _floats(data: bytes) -> array[float]:
     out = array("f")
     out.frombytes(data)
     return out
-
-
-class SearchIndexText:
-    """More-like-this from the search index (``studykb.search.index.similar``)."""
-
-    def __init__(self, vault: Vault) -> None:
-        from studykb.search import index
-        self.vault = vault
-        self._similar = index.similar
-
-    def similar(self, key: str, limit: int = 20) -> Similar:
-        return list(self._similar(self.vault, key, limit))
 
 
 # -- building -------------------------------------------------------------------------------

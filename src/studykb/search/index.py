@@ -391,12 +391,12 @@ def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: To
                 writer.delete_by_term("path", path)
             else:
                 writer.delete_by_query(wq.Term("path", path), searcher=searcher)
-        segment.SEGMENTS.load(vault.cache)
+        segment.SEGMENTS.load(vault.cache, _segments_entry())
     for record in _records(vault.store, changed, wanted, topics, written):
         writer.add_document(**record)
     writer.commit(mergetype=CLEAR if full else _merge_small)
     if not full:
-        segment.SEGMENTS.save(vault.cache)
+        segment.SEGMENTS.save(vault.cache, _segments_entry())
         if searcher is not None:
             folder = str(index_dir(vault))
             try:
@@ -405,6 +405,13 @@ def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: To
                 if not _damaged(exc):
                     raise
                 _searchers.pop(folder, None)  # the next query opens the index afresh
+
+
+def _segments_entry() -> str:
+    """The cache key of the remembered Chinese cuts: this analysis code, this rjieba."""
+    from studykb.vault.cache import key
+
+    return key(segment.SEGMENTS_ENTRY, *segment.stamp())
 
 
 def _base_searcher(vault: Vault, ix: Any, writer: Any) -> Any:

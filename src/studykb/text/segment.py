@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import os
 import re
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-from studykb.search.state import INDEX_VERSION
 
-if TYPE_CHECKING:
-    from studykb.vault.cache import Cache
+class Store(Protocol):
+    """Where remembered cuts are kept (the vault's cache, :mod:`studykb.vault.cache`)."""
+
+    def get(self, name: str, entry_key: str) -> Any: ...
+
+    def put(self, name: str, entry_key: str, value: Any) -> None: ...
+
 
 #: Han characters (CJK unified ideographs and their extensions, compatibility ideographs).
 HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U0003134f"
@@ -95,26 +99,21 @@ class Segments:
         self.runs[run] = self.fresh[run] = got
         return got
 
-    def load(self, cache: Cache) -> None:
-        """Add the runs remembered in the vault's cache (once per process)."""
-        from studykb.vault.cache import key
-
-        if str(cache.path) in self.loaded:
+    def load(self, cache: Store, entry: str) -> None:
+        """Add the runs remembered in ``cache`` under ``entry`` (once per process)."""
+        if entry in self.loaded:
             return
-        self.loaded.add(str(cache.path))
-        data = cache.get(SEGMENTS_ENTRY, key(SEGMENTS_ENTRY, *stamp()))
+        self.loaded.add(entry)
+        data = cache.get(SEGMENTS_ENTRY, entry)
         if not isinstance(data, dict):
             return
         for run, cut in data.items():
             self.runs.setdefault(run, tuple((word, tuple(pieces)) for word, pieces in cut))
 
-    def save(self, cache: Cache) -> None:
+    def save(self, cache: Store, entry: str) -> None:
         """Remember the runs cut since the last save (the newest :data:`SEGMENTS_MAX`)."""
-        from studykb.vault.cache import key
-
         if not self.fresh:
             return
-        entry = key(SEGMENTS_ENTRY, *stamp())
         data = cache.get(SEGMENTS_ENTRY, entry)
         runs: dict[str, Any] = {}
         if isinstance(data, dict):
@@ -127,7 +126,7 @@ class Segments:
 
 
 def stamp() -> list[Any]:
-    """What the remembered cuts depend on: this index version and the installed rjieba."""
+    """What the remembered cuts depend on besides this code: the installed rjieba."""
     import importlib.util
 
     spec = importlib.util.find_spec("rjieba")
@@ -135,7 +134,7 @@ def stamp() -> list[Any]:
         st = os.stat(spec.origin) if spec and spec.origin else None
     except OSError:
         st = None
-    return [INDEX_VERSION, st.st_size if st else 0, st.st_mtime_ns if st else 0]
+    return [st.st_size if st else 0, st.st_mtime_ns if st else 0]
 
 
 SEGMENTS = Segments()

@@ -36,7 +36,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
-import yaml
+from studykb.parse.frontmatter import YAMLError, load_yaml
 
 #: The generators ``detect`` can name.
 GENERATORS = ("hugo", "zola", "obsidian", "dendron", "quartz", "jekyll", "github")
@@ -137,7 +137,7 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
         elif suffix == ".json":
             data = json.loads(text) if text.strip() else {}
         else:
-            data = yaml.safe_load(text)
+            data = load_yaml(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_LINE.search(str(exc))
         warnings.append(ConfigWarning(rel, int(found.group(1)) if found else None,
@@ -146,7 +146,7 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
     except json.JSONDecodeError as exc:
         warnings.append(ConfigWarning(rel, exc.lineno, f"bad JSON: {exc.msg}"))
         return {}
-    except yaml.YAMLError as exc:
+    except YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = mark.line + 1 if mark is not None else None
         problem = getattr(exc, "problem", None) or str(exc)
