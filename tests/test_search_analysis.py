@@ -82,9 +82,9 @@ def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
     try:
         first = analysis.term_positions(SAMPLE)
         assert fresh.fresh  # every run was cut by rjieba
-        fresh.save(Cache(tmp_path))
+        fresh.save(Cache(tmp_path), "test-entry")
         loaded = segment.Segments()
-        loaded.load(Cache(tmp_path))
+        loaded.load(Cache(tmp_path), "test-entry")
         assert set(loaded.runs) == set(fresh.runs)
         segment.SEGMENTS = loaded
         again = analysis.term_positions(SAMPLE)
