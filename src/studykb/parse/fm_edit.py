@@ -93,7 +93,7 @@ def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = F
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-                              _no_duplicates)  # type: ignore[arg-type]
+                              _no_duplicates)
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -386,9 +386,9 @@ def _json_set(text: str, key: str, value: str, unit: str | None) -> str:
     head = text[:end]
     pattern = re.compile(r'("' + re.escape(key) + r'"\s*:\s*)("(?:[^"\\]|\\.)*"|[^,}\s]+)')
     if unit is None:
-        for m in pattern.finditer(head):
-            if _depth(head, m.start()) == 1:
-                return text[: m.start()] + m.group(1) + value + text[m.end():]
+        for found in pattern.finditer(head):
+            if _depth(head, found.start()) == 1:
+                return text[: found.start()] + found.group(1) + value + text[found.end():]
         return text[: start + 1] + f'"{key}": {value}, ' + text[start + 1:]
     m = re.search(r'"id"\s*:\s*"' + re.escape(unit) + '"', head)
     if not m:
@@ -396,9 +396,9 @@ def _json_set(text: str, key: str, value: str, unit: str | None) -> str:
     open_at = head.rindex("{", 0, m.start())
     close_at = head.index("}", m.end())
     block = head[open_at:close_at]
-    found = pattern.search(block)
-    if found:
-        block = block[: found.start()] + found.group(1) + value + block[found.end():]
+    inside = pattern.search(block)
+    if inside:
+        block = block[: inside.start()] + inside.group(1) + value + block[inside.end():]
     else:
         block = block[:1] + f'"{key}": {value}, ' + block[1:]
     return text[:open_at] + block + text[close_at:]

@@ -23,11 +23,26 @@ import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 from studykb.runtime import background
 from studykb.vault.checks import wants_anchor_check
 from studykb.vault.resolve import Names, table_rows
-from studykb.vault.store import Store, secondary_indexes
+from studykb.vault.store import (
+    DocRow,
+    EdgeRow,
+    FileRow,
+    ParsedRows,
+    ProblemRow,
+    RefRow,
+    Store,
+    TextRow,
+    secondary_indexes,
+)
+
+#: A document's names as the name table is built from them: key, path, id, title, type,
+#: aliases (JSON), url.
+NameRow = tuple[str, str, str, str, str, str, "str | None"]
 
 #: Parse in worker processes when at least this many files are to be read.
 PARALLEL_THRESHOLD = 64
@@ -38,7 +53,7 @@ BACKGROUND_FINISH = 2000
 Progress = Callable[[int, int], None]
 
 
-def read_rows(item: tuple[str, str]) -> tuple | None:
+def read_rows(item: tuple[str, str]) -> ParsedRows | None:
     """(absolute path, vault path) -> the rows of ``parse_rows``; None when unreadable now.
 
     Reads and hashes the file where it is parsed (in a worker, for a parallel build). A
@@ -57,7 +72,7 @@ def read_rows(item: tuple[str, str]) -> tuple | None:
 
 
 def parse_stream(root: Path, paths: list[str], workers: int,
-                 progress: Progress | None = None) -> Iterator[tuple | None]:
+                 progress: Progress | None = None) -> Iterator[ParsedRows | None]:
     """Rows of every file in ``paths`` order, as soon as each is parsed."""
     from studykb.runtime.pools import imap
 
@@ -65,9 +80,10 @@ def parse_stream(root: Path, paths: list[str], workers: int,
     yield from imap(read_rows, items, workers, progress, at_least=PARALLEL_THRESHOLD)
 
 
-def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple],
-              root: Path, expected: int = 0
-              ) -> tuple[list[str], list[tuple], list[tuple[str, bytes]], Counter[str]]:
+def write_all(store: Store, rows: Iterable[ParsedRows | None],
+              scan_rows: list[tuple[str, int, str, str, str, str]], root: Path,
+              expected: int = 0
+              ) -> tuple[list[str], list[EdgeRow], list[tuple[str, str]], Counter[str]]:
     """Replace the whole state with ``rows`` (consumed as they come).
 
     Returns the paths read, the resolved references as graph edges (source, target key,
@@ -85,17 +101,18 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=0")
     with store.transaction() as db:
-        for table in ("files", "docs", "refs", "texts", "names", "problems", "anchors"):
-            db.execute(f"DELETE FROM {table}")
+        for name in ("files", "docs", "refs", "texts", "names", "problems", "anchors"):
+            db.execute(f"DELETE FROM {name}")
         db.execute("DELETE FROM meta WHERE key='requires'")  # loops: recompute (checks.py)
         indexes = secondary_indexes()
         for name, _sql in indexes:
             db.execute(f"DROP INDEX IF EXISTS {name}")
-        name_rows: list[tuple] = []
-        blobs: list[tuple[str, bytes]] = []
-        ref_rows: list[tuple] = []
+        name_rows: list[NameRow] = []
+        blobs: list[tuple[str, str]] = []
+        ref_rows: list[RefRow] = []
         headings: dict[str, str] = {}  # path -> headings (JSON), for [[note#heading]] checks
-        batch: tuple[list, list, list, list] = ([], [], [], [])
+        batch: tuple[list[FileRow], list[DocRow], list[ProblemRow], list[TextRow]] = (
+            [], [], [], [])
 
         def flush() -> None:
             files, docs, problems, texts = batch
@@ -151,24 +168,28 @@ def write_all(store: Store, rows: Iterable[tuple | None], scan_rows: list[tuple]
     return added, edges, blobs, states
 
 
-def _resolve(table: Names, ref_rows: list[tuple]) -> tuple[
-        list[tuple], list[tuple[str, int, str, str, str]], list[tuple], Counter[str]]:
+#: A reference to check for ``[[note#heading]]``: path, line, text, anchor, target path.
+Anchored = tuple[str, int, str, str, str]
+
+
+def _resolve(table: Names, ref_rows: list[RefRow]) -> tuple[
+        list[tuple[Any, ...]], list[Anchored], list[EdgeRow], Counter[str]]:
     """The references as ``refs`` rows with their resolution; also the
-    ``[[note#heading]]`` ones to check, as (path, line, text, anchor, target path), the
-    graph edges of the resolved ones and the count of each resolution state."""
+    ``[[note#heading]]`` ones to check, the graph edges of the resolved ones and the
+    count of each resolution state."""
     resolve = table.resolve
-    anchored: list[tuple[str, int, str, str, str]] = []
-    edges: list[tuple] = []
+    anchored: list[Anchored] = []
+    edges: list[EdgeRow] = []
     states: Counter[str] = Counter()
-    out = []
-    for r in ref_rows:
-        # (source, path, line, kind, text, target, style, anchor, reason, optional, ...)
-        got = resolve(r[0], r[1], r[5], r[6], r[7], bool(r[9]), r[4])
+    out: list[tuple[Any, ...]] = []
+    for row in ref_rows:
+        source, path, line, kind, text, target, style, anchor, reason, optional, *_ = row
+        got = resolve(source, path, target, style, anchor, bool(optional), text)
         key = got[0]
         if key is not None:
-            edges.append((r[0], key, r[3], r[1], r[2], r[8]))
-            if r[7] and wants_anchor_check(r[7], key):
-                anchored.append((r[1], r[2], r[4], r[7], table.paths[key]))
+            edges.append((source, key, kind, path, line, reason))
+            if anchor and wants_anchor_check(anchor, key):
+                anchored.append((path, line, text, anchor, table.paths[key]))
         states[got[1]] += 1
-        out.append(r + got)
+        out.append(row + got)
     return out, anchored, edges, states

@@ -8,11 +8,11 @@ import traceback
 from studykb.model import ERROR, Document
 from studykb.parse import parse_file
 from studykb.vault.resolve import lookups
-from studykb.vault.store import doc_row, ref_row
+from studykb.vault.store import ParsedRows, ProblemRow, doc_row, ref_row
 
 
-def parse_rows(item: tuple[str, bytes, str, int, int]) -> tuple:
-    """(path, raw, hash, mtime, size) -> (path, mtime, size, hash, docs, refs, problems, text).
+def parse_rows(item: tuple[str, bytes, str, int, int]) -> ParsedRows:
+    """(path, raw bytes, content hash, mtime, size) -> the rows the file adds to the state.
 
     Never raises: a parser bug becomes an ``unreadable`` problem on that file, so one
     broken note never stops a build.
@@ -22,13 +22,14 @@ def parse_rows(item: tuple[str, bytes, str, int, int]) -> tuple:
         parsed = parse_file(path, raw)
     except Exception as exc:  # noqa: BLE001 - a build must survive any one file
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
-        problem = (path, 1, ERROR, "unreadable", f"could not be parsed: {detail}")
+        problem: ProblemRow = (path, 1, ERROR, "unreadable", f"could not be parsed: {detail}")
         doc = Document(key=path, path=path, id=path.rsplit("/", 1)[-1][:-3],
                        title=path.rsplit("/", 1)[-1][:-3], type="note")
-        return (path, mtime, size, digest, [doc_row(doc)], [], [problem], (path, "", "[]"))
+        return ParsedRows(path, mtime, size, digest, [doc_row(doc)], [], [problem],
+                          (path, "", "[]"))
     docs = [doc_row(d) for d in parsed.documents]
     refs = [ref_row(r, *lookups(r.source, r.path, r.target, r.style, r.text))
             for r in parsed.references]
     problems = [(p.path, p.line, p.severity, p.code, p.message) for p in parsed.problems]
     text = (path, parsed.text, json.dumps(parsed.headings, ensure_ascii=False))
-    return (path, mtime, size, digest, docs, refs, problems, text)
+    return ParsedRows(path, mtime, size, digest, docs, refs, problems, text)

@@ -82,6 +82,39 @@ def secondary_indexes() -> list[tuple[str, str]]:
     return out
 
 
+# -- the rows of the state, as they are inserted (positional: SQLite takes tuples) ----------
+#: ``files``: path, mtime_ns, size, content hash.
+FileRow = tuple[str, int, int, str]
+#: ``docs``: key, path, id, title, type, explicit id (0/1), aliases (JSON), url, every field
+#: of the document (JSON).
+DocRow = tuple[str, str, str, str, str, int, str, "str | None", str]
+#: ``refs`` as parsed: source, path, line, kind, text, target, style, anchor, reason,
+#: optional (0/1), lookup, second lookup (None when there is none).
+RefRow = tuple[str, str, int, str, str, str, str, str, str, int, str, "str | None"]
+#: ``problems`` as parsed: path, line, severity, code, message.
+ProblemRow = tuple[str, int, str, str, str]
+#: ``texts``: path, plain text of the body, headings (JSON).
+TextRow = tuple[str, str, str]
+#: A resolved reference as the graph reads it: source, target, kind, path, line, reason.
+EdgeRow = tuple[str, str, str, str, int, str]
+#: What resolving a reference gives: the target key or None, the state, a note.
+Resolution = tuple["str | None", str, str]
+
+
+class ParsedRows(NamedTuple):
+    """One file parsed into the rows it adds to the state."""
+
+    path: str
+    mtime_ns: int
+    size: int
+    digest: str
+    """The content hash (blake2b, 16 bytes, hex)."""
+    docs: list[DocRow]
+    refs: list[RefRow]
+    problems: list[ProblemRow]
+    text: TextRow
+
+
 class Edge(NamedTuple):
     """A resolved reference, as the graph and the features read it."""
 
@@ -120,7 +153,7 @@ def schema_version() -> str:
     return code_version("state")
 
 
-def doc_row(doc: Document) -> tuple[Any, ...]:
+def doc_row(doc: Document) -> DocRow:
     """A document as a row of ``docs``; ``names`` holds its aliases as JSON, ``data`` every
     field as a JSON array."""
     data = json.dumps([getattr(doc, f) for f in DOC_FIELDS], ensure_ascii=False)
@@ -142,7 +175,7 @@ def doc_from_blob(data: str | bytes) -> Document:
                               "rebuild.") from None
 
 
-def ref_row(ref: Reference, lookup: str, lookup2: str) -> tuple:
+def ref_row(ref: Reference, lookup: str, lookup2: str) -> RefRow:
     """A reference as a row of ``refs`` (a missing second lookup is NULL: left out of
     its index, nine rows in ten)."""
     return (ref.source, ref.path, ref.line, ref.kind, ref.text, ref.target, ref.style,
@@ -331,7 +364,7 @@ class Store:
         return [doc_from_blob(d) for (d,) in self.db.execute("SELECT data FROM docs")]
 
     def documents_for(self, keys: list[str]) -> list[Document]:
-        out = []
+        out: list[Document] = []
         for i in range(0, len(keys), 400):
             chunk = keys[i: i + 400]
             out.extend(doc_from_blob(d) for (d,) in self.db.execute(
@@ -347,7 +380,7 @@ class Store:
         return self.db.execute(
             "SELECT key, path, id, title, type, names, url FROM docs").fetchall()
 
-    def refs(self, where: str = "", args: Iterable[Any] = ()) -> list[tuple]:
+    def refs(self, where: str = "", args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
         sql = ("SELECT source, path, line, kind, text, target, style, anchor, reason, optional,"
                " target_key, state, note, n FROM refs ")
         return self.db.execute(sql + where, tuple(args)).fetchall()
