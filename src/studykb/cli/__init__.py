@@ -16,7 +16,7 @@ def main() -> None:
     from studykb.editor.client import forward
     from studykb.runtime.exit import leave
 
-    code = forward(sys.argv[1:])
+    code: int | str | None = forward(sys.argv[1:])
     if code is None:
         from studykb.cli.app import run
 

@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from studykb.config import Config, load_config, locate
 from studykb.model import Document, Problem, Reference
@@ -30,9 +31,19 @@ from studykb.vault.cache import Cache
 from studykb.vault.checks import heading_slug  # noqa: F401  (re-exported)
 from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from studykb.vault.scan import Scan, scan
-from studykb.vault.store import Edge, Store, doc_from_blob, schema_version
+from studykb.vault.store import (
+    Edge,
+    EdgeRow,
+    ParsedRows,
+    Store,
+    doc_from_blob,
+    schema_version,
+)
 from studykb.vault.topics import TopicTable
 from studykb.vault.topics import digest as topic_digest
+
+#: A problem found by the scan, as stored: path, line, severity, code, message, origin.
+ScanRow = tuple[str, int, str, str, str, str]
 
 #: What reading the state may raise when the file is unusable underneath (for callers
 #: that keep running: the watch, the language server).
@@ -91,9 +102,9 @@ class Vault:
         self._topics: tuple[str, TopicTable] | None = None
         self._docs: dict[str, Document] | None = None
         self._names: Names | None = None
-        self._edges: list[tuple] | None = None
+        self._edges: list[EdgeRow] | None = None
         """The graph edges of the last first build, kept for :meth:`graph_edges`."""
-        self._blobs: list[tuple[str, bytes]] | None = None
+        self._blobs: list[tuple[str, str]] | None = None
         """(key, stored document) of the last first build, for :meth:`documents`."""
 
     @classmethod
@@ -210,7 +221,7 @@ class Vault:
                     "SELECT path, line, message FROM anchors")]
 
     def _confirm(self, changed: list[str], old: dict[str, tuple[int, int, str]]
-                 ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple]]:
+                 ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple[int, int, str]]]:
         """Read changed files; those whose content hash is unchanged are only touched."""
         to_parse = []
         touched = []
@@ -229,21 +240,22 @@ class Vault:
         return to_parse, touched
 
     def _parse(self, items: list[tuple[str, bytes, str, int, int]],
-               progress: Progress | None) -> list[tuple]:
+               progress: Progress | None) -> list[ParsedRows]:
         from studykb.runtime.pools import imap
         from studykb.vault.rows import parse_rows
 
         return list(imap(parse_rows, items, self.config.worker_count, progress,
                          at_least=PARALLEL_THRESHOLD))
 
-    def _scan_changed(self, rows: list[tuple]) -> bool:
+    def _scan_changed(self, rows: list[ScanRow]) -> bool:
         stored = self.store.db.execute(
             "SELECT path, line, severity, code, message, origin FROM problems"
             " WHERE origin='scan'").fetchall()
         return sorted(stored) != sorted(rows)
 
-    def _write(self, parsed: list[tuple], removed: list[str], touched: list[tuple],
-               found: Scan, scan_rows: list[tuple], full: bool) -> None:
+    def _write(self, parsed: list[ParsedRows], removed: list[str],
+               touched: list[tuple[int, int, str]], found: Scan, scan_rows: list[ScanRow],
+               full: bool) -> None:
         store = self.store
         paths = removed + [row[0] for row in parsed]
         with store.transaction() as db:
@@ -301,7 +313,7 @@ class Vault:
         if full:
             rows = db.execute(cols)
         else:
-            wanted: dict[int, tuple] = {}
+            wanted: dict[int, tuple[Any, ...]] = {}
             sql = cols + " WHERE "
             for chunk in _chunks(parsed_paths):
                 for row in db.execute(sql + f"path IN ({','.join('?' * len(chunk))})", chunk):
@@ -324,7 +336,7 @@ class Vault:
         return moved
 
     # -- reads -------------------------------------------------------------------
-    def graph_edges(self) -> Iterable[tuple]:
+    def graph_edges(self) -> Iterable[EdgeRow]:
         """(source, target key, kind, path, line, reason) of every resolved reference, in
         file order: kept in memory right after a first build, else read from the state."""
         if self._edges is not None:
@@ -398,13 +410,15 @@ class Vault:
 
             entry = cache_key("topics", made)
             data = self.cache.get("topics", entry)
+            loaded = None
             try:
-                table = TopicTable.from_data(data) if isinstance(data, dict) else None
+                loaded = TopicTable.from_data(data) if isinstance(data, dict) else None
             except (KeyError, TypeError):
-                table = None
-            if table is None:
-                table = TopicTable(rows)
-                self.cache.put("topics", entry, table.to_data())
+                loaded = None
+            if loaded is None:
+                loaded = TopicTable(rows)
+                self.cache.put("topics", entry, loaded.to_data())
+            table = loaded
         self._topics = (fp, table)
         return table
 
@@ -413,7 +427,7 @@ class Vault:
             self._names = StoredNames(self.store.db)
         return self._names
 
-    def links(self, where: str = "", args: Iterable = ()) -> list[Link]:
+    def links(self, where: str = "", args: Iterable[Any] = ()) -> list[Link]:
         """References with their resolution; ``where`` filters the ``refs`` table."""
         out = []
         for row in self.store.refs(where, args):
@@ -487,9 +501,9 @@ def _explicit_ids(db: sqlite3.Connection, paths: list[str]) -> set[str]:
     return out
 
 
-def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple]:
+def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple[Any, ...]]:
     """The resolved ``requires`` of ``paths``, as the loop check reads them."""
-    out: list[tuple] = []
+    out: list[tuple[Any, ...]] = []
     for chunk in _chunks(paths):
         out.extend(db.execute(
             f"SELECT source, target_key, path, line FROM refs WHERE kind='requires'"
