@@ -15,6 +15,7 @@ import os
 import re
 import tempfile
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,84 +192,110 @@ def load_config(root: Path, explicit: bool = True) -> Config:
     A value of the wrong kind is a VaultError naming the key and its line; unknown keys
     and problem codes are kept in :attr:`Config.warnings` (with a "did you mean").
     """
-    path = root / CONFIG_NAME
-    data: dict[str, Any] = {}
-    text = ""
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8-sig")
-            data = tomllib.loads(text)
-        except UnicodeDecodeError:
-            raise VaultError(f"{CONFIG_NAME} is not valid UTF-8.") from None
-        except OSError as exc:
-            raise VaultError(f"cannot read {CONFIG_NAME}: {exc.strerror}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise VaultError(f"{CONFIG_NAME}: {exc}") from None
+    text, section = _read(root / CONFIG_NAME)
+    values = _Values(text, section)
+    values.warn_unknown()
+    return Config(
+        root=root,
+        exclude=tuple(e.strip("/") for e in values.strings("exclude")),
+        max_file_bytes=int(values.megabytes() * 1024 * 1024),
+        severity=values.severity(),
+        workers=values.count("workers"),
+        templates=values.folder("templates", ".studykb-templates"),
+        allow_outside=tuple(Path(os.path.realpath(os.path.join(root, os.path.expanduser(a))))
+                            for a in values.strings("allow_outside")),
+        warnings=tuple(values.warnings),
+        explicit=explicit,
+    )
+
+
+def _read(path: Path) -> tuple[str, dict[str, Any]]:
+    """(the text, the settings table) of a studykb.toml; empty when there is none."""
+    if not path.is_file():
+        return "", {}
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        data = tomllib.loads(text)
+    except UnicodeDecodeError:
+        raise VaultError(f"{CONFIG_NAME} is not valid UTF-8.") from None
+    except OSError as exc:
+        raise VaultError(f"cannot read {CONFIG_NAME}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise VaultError(f"{CONFIG_NAME}: {exc}") from None
     section = data.get("studykb", data)
     if not isinstance(section, dict):
         raise VaultError(f"{CONFIG_NAME}: [studykb] must be a table.")
-    warnings: list[tuple[int, str]] = []
+    return text, section
 
-    def line(key: str) -> int:
-        return _line_of(text, key)
 
-    def bad(key: str, value: Any) -> VaultError:
-        return VaultError(f"{CONFIG_NAME}:{line(key)}: {key} = {value!r} is not "
+class _Values:
+    """The settings table of a studykb.toml, each value checked as it is read."""
+
+    def __init__(self, text: str, section: dict[str, Any]) -> None:
+        self.text = text
+        self.section = section
+        self.warnings: list[tuple[int, str]] = []
+
+    def line(self, key: str) -> int:
+        return _line_of(self.text, key)
+
+    def bad(self, key: str) -> VaultError:
+        value = self.section.get(key)
+        return VaultError(f"{CONFIG_NAME}:{self.line(key)}: {key} = {value!r} is not "
                           f"{KEYS[key]}.")
 
-    for key in section:
-        if key in KEYS:
-            continue
-        close = difflib.get_close_matches(key, list(KEYS), n=1)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        warnings.append((line(key), f"unknown key {key!r}{hint}; ignored"))
-    exclude = section.get("exclude", [])
-    if isinstance(exclude, str):
-        exclude = [exclude]
-    if not isinstance(exclude, list) or not all(isinstance(e, str) for e in exclude):
-        raise bad("exclude", exclude)
-    severity = section.get("severity", {})
-    if not isinstance(severity, dict):
-        raise bad("severity", severity)
-    kept_severity: dict[str, str] = {}
-    for code, level in severity.items():
-        if level not in SEVERITIES:
-            raise VaultError(f"{CONFIG_NAME}:{line(code)}: severity of {code!r} must be "
-                             "error, warning or ignore.")
-        if code not in DEFAULT_SEVERITY:
-            close = difflib.get_close_matches(code, list(DEFAULT_SEVERITY), n=1)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            warnings.append((line(code), f"unknown problem code {code!r}{hint}; ignored"))
-            continue
-        kept_severity[code] = level
-    max_mb = section.get("max_file_mb", 5)
-    if isinstance(max_mb, bool) or not isinstance(max_mb, (int, float)) or not max_mb > 0 \
-            or max_mb > 1 << 20:
-        raise bad("max_file_mb", max_mb)
-    workers = section.get("workers", 0)
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 0:
-        raise bad("workers", workers)
-    templates = section.get("templates", ".studykb-templates")
-    if not isinstance(templates, str) or not templates.strip():
-        raise bad("templates", templates)
-    allow = section.get("allow_outside", [])
-    if isinstance(allow, str):
-        allow = [allow]
-    if not isinstance(allow, list) or not all(isinstance(a, str) for a in allow):
-        raise bad("allow_outside", allow)
-    allowed = tuple(Path(os.path.realpath(os.path.expanduser(a) if os.path.isabs(
-        os.path.expanduser(a)) else root / a)) for a in allow)
-    return Config(
-        root=root,
-        exclude=tuple(str(e).strip("/") for e in exclude),
-        max_file_bytes=int(float(max_mb) * 1024 * 1024),
-        severity=kept_severity,
-        workers=workers,
-        templates=templates,
-        allow_outside=allowed,
-        warnings=tuple(warnings),
-        explicit=explicit,
-    )
+    def warn_unknown(self) -> None:
+        for key in self.section:
+            if key not in KEYS:
+                self.warnings.append((self.line(key), f"unknown key {key!r}"
+                                      f"{_did_you_mean(key, KEYS)}; ignored"))
+
+    def strings(self, key: str) -> list[str]:
+        value = self.section.get(key, [])
+        value = [value] if isinstance(value, str) else value
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.bad(key)
+        return value
+
+    def count(self, key: str) -> int:
+        value = self.section.get(key, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise self.bad(key)
+        return value
+
+    def megabytes(self) -> float:
+        value = self.section.get("max_file_mb", 5)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) \
+                or not 0 < value <= 1 << 20:
+            raise self.bad("max_file_mb")
+        return float(value)
+
+    def folder(self, key: str, default: str) -> str:
+        value = self.section.get(key, default)
+        if not isinstance(value, str) or not value.strip():
+            raise self.bad(key)
+        return value
+
+    def severity(self) -> dict[str, str]:
+        table = self.section.get("severity", {})
+        if not isinstance(table, dict):
+            raise self.bad("severity")
+        kept: dict[str, str] = {}
+        for code, level in table.items():
+            if level not in SEVERITIES:
+                raise VaultError(f"{CONFIG_NAME}:{self.line(code)}: severity of {code!r} "
+                                 "must be error, warning or ignore.")
+            if code not in DEFAULT_SEVERITY:
+                self.warnings.append((self.line(code), f"unknown problem code {code!r}"
+                                      f"{_did_you_mean(code, DEFAULT_SEVERITY)}; ignored"))
+                continue
+            kept[code] = level
+        return kept
+
+
+def _did_you_mean(word: str, known: Iterable[str]) -> str:
+    close = difflib.get_close_matches(word, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _line_of(text: str, key: str) -> int:
