@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -93,7 +95,6 @@ def write_all(store: Store, rows: Iterable[ParsedRows | None],
     """
     from studykb.vault.checks import missing_anchors, vault_problems
 
-    added: list[str] = []
     # The commit leaves the whole new state (~8 KB a note) in the write-ahead log; for a
     # large vault, building the references' indexes and copying the log into the
     # database file are left to background threads (see Store.finish_later).
@@ -101,46 +102,9 @@ def write_all(store: Store, rows: Iterable[ParsedRows | None],
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=0")
     with store.transaction() as db:
-        for name in ("files", "docs", "refs", "texts", "names", "problems", "anchors"):
-            db.execute(f"DELETE FROM {name}")
-        db.execute("DELETE FROM meta WHERE key='requires'")  # loops: recompute (checks.py)
-        indexes = secondary_indexes()
-        for name, _sql in indexes:
-            db.execute(f"DROP INDEX IF EXISTS {name}")
-        name_rows: list[NameRow] = []
-        blobs: list[tuple[str, str]] = []
-        ref_rows: list[RefRow] = []
-        headings: dict[str, str] = {}  # path -> headings (JSON), for [[note#heading]] checks
-        batch: tuple[list[FileRow], list[DocRow], list[ProblemRow], list[TextRow]] = (
-            [], [], [], [])
-
-        def flush() -> None:
-            files, docs, problems, texts = batch
-            db.executemany("INSERT INTO files VALUES (?,?,?,?)", files)
-            db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", docs)
-            db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problems)
-            db.executemany("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", texts)
-            for part in batch:
-                part.clear()
-
-        for row in rows:
-            if row is None:
-                continue
-            path, mtime, size, digest, doc_rows, refs, problem_rows, text_row = row
-            added.append(path)
-            batch[0].append((path, mtime, size, digest))
-            batch[1].extend(doc_rows)
-            batch[2].extend(problem_rows)
-            batch[3].append(text_row)
-            headings[path] = text_row[2]
-            if len(batch[0]) >= 256:
-                flush()
-            for key, p, did, title, dtype, _e, aliases, url, data in doc_rows:
-                name_rows.append((key, p, did, title, dtype, aliases, url))
-                blobs.append((key, data))
-            ref_rows.extend(refs)
-        flush()
-        table = Names(name_rows)
+        indexes = _empty(db)
+        loaded = _load(db, rows)
+        table = Names(loaded.names)
         db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
@@ -149,14 +113,14 @@ def write_all(store: Store, rows: Iterable[ParsedRows | None],
                                       "studykb-early-indexes") if early
                     else contextlib.nullcontext())
         with building:
-            resolved, anchored, edges, states = _resolve(table, ref_rows)
+            resolved, anchored, edges, states = _resolve(table, loaded.refs)
         db.executemany(
             "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
             " optional, lookup, lookup2, target_key, state, note)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", resolved)
         del resolved
         db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
-                       missing_anchors(anchored, headings.get))
+                       missing_anchors(anchored, loaded.headings.get))
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
         if not later:
             for _name, sql in indexes:
@@ -165,7 +129,68 @@ def write_all(store: Store, rows: Iterable[ParsedRows | None],
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
         store.finish_later([index for index in indexes if index not in early])
-    return added, edges, blobs, states
+    return loaded.paths, edges, loaded.blobs, states
+
+
+def _empty(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    """Empty every table and drop the secondary indexes (rebuilt once at the end); the
+    indexes as (name, CREATE statement)."""
+    for name in ("files", "docs", "refs", "texts", "names", "problems", "anchors"):
+        db.execute(f"DELETE FROM {name}")
+    db.execute("DELETE FROM meta WHERE key='requires'")  # loops: recompute (checks.py)
+    indexes = secondary_indexes()
+    for name, _sql in indexes:
+        db.execute(f"DROP INDEX IF EXISTS {name}")
+    return indexes
+
+
+@dataclass
+class _Loaded:
+    """What streaming the parsed files into the state kept for what comes after."""
+
+    paths: list[str] = field(default_factory=list)
+    names: list[NameRow] = field(default_factory=list)
+    blobs: list[tuple[str, str]] = field(default_factory=list)
+    """(key, stored document) of every document, in ``docs`` order."""
+    refs: list[RefRow] = field(default_factory=list)
+    headings: dict[str, str] = field(default_factory=dict)
+    """path -> headings (JSON), for ``[[note#heading]]`` checks."""
+
+
+def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
+    """Insert the files, documents, problems and texts as the rows come (in batches);
+    keep what resolving the references needs."""
+    out = _Loaded()
+    batch: tuple[list[FileRow], list[DocRow], list[ProblemRow], list[TextRow]] = (
+        [], [], [], [])
+
+    def flush() -> None:
+        files, docs, problems, texts = batch
+        db.executemany("INSERT INTO files VALUES (?,?,?,?)", files)
+        db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", docs)
+        db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problems)
+        db.executemany("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", texts)
+        for part in batch:
+            part.clear()
+
+    for row in rows:
+        if row is None:
+            continue
+        path, mtime, size, digest, doc_rows, refs, problem_rows, text_row = row
+        out.paths.append(path)
+        batch[0].append((path, mtime, size, digest))
+        batch[1].extend(doc_rows)
+        batch[2].extend(problem_rows)
+        batch[3].append(text_row)
+        out.headings[path] = text_row[2]
+        if len(batch[0]) >= 256:
+            flush()
+        for key, p, did, title, dtype, _e, aliases, url, data in doc_rows:
+            out.names.append((key, p, did, title, dtype, aliases, url))
+            out.blobs.append((key, data))
+        out.refs.extend(refs)
+    flush()
+    return out
 
 
 #: A reference to check for ``[[note#heading]]``: path, line, text, anchor, target path.
