@@ -297,3 +297,12 @@ class KnowledgeBase:
         from studykb.related.topics import topic_page
 
         return topic_page(self.vault, doc)
+
+    # -- the web view (additions for issue 17) ------------------------------------------------
+    def also_searched(self, query: str) -> list[str]:
+        """Other names of the topic a whole query names, which search looks for too
+        (投机解码 -> speculative decoding)."""
+        from studykb.search.query import _expansions, clean_query
+
+        text, _notes = clean_query(query)
+        return _expansions(self.vault, text) if text else []

@@ -252,3 +252,4 @@ def check_arguments(argv: list[str]) -> None:
 def prepare() -> None:
     """Register every command (their modules register themselves on import)."""
     from studykb.cli import core, editor, plans, related, search  # noqa: F401
+    from studykb.cli import web  # noqa: F401

@@ -1,0 +1,136 @@
+"""The web view: ``studykb serve`` (a local app) and ``studykb site`` (static pages)."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import threading
+import webbrowser
+from pathlib import Path
+
+import click
+
+from studykb.cli.app import Context, cli, emit_json, json_option, safe
+
+HOST = "127.0.0.1"
+
+
+@cli.command()
+@click.option(
+    "--port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    help="Port on 127.0.0.1 (default: a free one).",
+)
+@click.option("--open", "open_browser", is_flag=True, help="Open the start page in a browser.")
+@click.pass_obj
+def serve(obj: Context, port: int, open_browser: bool) -> None:
+    """Browse the vault in a web browser: documents, plans, topics, search, the graph.
+
+    Listens on 127.0.0.1 only. Pages update themselves when a note is saved (the
+    server watches the vault as `studykb watch` does). Mark buttons write the note as
+    `studykb mark` does. Ctrl-C stops.
+
+    \b
+    Example:
+      studykb serve --open
+      studykb --vault ~/notes serve --port 8765
+    """
+    import uvicorn
+
+    from studykb.web.app import create_app
+    from studykb.web.live import watch_owned, watch_source
+
+    kb = obj.kb()
+    owned = watch_owned(kb)
+    if not owned:
+        kb.sync_search(quiet=True)
+    lock = threading.Lock()
+    app = create_app(kb, source=watch_source(kb, lock, index=not owned), lock=lock)
+    sock = _bind(port)
+    url = f"http://{HOST}:{sock.getsockname()[1]}/"
+    click.echo(safe(f"studykb: serving {kb.root} at {url} (Ctrl-C stops)"))
+    if open_browser:
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
+    server = uvicorn.Server(config)
+    with contextlib.suppress(KeyboardInterrupt):
+        server.run(sockets=[sock])
+    click.echo("studykb: stopped serving")
+
+
+def _bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1 (a free port for 0); a clear message when taken."""
+    from studykb.errors import StudyError
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise StudyError(
+            f"cannot listen on {HOST}:{port}: {exc.strerror or exc}",
+            hint="Choose another --port, or leave it out for a free one.",
+        ) from None
+    sock.listen(64)
+    sock.set_inheritable(True)
+    return sock
+
+
+@cli.command()
+@click.option(
+    "-o",
+    "--output",
+    "output",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("public"),
+    show_default=True,
+    help="Folder to write the site to.",
+)
+@click.option(
+    "--base-url",
+    help="The address the site will be published at (canonical "
+    "links and sitemap.xml; links stay relative).",
+)
+@json_option
+@click.pass_obj
+def site(obj: Context, output: Path, base_url: str | None, as_json: bool) -> None:
+    """Write the web view as a static site, for GitHub Pages or any web host.
+
+    Every document, topic, list and course page, a reading plan for every topic, the
+    graph, and search that runs in the browser. A second run rewrites only the files
+    whose content changed.
+
+    \b
+    Example:
+      studykb site -o public/
+      studykb site -o public/ --base-url https://me.github.io/notes/
+    """
+    from studykb.web.site import build_site
+
+    if base_url and not base_url.lower().startswith(("http://", "https://")):
+        from studykb.errors import UsageError
+
+        raise UsageError(f"--base-url must start with http:// or https:// (got {base_url!r})")
+    kb = obj.kb()
+    built = build_site(kb, output, base_url=base_url)
+    if as_json:
+        emit_json(
+            {
+                "output": str(output),
+                "pages": built.pages,
+                "files": built.files,
+                "written": len(built.written),
+                "removed": len(built.removed),
+                "seconds": round(built.seconds, 3),
+            }
+        )
+        return
+    click.echo(
+        safe(
+            f"studykb: {built.pages} pages in {output}: {len(built.written)} files "
+            f"written, {built.files - len(built.written)} unchanged, "
+            f"{len(built.removed)} removed ({built.seconds:.1f} s)"
+        )
+    )

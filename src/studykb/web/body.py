@@ -1,0 +1,116 @@
+"""A document's body as HTML, with its links going where the vault resolved them.
+
+The vault already resolved every reference of the file (``kb.show(doc).outgoing``):
+a link in the body goes to the page of the document its reference resolved to, looked
+up by the reference as written, so the web view and ``studykb check`` never disagree.
+Files the note shows (images) must lie inside the vault, outside hidden folders.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections import OrderedDict
+from typing import TYPE_CHECKING
+from urllib.parse import unquote
+
+from studykb.model import Document
+from studykb.parse.render import IMAGE_EXTS, render_note
+from studykb.web.links import Linker
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from studykb.api import KnowledgeBase
+    from studykb.vault import Link
+
+#: Rendered bodies kept (serve mode), by vault state, file and page root.
+CACHE_SIZE = 512
+_CACHE: OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]] = OrderedDict()
+
+
+class VaultLinks:
+    """:class:`studykb.parse.render.Links` for one document of the vault."""
+
+    def __init__(
+        self, kb: KnowledgeBase, doc: Document, outgoing: list[Link], link: Linker
+    ) -> None:
+        self.kb = kb
+        self.folder = posixpath.dirname(doc.path)
+        self.link = link
+        self.targets = {f.ref.text: f.target for f in outgoing if f.ref.kind == "link" and f.target}
+        self.assets: set[str] = set()
+
+    def reference(self, written: str, anchor: str) -> str | None:
+        key = self.targets.get(written)
+        if key is None:
+            return None
+        href = self.link.key(key)
+        if anchor and "#" not in key:
+            href += "#" + anchor
+        return href
+
+    def asset(self, target: str) -> str | None:
+        path = vault_file(self.kb.root, self.folder, target)
+        if path is None:
+            return None
+        self.assets.add(path)
+        return self.link.file(path)
+
+
+def vault_file(root: Path, folder: str, target: str) -> str | None:
+    """The vault path of the image ``target`` names from a note in ``folder`` (relative to
+    it, else to the vault's root), if it is a file inside the vault; else None."""
+    name = unquote(target.split("#", 1)[0].split("?", 1)[0]).strip()
+    if not name or posixpath.splitext(name)[1].lower() not in IMAGE_EXTS:
+        return None
+    places = [name.lstrip("/")] if name.startswith("/") else [posixpath.join(folder, name), name]
+    for place in places:
+        path = posixpath.normpath(place)
+        if path.startswith("../") or path == ".." or posixpath.isabs(path):
+            continue
+        if any(part.startswith(".") for part in path.split("/")):
+            continue
+        if inside(root, path):
+            return path
+    return None
+
+
+def inside(root: Path, path: str) -> bool:
+    """Whether the vault path names a regular file whose real place is inside the vault."""
+    full = root / path
+    try:
+        real = full.resolve(strict=True)
+        return real.is_file() and real.is_relative_to(root.resolve())
+    except (OSError, RuntimeError):
+        return False
+
+
+def render_body(
+    kb: KnowledgeBase, doc: Document, outgoing: list[Link], link: Linker, assets: set[str]
+) -> str:
+    """The HTML of ``doc``'s body; the vault files it shows are added to ``assets``."""
+    if doc.type == "unit":
+        return ""
+    entry = (kb.vault.fingerprint(), doc.path, link.root)
+    cached = _CACHE.get(entry)
+    if cached is None:
+        links = VaultLinks(kb, doc, outgoing, link)
+        text = _read(kb.root, doc.path)
+        cached = (render_note(text, links, title=doc.title).html, frozenset(links.assets))
+        _CACHE[entry] = cached
+        if len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    else:
+        _CACHE.move_to_end(entry)
+    assets.update(cached[1])
+    return cached[0]
+
+
+def _read(root: Path, path: str) -> str:
+    from studykb.vault.files import read_note
+
+    try:
+        raw, _st = read_note(root / path)
+    except OSError:
+        return ""
+    return raw.decode("utf-8-sig", errors="replace").replace("\x00", "\ufffd")

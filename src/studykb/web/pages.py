@@ -1,0 +1,442 @@
+"""Every page's template and context, made from the library API (no web framework here).
+
+``studykb serve`` and ``studykb site`` both ask a :class:`Pages` for a :class:`Page`
+(which template, with what) and render it with :mod:`studykb.web.templating`. The
+contexts follow the contract in ``docs/design/web-frontend.md``: plain dicts of text,
+numbers and hrefs; the only HTML is the body, which :mod:`studykb.parse.render` made safe.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from studykb.errors import StudyError
+from studykb.model import Document
+from studykb.web.links import Linker
+
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
+    from studykb.related.sidebar import Neighbour, Sidebar
+    from studykb.search.query import Hit
+    from studykb.study.plans import Knowledge, Plan, Step
+    from studykb.vault import Link
+
+#: Which template shows a document of each type.
+TEMPLATES = {"topic": "topic.html", "list": "list.html", "course": "course.html"}
+#: Characters of a backlink's context line shown.
+CONTEXT_CHARS = 240
+SEARCH_LIMIT = 30
+READY_LIMIT = 10
+
+
+@dataclass(frozen=True)
+class Page:
+    """A template and its context (besides what every page gets)."""
+
+    template: str
+    context: dict[str, Any]
+    key: str | None = None
+    """The vault key of the document shown (live reload)."""
+    status: int = 200
+
+
+@dataclass
+class Pages:
+    """Builds pages from ``kb``; ``assets`` collects the vault files pages show."""
+
+    kb: KnowledgeBase
+    assets: set[str] = field(default_factory=set)
+    lines: dict[str, list[str]] = field(default_factory=dict)
+    """Lines of the files backlinks come from (kept while one build runs)."""
+    sidebars: dict[str, Sidebar] = field(default_factory=dict)
+    """Sidebars computed beforehand (a whole site at once), by key."""
+    _memo: dict[str, Any] = field(default_factory=dict)
+
+    # -- shared state of one vault state ------------------------------------------------------
+    def knowledge(self) -> Knowledge:
+        fp = self.kb.vault.fingerprint()
+        if self._memo.get("fp") != fp:
+            self._memo = {"fp": fp, "knowledge": self.kb.knowledge()}
+            self.lines.clear()
+        knowledge: Knowledge = self._memo["knowledge"]
+        return knowledge
+
+    def item(self, doc: Document, link: Linker, note: str = "") -> dict[str, Any]:
+        """A document in a list (the templates' "item")."""
+        return {
+            "key": doc.key,
+            "id": doc.id,
+            "title": doc.title,
+            "url": link.doc(doc),
+            "type": doc.type,
+            "level": doc.level,
+            "status": doc.status,
+            "known": doc.key in self.knowledge().known,
+            "kind": doc.kind,
+            "minutes": doc.minutes,
+            "note": note,
+        }
+
+    def items(self, keys: Iterable[str], link: Linker) -> list[dict[str, Any]]:
+        keys = list(keys)
+        docs = self.kb.documents_for(keys)
+        return [self.item(docs[k], link) for k in keys if k in docs]
+
+    # -- documents ----------------------------------------------------------------------------
+    def document(self, doc: Document, link: Linker) -> Page:
+        from studykb.web.body import render_body
+
+        shown = self.kb.show(doc)
+        body = render_body(self.kb, doc, shown.outgoing, link, self.assets)
+        context: dict[str, Any] = {
+            "doc": self._doc_info(doc, shown.outgoing, link),
+            "body_html": body,
+            "sidebar": self._sidebar(doc, link),
+            "backlinks": self._backlinks(shown.backlinks, link),
+            "plan_url": link.plan(doc.key),
+            "graph_url": link.graph(doc.key),
+        }
+        extra = {"topic": self._topic, "list": self._list, "course": self._course}.get(doc.type)
+        if extra is not None:
+            context.update(extra(doc, shown, link))
+        return Page(TEMPLATES.get(doc.type, "document.html"), context, doc.key)
+
+    def _doc_info(self, doc: Document, outgoing: list[Link], link: Linker) -> dict[str, Any]:
+        meta = doc.meta
+        return {
+            "key": doc.key,
+            "id": doc.id,
+            "path": doc.path,
+            "title": doc.title,
+            "type": doc.type,
+            "level": doc.level,
+            "status": doc.status,
+            "tags": self._tags(doc, link),
+            "aliases": list(doc.aliases),
+            "course": self._course_of(outgoing, link),
+            "url": doc.url,
+            "kind": doc.kind,
+            "source": _text(meta.get("source")),
+            "authors": _authors(meta.get("authors")),
+            "date": doc.date,
+            "minutes": doc.minutes,
+        }
+
+    def _tags(self, doc: Document, link: Linker) -> list[dict[str, str]]:
+        topics = self.kb.vault.topics()
+        out = []
+        for tag in dict.fromkeys((*doc.covers, *doc.tags)):
+            key = topics.key(tag)
+            out.append({"name": tag, "url": link.key(key) if key else link.tag(tag)})
+        return out
+
+    def _course_of(self, outgoing: list[Link], link: Linker) -> dict[str, str] | None:
+        for found in outgoing:
+            if found.ref.kind == "course" and found.target:
+                course = self.kb.document(found.target)
+                if course is not None:
+                    return {"title": course.title, "url": link.doc(course)}
+        return None
+
+    def _sidebar(self, doc: Document, link: Linker) -> dict[str, Any] | None:
+        try:
+            found = self.sidebars.get(doc.key) or self.kb.sidebar(doc)
+        except (KeyError, IndexError):
+            return None
+        return sidebar_context(found, link)
+
+    def _backlinks(self, backlinks: list[Link], link: Linker) -> list[dict[str, Any]]:
+        docs = self.kb.documents_for(b.ref.source for b in backlinks)
+        out = []
+        for b in backlinks:
+            source = docs.get(b.ref.source)
+            if source is None:
+                continue
+            out.append(
+                {
+                    "title": source.title,
+                    "url": link.doc(source),
+                    "type": source.type,
+                    "kind": b.ref.kind,
+                    "line": b.ref.line,
+                    "context": self.context_line(b.ref.path, b.ref.line),
+                }
+            )
+        return out
+
+    def context_line(self, path: str, line: int) -> str:
+        """The text of line ``line`` of the file at ``path``, trimmed (a backlink's context)."""
+        lines = self.lines.get(path)
+        if lines is None:
+            lines = self.lines[path] = _file_lines(self.kb.root, path)
+        text = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
+        return text if len(text) <= CONTEXT_CHARS else text[: CONTEXT_CHARS - 1] + "…"
+
+    # -- topics, lists, courses -----------------------------------------------------------------
+    def _topic(self, doc: Document, shown: Any, link: Linker) -> dict[str, Any]:
+        kn = self.knowledge()
+        teach = sorted((k for k in kn.covers.get(doc.key, ()) if k != doc.key), key=kn.reading_key)
+        about = sorted((k for k in kn.tagged.get(doc.key, ()) if k != doc.key), key=kn.reading_key)
+        return {"readings": self.items(teach, link), "tagged": self.items(about, link)}
+
+    def _list(self, doc: Document, shown: Any, link: Linker) -> dict[str, Any]:
+        picked = [
+            (f.target, f.ref.reason) for f in shown.outgoing if f.ref.kind == "item" and f.target
+        ]
+        docs = self.kb.documents_for(k for k, _r in picked)
+        items = [
+            self.item(docs[k], link, reason) for k, reason in dict(picked).items() if k in docs
+        ]
+        read = sum(bool(i["known"]) for i in items)
+        return {"items": items, "progress": {"read": read, "total": len(items)}}
+
+    def _course(self, doc: Document, shown: Any, link: Linker) -> dict[str, Any]:
+        units = [self._unit(u, link) for u in shown.units]
+        notes = [
+            self.kb.document(b.ref.source)
+            for b in shown.backlinks
+            if b.ref.kind == "course" and "#" not in b.ref.source
+        ]
+        progress = {
+            "done": sum(u["status"] == "done" for u in units),
+            "total": len(units),
+            "reading": sum(u["status"] == "reading" for u in units),
+        }
+        return {
+            "units": units,
+            "progress": progress,
+            "notes": [self.item(n, link) for n in dict.fromkeys(notes) if n is not None],
+        }
+
+    def _unit(self, unit: Document, link: Linker) -> dict[str, Any]:
+        needs = [
+            f.target for f in self.kb.show(unit).outgoing if f.ref.kind == "requires" and f.target
+        ]
+        return {
+            "key": unit.key,
+            "id": unit.id,
+            "title": unit.title,
+            "url": link.doc(unit),
+            "status": unit.status,
+            "level": unit.level,
+            "tags": list(unit.tags),
+            "anchor": unit.key.split("#", 1)[1],
+            "requires": self.items(needs, link),
+        }
+
+    def topics(self, link: Linker) -> Page:
+        found = self.kb.topics()
+        docs = self.kb.documents_for(t.key for t in found)
+        known = self.knowledge().known
+        rows = [
+            {
+                "key": t.key,
+                "title": t.title,
+                "url": link.key(t.key),
+                "readings": t.count,
+                "level": docs[t.key].level if t.key in docs else None,
+                "status": docs[t.key].status if t.key in docs else None,
+                "aliases": list(docs[t.key].aliases) if t.key in docs else [],
+                "known": t.key in known,
+            }
+            for t in found
+        ]
+        return Page("topics.html", {"topics": rows})
+
+    def lists(self, link: Linker) -> Page:
+        return Page("lists.html", {"lists": lists_context(self.kb.status(), link)})
+
+    def courses(self, link: Linker) -> Page:
+        return Page("courses.html", {"courses": self._courses(self.kb.status(), link)})
+
+    def _courses(self, tracker: Any, link: Linker) -> list[dict[str, Any]]:
+        return [
+            {
+                "key": c.course.key,
+                "title": c.course.title,
+                "url": link.doc(c.course),
+                "done": c.done,
+                "total": c.total,
+                "current": [self.item(u, link) for u in c.current],
+            }
+            for c in tracker.courses
+        ]
+
+    def status(self, link: Linker, problems: int | None = None) -> Page:
+        tracker = self.kb.status()
+        counts: dict[str, int] = {}
+        for row in self.knowledge().info.values():
+            counts[row[0]] = counts.get(row[0], 0) + 1
+        ready = [self.item(s.doc, link, _unlocks(s)) for s in self.kb.ready(limit=READY_LIMIT)]
+        return Page(
+            "status.html",
+            {
+                "counts": counts,
+                "reading": [self.item(d, link) for d in tracker.reading],
+                "ready": ready,
+                "courses": self._courses(tracker, link),
+                "lists": lists_context(tracker, link),
+                "finished": [self.item(d, link) for d in tracker.finished],
+                "problems": problems,
+            },
+        )
+
+    # -- plans --------------------------------------------------------------------------------
+    def plan(self, target: Document, link: Linker, include_known: bool = False) -> Page:
+        kn = self.knowledge()
+        plan = self.kb.plan(target, include_known=include_known, kb=kn)
+        skipped = 0
+        if not include_known:
+            skipped = len(self.kb.plan(target, include_known=True, kb=kn).steps) - len(plan.steps)
+        context = {
+            "plan": plan_context(plan, self, link),
+            "skipped_known": skipped,
+            "show_all_url": link.plan(target.key, True),
+            "hide_known_url": link.plan(target.key),
+        }
+        return Page("plan.html", context, target.key)
+
+    # -- search and the graph ------------------------------------------------------------------
+    def search(
+        self, link: Linker, query: str, filters: dict[str, str], limit: int = SEARCH_LIMIT
+    ) -> Page:
+        context: dict[str, Any] = {
+            "query": query,
+            "filters": filters,
+            "limit": limit,
+            "tags": self.tag_names(),
+        }
+        if query or any(filters.values()):
+            hits, also = self.find(query, filters, limit)
+            context.update(hits=[hit_context(h, link) for h in hits], also_searched=also)
+        return Page("search.html", context)
+
+    def find(self, query: str, filters: dict[str, str], limit: int) -> tuple[list[Hit], list[str]]:
+        """Hits and the other names searched (UsageError for a query that cannot be read)."""
+        from studykb.search.query import SearchOptions
+
+        options = SearchOptions(
+            query=query,
+            types=(filters["type"],) if filters.get("type") else (),
+            tags=tuple(t.strip() for t in filters.get("tag", "").split(",") if t.strip()),
+            status=filters.get("status") or None,
+            level=filters.get("level") or None,
+            limit=limit,
+        )
+        found = self.kb.search(options)
+        return found.hits, list(found.also) or self.kb.also_searched(query)
+
+    def tag_names(self) -> list[str]:
+        if "tags" not in self._memo:
+            self.knowledge()
+            self._memo["tags"] = sorted(self.kb.vault.topics().ids.values(), key=str.casefold)
+        tags: list[str] = self._memo["tags"]
+        return tags
+
+    def error(self, status: int, message: str, query: str = "", link: Linker | None = None) -> Page:
+        suggestions = []
+        if query and link is not None:
+            for name in self.kb.suggest(query):
+                try:
+                    suggestions.append(self.item(self.kb.find(name.split(" (", 1)[0]), link))
+                except StudyError:
+                    continue
+        return Page(
+            "error.html",
+            {"status_code": status, "message": message, "suggestions": suggestions},
+            status=status,
+        )
+
+
+# -- plain conversions ------------------------------------------------------------------------
+def sidebar_context(found: Sidebar, link: Linker) -> dict[str, Any]:
+    def neighbour(n: Neighbour) -> dict[str, Any]:
+        return {"title": n.title, "url": link.key(n.key), "type": n.type, "note": n.note}
+
+    return {
+        "related": [
+            {"title": r.title, "url": link.key(r.key), "type": r.type, "reasons": list(r.reasons)}
+            for r in found.related
+        ],
+        "before": [neighbour(n) for n in found.before],
+        "leads_to": [neighbour(n) for n in found.leads_to],
+        "more_before": found.more_before,
+        "more_leads_to": found.more_leads_to,
+    }
+
+
+def lists_context(tracker: Any, link: Linker) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": lp.list.key,
+            "title": lp.list.title,
+            "url": link.doc(lp.list),
+            "items": lp.items,
+            "read": lp.read,
+            "beginner": lp.beginner,
+        }
+        for lp in tracker.lists
+    ]
+
+
+def hit_context(hit: Hit, link: Linker) -> dict[str, Any]:
+    return {
+        "id": hit.id,
+        "key": hit.key,
+        "path": hit.path,
+        "title": hit.title,
+        "type": hit.type,
+        "score": round(hit.score, 3),
+        "snippet": hit.snippet,
+        "highlights": [list(h) for h in hit.highlights],
+        "url": link.key(hit.key),
+    }
+
+
+def plan_context(plan: Plan, pages: Pages, link: Linker) -> dict[str, Any]:
+    from studykb.outputs.plan_format import plan_json
+
+    data = plan_json(plan)
+    target = plan.target
+    data["target"].update(key=target.key, url=link.doc(target))
+    for step, shown in zip(plan.steps, data["steps"], strict=True):
+        _link_step(step, shown, link)
+    return data
+
+
+def _link_step(step: Step, shown: dict[str, Any], link: Linker) -> None:
+    shown.update(key=step.doc.key, url=link.doc(step.doc))
+    for need, out in zip(step.needed_by, shown["needed_by"], strict=True):
+        out["url"] = link.doc(need.by)
+    for reading, out in zip(step.readings, shown["readings"], strict=True):
+        out.update(key=reading.doc.key, url=link.doc(reading.doc))
+
+
+def _unlocks(step: Step) -> str:
+    names = [n.by.title for n in step.needed_by[:3]]
+    return f"unlocks {', '.join(names)}" if names else ""
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _authors(value: Any) -> str | list[str] | None:
+    if isinstance(value, list):
+        return [v for v in value if isinstance(v, str)] or None
+    return _text(value)
+
+
+def _file_lines(root: Any, path: str) -> list[str]:
+    from studykb.vault.files import read_note
+
+    if posixpath.isabs(path) or path.startswith("../"):
+        return []
+    try:
+        raw, _st = read_note(root / path)
+    except OSError:
+        return []
+    return raw.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").split("\n")

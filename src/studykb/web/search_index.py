@@ -1,0 +1,94 @@
+"""The static site's search index (``search-index.json``), read by ``search-static.js``.
+
+``{"docs": [{"key", "title", "type", "url", "snippet", "path", "tags", "status",
+"level"}], "terms": {"term": [[doc, weight], ...]}}``: English and other spaced
+scripts as lowercase words of letters, digits and ``_`` (NFKC, not stemmed: the browser
+splits a query the same way); Chinese already cut into words by the same segmenter as
+the search index (:func:`studykb.text.analysis.tokens`, with the shorter words inside a
+long one), so the browser only has to match the index's own terms. A term's weight is
+how often it occurs, title, aliases and tags counted more than the body.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from studykb.text.analysis import tokens
+from studykb.text.segment import HAN
+from studykb.web.links import Linker
+
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
+    from studykb.model import Document
+
+#: Characters of a body that are indexed (a very long note still counts by its start).
+BODY_CHARS = 20_000
+SNIPPET_CHARS = 160
+TITLE_WEIGHT = 5
+NAME_WEIGHT = 3
+_RUNS = re.compile(rf"([{HAN}]+)|[^\W{HAN}]+")
+
+
+def terms(text: str) -> Counter[str]:
+    """How often each term occurs in ``text``."""
+    counts: Counter[str] = Counter()
+    text = unicodedata.normalize("NFKC", text)
+    for m in _RUNS.finditer(text):
+        run = m.group(1)
+        if run is None:
+            counts[m.group().lower()] += 1
+        else:
+            counts.update(t.text for t in tokens(run))
+    return counts
+
+
+def build(kb: KnowledgeBase, link: Linker) -> dict[str, Any]:
+    """The index of every document but course units; ``link`` makes hrefs relative to
+    where the index file is."""
+    docs = [d for d in kb.documents().values() if d.type != "unit"]
+    docs.sort(key=lambda d: d.key)
+    texts = kb.vault.texts()
+    postings: dict[str, list[list[int]]] = {}
+    entries = []
+    for n, doc in enumerate(docs):
+        body = texts.get(doc.path, ("", []))[0][:BODY_CHARS]
+        entries.append(_entry(doc, body, link))
+        for term, weight in _weights(doc, body).items():
+            postings.setdefault(term, []).append([n, weight])
+    return {"docs": entries, "terms": postings}
+
+
+def _weights(doc: Document, body: str) -> Counter[str]:
+    counts = terms(body)
+    for text, weight in _names(doc):
+        for term, n in terms(text).items():
+            counts[term] += n * weight
+    return counts
+
+
+def _names(doc: Document) -> Iterable[tuple[str, int]]:
+    yield doc.title, TITLE_WEIGHT
+    yield doc.id, NAME_WEIGHT
+    for name in (*doc.aliases, *doc.tags, *doc.covers):
+        yield name, NAME_WEIGHT
+
+
+def _entry(doc: Document, body: str, link: Linker) -> dict[str, Any]:
+    snippet = " ".join((doc.summary or body[: SNIPPET_CHARS * 2]).split())
+    if len(snippet) > SNIPPET_CHARS:
+        snippet = snippet[: SNIPPET_CHARS - 1] + "…"
+    return {
+        "key": doc.key,
+        "title": doc.title,
+        "type": doc.type,
+        "url": link.doc(doc),
+        "snippet": snippet,
+        "path": doc.path,
+        "tags": list(dict.fromkeys((*doc.covers, *doc.tags))),
+        "status": doc.status,
+        "level": doc.level,
+    }

@@ -1,0 +1,235 @@
+"""``studykb site -o public/``: the served pages as static files, for any web host.
+
+Every link is relative, so the folder works under any address (GitHub Pages' project
+sites included); ``--base-url`` adds canonical links and a ``sitemap.xml``. Search runs
+in the browser over ``search-index.json``, the graph reads ``graph.json``; neither the
+write token nor the mark buttons are in a static site.
+
+A second run rewrites only what changed: ``.studykb-site.json`` in the output folder
+lists every file the site wrote with a digest of its content; a file whose new content
+has the same digest (and is still there, the same size) is left alone, and files of an
+earlier build that are no longer part of the site are removed. Nothing else in the
+folder is touched.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from xml.sax.saxutils import escape as xml_escape
+
+from studykb.errors import UsageError
+from studykb.web import graph_data, search_index
+from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
+from studykb.web.pages import Page, Pages
+from studykb.web.templating import STATIC, Frame, render
+
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
+    from studykb.model import Document
+
+MANIFEST = ".studykb-site.json"
+MANIFEST_VERSION = 1
+Progress = Callable[[int, int], None]
+
+
+@dataclass
+class Built:
+    """What one build did."""
+
+    pages: int = 0
+    files: int = 0
+    written: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+class Output:
+    """The output folder: writes a file only when its content changed."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.old = _read_manifest(folder)
+        self.new: dict[str, str] = {}
+        self.written: list[str] = []
+
+    def put(self, path: str, data: bytes) -> None:
+        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        self.new[path] = digest
+        target = self.folder / path
+        if self.old.get(path) == digest and _size(target) == len(data):
+            return
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temporary = target.with_name(f".{target.name}.studykb-tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, target)
+        self.written.append(path)
+
+    def finish(self) -> list[str]:
+        """Remove what an earlier build wrote that is no longer part of the site."""
+        removed = []
+        for path in sorted(set(self.old) - set(self.new)):
+            target = self.folder / path
+            if target.is_file() and not target.is_symlink():
+                target.unlink()
+                removed.append(path)
+        manifest = {"version": MANIFEST_VERSION, "files": dict(sorted(self.new.items()))}
+        data = json.dumps(manifest, ensure_ascii=False, indent=0).encode()
+        temporary = self.folder / (MANIFEST + ".tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, self.folder / MANIFEST)
+        return removed
+
+
+def build_site(
+    kb: KnowledgeBase, out: Path, *, base_url: str | None = None, progress: Progress | None = None
+) -> Built:
+    """Write the whole site to ``out``; only changed files are written."""
+    started = time.perf_counter()
+    out = check_output(kb.root, out)
+    output = Output(out)
+    pages = Pages(kb)
+    pages.sidebars = {s.key: s for s in kb.sidebars()}
+    frame = Frame(kb.root.name, "static", canonical_base=base_url)
+    built = Built()
+    for path, page in _pages(pages, kb, progress):
+        link = Linker(relative_root(path), static=True)
+        output.put(path, render(page, frame, link, path=path).encode())
+        built.pages += 1
+    _data_files(kb, output)
+    _static_files(output)
+    _vault_files(kb, pages.assets, output)
+    if base_url:
+        output.put("sitemap.xml", _sitemap(base_url, output.new))
+    built.removed = output.finish()
+    built.written, built.files = output.written, len(output.new)
+    built.seconds = time.perf_counter() - started
+    return built
+
+
+def check_output(root: Path, out: Path) -> Path:
+    """The output folder, refusing the vault itself or any folder that holds it."""
+    out = out.expanduser().resolve()
+    vault = root.resolve()
+    if out == vault or vault.is_relative_to(out):
+        raise UsageError(
+            f"{out} holds the vault; write the site to a folder of its own (e.g. -o public/)."
+        )
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"{out} is not a folder.")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def _pages(
+    pages: Pages, kb: KnowledgeBase, progress: Progress | None
+) -> Iterator[tuple[str, Page]]:
+    """(path, page) of every page of the site."""
+    index = Linker("../", static=True)  # the list pages sit one folder down
+    yield "index.html", pages.status(Linker("./", static=True))
+    yield "topics/index.html", pages.topics(index)
+    yield "lists/index.html", pages.lists(index)
+    yield "courses/index.html", pages.courses(index)
+    yield "search/index.html", pages.search(index, "", {})
+    yield "graph/index.html", Page("graph.html", {})
+    docs = sorted((d for d in kb.documents().values() if d.type != "unit"), key=lambda d: d.key)
+    for n, doc in enumerate(docs, 1):
+        yield from _document_pages(pages, doc)
+        if progress is not None:
+            progress(n, len(docs))
+
+
+def _document_pages(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:
+    path = page_file(doc.key)
+    page = pages.document(doc, Linker(relative_root(path), static=True))
+    if doc.type != "topic":  # plan pages are made for topics only
+        page.context["plan_url"] = None
+    yield path, page
+    if doc.type == "topic":
+        plan_path = plan_file(doc.key)
+        yield plan_path, _static_plan(pages.plan(doc, Linker(relative_root(plan_path), True)))
+
+
+def _static_plan(page: Page) -> Page:
+    """A plan page without the links to the other variant (a static site has one)."""
+    page.context.update(show_all_url=None, hide_known_url=None)
+    return page
+
+
+def _data_files(kb: KnowledgeBase, output: Output) -> None:
+    graph = graph_data.whole(kb, Linker("../", static=True))  # relative to graph/index.html
+    output.put("graph.json", _json(graph))
+    output.put("search-index.json", _json(search_index.build(kb, Linker("", static=True))))
+
+
+def _static_files(output: Output) -> None:
+    for path in sorted(STATIC.rglob("*")):
+        rel = path.relative_to(STATIC).as_posix()
+        if path.is_file() and not rel.startswith("dev/"):
+            output.put("static/" + rel, path.read_bytes())
+
+
+def _vault_files(kb: KnowledgeBase, assets: set[str], output: Output) -> None:
+    from studykb.web.body import inside
+
+    for path in sorted(assets):
+        if inside(kb.root, path):
+            output.put("files/" + path, (kb.root / path).read_bytes())
+
+
+def _sitemap(base_url: str, files: dict[str, str]) -> bytes:
+    base = base_url.rstrip("/") + "/"
+    pages = [p for p in files if p.endswith(".html")]
+    entries = "".join(
+        f"<url><loc>{xml_escape(base + href(_pretty(p)))}</loc></url>\n" for p in sorted(pages)
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+        f"{entries}</urlset>\n"
+    ).encode()
+
+
+def _pretty(path: str) -> str:
+    return path[: -len("index.html")] if path.endswith("index.html") else path
+
+
+def _json(data: Any) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+def _read_manifest(folder: Path) -> dict[str, str]:
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or data.get("version") != MANIFEST_VERSION:
+        return {}
+    return {
+        p: d
+        for p, d in files.items()
+        if isinstance(p, str) and isinstance(d, str) and _safe_path(p)
+    }
+
+
+def _safe_path(path: str) -> bool:
+    """A manifest entry that names a file inside the output folder (never ``..``)."""
+    parts = path.split("/")
+    return bool(path) and not path.startswith("/") and all(p not in ("", ".", "..") for p in parts)
+
+
+__all__ = ["INDEXES", "Built", "build_site", "check_output"]
