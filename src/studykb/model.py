@@ -102,6 +102,8 @@ class Document:
     """1 (intro) to 5 (advanced)."""
     status: str | None = None
     """``todo``, ``reading`` or ``done``."""
+    done: str | None = None
+    """ISO date it became done (front matter ``done``, which ``mark`` writes)."""
     url: str | None = None
     """Address of the resource (entries and courses)."""
     kind: str | None = None
