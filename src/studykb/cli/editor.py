@@ -85,20 +85,28 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
       studykb --vault ~/notes watch --quiet
     """
     from studykb.cli.served import command_server
+    from studykb.editor.serve import Owner
     from studykb.editor.watch import Change, Watcher, index_sync
 
-    watcher = Watcher(obj.kb(refresh=False).vault, index_sync())
+    watcher = Watcher(obj.kb(refresh=False).vault, index_sync(),
+                      serve=command_server if serve else None)
     first = watcher.start()
     if first.error:
         _say(f"studykb: {first.error}", err=True)
-    server = command_server(watcher.vault.config.state_dir, lambda: watcher.vault, watcher.lock)
 
     def ready() -> None:
         st = first.stats
-        served = serve and server.start()
         _say(f"watching {watcher.root}: {st.documents} documents, {st.problems} problems "
              f"({st.errors} errors){'; search index ready' if first.indexed else ''}"
-             f"{'; answering studykb commands' if served else ''}. Ctrl-C to stop.")
+             f"{'; answering studykb commands' if watcher.serving else ''}. Ctrl-C to stop.")
+
+    def following(owner: Owner | None) -> None:
+        if owner is None:
+            _say("studykb: the process this watch followed stopped; this watch keeps the "
+                 "vault fresh now.", err=True)
+        else:
+            _say(f"studykb: {owner.describe()} already keeps this vault fresh; this watch "
+                 "reports its changes and takes over when it stops.", err=True)
 
     def report(change: Change) -> None:
         stamp = time.strftime("%H:%M:%S")
@@ -131,11 +139,10 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
         signal.signal(signal.SIGTERM, terminate)
 
     try:
-        watcher.run(report, on_gone=gone, on_ready=ready)
+        watcher.run(report, on_gone=gone, on_ready=ready, on_follow=following)
     except KeyboardInterrupt:
         _say("stopped watching")
     finally:
-        server.stop()
         watcher.vault.close()
 
 
@@ -157,8 +164,9 @@ def lsp(stdio: bool) -> None:
       studykb lsp
       studykb --vault ~/notes lsp      (the command an editor runs)
     """
+    from studykb.cli.served import command_server
     from studykb.editor.lsp import serve
 
     ctx = click.get_current_context()
     vault_dir = ctx.obj.vault_dir if isinstance(ctx.obj, Context) else None
-    serve(vault_dir, sys.stdin.buffer, sys.stdout.buffer)
+    serve(vault_dir, sys.stdin.buffer, sys.stdout.buffer, command_server)

@@ -26,9 +26,10 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from studykb import __version__
-from studykb.config import Config, find_vault
+from studykb.config import Config, load_config, locate
 from studykb.editor.assist import Analysis, Snapshot, analyse, anchor_line
-from studykb.editor.watch import relevant
+from studykb.editor.serve import Owner
+from studykb.editor.watch import Change, ServerFactory, Watcher
 from studykb.errors import StudyError
 from studykb.model import ERROR, Problem
 from studykb.vault import StateError, Vault
@@ -40,11 +41,16 @@ log = logging.getLogger(__name__)
 class StudyServer(LanguageServer):
     """A pygls server with the vault, the snapshot and the analyses of open buffers."""
 
-    def __init__(self, vault_dir: str | None) -> None:
+    def __init__(self, vault_dir: str | None, serve: ServerFactory | None = None) -> None:
         super().__init__("studykb", __version__)
         self.vault_dir = vault_dir
+        self.serve = serve
+        """Makes the vault's socket server when this process owns the live state (the
+        command line's, so commands are answered here too); None: followers only."""
         self.vault: Vault | None = None
         self.root: Path | None = None
+        self.explicit = True
+        self.following: Owner | None = None
         self.snap = Snapshot.empty(Config(root=Path.cwd()))
         self.analyses: dict[str, tuple[int | None, Analysis]] = {}
         self.stop = threading.Event()
@@ -60,29 +66,39 @@ class StudyServer(LanguageServer):
         """(watcher thread) The last snapshot it built, the base of the next one."""
 
     # -- the vault ---------------------------------------------------------------------
-    def load(self) -> None:
-        """Open and refresh the vault (--vault, $STUDYKB_VAULT, else the workspace folder)."""
-        import asyncio
-
-        self._loop = asyncio.get_event_loop()
+    def open_vault(self) -> Vault:
+        """The vault, found as the command line finds it: --vault, $STUDYKB_VAULT, else the
+        nearest folder with studykb.toml at or above the workspace folder, else that folder
+        when it looks like a folder of notes."""
+        if self.root is not None:
+            return Vault(load_config(self.root, self.explicit))
         workspace = self.workspace.root_path
         folders = list(self.workspace.folders.values())
         if not workspace and folders:
             workspace = to_fs_path(folders[0].uri)
+        root, self.explicit = locate(self.vault_dir, cwd=Path(workspace) if workspace else None)
+        self.root = root
+        return Vault(load_config(root, self.explicit))
+
+    def load(self) -> None:
+        """Open the vault and start keeping it fresh (or following the process that does)."""
+        import asyncio
+
+        self._loop = asyncio.get_event_loop()
         try:
-            root = find_vault(self.vault_dir, cwd=Path(workspace) if workspace else None)
-            self.root = root
-            self.vault = Vault.open(root)
+            self.vault = self.open_vault()
         except StudyError as exc:
             self.message(f"studykb: {exc}", t.MessageType.Error)
             self.install(self.snap)  # no vault: buffers still get their own problems
             return
+        for line, warning in self.vault.config.warnings:
+            self.message(f"studykb: studykb.toml:{line}: {warning}", t.MessageType.Warning)
         # the first refresh (a full build when there is no state yet) runs in the watcher
         # thread; buffers are checked once its snapshot is installed
         self.start_watching()
 
     def refresh(self, first: bool = False) -> None:
-        """Refresh on the loop thread (the first load, and saves when nothing watches)."""
+        """Refresh on the loop thread (saves, when nothing watches)."""
         if self.vault is None or self.gone:
             return
         try:
@@ -131,42 +147,30 @@ class StudyServer(LanguageServer):
         thread.start()
 
     def _watch(self) -> None:
-        """Watcher thread: refresh with its own connection, hand the snapshot to the loop.
+        """Watcher thread: keep the state fresh with its own connection (or follow the
+        process that does), hand each new snapshot to the loop.
 
         The loop thread never waits for a refresh, so completion stays fast while a
         large vault is being brought up to date.
         """
         import time
 
-        import watchfiles
-
         root = self.root
         assert root is not None
         while not self.stop.is_set():
             try:
-                writer = Vault.open(root)
+                watcher = Watcher(self.open_vault(), role="lsp", serve=self.serve)
             except (StudyError, StateError, OSError) as exc:
                 self._call(functools.partial(self.message, f"studykb: {exc}",
                                              t.MessageType.Error))
                 self.watching = False
                 self._call(functools.partial(self.refresh, True))
                 return
-            exclude = writer.config.exclude
-            self._background_refresh(writer, first=True)
-
-            def wanted(_change: object, path: str, exclude: tuple[str, ...] = exclude) -> bool:
-                return relevant(path, root, exclude)
-
-            first = True
             try:
-                for batch in watchfiles.watch(root, watch_filter=wanted, stop_event=self.stop,
-                                              step=30, debounce=1600, rust_timeout=500,
-                                              yield_on_timeout=True, raise_interrupt=False):
-                    if not root.is_dir():
-                        break
-                    if batch or first:  # first wake-up: catch what changed while arming
-                        first = False
-                        self._background_refresh(writer)
+                with watcher.lock:
+                    self._changed(watcher, watcher.start(), full=True)
+                watcher.run(functools.partial(self._changed, watcher), stop=self.stop,
+                            on_follow=self._following)
             except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
                 if root.is_dir():
                     self._call(functools.partial(
@@ -176,7 +180,7 @@ class StudyServer(LanguageServer):
                     return
             finally:
                 with contextlib.suppress(Exception):
-                    writer.close()
+                    watcher.vault.close()
             if self.stop.is_set():
                 return
             self._call(self.vault_gone)
@@ -185,23 +189,48 @@ class StudyServer(LanguageServer):
             time.sleep(0.2)
             self._call(self.vault_back)
 
-    def _background_refresh(self, vault: Vault, first: bool = False) -> None:
-        """(watcher thread) Refresh; when something changed, install a new snapshot."""
+    def _changed(self, watcher: Watcher, change: Change, full: bool = False) -> None:
+        """(watcher thread) The state changed: build the new snapshot, install it."""
+        if change.error:
+            self._call(functools.partial(self.message, f"studykb: {change.error}",
+                                         t.MessageType.Warning))
+        vault = watcher.vault
         try:
-            stats = vault.refresh()
-            if not (stats.changed or first):
-                return
-            if first or self._base is None:
+            if full or change.config or self._base is None:
                 snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
+            elif change.stats.changed or change.new or change.fixed:
+                snap = self._base.updated(vault, change.stats)
             else:
-                snap = self._base.updated(vault, stats)
+                return
             self._base = snap
         except (StateError, OSError, StudyError) as exc:
             self._call(functools.partial(
                 self.message, f"studykb: could not refresh the vault: {exc}",
                 t.MessageType.Warning))
             return
+        if change.config:
+            self._call(self.settings_changed)
         self._call(functools.partial(self.install, snap))
+
+    def _following(self, owner: Owner | None) -> None:
+        """(watcher thread) Say once whom the live state comes from."""
+        self.following = owner
+        if owner is not None:
+            log.info("following %s", owner.describe())
+
+    def settings_changed(self) -> None:
+        """studykb.toml changed: read from a vault opened with the new settings."""
+        old = self.vault
+        try:
+            self.vault = self.open_vault()
+        except StudyError as exc:
+            self.message(f"studykb: {exc}", t.MessageType.Error)
+            return
+        if old is not None:
+            with contextlib.suppress(Exception):
+                old.close()
+        for line, warning in self.vault.config.warnings:
+            self.message(f"studykb: studykb.toml:{line}: {warning}", t.MessageType.Warning)
 
     def _call(self, func: Callable[[], None]) -> None:
         if self._loop is not None and not self._loop.is_closed():
@@ -227,7 +256,7 @@ class StudyServer(LanguageServer):
         self.gone = False
         old = self.vault
         try:
-            self.vault = Vault.open(self.root)
+            self.vault = self.open_vault()
         except StudyError as exc:
             self.message(f"studykb: {exc}", t.MessageType.Error)
             return
@@ -362,7 +391,8 @@ class StudyServer(LanguageServer):
             self.window_log_message(t.LogMessageParams(type=t.MessageType.Error, message=text))
 
 
-def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
+def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None,
+          commands: ServerFactory | None = None) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
     from studykb.runtime.memory import long_lived, responsive
 
@@ -373,7 +403,7 @@ def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None) -> None:
     responsive()
     from studykb.editor.lsp_features import build
 
-    server = build(vault_dir)
+    server = build(vault_dir, commands)
     try:
         server.start_io(stdin, stdout)
     finally:

@@ -19,6 +19,7 @@ from pygls.uris import from_fs_path, to_fs_path
 from studykb.editor.assist import describe
 from studykb.editor.completion import complete, completion_context, insert_text
 from studykb.editor.lsp import StudyServer
+from studykb.editor.watch import ServerFactory
 
 #: Characters after which the client asks for completion.
 TRIGGERS = ["[", "#", ",", " ", "-"]
@@ -40,9 +41,9 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def build(vault_dir: str | None) -> StudyServer:
-    """The server with its features registered."""
-    server = StudyServer(vault_dir)
+def build(vault_dir: str | None, commands: ServerFactory | None = None) -> StudyServer:
+    """The server with its features registered (``commands``: see :class:`StudyServer`)."""
+    server = StudyServer(vault_dir, commands)
 
     @server.feature(t.INITIALIZED)
     @guarded

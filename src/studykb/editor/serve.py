@@ -1,24 +1,36 @@
-"""``studykb watch`` answering commands for other ``studykb`` processes (see client.py).
+"""The vault's socket: one process owns the live state, the others follow it (see watch.py).
 
-The watch process already holds everything a command needs, loaded and refreshed: the
-vault state, markdown-it, whoosh and an open index, the Chinese segmenter. A
-:class:`CommandServer` listens on ``.studykb/serve.sock`` (a Unix socket, mode 0600:
-only its owner can connect; no network port is opened) and runs each command it
-receives with the watch's own vault, one at a time, under the lock the watch holds
-while it refreshes. A command's output is captured and sent back whole, with its exit
-code; the client prints it. A request is one JSON line
-``{"protocol", "version", "argv"}``; the answer is one JSON object
-``{"served", "code", "stdout", "stderr"}`` (``served`` false: run it yourself).
+The process that keeps a vault fresh (``studykb watch``, ``studykb lsp`` or the web view,
+whichever started first) holds ``.studykb/serve.lock`` and listens on
+``.studykb/serve.sock`` (a Unix socket, mode 0600: only its owner can connect; no
+network port is opened). On it, it
+
+* runs commands for other ``studykb`` processes (client.py), one at a time, under the
+  lock the owner holds while it refreshes: a request is one JSON line
+  ``{"protocol", "version", "argv"}``; the answer is one JSON object
+  ``{"served", "code", "stdout", "stderr"}`` (``served`` false: run it yourself);
+* tells followers what changed: a request ``{"protocol", "version", "subscribe": true}``
+  is answered by a line ``{"served": true, "subscribed": true, "owner": {"pid", "role",
+  "version"}}``, then one line ``{"event": "changed", "paths": [...], "config": bool}``
+  after every refresh that changed the state, until either side closes.
+
+Both kinds share protocol 1: a server of an earlier version answers a subscription
+with ``{"served": false}``, which a follower takes as "cannot be followed"; an earlier
+client never asks for one. The lock file (``flock``, released by the system when its
+holder dies, however it dies) decides the owner, so two processes starting at once
+never both serve.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
 import socket
 import threading
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,35 +39,65 @@ from studykb.editor.client import PROTOCOL, SOCKET_NAME
 
 #: Largest request read (a command line).
 MAX_REQUEST = 1 << 20
+LOCK_NAME = "serve.lock"
+#: Seconds a follower's socket may block on a send before it is dropped.
+SEND_TIMEOUT = 2.0
 
 
 #: Runs a command line: (exit code, stdout, stderr).
 Runner = Callable[[list[str]], tuple[int, str, str]]
 
 
+@dataclass(frozen=True)
+class Owner:
+    """The process that owns a vault's live state, as it introduces itself."""
+
+    pid: int
+    role: str
+    """``watch``, ``lsp`` or ``web``."""
+    version: str = ""
+
+    def describe(self) -> str:
+        return f"studykb {self.role}, pid {self.pid}"
+
+
+def _never(_argv: list[str]) -> bool:
+    return False
+
+
 class CommandServer:
-    """Serves commands on ``<state dir>/serve.sock`` from a thread, until :meth:`stop`.
+    """Serves ``<state dir>/serve.sock`` from a thread, until :meth:`stop`.
 
     ``accepts(argv)`` says whether a command line may be answered here, ``run(argv)``
     answers it; both come from the command line's own layer (:mod:`studykb.cli.served`).
+    Without them it only serves followers.
     """
 
-    def __init__(self, state_dir: Path, accepts: Callable[[list[str]], bool], run: Runner,
-                 lock: threading.Lock) -> None:
+    def __init__(self, state_dir: Path, accepts: Callable[[list[str]], bool] | None = None,
+                 run: Runner | None = None, lock: threading.Lock | None = None,
+                 role: str = "watch") -> None:
         self.path = state_dir / SOCKET_NAME
-        self.accepts = accepts
+        self.lock_path = state_dir / LOCK_NAME
+        self.accepts = accepts if accepts is not None and run is not None else _never
         self.run = run
-        self.lock = lock
+        self.lock = lock if lock is not None else threading.Lock()
+        self.role = role
+        self.serves_commands = accepts is not None and run is not None
         self._sock: socket.socket | None = None
         self._thread: threading.Thread | None = None
         self._inode: int | None = None
+        self._held: int | None = None
+        self._followers: list[socket.socket] = []
+        self._followers_lock = threading.Lock()
 
     def start(self) -> bool:
-        """Listen; False when this system has no Unix sockets or another server answers."""
-        if not hasattr(socket, "AF_UNIX"):
+        """Own the vault and listen; False when another process owns it (or answers on the
+        socket), or this system has no Unix sockets."""
+        if not hasattr(socket, "AF_UNIX") or not self.own():
             return False
-        if _answers(self.path):
-            return False  # another watch serves this vault
+        if answers(self.path):
+            self.release()
+            return False  # an earlier studykb (without the lock file) serves this vault
         with contextlib.suppress(FileNotFoundError):
             self.path.unlink()  # left by a watch that was killed
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -64,7 +106,7 @@ class CommandServer:
             sock.bind(str(self.path))
         except OSError:
             sock.close()
-            return False
+            return False  # a path too long for a socket: the lock is kept (still the owner)
         finally:
             os.umask(old)
         sock.listen(8)
@@ -74,26 +116,91 @@ class CommandServer:
         self._thread.start()
         return True
 
+    @property
+    def listening(self) -> bool:
+        return self._sock is not None
+
+    def own(self) -> bool:
+        """Take the ownership lock (kept until :meth:`stop`); False when another holds it."""
+        if self._held is not None:
+            return True
+        try:
+            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return True  # cannot lock here (a read-only state folder): behave as before
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return False
+        self._held = fd
+        return True
+
+    def release(self) -> None:
+        fd, self._held = self._held, None
+        if fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(fd)  # closing the file releases the lock
+
     def stop(self) -> None:
         sock, self._sock = self._sock, None
-        if sock is None:
-            return
-        with contextlib.suppress(OSError):
-            sock.close()
-        with contextlib.suppress(OSError):
-            if self.path.stat().st_ino == self._inode:  # still ours
-                self.path.unlink()
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.close()
+            with contextlib.suppress(OSError):
+                if self.path.stat().st_ino == self._inode:  # still ours
+                    self.path.unlink()
+        with self._followers_lock:
+            followers, self._followers = self._followers, []
+        for conn in followers:
+            with contextlib.suppress(OSError):
+                conn.close()
+        self.release()
 
+    # -- followers -------------------------------------------------------------------------
+    @property
+    def followers(self) -> int:
+        with self._followers_lock:
+            return len(self._followers)
+
+    def broadcast(self, paths: list[str], config: bool = False) -> None:
+        """Tell every follower that the state changed (a follower that cannot take it in
+        time is dropped; it notices and catches up on its own)."""
+        line = json.dumps({"event": "changed", "paths": paths, "config": config},
+                          ensure_ascii=False).encode() + b"\n"
+        with self._followers_lock:
+            followers = list(self._followers)
+        dead = []
+        for conn in followers:
+            try:
+                conn.sendall(line)
+            except OSError:
+                dead.append(conn)
+        if dead:
+            with self._followers_lock:
+                self._followers = [c for c in self._followers if c not in dead]
+            for conn in dead:
+                with contextlib.suppress(OSError):
+                    conn.close()
+
+    # -- the socket ------------------------------------------------------------------------
     def _serve(self) -> None:
         while self._sock is not None:
             try:
                 conn, _addr = self._sock.accept()
             except OSError:
                 return  # closed by stop()
-            with conn, contextlib.suppress(Exception):  # one bad request never stops it
-                self._answer(conn)
+            kept = False
+            try:
+                kept = self._answer(conn)
+            except Exception:  # noqa: BLE001 - one bad request never stops it
+                kept = False
+            if not kept:
+                with contextlib.suppress(OSError):
+                    conn.close()
 
-    def _answer(self, conn: socket.socket) -> None:
+    def _answer(self, conn: socket.socket) -> bool:
+        """Answer one request; True when the connection is kept (a follower)."""
         conn.settimeout(5.0)
         data = b""
         while b"\n" not in data and len(data) < MAX_REQUEST:
@@ -104,19 +211,95 @@ class CommandServer:
         request = json.loads(data.split(b"\n", 1)[0])
         if not isinstance(request, dict):
             raise ValueError("not a request")
+        same = request.get("protocol") == PROTOCOL and request.get("version") == __version__
+        if same and request.get("subscribe") is True:
+            hello = {"served": True, "subscribed": True,
+                     "owner": {"pid": os.getpid(), "role": self.role, "version": __version__}}
+            conn.settimeout(SEND_TIMEOUT)
+            conn.sendall(json.dumps(hello).encode() + b"\n")
+            with self._followers_lock:
+                self._followers.append(conn)
+            return True
         argv = request.get("argv")
         answer: dict[str, Any] = {"served": False}
-        if (request.get("protocol") == PROTOCOL and request.get("version") == __version__
-                and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
-                and self.accepts(argv)):
+        if (same and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
+                and self.run is not None and self.accepts(argv)):
             with self.lock:
                 code, out, err = self.run(argv)
             answer = {"served": True, "code": code, "stdout": out, "stderr": err}
         conn.settimeout(None)
         conn.sendall(json.dumps(answer, ensure_ascii=False).encode())
+        return False
 
 
-def _answers(path: Path) -> bool:
+# -- following ----------------------------------------------------------------------------------
+#: How a subscription ended: the owner went away, it cannot be followed (another version,
+#: no socket), or ``stop`` was set.
+GONE, REFUSED, STOPPED = "gone", "refused", "stopped"
+
+
+def follow(state_dir: Path, stop: threading.Event, on_owner: Callable[[Owner], None],
+           on_event: Callable[[dict[str, Any]], None], connect_timeout: float = 0.5) -> str:
+    """Subscribe to the owner of the vault and call ``on_event`` for each of its events
+    (``on_owner`` first, once subscribed), until the owner goes or ``stop`` is set."""
+    path = state_dir / SOCKET_NAME
+    request = {"protocol": PROTOCOL, "version": __version__, "subscribe": True}
+    try:
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    except (AttributeError, OSError):
+        return REFUSED
+    with conn:
+        try:
+            conn.settimeout(connect_timeout)
+            conn.connect(str(path))
+            conn.settimeout(5.0)
+            conn.sendall(json.dumps(request).encode() + b"\n")
+            reader = _Lines(conn)
+            hello = reader.next(stop)
+        except (OSError, ValueError):
+            return GONE
+        if hello is None:
+            return STOPPED if stop.is_set() else GONE
+        if not hello.get("subscribed"):
+            return REFUSED
+        owner = hello.get("owner") or {}
+        on_owner(Owner(int(owner.get("pid") or 0), str(owner.get("role") or "watch"),
+                       str(owner.get("version") or "")))
+        while True:
+            try:
+                event = reader.next(stop)
+            except (OSError, ValueError):
+                return GONE
+            if event is None:
+                return STOPPED if stop.is_set() else GONE
+            on_event(event)
+
+
+class _Lines:
+    """JSON lines read from a socket, waking up now and then to look at ``stop``."""
+
+    def __init__(self, conn: socket.socket) -> None:
+        self.conn = conn
+        self.buffer = b""
+
+    def next(self, stop: threading.Event) -> dict[str, Any] | None:
+        self.conn.settimeout(0.25)
+        while b"\n" not in self.buffer:
+            if stop.is_set():
+                return None
+            try:
+                chunk = self.conn.recv(1 << 16)
+            except TimeoutError:
+                continue
+            if not chunk:
+                return None
+            self.buffer += chunk
+        line, self.buffer = self.buffer.split(b"\n", 1)
+        value = json.loads(line)
+        return value if isinstance(value, dict) else {}
+
+
+def answers(path: Path) -> bool:
     """Whether a server is listening on ``path``."""
     if not path.exists():
         return False
@@ -127,3 +310,7 @@ def _answers(path: Path) -> bool:
         except OSError:
             return False
     return True
+
+
+#: The name the web view's first version imports.
+_answers = answers

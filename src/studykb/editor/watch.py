@@ -7,21 +7,32 @@ every editor's way of saving the same thing: write-to-temp-and-rename, swap file
 folders, and the burst of a ``git checkout`` (watchfiles groups changes until
 ``step_ms`` pass without a new one, at most ``debounce_ms``).
 
-Nothing here prints: the caller gets a :class:`Change` per refresh and formats it.
+One live state per vault: the first process to run a :class:`Watcher` (``studykb
+watch``, ``studykb lsp``, the web view) owns the refresh and the vault's socket
+(:mod:`studykb.editor.serve`); a later one follows it, refreshing when the owner says
+the state changed, and takes over when the owner stops. Whoever refreshed, each
+process diffs the state against what it saw last (the files' hashes and the
+problems), so no change is lost to another process having written it first.
+
+Nothing here prints: the caller gets a :class:`Change` per refresh and formats it;
+:meth:`Watcher.subscribe` hands the same changes to any number of listeners.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import posixpath
 import re
+import socket
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studykb.config import CONFIG_NAME
+from studykb.config import CONFIG_NAME, load_config
+from studykb.editor.serve import REFUSED, STOPPED, CommandServer, Owner, follow
 from studykb.errors import StudyError
 from studykb.model import Problem
 from studykb.vault import BuildStats, StateError, Vault
@@ -45,6 +56,8 @@ class Change:
     """Whether the search index was brought up to date too."""
     error: str | None = None
     """Why the refresh (or the index sync) failed; the watch goes on."""
+    config: bool = False
+    """Whether studykb.toml was read again (settings may have changed)."""
 
 
 def relevant(path: str, root: Path, exclude: Iterable[str] = ()) -> bool:
@@ -84,24 +97,60 @@ def index_sync() -> Sync | None:
     return sync if callable(sync) else None
 
 
+#: Called with each change, in the thread that refreshed, under :attr:`Watcher.lock`.
+Listener = Callable[[Change], None]
+#: Makes the vault's socket server: (state folder, the vault now, the lock) -> server.
+ServerFactory = Callable[[Path, Callable[[], Vault], threading.Lock], CommandServer]
+#: Seconds a follower keeps trying to reach an owner that holds the lock but does not
+#: answer (still starting, or unable to listen) before it refreshes on its own.
+FOLLOW_PATIENCE = 10.0
+
+
 class Watcher:
-    """Refreshes a vault (and its index) and diffs its problems; :meth:`run` loops on events."""
+    """Refreshes a vault (and its index) and diffs its problems; :meth:`run` owns the
+    refresh or follows the process that does."""
 
     def __init__(self, vault: Vault, sync: Sync | None = None, *, step_ms: int = 30,
-                 debounce_ms: int = 1600) -> None:
+                 debounce_ms: int = 1600, role: str = "watch",
+                 serve: ServerFactory | None = None) -> None:
         self.vault = vault
         self.sync = sync
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
+        self.role = role
+        """How this process introduces itself to followers: ``watch``, ``lsp``, ``web``."""
+        self.serve = serve
+        """Makes the socket server that also answers commands (None: followers only)."""
+        self.server: CommandServer | None = None
+        self.owner: Owner | None = None
+        """The process followed, while following one."""
         self._problems: Counter[tuple[str, str, str, str]] = Counter()
         self._latest: dict[tuple[str, str, str, str], Problem] = {}
+        self._files: dict[str, str] | None = None
+        """What the state held at the last look: path -> content hash."""
         self._synced = False
+        self._listeners: list[Listener] = []
         self.lock = threading.Lock()
         """Held while the watch refreshes and reports, and while it answers a command."""
 
     @property
     def root(self) -> Path:
         return self.vault.root
+
+    @property
+    def serving(self) -> bool:
+        """Whether this process owns the vault's socket and answers commands on it."""
+        return bool(self.server and self.server.listening and self.server.serves_commands)
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Call ``listener`` with every change from now on; returns the unsubscribe call."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            with contextlib.suppress(ValueError):
+                self._listeners.remove(listener)
+
+        return unsubscribe
 
     def start(self) -> Change:
         """The first refresh; its problems are the baseline later changes are diffed with."""
@@ -112,16 +161,17 @@ class Watcher:
         settle()  # what is loaded by now lives as long as the watch: never scan it again
         return Change(change.stats, [], [], change.indexed, change.error)
 
-    def refresh(self, force: bool = False) -> Change:
-        """Refresh now; the problems that appeared and disappeared since the last refresh.
+    def refresh(self, force: bool = False, config: bool = False) -> Change:
+        """Refresh now; what changed in the state since the last look, whoever wrote it.
 
         The search index is synced first (it is what a user waits for); the problems
         are listed again only when something changed, or with ``force``.
         """
         try:
-            stats = self.vault.refresh()
+            own = self.vault.refresh()
+            stats = self._look(own)
         except (StateError, OSError, StudyError) as exc:
-            return Change(BuildStats(), error=f"refresh failed: {exc}")
+            return Change(BuildStats(), error=f"refresh failed: {exc}", config=config)
         indexed, error = False, None
         if self.sync is not None and (stats.changed or not self._synced):
             try:
@@ -131,35 +181,140 @@ class Watcher:
             except (StudyError, StateError, OSError) as exc:
                 error = f"search index not updated: {exc}"
         if not (stats.changed or force):
-            return Change(stats, [], [], indexed, error)
+            return Change(stats, [], [], indexed, error, config)
         try:
             problems = self.vault.problems()
         except (StateError, OSError) as exc:
-            return Change(stats, indexed=indexed, error=f"refresh failed: {exc}")
+            return Change(stats, indexed=indexed, error=f"refresh failed: {exc}", config=config)
         counted = Counter(_identity(p) for p in problems)
         latest = {_identity(p): p for p in problems}
         new = [latest[k] for k in sorted(counted - self._problems)]
         fixed = [self._latest[k] for k in sorted(self._problems - counted)]
         self._problems, self._latest = counted, latest
-        return Change(stats, new, fixed, indexed, error)
+        return Change(stats, new, fixed, indexed, error, config)
+
+    def _look(self, own: BuildStats) -> BuildStats:
+        """``own`` (what this process's refresh did) with the files that changed in the
+        state since the last look, whoever changed them."""
+        files = {path: digest for path, _mtime, digest in self.vault.file_rows()}
+        before, self._files = self._files, files
+        if before is None:
+            return own
+        added = sorted(files.keys() - before.keys())
+        removed = sorted(before.keys() - files.keys())
+        modified = sorted(p for p in files.keys() & before.keys() if files[p] != before[p])
+        if (added or removed or modified) and not own.changed:
+            self._reopen()  # another process wrote: what this one keeps in memory is old
+        return BuildStats(added, modified, removed, own.documents, own.links, own.problems,
+                          own.errors, own.seconds, own.notice)
+
+    def _reopen(self) -> None:
+        old = self.vault
+        self.vault = Vault(load_config(old.root, old.config.explicit))
+        old.close()
 
     def reload_config(self) -> None:
         """studykb.toml changed: reopen the vault with the new settings."""
         old = self.vault
-        self.vault = Vault.open(self.root)
+        self.vault = Vault(load_config(old.root, old.config.explicit))
         old.close()
 
-    def run(self, on_change: Callable[[Change], None],
+    # -- running -------------------------------------------------------------------------
+    def run(self, on_change: Listener | None = None,
             stop: threading.Event | None = None,
             on_gone: Callable[[], None] | None = None,
-            on_ready: Callable[[], None] | None = None) -> None:
-        """Refresh after every batch of relevant changes until ``stop`` is set.
+            on_ready: Callable[[], None] | None = None,
+            on_follow: Callable[[Owner | None], None] | None = None) -> None:
+        """Keep the state fresh until ``stop`` is set: own the refresh, or follow the
+        process that owns it (taking over when it stops).
 
-        ``on_ready`` is called once the folder is being watched (after a catch-up refresh
-        for what changed while the watch was set up). Returns when the vault folder
-        disappears (after calling ``on_gone``). Ctrl-C raises KeyboardInterrupt, for the
-        caller to end quietly.
+        ``on_ready`` is called once the process is live (the folder watched, or the owner
+        followed, after a catch-up refresh); ``on_follow`` with the owner when this
+        process starts following one, and with None when it takes over. Returns when the
+        vault folder disappears (after calling ``on_gone``). Ctrl-C raises
+        KeyboardInterrupt, for the caller to end quietly.
         """
+        stop = stop or threading.Event()
+        unsubscribe = self.subscribe(on_change) if on_change is not None else None
+        ready = _Once(on_ready)
+        try:
+            self._run(stop, ready, on_gone, on_follow)
+        finally:
+            if unsubscribe is not None:
+                unsubscribe()
+            if self.server is not None:
+                self.server.stop()
+                self.server = None
+
+    def _run(self, stop: threading.Event, ready: _Once, on_gone: Callable[[], None] | None,
+             on_follow: Callable[[Owner | None], None] | None) -> None:
+        waited = 0.0
+        while not stop.is_set():
+            if not self.root.is_dir():
+                if on_gone:
+                    on_gone()
+                return
+            server = self._server()
+            if server is None or server.start() or server.own():
+                if self.owner is not None and on_follow:
+                    on_follow(None)  # the owner stopped: this process takes over
+                self.owner = None
+                self.server = server if server is not None and server.listening else None
+                self._own(stop, ready, on_gone)
+                return
+            followed = self.owner
+            ended = follow(self.vault.config.state_dir, stop,
+                           lambda owner: self._followed(owner, ready, on_follow),
+                           self._event)
+            if ended == STOPPED:
+                return
+            if ended == REFUSED or waited > FOLLOW_PATIENCE:
+                self.owner = None
+                self._own(stop, ready, on_gone)  # cannot follow it: refresh on its own
+                return
+            subscribed = self.owner is not None and self.owner is not followed
+            waited = 0.0 if subscribed else waited + 0.2
+            stop.wait(0.05 if subscribed else 0.2)
+
+    def _server(self) -> CommandServer | None:
+        if not hasattr(socket, "AF_UNIX"):
+            return None
+        if self.serve is not None:
+            server = self.serve(self.vault.config.state_dir, lambda: self.vault, self.lock)
+            server.role = self.role
+            return server
+        return CommandServer(self.vault.config.state_dir, lock=self.lock, role=self.role)
+
+    def _followed(self, owner: Owner, ready: _Once,
+                  on_follow: Callable[[Owner | None], None] | None) -> None:
+        """Subscribed to ``owner``: catch up, then say so."""
+        self.owner = owner
+        if on_follow:
+            on_follow(owner)
+        self._event({"event": "changed", "paths": [], "config": False})
+        ready()
+
+    def _event(self, event: dict[str, object]) -> None:
+        """(follower) The owner changed the state: look at it."""
+        with self.lock:
+            config = bool(event.get("config"))
+            if config:
+                try:
+                    self.reload_config()
+                except StudyError as exc:
+                    self._emit(Change(BuildStats(), error=str(exc), config=True))
+                    return
+            change = self.refresh(force=config, config=config)
+            if change.stats.changed or change.new or change.fixed or change.error:
+                self._emit(change)
+
+    def _emit(self, change: Change) -> None:
+        for listener in list(self._listeners):
+            listener(change)
+
+    def _own(self, stop: threading.Event, ready: _Once,
+             on_gone: Callable[[], None] | None) -> None:
+        """Watch the folder and refresh after every batch of relevant changes."""
         import watchfiles
 
         root = self.root
@@ -168,13 +323,14 @@ class Watcher:
         def wanted(_change: object, path: str) -> bool:
             return relevant(path, root, exclude)
 
+        first = True
         try:
             for batch in watchfiles.watch(root, watch_filter=wanted, debounce=self.debounce_ms,
                                           step=self.step_ms, stop_event=stop, rust_timeout=500,
                                           yield_on_timeout=True, raise_interrupt=True):
                 if not root.is_dir():
                     break
-                if on_ready is not None:  # the first wake-up: the watch is in place
+                if first:  # the first wake-up: the watch is in place; catch up
                     batch = batch or {(watchfiles.Change.modified, str(root))}
                 if not batch:
                     continue
@@ -184,20 +340,35 @@ class Watcher:
                         try:
                             self.reload_config()
                         except StudyError as exc:
-                            on_change(Change(BuildStats(), error=str(exc)))
+                            self._emit(Change(BuildStats(), error=str(exc), config=True))
                             continue
                         exclude = self.vault.config.exclude
-                    change = self.refresh(force=settings)
+                    change = self.refresh(force=settings, config=settings)
                     if change.stats.changed or change.new or change.fixed or change.error:
-                        on_change(change)
-                if on_ready is not None:
-                    on_ready()
-                    on_ready = None
+                        self._emit(change)
+                    if self.server is not None and (change.stats.changed or settings):
+                        st = change.stats
+                        self.server.broadcast([*st.added, *st.modified, *st.removed], settings)
+                if first:
+                    first = False
+                    ready()
         except OSError:
             if root.is_dir():
                 raise
         if not root.is_dir() and on_gone:
             on_gone()
+
+
+class _Once:
+    """A callback run at most once."""
+
+    def __init__(self, func: Callable[[], None] | None) -> None:
+        self.func = func
+
+    def __call__(self) -> None:
+        func, self.func = self.func, None
+        if func is not None:
+            func()
 
 
 def _identity(p: Problem) -> tuple[str, str, str, str]:
