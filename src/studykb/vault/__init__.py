@@ -39,6 +39,7 @@ from studykb.vault.store import (
     doc_from_blob,
     schema_version,
 )
+from studykb.vault.suggest import LEVELS, did_you_mean, suggest_all, suggestible
 from studykb.vault.topics import TopicTable
 from studykb.vault.topics import digest as topic_digest
 
@@ -454,14 +455,19 @@ class Vault:
             if level != "ignore":
                 out.append(p if level == p.severity else Problem(p.path, p.line, level, p.code,
                                                                  p.message))
-        for link in self.links("WHERE state IN ('dangling', 'ambiguous')"):
+        bad = self.links("WHERE state IN ('dangling', 'ambiguous')")
+        targets = {link.ref.target for link in bad
+                   if link.state == "dangling" and suggestible(link.ref.style)}
+        suggested = suggest_all(targets, self.store.names_at(LEVELS)) if targets else {}
+        for link in bad:
             code = "dangling-ref" if link.state == "dangling" else "ambiguous-ref"
             level = self.config.severity_of(code)
             if level == "ignore":
                 continue
             ref = link.ref
             if link.state == "dangling":
-                message = f"{ref.text!r} resolves to no document"
+                message = f"{ref.text!r} resolves to no document" + did_you_mean(
+                    suggested.get(ref.target))
             else:
                 message = f"{ref.text!r} fits several documents; using {link.note}"
             out.append(Problem(ref.path, ref.line, level, code, message))

@@ -395,6 +395,12 @@ class Store:
         return (row[0], json.loads(row[1])) if row else ("", [])
 
     # -- typed reads for the features (all the SQL they need lives here) -----------------
+    def names_at(self, levels: Iterable[int]) -> list[str]:
+        """Every distinct (folded) name at these levels of the name table."""
+        marks = ",".join(str(int(level)) for level in levels)
+        return [n for (n,) in self.db.execute(
+            f"SELECT DISTINCT name FROM names WHERE level IN ({marks})")]
+
     def file_rows(self) -> list[tuple[str, int, str]]:
         """(path, mtime_ns, content hash) of every file, by path."""
         return self.db.execute("SELECT path, mtime_ns, hash FROM files ORDER BY path").fetchall()
