@@ -332,3 +332,46 @@ def test_incremental_snapshot_matches_a_full_one(make_vault, open_vault) -> None
     step(lambda: (vault_dir / "notes/entries/e.md").unlink())
     step(lambda: (vault_dir / "notes/new.md").write_text("---\naliases: [Alpha, Nu]\n---\nN\n"))
     step(lambda: (vault_dir / "notes/b.md").write_text("---\nid: b\n---\n# B again\n"))
+
+
+PARITY = {
+    "notes/a.md": "---\nid: a\n---\n# A\n\n## Real heading\n\n[[zero-shardin]] "
+                  "[[b#No Such Heading]] [[b#Real]] [[Same]] [[a#Real heading]] [[a#nope]]\n"
+                  "[see](b.md#real) [gone](nowhere.md) [[cs-336#u1]]\n",
+    "notes/zero-sharding.md": "# Zero\n",
+    "notes/b.md": "---\nid: b\n---\n# B\n\n## Real\n",
+    "notes/x.md": "---\ntitle: Same\n---\nx\n",
+    "notes/y.md": "---\ntitle: Same\n---\ny\n",
+    "notes/dup1.md": "---\nid: dup\n---\nd\n",
+    "notes/dup2.md": "---\nid: dup\n---\nd\n",
+    "notes/bad.md": "---\ntitle: [oops\n---\n",
+    "notes/l1.md": "---\nrequires: [l2]\n---\nl\n",
+    "notes/l2.md": "---\nrequires: [l1, {ref: zero-sharing, reason: typo}]\n---\nl\n",
+    "notes/lvl.md": "---\nlevel: 9\nstatus: maybe\n---\nx\n",
+    "courses/cs336.md": "---\nunits:\n  - id: u1\n    title: U\n    requires: [u9]\n---\n"
+                        "[[cs336#u1]] [[cs336#u9]]\n",
+}
+
+
+def test_diagnostics_are_those_of_check(make_vault, run) -> None:  # type: ignore[no-untyped-def]
+    """Every file opened as saved shows exactly the problems `check` reports for it."""
+    import json
+
+    root = make_vault(PARITY, config='[severity]\nambiguous-ref = "error"\n')
+    checked = json.loads(run("check", "--json", vault=root).stdout)["problems"]
+    expected: dict[str, set[tuple[int, str, str, int]]] = {rel: set() for rel in PARITY}
+    for p in checked:
+        severity = 1 if p["severity"] == "error" else 2
+        expected[p["path"]].add((max(p["line"] - 1, 0), p["code"], p["message"], severity))
+    assert any("did you mean 'zero-sharding'" in p["message"] for p in checked)
+    assert any("did you mean 'zero-sharding'" in p["message"] and p["path"] == "notes/l2.md"
+               for p in checked)
+    assert any(p["code"] == "dangling-anchor" and "No Such Heading" in p["message"]
+               for p in checked)
+    with LspClient(root) as client:
+        client.initialize(root)
+        for rel in PARITY:
+            _uri, found = fresh(client, root / rel, PARITY[rel])
+            got = {(d["range"]["start"]["line"], d["code"], d["message"], d["severity"])
+                   for d in found}
+            assert got == expected[rel], rel

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from studykb.config import Config
@@ -19,10 +19,12 @@ from studykb.editor.completion import NameIndex
 from studykb.model import Document, Problem, Reference
 from studykb.parse import parse_file
 from studykb.vault import BuildStats, Vault
+from studykb.vault.checks import missing_anchors, wants_anchor_check
 from studykb.vault.resolve import ID, Names, fold
+from studykb.vault.suggest import Suggester, did_you_mean, suggestible
 
 #: Vault-wide problems that cannot be recomputed from one buffer; shown from the last refresh.
-VAULT_CODES = ("cycle", "too-large", "symlink-loop", "not-a-file")
+VAULT_CODES = ("cycle", "too-large", "symlink-loop", "not-a-file", "interrupted-write")
 #: Above this many changed files a new snapshot is built from scratch.
 INCREMENTAL_LIMIT = 200
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
@@ -37,14 +39,17 @@ class Snapshot:
     names: Names
     vault_problems: dict[str, list[Problem]] = field(default_factory=dict)
     index: NameIndex = field(default_factory=lambda: NameIndex({}))
+    suggester: Suggester = field(default_factory=lambda: Suggester(()))
+    """The "did you mean" of dangling names (the same as ``check``'s)."""
 
     @classmethod
     def build(cls, config: Config, docs: dict[str, Document],
               problems: list[Problem]) -> Snapshot:
         """From the vault's documents and problems; the name table is built in memory, so
         the snapshot needs no database connection (it may be made in another thread)."""
-        return cls(config, docs, Names(_rows(docs.values())), _vault_problems(problems),
-                   NameIndex(docs))
+        names = Names(_rows(docs.values()))
+        return cls(config, docs, names, _vault_problems(problems), NameIndex(docs),
+                   Suggester.of(names.table))
 
     def updated(self, vault: Vault, stats: BuildStats) -> Snapshot:
         """The snapshot after a refresh: only the documents of changed files are reloaded
@@ -56,9 +61,10 @@ class Snapshot:
         gone = [d for d in self.docs.values() if d.path in changed]
         docs = {k: d for k, d in self.docs.items() if d.path not in changed}
         docs.update(fresh)
-        return Snapshot(vault.config, docs, _names_updated(self.names, gone, fresh.values()),
-                        _vault_problems(vault.problems()),
-                        self.index.updated(docs, gone, fresh.values()))
+        names = _names_updated(self.names, gone, fresh.values())
+        return Snapshot(vault.config, docs, names, _vault_problems(vault.problems()),
+                        self.index.updated(docs, gone, fresh.values()),
+                        Suggester.of(names.table))
 
     @classmethod
     def empty(cls, config: Config) -> Snapshot:
@@ -68,12 +74,12 @@ class Snapshot:
 def _vault_problems(problems: list[Problem]) -> dict[str, list[Problem]]:
     by_path: dict[str, list[Problem]] = defaultdict(list)
     for p in problems:
-        if p.code in VAULT_CODES:
+        if p.code in VAULT_CODES or (p.code == "outside-vault" and not p.line):
             by_path[p.path].append(p)
     return dict(by_path)
 
 
-def _rows(docs: Iterable[Document]) -> Iterator[tuple]:
+def _rows(docs: Iterable[Document]) -> Iterator[tuple[str, str, str, str, str, str, str | None]]:
     """Documents as the rows a :class:`Names` table is built from."""
     for d in docs:
         yield (d.key, d.path, d.id, d.title, d.type, json.dumps(d.aliases), d.url)
@@ -156,8 +162,17 @@ class Analysis:
         return best
 
 
-def analyse(snap: Snapshot, path: str, text: str) -> Analysis:
-    """Parse ``text`` as the file at vault path ``path`` and resolve its references."""
+#: The headings of the file at a vault path (None when unknown).
+Headings = Callable[[str], "list[str] | None"]
+
+
+def analyse(snap: Snapshot, path: str, text: str, headings: Headings | None = None
+            ) -> Analysis:
+    """Parse ``text`` as the file at vault path ``path`` and resolve its references.
+
+    Its problems are those ``check`` would report once it is saved: ``headings`` gives
+    the stored headings of other files, for ``[[note#heading]]``.
+    """
     parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"))
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     config = snap.config
@@ -167,20 +182,54 @@ def analyse(snap: Snapshot, path: str, text: str) -> Analysis:
         if level != "ignore":
             problems.append(Problem(p.path, p.line, level, p.code, p.message))
     spans = _spans(snap.names, parsed.references, lines)
+    problems.extend(_reference_problems(snap, path, spans))
+    problems.extend(_anchor_problems(snap, path, spans, parsed.headings, headings))
+    problems.extend(_duplicate_ids(snap, path, parsed.documents, lines))
+    problems.extend(snap.vault_problems.get(path, ()))
+    return Analysis(path, lines, parsed.documents, spans, problems, parsed.headings)
+
+
+def dangling_message(snap: Snapshot, ref: Reference) -> str:
+    """What ``check`` says of a reference that resolves to nothing."""
+    name = snap.suggester.suggest(ref.target) if suggestible(ref.style) else None
+    return f"{ref.text!r} resolves to no document" + did_you_mean(name)
+
+
+def _reference_problems(snap: Snapshot, path: str, spans: list[Span]) -> Iterator[Problem]:
     for span in spans:
         if span.state not in ("dangling", "ambiguous"):
             continue
         code = "dangling-ref" if span.state == "dangling" else "ambiguous-ref"
-        level = config.severity_of(code)
+        level = snap.config.severity_of(code)
         if level == "ignore":
             continue
         ref = span.ref
-        message = (f"{ref.text!r} resolves to no document" if span.state == "dangling"
+        message = (dangling_message(snap, ref) if span.state == "dangling"
                    else f"{ref.text!r} fits several documents; using {span.note}")
-        problems.append(Problem(path, ref.line, level, code, message))
-    problems.extend(_duplicate_ids(snap, path, parsed.documents, lines))
-    problems.extend(snap.vault_problems.get(path, ()))
-    return Analysis(path, lines, parsed.documents, spans, problems, parsed.headings)
+        yield Problem(path, ref.line, level, code, message)
+
+
+def _anchor_problems(snap: Snapshot, path: str, spans: list[Span], own: tuple[str, ...],
+                     headings: Headings | None) -> list[Problem]:
+    """``[[note#heading]]`` where the note has no such heading (as ``check`` finds them)."""
+    level = snap.config.severity_of("dangling-anchor")
+    if level == "ignore":
+        return []
+    rows = []
+    for span in spans:
+        ref = span.ref
+        doc = snap.docs.get(span.target) if span.target else None
+        if doc is not None and wants_anchor_check(ref.anchor, span.target):
+            rows.append((path, ref.line, ref.text, ref.anchor, doc.path))
+
+    def stored(target: str) -> str | None:
+        found = list(own) if target == path else headings(target) if headings else None
+        return None if found is None else json.dumps(found)
+
+    if headings is None:  # nothing to compare other files' headings with
+        rows = [row for row in rows if row[4] == path]
+    return [Problem(p, line, level, "dangling-anchor", message)
+            for p, line, message, _target in missing_anchors(rows, stored)]
 
 
 def _spans(names: Names, refs: tuple[Reference, ...], lines: list[str]) -> list[Span]:

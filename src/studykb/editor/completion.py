@@ -148,7 +148,7 @@ def complete(index: NameIndex, prefix: str, *, prefer: str | None = None,
         _in_order(index, query, scores)
     rank = index.rank
 
-    def key(i: int) -> tuple:
+    def key(i: int) -> tuple[int, bool, tuple[bool, int, int, str]]:
         return (scores[i], cands[i].type != prefer if prefer else False, rank[i])
 
     best = heapq.nsmallest(want + 8, (i for i in scores if cands[i].key != here), key=key)

@@ -61,6 +61,7 @@ class StudyServer(LanguageServer):
         self.on_disk: set[str] = set()
         """Open buffers whose file exists (to notice a deletion)."""
         self._pending: set[str] = set()
+        self._headings: dict[str, list[str]] = {}
         self._loop: Any = None
         self._base: Snapshot | None = None
         """(watcher thread) The last snapshot it built, the base of the next one."""
@@ -122,6 +123,7 @@ class StudyServer(LanguageServer):
 
         settle()
         self.analyses.clear()
+        self._headings.clear()
         self.check_deleted()
         for uri in list(self.workspace.text_documents):
             self._safe(functools.partial(self.lint, uri))
@@ -291,9 +293,20 @@ class StudyServer(LanguageServer):
             text = doc.source
         except OSError:
             text = ""
-        result = analyse(self.snap, self.path_of(uri), text)
+        result = analyse(self.snap, self.path_of(uri), text, self.headings)
         self.analyses[uri] = (doc.version, result)
         return result
+
+    def headings(self, path: str) -> list[str] | None:
+        """The stored headings of the file at vault path ``path`` (kept per snapshot)."""
+        if self.vault is None:
+            return None
+        if path not in self._headings:
+            try:
+                self._headings[path] = list(self.vault.text(path)[1])
+            except (StateError, OSError):
+                return None
+        return self._headings[path]
 
     def schedule_lint(self, uri: str) -> None:
         """Lint after the messages already queued, so a burst of edits is linted once."""
