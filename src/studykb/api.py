@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from studykb.related.topics import Topic, TopicPage
     from studykb.search.query import Hit, SearchOptions
     from studykb.search.state import SyncStats
+    from studykb.study.ask import Question
     from studykb.study.new import Created, NewDoc
     from studykb.study.plans import Knowledge, Plan, Step
     from studykb.study.tracker import Tracker
@@ -230,6 +231,15 @@ class KnowledgeBase:
         if changed:
             self.vault.refresh()
         return changed
+
+    def ask(self, question: str) -> Question:
+        """A question in English or Chinese read as before/next/related/status and its
+        target (a name that resolves here when one does); UsageError when not understood."""
+        from studykb.study.ask import parse
+
+        names = self.vault.names()
+        return parse(question, lambda name: names.resolve("", "", name, "name", "", False)[0]
+                     is not None)
 
     def new(self, spec: NewDoc) -> Created:
         """Create a document from its template (never over an existing file)."""
