@@ -60,7 +60,8 @@ def test_plan_json_shape_and_readings(vault_dir: Path) -> None:
                               "title": "X-ray"}
     bravo = next(s for s in data["steps"] if s["id"] == "t-b")
     assert set(bravo) >= {"id", "path", "title", "type", "level", "status", "readings"}
-    # unread, lower level first; entries before notes at the same level
+    # none has a kind or a curated place and each covers one topic: lower level first,
+    # then by title
     assert [r["id"] for r in bravo["readings"]] == ["e-5", "n-2", "e-1"]
     assert bravo["readings"][0]["url"] == "https://example.org/bravo"
     assert bravo["needed_by"] == [{"id": "t-d", "title": "Delta", "reason": ""}]
@@ -70,6 +71,8 @@ def test_plan_json_shape_and_readings(vault_dir: Path) -> None:
     charlie = next(s for s in data["steps"] if s["id"] == "t-c")
     assert charlie["known"] is True
     assert data["totals"] == {"steps": 6, "readings": 4, "minutes": 40}
+    assert data["skipped"] == {"known": 0, "through_known": 0}
+    assert data["target"]["readings"] == []  # nothing covers X-ray
 
 
 def test_entry_covering_a_topic_needs_the_topics_prerequisites(vault_dir: Path) -> None:
@@ -186,10 +189,14 @@ def test_plan_properties(docs) -> None:  # type: ignore[no-untyped-def]
         kb = plans.knowledge(vault)
         for i in range(len(docs)):
             target = find(vault, f"d{i}")
+            own = {target.key, *kb.taught.get(target.key, ())}
             for include_known in (False, True):
                 plan = plans.plan(vault, target, include_known=include_known, kb=kb)
                 order = [s.doc.key for s in plan.steps]
                 assert len(order) == len(set(order))
+                # never its own prerequisite, directly or through a topic it covers
+                assert not own & set(order)
+                assert target.key not in {r.doc.key for s in plan.steps for r in s.readings}
                 pos = {k: n for n, k in enumerate(order)}
                 for key in order:  # a step never comes before its own prerequisites
                     step = plan.steps[pos[key]]
@@ -207,3 +214,113 @@ def test_plan_properties(docs) -> None:  # type: ignore[no-untyped-def]
         for i in range(len(docs)):
             assert plans.plan(vault, find(vault, f"d{i}")).steps == ()
         vault.close()
+
+
+# -- what a document needs, what a plan left out, and the readings it shows --------------
+
+def plan_json(vault_dir: Path, *args: str) -> dict:
+    code, out = run(vault_dir, "before", *args, "--json")
+    assert code == 0, out
+    return json.loads(out)
+
+
+def test_readings_ranked_by_how_much_they_teach(vault_dir: Path) -> None:
+    data = plan_json(vault_dir, "t-r")
+    # paper and tutorials (teaching kinds) before the article; the focused ones before the
+    # tutorial that covers two topics; the curated list puts the paper first; the forum
+    # post is left out because better readings are left to read; the tutorial only
+    # tagged with Romeo is not a reading while something covers it
+    assert [r["id"] for r in data["target"]["readings"]] == [
+        "r-paper", "r-focused", "r-broad", "r-article"]
+    assert all(r["teaches"] for r in data["target"]["readings"])
+    assert [s["id"] for s in data["steps"]] == ["t-q"]
+    assert [r["id"] for r in data["steps"][0]["readings"]] == ["r-broad"]
+
+
+def test_posts_only_when_nothing_better_and_tags_only_when_nothing_covers(
+        vault_dir: Path) -> None:
+    papa = plan_json(vault_dir, "Papa")["target"]["readings"]
+    assert [(r["id"], r["teaches"]) for r in papa] == [("p-post", True)]
+    oscar = plan_json(vault_dir, "Oscar")["target"]["readings"]
+    assert [(r["id"], r["teaches"]) for r in oscar] == [("p-tagged", False)]
+    code, text = run(vault_dir, "before", "Oscar")
+    assert "see Mentions Papa" in text
+
+
+def test_tags_never_add_prerequisites(vault_dir: Path) -> None:
+    data = plan_json(vault_dir, "r-tagged")  # tagged with Romeo and Mike, covers nothing
+    assert data["steps"] == [] and data["skipped"] == {"known": 0, "through_known": 0}
+    code, text = run(vault_dir, "before", "r-tagged")
+    assert "Nothing to read first: Mentions Romeo has no prerequisites." in text
+    assert plan_json(vault_dir, "r-focused")["steps"][0]["id"] == "t-q"  # covers Romeo
+
+
+def test_a_document_is_never_its_own_prerequisite(vault_dir: Path) -> None:
+    # r-broad covers Romeo and Quebec, and Romeo needs Quebec: it needs nothing
+    assert plan_json(vault_dir, "r-broad")["steps"] == []
+    # e-mike covers Mike (which needs November) and is tagged with November: November is
+    # a step, and e-mike is not offered as its reading
+    steps = plan_json(vault_dir, "e-mike")["steps"]
+    assert [(s["id"], s["readings"]) for s in steps] == [("t-n", [])]
+
+
+def test_the_plan_says_what_it_left_out(vault_dir: Path) -> None:
+    data = plan_json(vault_dir, "t-x")
+    assert data["skipped"] == {"known": 1, "through_known": 1}  # Charlie, and Foxtrot
+    code, text = run(vault_dir, "before", "t-x")
+    assert "4 steps, 3 readings, about 40 min." in text
+    assert ("1 step you already know and 1 step only they need were skipped "
+            "(--all shows them).") in text
+    code, text = run(vault_dir, "before", "t-x", "--all")
+    assert "skipped" not in text
+
+
+def test_everything_known_is_not_the_same_as_no_prerequisites(vault_dir: Path) -> None:
+    code, out = run(vault_dir, "mark", "t-q", "done")
+    assert code == 0, out
+    code, text = run(vault_dir, "before", "r-focused")
+    assert "Nothing to read first: the 1 step it needs is already known (--all shows it)." \
+        in text
+    code, md = run(vault_dir, "before", "r-focused", "--format", "md")
+    assert "the 1 step it needs is already known" in md
+
+
+def test_no_status_shows_none(vault_dir: Path) -> None:
+    data = plan_json(vault_dir, "t-r")
+    assert data["target"]["status"] is None and data["steps"][0]["status"] is None
+    for fmt in ("text", "md"):
+        code, out = run(vault_dir, "before", "t-r", "--format", fmt)
+        assert code == 0 and "todo" not in out
+    code, out = run(vault_dir, "mark", "t-q", "todo")
+    code, text = run(vault_dir, "before", "t-r", "--all")
+    assert "Quebec  topic · level 1 · todo" in text
+
+
+def test_a_topic_plan_ends_with_the_topic_itself_in_every_format(vault_dir: Path) -> None:
+    code, text = run(vault_dir, "before", "t-r")
+    lines = text.splitlines()
+    then = lines.index("  then Romeo itself")
+    assert "read The Romeo paper (paper · level 4)" in lines[then + 1]
+    assert "… 1 more reading" in text  # four readings, three shown
+    assert "1 step, 4 readings." in text
+    code, md = run(vault_dir, "before", "t-r", "--format", "md")
+    assert "Then [[t-r|Romeo]] itself:\n    - [ ] [[r-paper|The Romeo paper]]" in md
+
+
+def test_status_reading_now_and_finished_by_the_date_done(vault_dir: Path) -> None:
+    import datetime as dt
+
+    code, out = run(vault_dir, "status", "--json")
+    data = json.loads(out)
+    assert [d["id"] for d in data["reading"]] == ["c#u2"]
+    assert [d["id"] for d in data["finished"][:2]] == ["e-done", "c#u1"]
+    assert data["finished"][0]["done"] == "2026-02-01"
+    assert {d["id"] for d in data["finished"][2:]} <= {"c#u3", "n-done"}
+    code, text = run(vault_dir, "status")
+    reading = text.split("Reading now")[1].split("Finished lately")[0]
+    assert "Unit two" in reading and "c#u2" in reading
+    assert "2026-02-01 Finished in February" in text
+    code, out = run(vault_dir, "mark", "t-q", "done")
+    code, out = run(vault_dir, "status", "--json")
+    first = json.loads(out)["finished"][0]
+    assert (first["id"], first["done"]) == ("t-q", dt.date.today().isoformat())

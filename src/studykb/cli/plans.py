@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-import re
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.errors import UsageError
+
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
+    from studykb.model import Document
+    from studykb.study.plans import Knowledge, Plan, Reading
+    from studykb.study.tracker import Tracker
 
 
 def _esc(text: str) -> str:
@@ -16,14 +22,10 @@ def _esc(text: str) -> str:
     return escape(text)
 
 
-def _facts(doc, known: bool = False) -> str:  # type: ignore[no-untyped-def]
-    parts = [doc.type]
-    if doc.level:
-        parts.append(f"level {doc.level}")
-    parts.append("known" if known and doc.status != "done" else (doc.status or "todo"))
-    if doc.minutes:
-        parts.append(f"{doc.minutes} min")
-    return " · ".join(parts)
+def _facts(doc: Document, known: bool = False) -> str:
+    from studykb.outputs.plan_format import facts
+
+    return " · ".join(facts(doc, known))
 
 
 @cli.command()
@@ -35,11 +37,12 @@ def _facts(doc, known: bool = False) -> str:  # type: ignore[no-untyped-def]
 @click.option("--tree", is_flag=True, help="Show the prerequisite tree instead of the list.")
 @json_option
 @pass_kb
-def before(kb, query: str, include_known: bool, depth: int | None, fmt: str,  # type: ignore[no-untyped-def]
+def before(kb: KnowledgeBase, query: str, include_known: bool, depth: int | None, fmt: str,
            tree: bool, as_json: bool) -> None:
     """The reading plan: what to read before QUERY, in order, skipping what you know.
 
-    Each step says why it is there and, for topics, which readings cover it.
+    Each step says why it is there and, for topics, which readings teach it best; for a
+    topic, the plan ends with the readings of the topic itself.
 
     \b
     Example:
@@ -54,19 +57,23 @@ def before(kb, query: str, include_known: bool, depth: int | None, fmt: str,  # 
     plan = kb.plan(target, include_known=include_known, depth=depth, kb=known)
     if as_json or fmt == "json":
         emit_json(plan_json(plan))
-        return
-    if fmt == "md":
+    elif fmt == "md":
         click.echo(safe(plan_markdown(plan)), nl=False)
-        return
+    elif tree:
+        console().print(_tree(known, target, include_known, depth))
+    else:
+        _print_plan(plan, known)
+
+
+def _print_plan(plan: Plan, known: Knowledge) -> None:
+    from studykb.outputs.plan_format import empty_sentence, skipped_sentence, totals_sentence
+
     out = console()
-    if tree:
-        out.print(_tree(known, target, include_known, depth))
-        return
-    out.print(f"[bold]Reading plan for {_esc(target.title)}[/] ({_facts(target)})")
+    target = plan.target
+    facts = _facts(target, target.key in known.known)
+    out.print(f"[bold]Reading plan for {_esc(target.title)}[/] ({_esc(facts)})")
     if not plan.steps:
-        out.print("Nothing to read first: everything it needs is already known."
-                  + ("" if include_known else " (--all lists it anyway)"))
-        return
+        out.print(_esc(empty_sentence(plan)))
     shown_loop: tuple[str, ...] = ()
     for n, step in enumerate(plan.steps, 1):
         if step.loop and step.loop != shown_loop:
@@ -80,33 +87,46 @@ def before(kb, query: str, include_known: bool, depth: int | None, fmt: str,  # 
         for need in step.needed_by[:3]:
             why = f": {need.reason}" if need.reason else ""
             out.print(f"       for {_esc(need.by.title)}{_esc(why)}")
-        for reading in step.readings[:4]:
-            tick = "✓" if reading.known else "·"
-            out.print(f"       {tick} read {_esc(reading.doc.title)} [dim]"
-                      f"({_esc(_facts(reading.doc, reading.known))})[/]")
-        if len(step.readings) > 4:
-            out.print(f"       [dim]… {len(step.readings) - 4} more readings[/]")
-    minutes = f", about {_duration(plan.minutes)}" if plan.minutes else ""
-    out.print(f"{len(plan.steps)} steps, {len(plan.readings)} readings{minutes}.")
+        _print_readings(out, step.readings)
+    if plan.target_readings:
+        out.print(f"  then [bold]{_esc(target.title)}[/] itself")
+        _print_readings(out, plan.target_readings)
+    if plan.steps or plan.target_readings:
+        out.print(_esc(totals_sentence(plan)))
+    if skipped_sentence(plan):
+        out.print(f"[dim]{_esc(skipped_sentence(plan))}[/]")
 
 
-def _duration(minutes: int) -> str:
-    return f"{minutes} min" if minutes < 90 else f"{minutes / 60:.1f} h"
+#: How many readings a step shows in the terminal (JSON and Markdown list them all).
+SHOWN_READINGS = 3
 
 
-def _tree(kb, target, include_known: bool, depth: int | None):  # type: ignore[no-untyped-def]
+def _print_readings(out: Any, readings: tuple[Reading, ...]) -> None:
+    from studykb.outputs.plan_format import counted
+
+    for reading in readings[:SHOWN_READINGS]:
+        tick = "✓" if reading.known else "·"
+        verb = "read" if reading.teaches else "see"
+        out.print(f"       {tick} {verb} {_esc(reading.doc.title)} [dim]"
+                  f"({_esc(_facts(reading.doc, reading.known))})[/]")
+    more = len(readings) - SHOWN_READINGS
+    if more > 0:
+        out.print(f"       [dim]… {counted(more, 'more reading')}[/]")
+
+
+def _tree(kb: Knowledge, target: Document, include_known: bool, depth: int | None) -> Any:
     from rich.tree import Tree
 
     root = Tree(f"[bold]{_esc(target.title)}[/]")
     seen: set[str] = set()
+    own = {target.key, *kb.taught.get(target.key, ())}
 
-    def grow(node, key: str, level: int) -> None:  # type: ignore[no-untyped-def]
+    def grow(node: Any, key: str, level: int) -> None:
         if depth is not None and level >= depth or key not in kb.graph:
             return
-        needs = sorted(kb.graph.successors(key), key=kb.sort_key)
-        for need in needs:
+        for need in sorted(kb.graph.successors(key), key=kb.sort_key):
             known = need in kb.known
-            if known and not include_known:
+            if known and not include_known or need in own:
                 continue
             doc = kb.docs[need]
             label = f"{_esc(doc.title)} [dim]({_esc(_facts(doc, known))})[/]"
@@ -125,7 +145,7 @@ def _tree(kb, target, include_known: bool, depth: int | None):  # type: ignore[n
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
 @json_option
 @pass_kb
-def next_(kb, query: str | None, limit: int, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> None:
     """What is ready now: unknown documents whose prerequisites are all known.
 
     With QUERY, among the steps toward it; without, across the whole vault.
@@ -162,8 +182,10 @@ def next_(kb, query: str | None, limit: int, as_json: bool) -> None:  # type: ig
 @cli.command()
 @json_option
 @pass_kb
-def status(kb, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def status(kb: KnowledgeBase, as_json: bool) -> None:
     """The tracker: course progress, what you are reading, what you finished, lists.
+
+    "Finished lately" goes by the date `studykb mark` records when something becomes done.
 
     \b
     Example:
@@ -172,35 +194,50 @@ def status(kb, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """
     t = kb.status()
     if as_json:
-        emit_json({
-            "courses": [{**c.course.brief(), "done": c.done, "total": c.total,
-                         "current": [u.id for u in c.current],
-                         "units": [{**u.brief(), "status": u.status} for u in c.units]}
-                        for c in t.courses],
-            "reading": [{**d.brief(), "status": d.status} for d in t.reading],
-            "finished": [{**d.brief(), "date": d.date} for d in t.finished],
-            "lists": [{**lp.list.brief(), "items": lp.items, "read": lp.read,
-                       "beginner": lp.beginner} for lp in t.lists]})
+        emit_json(_status_json(t))
         return
-    courses = []
-    for c in t.courses:
-        filled = round(20 * c.done / c.total) if c.total else 0
-        courses.append(f"  {'█' * filled}{'░' * (20 - filled)} {c.done:>2}/{c.total:<2} "
-                       f"{_esc(c.course.title)}")
-        courses.extend(f"{'':28}in progress: {_esc(unit.title)}" for unit in c.current)
     out = console()
     for title, lines, empty in (
-            ("Courses", courses, "(none)"),
-            ("Reading now", [f"  {_esc(d.title)} [dim]({_esc(_facts(d))})[/]"
+            ("Courses", _course_lines(t), "(none)"),
+            ("Reading now", [f"  {_esc(d.title)} [dim]({_esc(_facts(d))}; {_esc(d.id)})[/]"
                              for d in t.reading], "(nothing marked reading)"),
-            ("Finished lately", [f"  {d.date or '':10} {_esc(d.title)}" for d in t.finished],
-             "(nothing marked done)"),
-            ("Reading lists", [f"  {_esc(lp.list.title)}: {lp.items} picks, {lp.beginner} "
-                               f"beginner, in recommended order; {lp.read} read"
+            ("Finished lately", [f"  {d.done or '':10} {_esc(d.title)} [dim]({_esc(d.id)})[/]"
+                                 for d in t.finished], "(nothing marked done)"),
+            ("Reading lists", [f"  {_esc(lp.list.title)}: {_counted(lp.items, 'pick')}, "
+                               f"{lp.beginner} beginner, in recommended order; {lp.read} read"
                                for lp in t.lists], None)):
         out.print(f"[bold]{title}[/]")
         for line in lines or ([f"  {empty}"] if empty else []):
             out.print(line)
+
+
+def _counted(n: int, noun: str) -> str:
+    from studykb.outputs.plan_format import counted
+
+    return counted(n, noun)
+
+
+def _course_lines(t: Tracker) -> list[str]:
+    lines = []
+    for c in t.courses:
+        filled = round(20 * c.done / c.total) if c.total else 0
+        lines.append(f"  {'█' * filled}{'░' * (20 - filled)} {c.done:>2}/{c.total:<2} "
+                     f"{_esc(c.course.title)}")
+        lines.extend(f"{'':28}reading: {_esc(unit.title)}" for unit in c.current)
+    return lines
+
+
+def _status_json(t: Tracker) -> dict[str, Any]:
+    return {
+        "courses": [{**c.course.brief(), "done": c.done, "total": c.total,
+                     "current": [u.id for u in c.current],
+                     "units": [{**u.brief(), "status": u.status, "done": u.done}
+                               for u in c.units]}
+                    for c in t.courses],
+        "reading": [{**d.brief(), "status": d.status} for d in t.reading],
+        "finished": [{**d.brief(), "done": d.done, "date": d.date} for d in t.finished],
+        "lists": [{**lp.list.brief(), "items": lp.items, "read": lp.read,
+                   "beginner": lp.beginner} for lp in t.lists]}
 
 
 @cli.command()
@@ -208,11 +245,12 @@ def status(kb, as_json: bool) -> None:  # type: ignore[no-untyped-def]
 @click.argument("state", type=click.Choice(["done", "reading", "todo"]))
 @json_option
 @pass_kb
-def mark(kb, query: str, state: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def mark(kb: KnowledgeBase, query: str, state: str, as_json: bool) -> None:
     """Set a document's status (done, reading or todo) in its front matter.
 
-    Only the status line changes (or is added); every other byte is kept. A course unit is
-    written COURSE#UNIT.
+    Only the status line changes (or is added), and becoming done records the date in
+    `done:` (which `status` shows under "Finished lately"); every other byte is kept. A
+    course unit is written COURSE#UNIT.
 
     \b
     Example:
@@ -228,61 +266,29 @@ def mark(kb, query: str, state: str, as_json: bool) -> None:  # type: ignore[no-
     console().print(f"{verb} {state}: {_esc(doc.title)} ({_esc(doc.path)})")
 
 
-#: Questions ``ask`` understands: (pattern, command, example).
-QUESTIONS = [
-    (r"^(?:what|which)\b.*\b(?:read|learn|study|know)\b.*\bbefore\s+(?P<q>.+)$", "before",
-     "what should I read before FSDP2"),
-    (r"^(?:what are )?(?:the )?prerequisites (?:of|for)\s+(?P<q>.+)$", "before",
-     "prerequisites of flashattention"),
-    (r"^(?:学习?|读|看)?(?P<q>.+?)\s*(?:之前|以前|前)\s*(?:应该|需要|要|得)?\s*(?:先)?\s*(?:读|学|看)"
-     r"(?:些)?(?:什么|啥|哪些)", "before", "FSDP2 之前应该读什么"),
-    (r"^(?P<q>.+?)\s*的?前置(?:知识|要求)?(?:是什么|有哪些)?$", "before", "FSDP2 的前置知识"),
-    (r"^what(?:'s| is| should i (?:read|learn|study))? next(?: (?:for|toward|towards) (?P<q>.+))?$",
-     "next", "what should I read next"),
-    (r"^(?:(?P<q>.+?)\s*)?下一步(?:应该|该)?(?:读|学|看)(?:什么|啥)", "next", "下一步读什么"),
-    (r"^(?:what is |what's )?(?:related to|similar to|like)\s+(?P<q>.+)$", "related",
-     "related to KV cache"),
-    (r"^(?:和|与|跟)?(?P<q>.+?)\s*(?:相关|有关|类似)(?:的)?(?:内容|文章|笔记)?(?:有哪些|有什么)?$",
-     "related", "和 KV cache 相关的内容"),
-    (r"^(?:how am i doing|my progress|progress|status|学习进度|进度)$", "status", "how am I doing"),
-]
-
-
-def parse_question(question: str) -> tuple[str, str | None]:
-    q = re.sub(r"[\s?？!！。.]+$", "", question.strip())
-    q = re.sub(r"\s+", " ", q)
-    for pattern, command, _example in QUESTIONS:
-        m = re.match(pattern, q, re.I)
-        if m:
-            target = m.groupdict().get("q")
-            target = target.strip(" \"'“”「」《》") if target else None
-            return command, target or None
-    raise UsageError("I don't know that question. I understand:\n" + "\n".join(
-        f"  studykb ask \"{example}\"" for _p, _c, example in QUESTIONS))
-
-
 @cli.command()
 @click.argument("question", nargs=-1, required=True)
 @json_option
 @click.pass_context
 def ask(ctx: click.Context, question: tuple[str, ...], as_json: bool) -> None:
-    """Ask in English or Chinese; the question is mapped onto before, next, related or status.
+    """Ask in English or Chinese; the question is read as before, next, related or status.
+
+    It is read by its parts: what it asks (before / prerequisites / 之前 / 前置; next /
+    下一步; related / 相关; progress / 进度), and a target named like any reference.
 
     \b
     Example:
       studykb ask "what should I read before FSDP2"
-      studykb ask "FSDP2 之前应该读什么"
+      studykb ask "在学 FSDP2 之前要读什么"
+      studykb ask "学习投机解码需要先看什么"
       studykb ask "下一步读什么"
+      studykb ask "我的学习进度"
     """
-    command, target = parse_question(" ".join(question))
-    cmd = cli.get_command(ctx, command)
+    asked = ctx.obj.kb().ask(" ".join(question))
+    cmd = cli.get_command(ctx, asked.command)
     if cmd is None:
-        raise UsageError(f"'{command}' is not available in this installation")
-    kwargs: dict = {"as_json": as_json}
-    if command in ("before", "related"):
-        if not target:
-            raise UsageError("which document? e.g. studykb ask \"what should I read before X\"")
-        kwargs["query"] = target
-    elif command == "next":
-        kwargs["query"] = target
+        raise UsageError(f"'{asked.command}' is not available in this installation")
+    kwargs: dict[str, Any] = {"as_json": as_json}
+    if asked.command != "status":
+        kwargs["query"] = asked.target
     ctx.invoke(cmd, **kwargs)

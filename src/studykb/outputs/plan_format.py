@@ -1,4 +1,5 @@
-"""Reading plans as JSON (the contract) and Markdown (for pasting into a note)."""
+"""Reading plans as JSON (the contract) and Markdown (for pasting into a note), and the
+sentences every format shares (what a plan left out, why it is empty)."""
 
 from __future__ import annotations
 
@@ -7,13 +8,70 @@ from typing import Any
 
 from studykb.model import Document
 from studykb.outputs.sidebar import CONTROL, md_escape
-from studykb.study.plans import Plan, Step
+from studykb.study.plans import Plan, Reading, Step
 
 
-def _reading(doc: Document, known: bool) -> dict[str, Any]:
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """``1 step``, ``2 steps``; ``plural`` for nouns that do not just take an s."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+def facts(doc: Document, known: bool = False) -> list[str]:
+    """What a plan says about a document: kind (or type), level, status, minutes.
+
+    No status written means none shown (not "todo"); ``known`` marks a document known
+    through what is done."""
+    parts = ["course unit" if doc.type == "unit" else doc.kind or doc.type]
+    if doc.level:
+        parts.append(f"level {doc.level}")
+    if doc.status:
+        parts.append(doc.status)
+    elif known:
+        parts.append("known")
+    if doc.minutes:
+        parts.append(f"{doc.minutes} min")
+    return parts
+
+
+def empty_sentence(plan: Plan) -> str:
+    """Why a plan has no steps: the target needs nothing, or all it needs is known."""
+    title = plan.target.title
+    if plan.needs_nothing:
+        return f"Nothing to read first: {title} has no prerequisites."
+    if plan.skipped == 1:
+        return "Nothing to read first: the 1 step it needs is already known (--all shows it)."
+    return (f"Nothing to read first: the {plan.skipped} steps it needs are already known "
+            "(--all shows them).")
+
+
+def skipped_sentence(plan: Plan) -> str:
+    """What a plan with steps left out, or "" when nothing was."""
+    if not plan.skipped or not plan.steps:
+        return ""
+    parts = []
+    if plan.skipped_known:
+        parts.append(f"{counted(plan.skipped_known, 'step')} you already know")
+    if plan.skipped_through:
+        parts.append(f"{counted(plan.skipped_through, 'step')} only they need")
+    if plan.skipped == 1:
+        return f"{parts[0]} was skipped (--all shows it)."
+    return f"{' and '.join(parts)} were skipped (--all shows them)."
+
+
+def totals_sentence(plan: Plan) -> str:
+    minutes = plan.minutes
+    about = f", about {minutes} min" if minutes and minutes < 90 else (
+        f", about {minutes / 60:.1f} h" if minutes else "")
+    counts = [counted(len(plan.steps), "step")] if plan.steps else []
+    counts.append(counted(len(plan.readings), "reading"))
+    return f"{', '.join(counts)}{about}."
+
+
+def _reading(reading: Reading) -> dict[str, Any]:
+    doc = reading.doc
     return {"id": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
-            "level": doc.level, "url": doc.url, "status": doc.status, "known": known,
-            "minutes": doc.minutes}
+            "kind": doc.kind, "level": doc.level, "url": doc.url, "status": doc.status,
+            "known": reading.known, "teaches": reading.teaches, "minutes": doc.minutes}
 
 
 def step_json(step: Step, n: int, ids: dict[str, str] | None = None) -> dict[str, Any]:
@@ -24,7 +82,7 @@ def step_json(step: Step, n: int, ids: dict[str, str] | None = None) -> dict[str
             "depth": step.depth,
             "needed_by": [{"id": need.by.id, "title": need.by.title, "reason": need.reason}
                           for need in step.needed_by],
-            "readings": [_reading(r.doc, r.known) for r in step.readings],
+            "readings": [_reading(r) for r in step.readings],
             "loop": [ids.get(k, k) for k in step.loop]}
 
 
@@ -32,16 +90,14 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     target = plan.target
     ids = {s.doc.key: s.doc.id for s in plan.steps}
     return {"target": {"id": target.id, "path": target.path, "title": target.title,
-                       "type": target.type, "level": target.level, "status": target.status},
+                       "type": target.type, "level": target.level, "status": target.status,
+                       "readings": [_reading(r) for r in plan.target_readings]},
             "steps": [step_json(s, n, ids) for n, s in enumerate(plan.steps, 1)],
             "all": plan.include_known, "depth": plan.depth,
             "loops": [[ids.get(k, k) for k in loop] for loop in plan.loops],
+            "skipped": {"known": plan.skipped_known, "through_known": plan.skipped_through},
             "totals": {"steps": len(plan.steps), "readings": len(plan.readings),
                        "minutes": plan.minutes}}
-
-
-def _md(text: str) -> str:
-    return md_escape(text)
 
 
 #: What a wikilink's label may not hold as written: its own syntax, HTML, and the
@@ -62,11 +118,15 @@ def _wl(doc: Document) -> str:
     return f"[[{target}|{label}]]" if label != target else f"[[{target}]]"
 
 
+def _md_readings(readings: tuple[Reading, ...]) -> list[str]:
+    return [f"    - [{'x' if r.known else ' '}] {_wl(r.doc)} ({md_escape(', '.join(facts(r.doc)))})"
+            for r in readings]
+
+
 def plan_markdown(plan: Plan) -> str:
-    lines = [f"## Reading plan: {_md(plan.target.title)}", ""]
+    lines = [f"## Reading plan: {md_escape(plan.target.title)}", ""]
     if not plan.steps:
-        lines.append("Nothing to read first: everything it needs is already known.")
-        return "\n".join(lines) + "\n"
+        lines.append(md_escape(empty_sentence(plan)))
     loop_open: tuple[str, ...] = ()
     for n, step in enumerate(plan.steps, 1):
         if step.loop and step.loop != loop_open:
@@ -74,12 +134,13 @@ def plan_markdown(plan: Plan) -> str:
             loop_open = step.loop
         doc = step.doc
         box = "x" if step.known else " "
-        facts = ", ".join(x for x in (doc.type, f"level {doc.level}" if doc.level else "") if x)
         needed = ", ".join(_wl(need.by) for need in step.needed_by)
-        lines.append(f"{n}. [{box}] {_wl(doc)} ({facts})" + (f"; for {needed}" if needed else ""))
-        for reading in step.readings:
-            mark = "x" if reading.known else " "
-            lines.append(f"    - [{mark}] {_wl(reading.doc)}")
-    lines += ["", f"{len(plan.steps)} steps, {len(plan.readings)} readings"
-              + (f", about {plan.minutes} minutes" if plan.minutes else "") + "."]
+        lines.append(f"{n}. [{box}] {_wl(doc)} ({md_escape(', '.join(facts(doc, step.known)))})"
+                     + (f"; for {needed}" if needed else ""))
+        lines += _md_readings(step.readings)
+    if plan.target_readings:
+        lines += ["", f"Then {_wl(plan.target)} itself:"] + _md_readings(plan.target_readings)
+    if plan.steps or plan.target_readings:
+        lines += ["", md_escape(" ".join(filter(None, (totals_sentence(plan),
+                                                        skipped_sentence(plan)))))]
     return "\n".join(lines) + "\n"

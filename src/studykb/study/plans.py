@@ -1,29 +1,70 @@
-"""Reading plans, what to read next, and the study tracker (query layer: model objects only).
+"""Reading plans and what to read next (query layer: model objects only).
 
-The prerequisite relation: a document needs what its ``requires`` name; a document that
-covers a topic also needs that topic's prerequisites (not the topic itself). A document is
-known when its status is ``done``, or when it is a topic that a ``done`` document covers.
+What a document needs (the vault format's rules):
+
+* what its ``requires`` name;
+* for every topic it covers (``covers``, never ``tags``), that topic's prerequisites, not
+  the topic itself;
+* never itself, directly or through a topic it covers: the topics a document covers are
+  never steps of its plan, nor anything it needs only through them.
+
+A document is known when its status is ``done``, or when it is a topic that a ``done``
+document covers. A plan leaves out what is known and whatever is only needed through
+known documents, and says how many steps it left out.
+
+The readings of a topic are ranked by how much they teach it (:meth:`Knowledge.readings`):
+documents that cover it, then (only when none does) documents tagged with it; by kind
+(tutorial, course unit, docs, book, paper before the rest; posts and news last, and only
+when nothing better is left to read), focus (fewer topics covered first), position in a
+curated list, then level.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from studykb import graph as g
 from studykb.model import Document
 from studykb.vault import Vault
 
-TYPE_ORDER = {"entry": 0, "note": 1, "unit": 2, "course": 3, "topic": 4, "list": 5}
+#: Kinds (and document types) that teach: tutorials, course units, docs, books, papers.
+TEACHING_KINDS = frozenset({"tutorial", "unit", "docs", "book", "paper", "course"})
+#: Kinds shown only when nothing better is left to read for a topic: posts and news.
+WEAK_KINDS = frozenset({"post", "news"})
+#: Rank of a reading's kind: teaching 0, the rest 1, weak 2.
+TEACHING, OTHER, WEAK = 0, 1, 2
+NOT_LISTED = 1 << 30
+
+RankKey = tuple[bool, int, int, int, bool, int, str, str]
+StepKey = tuple[bool, int, int, str, str]
+
+
+class Info(NamedTuple):
+    """What ordering and counting need of a document, without loading it."""
+
+    type: str
+    level: int | None
+    title: str
+    """The title, case-folded."""
+    status: str | None
+    date: str | None
+    kind: str | None
+    focus: int
+    """How many topics the document covers (0: none)."""
+    done: str | None
+    """The date ``mark`` recorded when it became done."""
 
 
 @dataclass(frozen=True)
 class Reading:
-    """A document that covers a topic step."""
+    """A document to read for a topic."""
 
     doc: Document
     known: bool
+    teaches: bool = True
+    """It covers the topic (False: it is only tagged with it; shown when nothing covers it)."""
 
 
 @dataclass(frozen=True)
@@ -52,13 +93,28 @@ class Plan:
     steps: tuple[Step, ...]
     include_known: bool
     depth: int | None
+    target_readings: tuple[Reading, ...] = ()
+    """For a topic target: the readings of the topic itself (read them last)."""
+    skipped_known: int = 0
+    """Steps left out because they are known."""
+    skipped_through: int = 0
+    """Steps left out because only known steps need them."""
+
+    @property
+    def skipped(self) -> int:
+        return self.skipped_known + self.skipped_through
+
+    @property
+    def needs_nothing(self) -> bool:
+        """The target has no prerequisites at all (not merely none left to read)."""
+        return not self.steps and not self.skipped
 
     @property
     def readings(self) -> list[Document]:
+        """Every reading the plan names, steps first, then the target's own."""
         seen: dict[str, Document] = {}
-        for step in self.steps:
-            for reading in step.readings:
-                seen.setdefault(reading.doc.key, reading.doc)
+        for reading in (*(r for s in self.steps for r in s.readings), *self.target_readings):
+            seen.setdefault(reading.doc.key, reading.doc)
         return list(seen.values())
 
     @property
@@ -71,7 +127,7 @@ class Plan:
         return list(dict.fromkeys(s.loop for s in self.steps if s.loop))
 
 
-class _Docs(dict):  # type: ignore[type-arg]
+class _Docs(dict[str, Document]):
     """Documents by key, loaded from the store on first use (a plan shows a few hundred)."""
 
     def __init__(self, vault: Vault) -> None:
@@ -95,9 +151,7 @@ class _Docs(dict):  # type: ignore[type-arg]
 class Knowledge:
     """The prerequisite graph of a vault with what is known, computed once per state."""
 
-    info: dict[str, tuple[str, int | None, str, str | None, str | None]]
-    """Key -> (type, level, folded title, status, date): enough to order and count without
-    loading documents."""
+    info: dict[str, Info]
     graph: g.Prerequisites
     known: set[str]
     covers: dict[str, list[str]]
@@ -107,27 +161,41 @@ class Knowledge:
     docs: dict[str, Document] = field(default_factory=dict)
     tagged: dict[str, list[str]] = field(default_factory=dict)
     """Topic key -> keys of documents about it (tags) that do not teach it."""
+    taught: dict[str, list[str]] = field(default_factory=dict)
+    """Document key -> keys of the topics it covers."""
 
-    def sort_key(self, key: str) -> tuple:
-        _type, level, title, _status, _date = self.info[key]
-        return (level is None, level or 0, self.list_pos.get(key, 1 << 30), title, key)
+    def sort_key(self, key: str) -> StepKey:
+        """Among steps free to go next: lower level, earlier in a list, then by title."""
+        row = self.info[key]
+        return (row.level is None, row.level or 0, self.list_pos.get(key, NOT_LISTED),
+                row.title, key)
 
-    def reading_key(self, key: str) -> tuple:
-        dtype, level, title, _status, _date = self.info[key]
-        return (key in self.known, level is None, level or 0, TYPE_ORDER.get(dtype, 9),
-                self.list_pos.get(key, 1 << 30), title)
+    def tier(self, key: str) -> int:
+        """How well a document's kind teaches: :data:`TEACHING`, :data:`OTHER`, :data:`WEAK`."""
+        row = self.info[key]
+        kind = row.kind.casefold() if row.kind else row.type
+        if kind in TEACHING_KINDS or row.type == "unit":
+            return TEACHING
+        return WEAK if kind in WEAK_KINDS else OTHER
 
-    def readings(self, topic: str) -> tuple[Reading, ...]:
-        """What to read for a topic: the documents that teach it, then those about it."""
-        out = []
-        for group in (self.covers.get(topic, ()), self.tagged.get(topic, ())):
-            keys = [r for r in group if self.info[r][0] in READING_TYPES]
-            out.extend(Reading(self.docs[r], r in self.known)
-                       for r in sorted(keys, key=self.reading_key))
-        return tuple(out)
+    def reading_key(self, key: str) -> RankKey:
+        """Unread first, then kind, focus, curated order, level, title."""
+        row = self.info[key]
+        return (key in self.known, self.tier(key), row.focus or NOT_LISTED,
+                self.list_pos.get(key, NOT_LISTED), row.level is None, row.level or 0,
+                row.title, key)
+
+    def readings(self, topic: str, leave_out: Iterable[str] = ()) -> tuple[Reading, ...]:
+        """What to read for a topic, best first (see the module docstring)."""
+        out = set(leave_out) | {topic}
+        teach = [k for k in self.covers.get(topic, ()) if k not in out]
+        pool = teach or [k for k in self.tagged.get(topic, ()) if k not in out]
+        if any(self.tier(k) != WEAK and k not in self.known for k in pool):
+            pool = [k for k in pool if self.tier(k) != WEAK]
+        ranked = sorted(pool, key=self.reading_key)
+        return tuple(Reading(self.docs[k], k in self.known, bool(teach)) for k in ranked)
 
 
-READING_TYPES = ("entry", "note", "unit")
 CACHE_ENTRY = "plans"
 
 
@@ -140,41 +208,57 @@ def knowledge(vault: Vault) -> Knowledge:
     if data is None:
         data = _compute(vault)
         vault.cache.put(CACHE_ENTRY, entry, data)
-    info = {k: (row[0], row[1], row[2], row[3], row[4]) for k, row in data["info"].items()}
+    info = {k: Info(*row) for k, row in data["info"].items()}
     graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
     return Knowledge(info, graph, set(data["known"]), data["covers"], data["list_pos"],
-                     _Docs(vault), data["tagged"])
+                     _Docs(vault), data["tagged"], data["taught"])
 
 
 def _compute(vault: Vault) -> dict[str, Any]:
     """The parts of :class:`Knowledge` as plain data (what the cache keeps)."""
     docs = vault.documents()
     topics = vault.topics()
+    taught = {key: keys for key, doc in docs.items() if (keys := topics.taught(doc))}
     covers: dict[str, list[str]] = {}
     tagged: dict[str, list[str]] = {}
-    covered_by: dict[str, list[str]] = {}
     for key, doc in docs.items():
-        taught = topics.taught(doc)
-        for topic in taught:
+        mine = taught.get(key, [])
+        for topic in mine:
             covers.setdefault(topic, []).append(key)
-            covered_by.setdefault(key, []).append(topic)
         for topic in topics.about(doc):
-            if topic not in taught:
+            if topic not in mine:
                 tagged.setdefault(topic, []).append(key)
-    requires: dict[str, list[tuple[str, str]]] = {}
-    for source, target, _kind, _path, _line, reason in vault.edges("requires", order="line"):
-        if source in docs and target in docs:
-            requires.setdefault(source, []).append((target, reason))
-    edges = [(s, t, r) for s, needs in requires.items() for t, r in needs]
-    for key, topic_keys in covered_by.items():
-        for topic in topic_keys:
-            title = docs[topic].title
-            for need, reason in requires.get(topic, ()):
-                if need != key:
-                    edges.append((key, need, reason or f"{title} needs it"))
     known = {k for k, d in docs.items() if d.status == "done"}
     for key in list(known):
-        known.update(covered_by.get(key, ()))
+        known.update(taught.get(key, ()))
+    info = {k: list(Info(d.type, d.level, d.title.casefold(), d.status, d.date, d.kind,
+                         len(taught.get(k, ())), d.done))
+            for k, d in docs.items()}
+    return {"info": info, "edges": _edges(vault, docs, taught), "known": sorted(known),
+            "covers": covers, "tagged": tagged, "list_pos": _list_positions(vault),
+            "taught": taught}
+
+
+def _edges(vault: Vault, docs: dict[str, Document],
+           taught: dict[str, list[str]]) -> list[list[str]]:
+    """``[doc, need, reason]``: its ``requires``, and the prerequisites of what it covers,
+    never a topic it covers itself."""
+    requires: dict[str, list[tuple[str, str]]] = {}
+    for source, target, _kind, _path, _line, reason in vault.edges("requires", order="line"):
+        if source in docs and target in docs and target not in taught.get(source, ()):
+            requires.setdefault(source, []).append((target, reason))
+    edges = [[s, t, r] for s, needs in requires.items() for t, r in needs]
+    for key, topic_keys in taught.items():
+        own = {key, *topic_keys}
+        for topic in topic_keys:
+            title = docs[topic].title
+            edges.extend([key, need, reason or f"{title} needs it"]
+                         for need, reason in requires.get(topic, ()) if need not in own)
+    return edges
+
+
+def _list_positions(vault: Vault) -> dict[str, int]:
+    """Document key -> its earliest position in any curated list."""
     list_pos: dict[str, int] = {}
     counter: dict[str, int] = {}
     for source, target, *_rest in vault.edges("item", order="source"):
@@ -182,35 +266,50 @@ def _compute(vault: Vault) -> dict[str, Any]:
         counter[source] = pos + 1
         if target not in list_pos or pos < list_pos[target]:
             list_pos[target] = pos
-    info = {k: [d.type, d.level, d.title.casefold(), d.status, d.date] for k, d in docs.items()}
-    return {"info": info, "edges": [list(e) for e in edges], "known": sorted(known),
-            "covers": covers, "tagged": tagged, "list_pos": list_pos}
+    return list_pos
 
 
 def plan(vault: Vault, target: Document, *, include_known: bool = False,
          depth: int | None = None, kb: Knowledge | None = None) -> Plan:
     """What ``target`` needs, in reading order; see the module docstring for the rules."""
     kb = kb or knowledge(vault)
-    graph = kb.graph
-    stop = None if include_known else (lambda key: key in kb.known)
-    reach = g.within_depth(graph, target.key, depth, stop)
-    nodes = [k for k in reach if k != target.key]
-    if not nodes:
-        return Plan(target, (), include_known, depth)
-    blocks = g.ordered_blocks(graph, nodes, kb.sort_key)
-    in_plan = set(nodes) | {target.key}
+    own = {target.key, *kb.taught.get(target.key, ())}
+    everything = _reach(kb, target.key, depth, own.__contains__)
+    reach = everything if include_known else _reach(
+        kb, target.key, depth, lambda key: key in own or key in kb.known)
+    left_out = [k for k in everything if k not in reach]
+    target_readings = kb.readings(target.key) if target.type == "topic" else ()
     if isinstance(kb.docs, _Docs):
-        kb.docs.prefetch([*nodes, *(r for k in nodes for r in kb.covers.get(k, ()))])
+        kb.docs.prefetch([*reach, *(r for k in reach for r in kb.covers.get(k, ()))])
+    skipped_known = sum(k in kb.known for k in left_out)
+    return Plan(target, _steps(kb, reach, target.key, own), include_known, depth,
+                target_readings,
+                skipped_known, len(left_out) - skipped_known)
+
+
+def _reach(kb: Knowledge, start: str, depth: int | None,
+           stop: Callable[[str], bool]) -> dict[str, int]:
+    """What ``start`` needs (not itself, nothing ``stop`` names), with its distance."""
+    reach = g.within_depth(kb.graph, start, depth, stop)
+    del reach[start]
+    return reach
+
+
+def _steps(kb: Knowledge, reach: dict[str, int], target: str,
+           own: set[str]) -> tuple[Step, ...]:
+    """The steps in reading order: a step after its prerequisites, loops as one block;
+    each names the later steps (or the target) that need it."""
+    in_plan = set(reach) | {target}
     steps = []
-    for block in blocks:
+    for block in g.ordered_blocks(kb.graph, reach, kb.sort_key):
         loop = tuple(block) if len(block) > 1 else ()
         for key in block:
-            needers = sorted((p for p in graph.predecessors(key) if p in in_plan),
+            needers = sorted((p for p in kb.graph.predecessors(key) if p in in_plan),
                              key=kb.sort_key)
-            needs = tuple(Need(kb.docs[p], graph.reason(p, key)) for p in needers)
-            steps.append(Step(kb.docs[key], key in kb.known, needs, kb.readings(key), loop,
-                              reach[key]))
-    return Plan(target, tuple(steps), include_known, depth)
+            needs = tuple(Need(kb.docs[p], kb.graph.reason(p, key)) for p in needers)
+            steps.append(Step(kb.docs[key], key in kb.known, needs,
+                              kb.readings(key, own), loop, reach[key]))
+    return tuple(steps)
 
 
 def ready(vault: Vault, target: Document | None = None, limit: int = 10,
@@ -227,16 +326,15 @@ def ready(vault: Vault, target: Document | None = None, limit: int = 10,
         if not candidates and target.key not in kb.known:
             candidates = [target.key]
     else:
-        candidates = [k for k, (dtype, *_rest) in kb.info.items()
-                      if dtype in ("topic", "entry", "unit", "note") and k not in kb.known]
+        candidates = [k for k, row in kb.info.items()
+                      if row.type in ("topic", "entry", "unit", "note") and k not in kb.known]
     out = []
     for key in candidates:
         if key in kb.known:
             continue
         if all(n in kb.known for n in graph.successors(key)):
             out.append((key, len(graph.predecessors(key))))
-    reading_first = {k for k, row in kb.info.items() if row[3] == "reading"}
-    out.sort(key=lambda ku: (ku[0] not in reading_first, -ku[1], kb.sort_key(ku[0])))
+    out.sort(key=lambda ku: (kb.info[ku[0]].status != "reading", -ku[1], kb.sort_key(ku[0])))
     steps = []
     for key, _unlocks in out[:limit]:
         needers = tuple(Need(kb.docs[p], graph.reason(p, key))
