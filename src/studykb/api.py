@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from studykb.study.ask import Question
     from studykb.study.new import Created, NewDoc
     from studykb.study.plans import Knowledge, Plan, Step
+    from studykb.study.rename import Done, Move, Reader
     from studykb.study.tracker import Tracker
 
 
@@ -316,3 +317,19 @@ class KnowledgeBase:
 
         text, _notes = clean_query(query)
         return _expansions(self.vault, text) if text else []
+
+    # -- writing beside an editor ---------------------------------------------------------------
+    def plan_move(self, doc: Document, new: str, read: Reader | None = None) -> Move:
+        """How renaming ``doc`` to ``new`` (a name, or a path from the vault folder)
+        rewrites every reference to it; ``read`` gives a file's text (default: the disk)."""
+        from studykb.study import rename
+
+        return rename.plan(self.vault, doc, new, read or rename.read_disk(self.vault.root))
+
+    def move(self, move: Move) -> Done:
+        """Apply a planned move to the files (each atomically), then refresh."""
+        from studykb.study import rename
+
+        done = rename.apply(self.vault.root, move)
+        self.vault.refresh()
+        return done

@@ -155,7 +155,7 @@ def emit_json(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, indent=indent))
 
 
-def json_option(func: Callable) -> Callable:
+def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     return click.option("--json", "as_json", is_flag=True,
                         help="Print one JSON object on standard output.")(func)
 
@@ -172,44 +172,93 @@ def pass_kb(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 class Group(click.Group):
-    """Turns StudyError into a message and the contract's exit code, once, at the edge."""
+    """Turns every failure into one message in one style (``studykb: ...`` on standard
+    error) and the contract's exit code, once, at the edge; with ``--json``, standard
+    output also holds one JSON object ``{"error", "suggestions"}``."""
+
+    def make_context(self, info_name: str | None, args: list[str],
+                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except click.ClickException as exc:  # the group's own options (--vault)
+            _usage_failed(exc, None, "--json" in args)
+            raise click.exceptions.Exit(exc.exit_code) from None
 
     def invoke(self, ctx: click.Context) -> Any:
+        raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
+        as_json = "--json" in raw[1:raw.index("--")] if "--" in raw else "--json" in raw[1:]
         try:
             return super().invoke(ctx)
         except StudyError as exc:
-            click.echo(safe(f"studykb: {exc.message}"), err=True)
-            if exc.hint:
-                click.echo(safe(exc.hint), err=True)
+            _fail(exc.message, exc.hint, as_json, getattr(exc, "suggestions", None))
             ctx.exit(exc.exit_code)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        except (click.exceptions.Exit, click.exceptions.Abort):
             raise
+        except click.ClickException as exc:
+            _usage_failed(exc, ctx, as_json)
+            ctx.exit(exc.exit_code)
         except KeyboardInterrupt:
-            click.echo("studykb: interrupted", err=True)
+            _fail("interrupted", None, as_json)
             ctx.exit(130)
         except BrokenPipeError:
-            sys.stderr.close()
+            _closed_pipe()
             ctx.exit(0)
         except OSError as exc:  # the disk, not studykb: say what failed, keep the state
             if os.environ.get("STUDYKB_DEBUG"):
                 raise
+            if exc.errno == errno.EPIPE:
+                _closed_pipe()
+                ctx.exit(0)
             if exc.errno == errno.ENOSPC:
-                click.echo("studykb: disk full; nothing was changed (the previous state is "
-                           "kept).", err=True)
+                _fail("disk full; nothing was changed (the previous state is kept).", None,
+                      as_json)
             else:
                 where = f" {exc.filename}" if exc.filename else ""
-                click.echo(safe(f"studykb: cannot use{where}: {exc.strerror or exc}"), err=True)
+                _fail(f"cannot use{where}: {exc.strerror or exc}", None, as_json)
             ctx.exit(1)
         except Exception as exc:
             if os.environ.get("STUDYKB_DEBUG"):
                 raise
-            click.echo(safe(f"studykb: internal error: {type(exc).__name__}: {exc}"), err=True)
-            click.echo("Run again with STUDYKB_DEBUG=1 for the traceback, and please report it.",
-                       err=True)
+            _fail(f"internal error: {type(exc).__name__}: {exc}",
+                  "Run again with STUDYKB_DEBUG=1 for the traceback, and please report it.",
+                  as_json)
             ctx.exit(70)
         finally:
             if isinstance(ctx.obj, Context):
                 ctx.obj.close()
+
+
+def _fail(message: str, hint: str | None, as_json: bool,
+          suggestions: list[str] | None = None) -> None:
+    """Say what failed: ``studykb: message`` (and the hint) on standard error; with
+    ``--json``, also one JSON object on standard output."""
+    click.echo(safe(f"studykb: {message}"), err=True)
+    if hint:
+        click.echo(safe(hint), err=True)
+    if as_json:
+        data: dict[str, Any] = {"error": message, "suggestions": list(suggestions or [])}
+        if hint:
+            data["hint"] = hint
+        with contextlib.suppress(OSError):
+            emit_json(data)
+
+
+def _usage_failed(exc: click.ClickException, ctx: click.Context | None, as_json: bool) -> None:
+    """A click error (bad usage) in the same style as every other error."""
+    hint = None
+    if isinstance(exc, click.UsageError):
+        where = exc.ctx or ctx
+        if where is not None:
+            hint = f"Try '{where.command_path} --help' for help."
+    _fail(exc.format_message(), hint, as_json)
+
+
+def _closed_pipe() -> None:
+    """The reader went away (``| head``): stop quietly, exit 0, with or without a watch."""
+    with contextlib.suppress(OSError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # nothing more reaches the closed pipe
+    sys.stderr.close()
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -250,6 +299,40 @@ def check_arguments(argv: list[str]) -> None:
 
 
 def prepare() -> None:
-    """Register every command (their modules register themselves on import)."""
-    from studykb.cli import core, editor, plans, related, search  # noqa: F401
+    """Register every command (their modules register themselves on import), and give
+    every argument that names a document the shell completion of document ids."""
+    from studykb.cli import core, editor, notes, plans, related, search  # noqa: F401
+
+    for name, command in cli.commands.items():
+        if name in ("search", "ask"):
+            continue  # a search query, a question: not a document
+        for param in command.params:
+            if isinstance(param, click.Argument) and param.name == "query" \
+                    and param._custom_shell_complete is None:
+                # what click.Argument(shell_complete=...) sets; the commands are others'
+                param._custom_shell_complete = complete_ids
+
+
+def complete_ids(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
+    """Shell completion of document ids, read from the state as it is (no refresh, and
+    nothing at all before the first build)."""
+    from click.shell_completion import CompletionItem
+
+    try:
+        from studykb.config import STATE_DIR, load_config, locate
+        from studykb.vault import Vault
+        from studykb.vault.resolve import ID
+
+        root, explicit = locate(ctx.find_root().params.get("vault_dir"))
+        if not (root / STATE_DIR / "state.sqlite").is_file():
+            return []
+        vault = Vault(load_config(root, explicit))
+        try:
+            ids = vault.store.names_at((ID,))
+        finally:
+            vault.close()
+    except Exception:  # noqa: BLE001 - completion never prints an error into a prompt
+        return []
+    low = incomplete.casefold()
+    return [CompletionItem(i) for i in sorted(ids) if i.startswith(low)][:500]
     from studykb.cli import web  # noqa: F401

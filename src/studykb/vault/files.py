@@ -1,6 +1,6 @@
 """Reading and rewriting the user's own files without ever losing a byte of theirs.
 
-Only commands whose job is to write (``mark``, ``sidebar --write``, ``new``) change a
+Only commands whose job is to write (``mark``, ``sidebar --write``, ``new``, ``mv``) change a
 user's file, and they all go through this module:
 
 * :func:`read_for_edit` reads a file whole and *stable*: its real path lies inside the
@@ -456,3 +456,15 @@ def stale_temporary(name: str, folder: str, now: float | None = None) -> bool:
     except PermissionError:
         return False
     return False
+
+
+# -- moving a file ------------------------------------------------------------------------------
+
+
+def remove(read: Read) -> None:
+    """Delete the file ``read`` came from (its content now lives elsewhere, written by
+    :func:`create`), only if it still holds what was read; FileChanged otherwise."""
+    with _Guard(read) as guard:
+        guard.check()
+        os.unlink(read.path)
+    _sync_folder(read.path.parent)

@@ -1,0 +1,300 @@
+"""Renaming a document: ``studykb mv OLD NEW`` and the editor's rename.
+
+:func:`plan` finds every reference to the document (and to its course units) in every
+form it can be written, and says how each is rewritten:
+
+* ``[[old]]``, ``[[old|label]]``, ``[[old#heading]]``, ``![[old]]``: the name becomes
+  the new id (a path written ``[[notes/old]]`` becomes the new path, in the same form);
+* ``[label](../notes/old.md#heading)``: the new path, relative to the file it is in;
+* a bare name in a front-matter list (``requires: [old]``, ``{ref: old, reason: ...}``,
+  ``course: old``): the new id (or path);
+* references by alias, title or URL still fit after the move and are left as written.
+
+The moved file's own relative links are rewritten for its new folder, and its ``id``
+in the front matter, when it named the file, becomes the new one. Nothing is written
+here: the command line applies a :class:`Move` to the files (:func:`apply`, each file
+replaced atomically through :mod:`studykb.vault.files`), the language server hands it
+to the editor as a workspace edit.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote
+
+from studykb.errors import StudyError, UsageError
+from studykb.model import Document, Reference
+from studykb.parse import parse_file
+from studykb.vault.resolve import Names, fold
+
+if TYPE_CHECKING:
+    from studykb.vault import Vault
+
+_KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
+_ID_LINE = re.compile(r"""^(\s*["']?id["']?\s*[:=]\s*["']?)([^"'\s#]+)""")
+#: Reads the text of a file at a vault path (an editor's buffer, or the disk).
+Reader = Callable[[str], str]
+
+
+@dataclass(frozen=True)
+class Edit:
+    """One piece of text replaced: a reference, or the ``id`` of the moved document."""
+
+    path: str
+    """Vault path of the file, before the move."""
+    line: int
+    """0-based line."""
+    start: int
+    """Code-point column where the replaced text starts."""
+    end: int
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Move:
+    """What renaming one document does."""
+
+    doc: Document
+    old_path: str
+    new_path: str
+    new_id: str
+    edits: list[Edit] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
+    """The text each edited file had when planned (what the edits apply to)."""
+
+    @property
+    def files(self) -> list[str]:
+        """The files whose text changes (before the move), the moved one first."""
+        paths = {e.path for e in self.edits} - {self.old_path}
+        return [self.old_path, *sorted(paths)]
+
+
+def target_path(doc: Document, new: str) -> str:
+    """The vault path ``new`` names: a path (with ``/`` or ``.md``) from the vault
+    folder, else a new file name in the document's own folder."""
+    new = new.strip().replace("\\", "/").strip("/")
+    if not new or new in (".", "..") or any(p in ("", ".", "..") for p in new.split("/")):
+        raise UsageError(f"{new!r} is not a name or a path inside the vault.")
+    if "/" not in new and not new.lower().endswith(".md"):
+        folder = posixpath.dirname(doc.path)
+        new = posixpath.join(folder, new) if folder else new
+    return new if new.lower().endswith(".md") else new + ".md"
+
+
+def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
+    """How renaming ``doc`` to ``new`` (a name or a vault path) rewrites the vault."""
+    if doc.type == "unit":
+        raise UsageError(f"{doc.id} is a unit of a course; rename the course instead.")
+    new_path = target_path(doc, new)
+    if new_path == doc.path:
+        raise UsageError(f"{doc.path} is already there.")
+    if fold(new_path) != fold(doc.path) and (vault.root / new_path).exists():
+        raise StudyError(f"{new_path} exists already; not moving {doc.path} over it.")
+    stem = _stem(doc.path)
+    new_stem = _stem(new_path)
+    keeps_id = doc.explicit_id and fold(doc.id) != fold(stem)
+    new_id = doc.id if keeps_id else new_stem
+    names = vault.names()
+    taken = [k for _l, k in names.table.get(fold(new_id), ()) if k != doc.key
+             and not k.startswith(doc.key + "#")]
+    if new_id != doc.id and taken:
+        raise StudyError(f"the name {new_id!r} is taken by {names.paths.get(taken[0], taken[0])}.",
+                         hint="Choose another name.")
+    move = Move(doc, doc.path, new_path, new_id)
+    renamer = _Renamer(move, stem)
+    sources = sorted({link.ref.path for link in vault.backlinks(doc.key)}
+                     | {link.ref.path for key in _unit_keys(vault, doc)
+                        for link in vault.backlinks(key)} | {doc.path})
+    for path in sources:
+        text = read(path)
+        move.texts[path] = text
+        renamer.file(path, text, names)
+    move.edits.sort(key=lambda e: (e.path != move.old_path, e.path, e.line, e.start))
+    return move
+
+
+def _unit_keys(vault: Vault, doc: Document) -> list[str]:
+    if doc.type != "course":
+        return []
+    return [key for key in vault.keys_in([doc.path]) if key.startswith(doc.key + "#")]
+
+
+def _stem(path: str) -> str:
+    name = posixpath.basename(path)
+    return name[:-3] if name.lower().endswith(".md") else name
+
+
+class _Renamer:
+    """Finds the edits of one file after another."""
+
+    def __init__(self, move: Move, stem: str) -> None:
+        self.move = move
+        doc = move.doc
+        self.old_names = {fold(doc.id), fold(stem), fold(doc.path), fold(doc.path[:-3])}
+
+    def file(self, path: str, text: str, names: Names) -> None:
+        move = self.move
+        parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"))
+        lines = text.split("\n")
+        moved = path == move.old_path
+        for ref, line, start in _placed(parsed.references, lines):
+            key, _state, _note = names.resolve(ref.source, ref.path, ref.target, ref.style,
+                                               ref.anchor, ref.optional, ref.text)
+            here = key is not None and (key == move.doc.key
+                                        or key.startswith(move.doc.key + "#"))
+            new = None
+            if here:
+                new = self.rewritten(ref, path)
+            elif moved and ref.style == "path" and key is not None:
+                new = _relative_url(ref.text, names.paths.get(key, ""), move.new_path)
+            if new is not None and new != ref.text:
+                move.edits.append(Edit(path, line, start, start + len(ref.text), ref.text, new))
+        if moved and move.doc.explicit_id and move.new_id != move.doc.id:
+            self.id_line(path, lines)
+
+    def rewritten(self, ref: Reference, path: str) -> str | None:
+        """The new text of a reference to the document, or None to leave it."""
+        move = self.move
+        source = move.new_path if path == move.old_path else path
+        if ref.style == "path":
+            return _relative_url(ref.text, move.new_path, source)
+        text = ref.text
+        if text.startswith(("[[", "![[")):
+            bang = "!" if text.startswith("!") else ""
+            inner = text[len(bang) + 2: -2] if text.endswith("]]") else text[len(bang) + 2:]
+            cut = min((i for i in (inner.find("#"), inner.find("|")) if i != -1),
+                      default=len(inner))
+            name = self.name_for(inner[:cut])
+            if name is None:
+                return None
+            return f"{bang}[[{name}{inner[cut:]}" + ("]]" if text.endswith("]]") else "")
+        return self.name_for(text)
+
+    def name_for(self, written: str) -> str | None:
+        """The new way to write a name that named the document (None: an alias, a title)."""
+        bare = written.strip()
+        head, hash_, unit = bare.partition("#")
+        if fold(head) not in self.old_names:
+            return None
+        move = self.move
+        if "/" in head:  # a path: keep its form (with or without .md)
+            new = move.new_path if head.lower().endswith(".md") else move.new_path[:-3]
+        else:
+            new = move.new_id
+        return new + hash_ + unit
+
+    def id_line(self, path: str, lines: list[str]) -> None:
+        """The front matter's ``id`` of the moved document."""
+        for n, text in enumerate(lines[:200]):
+            match = _ID_LINE.match(text)
+            if match and fold(match.group(2)) == fold(self.move.doc.id):
+                start = match.start(2)
+                self.move.edits.append(Edit(path, n, start, match.end(2), match.group(2),
+                                            self.move.new_id))
+                return
+
+
+def _placed(refs: tuple[Reference, ...], lines: list[str]
+            ) -> list[tuple[Reference, int, int]]:
+    """Each reference with its 0-based line and the column of its text (left to right)."""
+    cursor: dict[int, int] = {}
+    out = []
+    for ref in refs:
+        index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
+        line = lines[index] if lines else ""
+        start = cursor.get(index)
+        if start is None:
+            match = _KEY_LINE.match(line) if ref.kind != "link" else None
+            start = match.end() if match else 0
+        col = line.find(ref.text, start)
+        if col == -1:
+            continue  # not written as parsed (an escape): left alone
+        cursor[index] = col + len(ref.text)
+        out.append((ref, index, col))
+    return out
+
+
+def _relative_url(url: str, target: str, source: str) -> str | None:
+    """``url`` (a Markdown link in the file at ``source``) pointing at ``target`` instead,
+    in the same form: relative or from the site root, with or without ``.md``, escaped
+    alike, its ``#anchor`` kept."""
+    if not target or re.match(r"^[a-z][a-z0-9+.-]*:", url, re.I):
+        return None
+    path, hash_, anchor = url.partition("#")
+    escaped = "%" in path
+    path = unquote(path) if escaped else path
+    if path.startswith("/"):
+        new = "/" + target
+    else:
+        new = posixpath.relpath(target, posixpath.dirname(source) or ".")
+    if not path.lower().endswith(".md"):
+        new = new[:-3]
+    if escaped:
+        new = quote(new)
+    return new + hash_ + anchor
+
+
+def applied(text: str, edits: list[Edit]) -> str:
+    """``text`` with ``edits`` (all of one file) made, from the last one back."""
+    lines = text.split("\n")
+    for edit in sorted(edits, key=lambda e: (e.line, e.start), reverse=True):
+        line = lines[edit.line]
+        if line[edit.start:edit.end] != edit.old:
+            raise StudyError(f"{edit.path}:{edit.line + 1} changed since the rename was "
+                             "planned; nothing was changed. Run it again.")
+        lines[edit.line] = line[:edit.start] + edit.new + line[edit.end:]
+    return "\n".join(lines)
+
+
+@dataclass(frozen=True)
+class Done:
+    """What :func:`apply` wrote."""
+
+    moved: tuple[str, str]
+    rewritten: list[str]
+    """Other files whose references were rewritten."""
+
+
+def apply(root: Path, move: Move) -> Done:
+    """Write the move: the document at its new path (its own edits made), every other
+    file rewritten (each replaced atomically, only if unchanged since it was read), then
+    the old file removed. A file that changed since stops it with FileChanged, saying
+    what was done."""
+    from studykb.vault import files
+
+    reads = {path: files.read_for_edit(root, path) for path in move.files}
+    for path, read in reads.items():
+        if read.data.decode("utf-8", errors="surrogateescape") != move.texts[path]:
+            raise files.FileChanged(f"{path} changed since the rename was planned; nothing "
+                                    "was changed. Run it again.")
+    by_file: dict[str, list[Edit]] = {}
+    for edit in move.edits:
+        by_file.setdefault(edit.path, []).append(edit)
+    moved = applied(move.texts[move.old_path], by_file.get(move.old_path, []))
+    if move.new_path != move.old_path:
+        files.create(root, root / move.new_path, moved.encode("utf-8", "surrogateescape"))
+    done: list[str] = []
+    for path in move.files[1:]:
+        new = applied(move.texts[path], by_file[path])
+        files.replace(reads[path], new.encode("utf-8", "surrogateescape"))
+        done.append(path)
+    if move.new_path != move.old_path:
+        files.remove(reads[move.old_path])
+    elif by_file.get(move.old_path):
+        files.replace(reads[move.old_path], moved.encode("utf-8", "surrogateescape"))
+    return Done((move.old_path, move.new_path), done)
+
+
+def read_disk(root: Path) -> Reader:
+    """A reader of the files on disk (as the command line plans a move)."""
+
+    def read(path: str) -> str:
+        return (root / path).read_bytes().decode("utf-8", errors="surrogateescape")
+
+    return read

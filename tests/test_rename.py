@@ -1,0 +1,156 @@
+"""``studykb mv``: a document moved and every reference to it rewritten, in every form."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import run_json, tree_hashes
+
+ZERO = """---
+id: zero-sharding
+title: ZeRO sharding
+aliases: [ZeRO]
+---
+# ZeRO
+
+## Stages
+
+See [the DDP note](ddp.md) and [[zero-sharding#Stages]].
+"""
+NOTE = """---
+requires: [zero-sharding, {ref: "notes/topics/zero-sharding", reason: memory}]
+related:
+  - zero-sharding
+---
+# A
+
+[[zero-sharding]], [[zero-sharding|Z]], ![[zero-sharding#Stages]], [[ZeRO]],
+[z](topics/zero-sharding.md#stages), [t](<topics/zero-sharding.md>), [[ZeRO sharding]]
+"""
+COURSE = """---
+id: cs336
+units:
+  - id: a1
+    title: Basics
+---
+# CS336
+"""
+FILES = {
+    "notes/topics/zero-sharding.md": ZERO,
+    "notes/topics/ddp.md": "---\nid: ddp\n---\n# DDP\n",
+    "notes/a.md": NOTE,
+    "courses/cs336.md": COURSE,
+    "notes/b.md": "---\ncourse: cs336\n---\n[[cs336#a1]] and [[cs336]]\r\nCRLF line\r\n",
+}
+
+
+def problems(run, vault: Path) -> list[dict]:  # type: ignore[no-untyped-def]
+    return run_json(run, "check", vault=vault)[1]["problems"]
+
+
+def test_every_form_of_reference_is_rewritten(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    assert problems(run, vault) == []
+    result = run("mv", "zero-sharding", "notes/zero/zero-redundancy.md", vault=vault)
+    assert result.exit_code == 0, result.output
+    assert "rewrote 11 references in 2 files" in result.stdout
+    assert not (vault / "notes/topics/zero-sharding.md").exists()
+    moved = (vault / "notes/zero/zero-redundancy.md").read_text()
+    assert "id: zero-redundancy" in moved
+    assert "[the DDP note](../topics/ddp.md)" in moved  # its own relative link, re-rooted
+    assert "[[zero-redundancy#Stages]]" in moved
+    note = (vault / "notes/a.md").read_text()
+    assert "requires: [zero-redundancy, {ref: \"notes/zero/zero-redundancy\", reason: memory}]" \
+        in note
+    assert "  - zero-redundancy\n" in note
+    assert "[[zero-redundancy]], [[zero-redundancy|Z]], ![[zero-redundancy#Stages]], [[ZeRO]]" \
+        in note  # the alias still fits: kept
+    assert "[z](zero/zero-redundancy.md#stages), [t](<zero/zero-redundancy.md>)" in note
+    assert "[[ZeRO sharding]]" in note  # the title too
+    assert problems(run, vault) == []  # nothing dangles after the move
+
+
+def test_dry_run_writes_nothing_and_json_lists_the_edits(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    before = tree_hashes(vault)
+    code, data = run_json(run, "mv", "zero-sharding", "zero-redundancy", "--dry-run",
+                          vault=vault)
+    assert code == 0
+    assert tree_hashes(vault) == before
+    assert data["to"] == "notes/topics/zero-redundancy.md" and data["id"] == "zero-redundancy"
+    assert {"path": "notes/a.md", "line": 4, "old": "zero-sharding",
+            "new": "zero-redundancy"} in data["edits"]
+    assert data["files"] == ["notes/a.md", "notes/topics/zero-sharding.md"]
+
+
+def test_a_course_keeps_its_units_and_crlf(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    result = run("mv", "cs336", "cs336-2025", vault=vault)
+    assert result.exit_code == 0, result.output
+    b = (vault / "notes/b.md").read_bytes().decode()
+    assert b == "---\ncourse: cs336-2025\n---\n[[cs336-2025#a1]] and [[cs336-2025]]\r\n" \
+                "CRLF line\r\n"
+    assert "id: cs336-2025" in (vault / "courses/cs336-2025.md").read_text()
+    assert problems(run, vault) == []
+
+
+@pytest.mark.parametrize(("new", "message"), [
+    ("a", "taken by notes/a.md"),
+    ("notes/topics/ddp.md", "exists already"),
+    ("../outside", "not a name or a path inside the vault"),
+])
+def test_refusals_change_nothing(run, make_vault, new, message) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    before = tree_hashes(vault)
+    code, data = run_json(run, "mv", "zero-sharding", new, vault=vault)
+    assert code in (1, 2)
+    assert message in data["error"]
+    assert tree_hashes(vault) == before
+
+
+def test_a_file_changed_since_it_was_read_stops_the_move(make_vault, open_vault) -> None:  # type: ignore[no-untyped-def]
+    from studykb.api import KnowledgeBase
+    from studykb.vault.files import FileChanged
+
+    vault_dir = make_vault(FILES)
+    kb = KnowledgeBase(open_vault(vault_dir))
+    move = kb.plan_move(kb.find("zero-sharding"), "zero-redundancy")
+    (vault_dir / "notes/a.md").write_text(NOTE + "\nsaved by an editor meanwhile\n")
+    with pytest.raises(FileChanged):
+        kb.move(move)
+    assert (vault_dir / "notes/topics/zero-sharding.md").exists()
+    assert "saved by an editor" in (vault_dir / "notes/a.md").read_text()
+    assert not (vault_dir / "notes/topics/zero-redundancy.md").exists()
+
+
+def test_list_for_pickers(run, make_vault, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    monkeypatch.chdir(vault)
+    paths = run("list").stdout.splitlines()
+    assert paths == sorted(paths) and "notes/a.md" in paths
+    assert all(os.path.isfile(p) for p in paths)  # usable as they are: xargs $EDITOR
+    rows = run("list", "--type", "course", "--type", "unit", "--format", "{id}\t{title}"
+               ).stdout.splitlines()
+    assert rows == ["cs336\tCS336", "cs336#a1\tBasics"]
+    bad = run("list", "--format", "{nope}")
+    assert bad.exit_code == 2 and "unknown field {nope}" in bad.stderr
+    code, data = run_json(run, "list", "--tag", "nothing")
+    assert code == 0 and data == {"documents": []}
+
+
+def test_json_errors_are_one_object(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    result = run("show", "zero-shardin", "--json", vault=vault)
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)
+    assert data["error"] == "No document matches 'zero-shardin'."
+    assert data["suggestions"][0].startswith("zero-sharding")
+    assert result.stderr.startswith("studykb: No document matches")
+    result = run("search", "--limit", "x", "q", "--json", vault=vault)
+    assert result.exit_code == 2
+    assert "--limit" in json.loads(result.stdout)["error"]
+    assert result.stderr.startswith("studykb: ")
