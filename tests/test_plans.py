@@ -324,3 +324,16 @@ def test_status_reading_now_and_finished_by_the_date_done(vault_dir: Path) -> No
     code, out = run(vault_dir, "status", "--json")
     first = json.loads(out)["finished"][0]
     assert (first["id"], first["done"]) == ("t-q", dt.date.today().isoformat())
+
+
+def test_counts_and_articles_read_as_english(vault_dir: Path) -> None:
+    code, text = run(vault_dir, "topics")
+    lines = {line.split()[0]: line for line in text.splitlines() if line.strip()}
+    assert " 1 doc " in lines["Charlie"] and " 3 docs " in lines["Bravo"]
+    code, text = run(vault_dir, "topic", "e-1")
+    assert "e-1 is an entry, not a topic." in text
+    code, text = run(vault_dir, "check")
+    assert "2 errors, 0 warnings" in text
+    (vault_dir / "topics" / "t-l2.md").write_text("---\nid: t-l2\ntitle: Loop Two\n---\n")
+    code, text = run(vault_dir, "check")
+    assert "1 error, 0 warnings" in text  # the dangling reference is left

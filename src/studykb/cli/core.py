@@ -152,7 +152,9 @@ def check(kb, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-unty
             out.print(f"{_escape(where)}: [{color}]{p.severity}[/] [bold]{p.code}[/] "
                       f"{_escape(p.message)}")
         if problems:
-            out.print(f"{errors} errors, {len(problems) - errors} warnings")
+            warnings = len(problems) - errors
+            out.print(f"{errors} error{'' if errors == 1 else 's'}, "
+                      f"{warnings} warning{'' if warnings == 1 else 's'}")
         else:
             out.print("no problems")
     raise SystemExit(1 if errors else 0)

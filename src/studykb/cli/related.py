@@ -127,8 +127,8 @@ def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool, 
     if query:
         doc = kb.find(query)
         if (write or dry_run) and doc.type != "note":
-            raise UsageError(f"--write writes sidebars into notes only; {doc.id} is a "
-                             f"{doc.type}")
+            raise UsageError(f"--write writes sidebars into notes only; {doc.id} is "
+                             f"{'an' if doc.type == 'entry' else 'a'} {doc.type}")
         keys = [doc.key]
     elif write or dry_run:
         keys = [k for k, d in docs.items() if d.type == "note"]
@@ -209,7 +209,8 @@ def topics(kb, limit: int | None, as_json: bool) -> None:  # type: ignore[no-unt
     width = max((len(t.title) for t in found), default=0)
     for t in found:
         also = ", ".join(f"{r.title} ({r.together})" for r in t.related)
-        out.print(f"{t.title:<{width}}  {t.count:>4} docs  {also}", markup=False)
+        docs = "doc " if t.count == 1 else "docs"
+        out.print(f"{t.title:<{width}}  {t.count:>4} {docs}  {also}", markup=False)
     if not found:
         out.print("no topics: add files under a topics/ folder or with type: topic")
 
@@ -240,7 +241,8 @@ def topic(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def
     """
     doc = kb.find(query)
     if doc.type != "topic":
-        raise StudyError(f"{doc.id} is a {doc.type}, not a topic.",
+        raise StudyError(f"{doc.id} is {'an' if doc.type == 'entry' else 'a'} {doc.type}, "
+                         "not a topic.",
                          hint="`studykb topics` lists every topic.")
     page = kb.topic_page(doc)
     if as_json:
