@@ -302,6 +302,7 @@ def prepare() -> None:
     """Register every command (their modules register themselves on import), and give
     every argument that names a document the shell completion of document ids."""
     from studykb.cli import core, editor, notes, plans, related, search  # noqa: F401
+    from studykb.cli import web  # noqa: F401
 
     for name, command in cli.commands.items():
         if name in ("search", "ask"):
@@ -335,4 +336,3 @@ def complete_ids(ctx: click.Context, _param: click.Parameter, incomplete: str) -
         return []
     low = incomplete.casefold()
     return [CompletionItem(i) for i in sorted(ids) if i.startswith(low)][:500]
-    from studykb.cli import web  # noqa: F401
