@@ -375,3 +375,84 @@ def test_diagnostics_are_those_of_check(make_vault, run) -> None:  # type: ignor
             got = {(d["range"]["start"]["line"], d["code"], d["message"], d["severity"])
                    for d in found}
             assert got == expected[rel], rel
+
+
+def test_completion_of_units_tags_and_topics(lsp: LspClient, vault: Path) -> None:
+    uri, _ = fresh(lsp, vault / "notes/c3.md",
+                   "---\ntags: [ds, \ncovers: [f\n---\nSee [[cs336#\n")
+    units = lsp.request("textDocument/completion", lsp.at(uri, 4, 12))
+    assert labels(units)[:2] == ["a1", "a2"]  # the course's units, in order, first
+    assert units["items"][1]["textEdit"]["newText"] == "a2]]"
+    assert "Systems" in units["items"][1]["detail"]
+    tags = labels(lsp.request("textDocument/completion", lsp.at(uri, 1, 11)))
+    assert tags[:2] == ["ddp", "fsdp"]  # topics first
+    covers = labels(lsp.request("textDocument/completion", lsp.at(uri, 2, 10)))
+    assert covers == ["fsdp"]
+
+
+def test_workspace_symbols_find_notes_by_title_or_alias(lsp: LspClient, vault: Path) -> None:
+    found = lsp.request("workspace/symbol", {"query": "数据"})
+    assert found[0]["name"] == "数据并行 → Distributed Data Parallel"
+    assert found[0]["location"]["uri"].endswith("notes/topics/ddp.md")
+    found = lsp.request("workspace/symbol", {"query": "language model"})
+    assert found[0]["name"] == "Language Modeling from Scratch"
+
+
+def apply_edit(root: Path, edit: dict) -> None:
+    """Apply a workspace edit to the files as an editor would, then save them."""
+    from urllib.parse import unquote, urlparse
+
+    def path(uri: str) -> Path:
+        return Path(unquote(urlparse(uri).path))
+
+    for change in edit.get("documentChanges") or []:
+        if change.get("kind") == "rename":
+            path(change["oldUri"]).rename(path(change["newUri"]))
+            continue
+        file = path(change["textDocument"]["uri"])
+        lines = file.read_text(encoding="utf-8").split("\n")
+        for e in sorted(change["edits"], key=lambda e: (e["range"]["start"]["line"],
+                                                        e["range"]["start"]["character"]),
+                        reverse=True):
+            start, end = e["range"]["start"], e["range"]["end"]
+            assert start["line"] == end["line"]
+            line = lines[start["line"]]
+            lines[start["line"]] = (line[:start["character"]] + e["newText"]
+                                    + line[end["character"]:])
+        file.write_text("\n".join(lines), encoding="utf-8")
+    for uri, edits in (edit.get("changes") or {}).items():
+        apply_edit(root, {"documentChanges": [{"textDocument": {"uri": uri}, "edits": edits}]})
+
+
+def test_code_actions_fix_a_dangling_name(vault: Path, tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".studykb"))
+    with LspClient(root) as client:
+        client.initialize(root)
+        text = "---\nid: n\n---\nSee [[fdsp]] and [[ddp]] and [[tensor parallelism]].\n"
+        uri, found = fresh(client, root / "notes/n.md", text)
+        assert [d["message"] for d in found][0].endswith("(did you mean 'fsdp'?)")
+        params = {"textDocument": {"uri": uri}, "context": {"diagnostics": found},
+                  "range": {"start": {"line": 3, "character": 7},
+                            "end": {"line": 3, "character": 7}}}
+        acts = client.request("textDocument/codeAction", params)
+        assert [a["title"] for a in acts] == ["Replace with 'fsdp'", "Create note 'fdsp'"]
+        edit = acts[0]["edit"]["changes"][uri][0]
+        assert edit["newText"] == "fsdp" and edit["range"]["start"]["character"] == 6
+        params["range"] = {"start": {"line": 3, "character": 20},
+                           "end": {"line": 3, "character": 20}}
+        acts = client.request("textDocument/codeAction", params)
+        assert [a["title"] for a in acts] == ["Add 'ddp' to requires"]
+        insert = acts[0]["edit"]["changes"][uri][0]
+        assert insert["range"]["start"] == {"line": 2, "character": 0}  # before the fence
+        assert insert["newText"] == "requires: [ddp]\n"
+        params["range"] = {"start": {"line": 3, "character": 35},
+                           "end": {"line": 3, "character": 35}}
+        create = client.request("textDocument/codeAction", params)[0]
+        assert create["title"] == "Create note 'tensor parallelism'"
+        since = len(client.notifications)
+        made = client.request("workspace/executeCommand", create["command"])
+        assert made["path"] == "notes/tensor-parallelism.md"
+        assert (root / made["path"]).read_text().startswith("---\nid: tensor-parallelism\n")
+        client.wait_for("textDocument/publishDiagnostics",
+                        lambda p: p["uri"] == uri and len(p["diagnostics"]) == 1, since=since)

@@ -22,6 +22,8 @@ from studykb.parse.document import REF_KEYS
 from studykb.vault.resolve import fold
 
 MAX_ITEMS = 100
+#: Front-matter keys whose values are tags or topics, not references.
+TAG_KEYS = ("tags", "covers")
 _WIKI_OPEN = re.compile(r"!?\[\[([^\[\]\n]*)$")
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
 _ITEM_LINE = re.compile(r"^(\s*)-(\s|$)")
@@ -192,8 +194,9 @@ class Completion:
     """Where completion applies at the cursor and what is typed so far."""
 
     kind: str
-    """``wikilink`` (inside ``[[``), ``heading`` (after ``[[doc#``) or ``front`` (a
-    front-matter reference list)."""
+    """``wikilink`` (inside ``[[``), ``heading`` (after ``[[doc#``: headings, and the
+    units of a course), ``front`` (a front-matter reference list) or ``tag`` (front-matter
+    ``tags`` and ``covers``)."""
     prefix: str
     start: int
     """Column where the typed prefix starts (the edit replaces start..cursor)."""
@@ -225,7 +228,7 @@ def completion_context(lines: list[str], line: int, col: int) -> Completion | No
     if fm is None or not fm[0] < line < fm[1]:
         return None
     key = _front_key(lines, line, fm[0], col)
-    if key not in REF_KEYS:
+    if key not in REF_KEYS and key not in TAG_KEYS:
         return None
     field_start = max(before.rfind(","), before.rfind("{")) + 1
     if re.match(r"\s*[\"']?reason[\"']?\s*:", before[field_start:]):
@@ -238,7 +241,8 @@ def completion_context(lines: list[str], line: int, col: int) -> Completion | No
     quoted = before[start:start + 1] in ("'", '"')
     if quoted:
         start += 1
-    return Completion("front", before[start:col], start, "", key, quoted)
+    kind = "tag" if key in TAG_KEYS else "front"
+    return Completion(kind, before[start:col], start, "", key, quoted)
 
 
 def _front_matter_range(lines: list[str]) -> tuple[int, int] | None:
@@ -278,3 +282,37 @@ def _front_key(lines: list[str], line: int, fm_start: int, col: int) -> str:
     return ""
 
 
+
+
+@dataclass(frozen=True, slots=True)
+class Tag:
+    """A value offered in ``tags`` or ``covers``: a topic's id, or a tag in use."""
+
+    label: str
+    detail: str
+    topic: bool
+    uses: int = 0
+
+
+def tags_for(docs: dict[str, Document], key: str, prefix: str) -> list[Tag]:
+    """Topics (for ``covers``: only topics) and, for ``tags``, the tags already in use,
+    that fit ``prefix``: topics first, then the most used tags."""
+    query = fold(prefix)
+    out: dict[str, Tag] = {}
+    for doc in docs.values():
+        if doc.type == "topic" and (query in fold(doc.id) or query in fold(doc.title)):
+            out.setdefault(fold(doc.id), Tag(doc.id, f"{doc.title} (topic)", True))
+    if key == "tags":
+        used: Counter[str] = Counter()
+        shown: dict[str, str] = {}
+        for doc in docs.values():
+            for tag in doc.tags:
+                folded = fold(tag)
+                if query in folded and folded not in out:
+                    used[folded] += 1
+                    shown.setdefault(folded, tag)
+        for folded, n in used.items():
+            out[folded] = Tag(shown[folded], f"tag, used {n} time{'s' if n != 1 else ''}",
+                              False, n)
+    return sorted(out.values(), key=lambda t: (not t.topic, not fold(t.label).startswith(query),
+                                               -t.uses, fold(t.label)))[:MAX_ITEMS]

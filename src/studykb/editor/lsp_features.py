@@ -17,7 +17,14 @@ from lsprotocol import types as t
 from pygls.uris import from_fs_path, to_fs_path
 
 from studykb.editor.assist import describe
-from studykb.editor.completion import complete, completion_context, insert_text
+from studykb.editor.completion import (
+    Candidate,
+    Completion,
+    complete,
+    completion_context,
+    insert_text,
+    tags_for,
+)
 from studykb.editor.lsp import StudyServer
 from studykb.editor.watch import ServerFactory
 
@@ -98,14 +105,15 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
         text = analysis.lines[line]
         edit_range = ls.range(text, line, ctx.start, col)
         if ctx.kind == "heading":
-            key, _s, _n = ls.snap.names.resolve("", analysis.path, ctx.key, "name", "", False)
-            doc = ls.snap.docs.get(key) if key else None
-            heads = list(ls.vault.text(doc.path)[1]) if doc and ls.vault else []
-            items = [t.CompletionItem(label=h, kind=t.CompletionItemKind.Reference,
-                                      detail=f"heading in {doc.title}" if doc else None,
-                                      text_edit=t.TextEdit(range=edit_range,
-                                                           new_text=h + ctx.close))
-                     for h in heads]
+            return t.CompletionList(is_incomplete=False,
+                                    items=_headings(ls, analysis.path, ctx, edit_range))
+        if ctx.kind == "tag":
+            items = [t.CompletionItem(
+                label=tag.label, detail=tag.detail, sort_text=f"{n:04d}",
+                kind=t.CompletionItemKind.Class if tag.topic else t.CompletionItemKind.Keyword,
+                text_edit=t.TextEdit(range=edit_range, new_text=insert_text(
+                    Candidate(tag.label, "", tag.label, "", "id", "", ""), ctx)))
+                for n, tag in enumerate(tags_for(ls.snap.docs, ctx.key, ctx.prefix))]
             return t.CompletionList(is_incomplete=False, items=items)
         found, cut = complete(ls.snap.index, ctx.prefix, here=analysis.path,
                               prefer="course" if ctx.key == "course" else None)
@@ -194,7 +202,35 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
                 target=target, tooltip=f"{doc.title} ({doc.type})"))
         return out
 
+    from studykb.editor.lsp_edits import register
+
+    register(server, guarded)
     return server
+
+
+def _headings(ls: StudyServer, here: str, ctx: Completion, edit_range: t.Range
+              ) -> list[t.CompletionItem]:
+    """After ``[[doc#``: a course's units (in order), then the document's headings."""
+    key, _s, _n = ls.snap.names.resolve("", here, ctx.key, "name", "", False)
+    doc = ls.snap.docs.get(key) if key else None
+    if doc is None:
+        return []
+    items = []
+    if doc.type == "course":
+        units = sorted((d for d in ls.snap.docs.values() if d.parent == doc.key),
+                       key=lambda d: d.line)
+        for n, unit in enumerate(units):
+            name = unit.id.split("#", 1)[-1]
+            items.append(t.CompletionItem(
+                label=name, kind=t.CompletionItemKind.Method, sort_text=f"0{n:04d}",
+                detail=f"{unit.title} (unit of {doc.title})",
+                text_edit=t.TextEdit(range=edit_range, new_text=name + ctx.close)))
+    heads = list(ls.vault.text(doc.path)[1]) if ls.vault else []
+    items.extend(t.CompletionItem(label=h, kind=t.CompletionItemKind.Reference,
+                                  detail=f"heading in {doc.title}", sort_text=f"1{n:04d}",
+                                  text_edit=t.TextEdit(range=edit_range, new_text=h + ctx.close))
+                 for n, h in enumerate(heads))
+    return items
 
 
 _KIND = {"topic": t.CompletionItemKind.Class, "course": t.CompletionItemKind.Module,
