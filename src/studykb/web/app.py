@@ -120,14 +120,13 @@ def create_app(
     refresh: bool = False,
     token: str | None = None,
     lock: threading.Lock | None = None,
+    hub: Hub | None = None,
 ) -> Starlette:
     """The web app over ``kb``. ``source`` feeds live reload (run in a thread while the
-    app runs); ``refresh``: bring the vault up to date before each page instead."""
-    state = State(kb, refresh=refresh)
-    if token:
-        state.token = token
-    if lock is not None:
-        state.lock = lock
+    app runs; ``hub`` hands its batches to the open pages); ``refresh``: bring the vault
+    up to date before each page instead."""
+    state = State(kb, token=token or secrets.token_urlsafe(32), lock=lock or threading.Lock(),
+                  hub=hub or Hub(), refresh=refresh)
     stop = threading.Event()
 
     @contextlib.asynccontextmanager

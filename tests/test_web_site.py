@@ -1,0 +1,153 @@
+"""``studykb site``: the pages as static files with relative links that all resolve, a
+graph and a search index the browser can use, and a second run that rewrites only what
+changed."""
+
+from __future__ import annotations
+
+import json
+import posixpath
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from tests.test_web import FILES
+
+pytest.importorskip("jinja2")
+
+
+def build(run: Callable[..., Any], vault: Path, out: Path, *extra: str) -> dict[str, Any]:
+    result = run("site", "-o", str(out), *extra, "--json", vault=vault)
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def pages(out: Path) -> list[Path]:
+    return sorted(out.rglob("*.html"))
+
+
+def local_targets(page: Path, out: Path) -> list[tuple[str, Path]]:
+    """(href, the file it names) of every relative link and asset of ``page``."""
+    html = page.read_text(encoding="utf-8")
+    found = []
+    for ref in re.findall(r'\s(?:href|src|data-graph-url|data-index)="([^"]+)"', html):
+        ref = ref.replace("&amp;", "&")
+        parts = urlsplit(ref)
+        if parts.scheme or ref.startswith("#"):
+            continue
+        assert not ref.startswith("/"), f"{page}: {ref} is not relative"
+        target = posixpath.normpath(
+            posixpath.join(page.parent.relative_to(out).as_posix(), unquote(parts.path))
+        )
+        file = out / target
+        if file.is_dir():
+            file = file / "index.html"
+        found.append((ref, file))
+    return found
+
+
+def test_every_link_of_every_page_resolves(
+    run: Callable[..., Any], bundled: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "public"
+    data = build(run, bundled, out)
+    assert data["pages"] == len(pages(out)) > 200
+    for page in pages(out):
+        for ref, file in local_targets(page, out):
+            assert file.is_file(), f"{page.relative_to(out)} links {ref}: missing"
+    home = (out / "index.html").read_text(encoding="utf-8")
+    assert 'data-mode="static"' in home and "studykb-token" not in home
+    assert "mark-button" not in (out / "d/notes/topics/fsdp2.html").read_text(encoding="utf-8")
+
+
+def test_topic_plan_pages_graph_and_search_index(
+    run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    vault = make_vault(FILES)
+    out = tmp_path / "site"
+    build(run, vault, out)
+    plan = (out / "plan/notes/topics/fsdp2.html").read_text(encoding="utf-8")
+    assert 'href="../../../d/notes/topics/ddp.html"' in plan
+    topic = (out / "d/notes/topics/fsdp2.html").read_text(encoding="utf-8")
+    assert 'href="../../../plan/notes/topics/fsdp2.html"' in topic
+    assert (
+        'href="../../../graph/index.html?focus=notes%2Ftopics%2Ffsdp2.md&amp;mode=around"' in topic
+    )
+    graph = json.loads((out / "graph.json").read_text(encoding="utf-8"))
+    for node in graph["nodes"]:
+        file = posixpath.normpath(posixpath.join("graph", node["url"].split("#")[0]))
+        assert (out / unquote(file)).is_file(), node
+    index = json.loads((out / "search-index.json").read_text(encoding="utf-8"))
+    keys = [d["key"] for d in index["docs"]]
+    ddp = keys.index("notes/topics/ddp.md")
+    assert index["docs"][ddp]["url"] == "d/notes/topics/ddp.html"
+    assert any(doc == ddp for doc, _w in index["terms"]["数据"])  # Chinese, segmented
+    assert "数据并行把批次切分到每个" not in index["terms"]
+    assert any(doc == ddp for doc, _w in index["terms"]["reduced"])  # English, not stemmed
+    assert (out / "static/search-static.js").is_file()
+    assert not (out / "static/dev").exists()
+    assert (out / "files/notes/img/d.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_second_run_rewrites_only_what_changed(
+    run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    vault = make_vault(FILES)
+    out = tmp_path / "site"
+    first = build(run, vault, out)
+    assert first["written"] == first["files"]
+    again = build(run, vault, out)
+    assert again["written"] == 0 and again["removed"] == 0
+    css = out / "static/studykb.css"
+    stamp = css.stat().st_mtime_ns
+    note = vault / "notes/entries/fsdp-tutorial.md"
+    note.write_text(
+        note.read_text(encoding="utf-8").replace("How to call", "How to use"), encoding="utf-8"
+    )
+    changed = build(run, vault, out)
+    assert 0 < changed["written"] < first["files"] // 2
+    assert "How to use" in (out / "d/notes/entries/fsdp-tutorial.html").read_text(encoding="utf-8")
+    assert css.stat().st_mtime_ns == stamp
+    (vault / "notes/my-fsdp.md").unlink()
+    removed = build(run, vault, out)
+    assert removed["removed"] >= 1
+    assert not (out / "d/notes/my-fsdp.html").exists()
+    (out / "mine.txt").write_text("not the site's", encoding="utf-8")
+    build(run, vault, out)
+    assert (out / "mine.txt").is_file()  # only what the site wrote is ever removed
+
+
+def test_base_url_adds_canonical_links_and_a_sitemap(
+    run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    vault = make_vault(FILES)
+    out = tmp_path / "site"
+    build(run, vault, out, "--base-url", "https://me.example/notes/")
+    page = (out / "d/notes/topics/ddp.html").read_text(encoding="utf-8")
+    assert '<link rel="canonical" href="https://me.example/notes/d/notes/topics/ddp.html">' in page
+    sitemap = (out / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<loc>https://me.example/notes/topics/</loc>" in sitemap
+    assert 'href="../../../d/notes/topics/fsdp2.html"' in page  # links stay relative
+
+
+def test_bad_outputs_are_refused(
+    run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    vault = make_vault(FILES)
+    for out in (vault, vault.parent):
+        result = run("site", "-o", str(out), vault=vault)
+        assert result.exit_code == 2 and "holds the vault" in result.stderr
+    bad = run("site", "-o", str(tmp_path / "x"), "--base-url", "javascript:alert(1)", vault=vault)
+    assert bad.exit_code == 2
+    manifest = tmp_path / "site"
+    manifest.mkdir()
+    (tmp_path / "precious.txt").write_text("keep", encoding="utf-8")
+    (manifest / ".studykb-site.json").write_text(
+        json.dumps({"version": 1, "files": {"../precious.txt": "x", "/etc/passwd": "y"}}),
+        encoding="utf-8",
+    )
+    build(run, vault, manifest)
+    assert (tmp_path / "precious.txt").read_text(encoding="utf-8") == "keep"
