@@ -309,15 +309,6 @@ class KnowledgeBase:
 
         return topic_page(self.vault, doc)
 
-    # -- the web view (additions for issue 17) ------------------------------------------------
-    def also_searched(self, query: str) -> list[str]:
-        """Other names of the topic a whole query names, which search looks for too
-        (投机解码 -> speculative decoding)."""
-        from studykb.search.query import _expansions, clean_query
-
-        text, _notes = clean_query(query)
-        return _expansions(self.vault, text) if text else []
-
     # -- writing beside an editor ---------------------------------------------------------------
     def plan_move(self, doc: Document, new: str, read: Reader | None = None) -> Move:
         """How renaming ``doc`` to ``new`` (a name, or a path from the vault folder)
