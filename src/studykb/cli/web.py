@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import socket
 import threading
 import webbrowser
 from pathlib import Path
@@ -11,8 +10,6 @@ from pathlib import Path
 import click
 
 from studykb.cli.app import Context, cli, emit_json, json_option, safe
-
-HOST = "127.0.0.1"
 
 
 @cli.command()
@@ -36,46 +33,31 @@ def serve(obj: Context, port: int, open_browser: bool) -> None:
       studykb serve --open
       studykb --vault ~/notes serve --port 8765
     """
-    import uvicorn
-
+    from studykb.errors import StudyError
     from studykb.web.app import create_app
-    from studykb.web.live import watch_owned, watch_source
+    from studykb.web.live import Hub, watch_owned, watch_source
+    from studykb.web.server import HOST, Server, bind
 
     kb = obj.kb()
     owned = watch_owned(kb)
     if not owned:
         kb.sync_search(quiet=True)
-    lock = threading.Lock()
-    app = create_app(kb, source=watch_source(kb, lock, index=not owned), lock=lock)
-    sock = _bind(port)
-    url = f"http://{HOST}:{sock.getsockname()[1]}/"
-    click.echo(safe(f"studykb: serving {kb.root} at {url} (Ctrl-C stops)"))
-    if open_browser:
-        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
-    config = uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=1, lifespan="on")
-    server = uvicorn.Server(config)
-    with contextlib.suppress(KeyboardInterrupt):
-        server.run(sockets=[sock])
-    click.echo("studykb: stopped serving")
-
-
-def _bind(port: int) -> socket.socket:
-    """A listening socket on 127.0.0.1 (a free port for 0); a clear message when taken."""
-    from studykb.errors import StudyError
-
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    lock, hub = threading.Lock(), Hub()
+    app = create_app(kb, source=watch_source(kb, lock, index=not owned), lock=lock, hub=hub)
     try:
-        sock.bind((HOST, port))
+        sock = bind(port)
     except OSError as exc:
-        sock.close()
         raise StudyError(
             f"cannot listen on {HOST}:{port}: {exc.strerror or exc}",
             hint="Choose another --port, or leave it out for a free one.",
         ) from None
-    sock.listen(64)
-    sock.set_inheritable(True)
-    return sock
+    url = f"http://{HOST}:{sock.getsockname()[1]}/"
+    click.echo(safe(f"studykb: serving {kb.root} at {url} (Ctrl-C stops)"))
+    if open_browser:
+        threading.Timer(0.5, webbrowser.open, args=(url,)).start()
+    with contextlib.suppress(KeyboardInterrupt):
+        Server(app, hub).run(sockets=[sock])
+    click.echo("studykb: stopped serving")
 
 
 @cli.command()

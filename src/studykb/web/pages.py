@@ -327,7 +327,7 @@ class Pages:
             limit=limit,
         )
         found = self.kb.search(options)
-        return found.hits, list(found.also) or self.kb.also_searched(query)
+        return found.hits, list(found.also)
 
     def tag_names(self) -> list[str]:
         if "tags" not in self._memo:

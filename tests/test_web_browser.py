@@ -1,0 +1,296 @@
+"""The web view in a real browser (headless Chromium through Playwright): pages open,
+search answers as you type in both languages, the graph is clicked through, a mark
+button changes the note on disk, saving a note updates the open page, the keyboard
+works, and axe-core finds no accessibility violation.
+
+Needs Debian's ``chromium`` (or ``STUDYKB_CHROMIUM``) and the ``playwright`` package
+(the ``test`` extra); skipped, saying which is missing, otherwise. Screenshots go to
+``$STUDYKB_SCREENSHOTS`` when set (else the test's temporary folder), to be looked at.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from tests.test_web import FILES
+
+pytestmark = pytest.mark.slow
+
+CHROMIUM = (
+    os.environ.get("STUDYKB_CHROMIUM")
+    or shutil.which("chromium")
+    or shutil.which("chromium-browser")
+)
+ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+AXE = Path(__file__).resolve().parent.parent / "src/studykb/web/static/dev/vendor/axe.min.js"
+
+MATH_NOTE = (
+    "---\nid: math-note\nstatus: todo\n---\n# Math note\n\nThe loss is "
+    "$L = -\\sum_i y_i \\log p_i$.\n\n```python\nloss = -(y * p.log()).sum()\n```\n"
+)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not CHROMIUM:
+        pytest.skip("no Chromium: apt-get install chromium (or set STUDYKB_CHROMIUM)")
+    sync_api = pytest.importorskip(
+        "playwright.sync_api", reason="pip install playwright (the test extra)"
+    )
+    with sync_api.sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser: Any, request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=False)
+    opened = context.new_page()
+    errors: list[str] = []
+    opened.on("pageerror", lambda exc: errors.append(str(exc)))
+    opened.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    opened.errors = errors
+    opened.shots = Path(os.environ.get("STUDYKB_SCREENSHOTS") or tmp_path)
+    opened.shot_name = request.node.name
+    yield opened
+    context.close()
+
+
+def shot(page: Any, name: str) -> Path:
+    page.shots.mkdir(parents=True, exist_ok=True)
+    path = page.shots / f"{page.shot_name}-{name}.png"
+    page.screenshot(path=str(path))
+    return path
+
+
+class Served:
+    def __init__(self, root: Path, url: str) -> None:
+        self.root = root
+        self.url = url
+
+
+@pytest.fixture
+def served(make_vault: Callable[..., Path]) -> Iterator[Served]:
+    """``studykb serve`` in a thread: the real app, its watch and uvicorn."""
+    from studykb.api import KnowledgeBase
+    from studykb.web.app import create_app
+    from studykb.web.live import Hub, watch_source
+    from studykb.web.server import Server, bind
+
+    root = make_vault({**FILES, "notes/math-note.md": MATH_NOTE})
+    kb = KnowledgeBase.open(root)
+    kb.refresh()
+    kb.sync_search(quiet=True)
+    lock, hub = threading.Lock(), Hub()
+    app = create_app(kb, source=watch_source(kb, lock), lock=lock, hub=hub)
+    sock = bind(0)
+    server = Server(app, hub)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    _until(lambda: server.started, 20)
+    yield Served(root, f"http://127.0.0.1:{sock.getsockname()[1]}")
+    server.should_exit = True
+    thread.join(10)
+    sock.close()
+    kb.close()
+
+
+def _until(condition: Callable[[], Any], seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < end, "timed out"
+        time.sleep(0.05)
+
+
+# -- pages ---------------------------------------------------------------------------------
+def test_document_page_math_code_and_keyboard(page: Any, served: Served) -> None:
+    page.goto(served.url + "/d/notes/math-note.html")
+    page.wait_for_selector(".math.inline .katex", timeout=10_000)
+    assert page.locator(".highlight pre").count() == 1
+    assert page.title().startswith("Math note")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.className") == "skip-link"
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+    page.locator("h1").click()
+    page.keyboard.press("/")
+    assert page.evaluate("document.activeElement.id") == "site-search-q"
+    shot(page, "document")
+    assert page.errors == []
+
+
+def test_search_as_you_type_in_both_languages(page: Any, served: Served) -> None:
+    page.goto(served.url + "/search/")
+    box = page.locator("[data-search-primary]")
+    box.type("all-red", delay=30)
+    page.wait_for_selector("[data-search-results] li.hit mark", timeout=10_000)
+    first = page.locator("[data-search-results] li.hit h2 a").first
+    assert first.inner_text() == "Distributed Data Parallel"
+    box.fill("")
+    box.type("数据并行", delay=30)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-search-results] li.hit h2')]"
+        ".some(h => h.textContent.includes('Distributed Data Parallel'))",
+        timeout=10_000,
+    )
+    assert "数据" in page.locator("[data-search-results] mark").first.inner_text()
+    shot(page, "search-zh")
+    assert page.errors == []
+
+
+def test_graph_is_clicked_through(page: Any, served: Served) -> None:
+    page.goto(served.url + "/graph/")
+    page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
+    page.wait_for_timeout(3500)  # the layout worker settles (3 s)
+    page.fill("[data-graph-search]", "FSDP2 tut")
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.querySelector('[data-graph-info]').textContent.includes('FSDP2 tutorial')",
+        timeout=10_000,
+    )
+    shot(page, "selected")
+    point = page.evaluate("""() => {
+        const r = window.studykbGraph.api.renderer();
+        const g = r.getGraph();
+        const n = g.nodes().find(
+            (k) => g.getNodeAttribute(k, 'label') === 'Distributed Data Parallel');
+        const p = r.graphToViewport(r.getNodeDisplayData(n));
+        const box = document.querySelector('[data-graph-canvas]').getBoundingClientRect();
+        return {x: box.x + p.x, y: box.y + p.y};
+    }""")
+    with page.expect_navigation(timeout=10_000):
+        page.mouse.click(point["x"], point["y"])
+    assert page.url.endswith("/d/notes/topics/ddp.html")
+    assert page.errors == []
+
+
+def test_keyboard_opens_the_selected_node(page: Any, served: Served) -> None:
+    page.goto(served.url + "/graph/?focus=notes%2Ftopics%2Ffsdp2.md")
+    page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
+    page.focus("[data-graph-canvas]")
+    with page.expect_navigation(timeout=10_000):
+        page.keyboard.press("Enter")
+    assert page.url.endswith("/d/notes/topics/fsdp2.html")
+
+
+def test_mark_button_changes_the_note_on_disk(page: Any, served: Served) -> None:
+    note = served.root / "notes/topics/ddp.md"
+    assert b"status:" not in note.read_bytes()
+    page.goto(served.url + "/plan/notes/topics/fsdp2.html")
+    button = page.locator('button[data-mark-key="notes/topics/ddp.md"]').first
+    assert button.get_attribute("aria-pressed") == "false"
+    button.click()
+    page.wait_for_function(
+        "() => document.querySelector('button[data-mark-key=\"notes/topics/"
+        "ddp.md\"]').getAttribute('aria-pressed') === 'true'",
+        timeout=10_000,
+    )
+    _until(lambda: b"status: done" in note.read_bytes(), 10)
+    shot(page, "marked")
+    assert page.errors == []
+
+
+def test_saving_a_note_updates_the_open_page(page: Any, served: Served) -> None:
+    page.goto(served.url + "/d/notes/topics/ddp.html")
+    page.wait_for_timeout(500)  # the event stream is open
+    note = served.root / "notes/topics/ddp.md"
+    note.write_text(
+        note.read_text(encoding="utf-8") + "\nA sentence saved just now.\n", encoding="utf-8"
+    )
+    page.wait_for_selector("text=A sentence saved just now.", timeout=8_000)
+    assert page.errors == []
+
+
+PAGES = [
+    "/",
+    "/topics/",
+    "/lists/",
+    "/courses/",
+    "/d/notes/topics/fsdp2.html",
+    "/d/notes/my-fsdp.html",
+    "/d/courses/cs336.html",
+    "/d/notes/lists/start.html",
+    "/plan/notes/topics/fsdp2.html",
+    "/search/?q=fsdp2",
+    "/graph/",
+]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_pages_pass_axe(browser: Any, served: Served, scheme: str) -> None:
+    context = browser.new_context(bypass_csp=True, color_scheme=scheme)
+    tab = context.new_page()
+    found = {}
+    for path in PAGES:
+        tab.goto(served.url + path)
+        if path == "/graph/":
+            tab.wait_for_function("() => window.studykbGraph.ready", timeout=20_000)
+        tab.wait_for_timeout(300)
+        tab.add_script_tag(path=str(AXE))
+        result = tab.evaluate(
+            "async () => (await axe.run(document)).violations"
+            ".map(v => v.id + ': ' + v.nodes.map(n => n.target).join(' '))"
+        )
+        if result:
+            found[path] = result
+    context.close()
+    assert found == {}
+
+
+# -- the static site -------------------------------------------------------------------------
+@pytest.fixture
+def static_site(
+    run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> Iterator[str]:
+    vault = make_vault(FILES)
+    out = tmp_path / "public"
+    assert run("site", "-o", str(out), vault=vault).exit_code == 0
+    handler = functools.partial(_Quiet, directory=str(out))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+    httpd.server_close()
+
+
+class _Quiet(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002
+        pass
+
+
+def test_static_site_search_and_graph(page: Any, static_site: str) -> None:
+    page.goto(static_site + "/search/index.html")
+    page.locator("[data-search-primary]").type("数据并行", delay=30)
+    page.wait_for_selector("[data-search-results] li.hit", timeout=10_000)
+    link = page.locator("[data-search-results] li.hit h2 a").first
+    assert link.inner_text() == "Distributed Data Parallel"
+    with page.expect_navigation():
+        link.click()
+    assert page.url.endswith("/d/notes/topics/ddp.html")
+    page.goto(static_site + "/graph/index.html")
+    page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
+    assert "documents" in page.locator("[data-graph-status]").inner_text()
+    page.goto(static_site + "/d/notes/topics/fsdp2.html")
+    with page.expect_navigation():
+        page.locator(".doc-actions a", has_text="What should I read").click()
+    assert "What to read before" in page.locator("h1").inner_text()
+    assert page.errors == []
