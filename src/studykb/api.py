@@ -190,7 +190,7 @@ class KnowledgeBase:
 
         self.sync_search()
         hits = query.search(self.vault, options)
-        return Found(hits, query.explain(options))
+        return Found(hits, query.explain(options), query.also_searched(self.vault, options))
 
     def close_search(self) -> None:
         """Close the searcher kept open between queries (a short-lived process)."""

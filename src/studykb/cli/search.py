@@ -25,14 +25,18 @@ def search(kb, query: str, types, tags, course, status, level, limit: int,  # ty
            as_json: bool) -> None:
     """Full-text search in Chinese, English or both, ranked, with a snippet per hit.
 
-    QUERY uses whoosh's query language: words (all must match), OR, NOT,
-    "a phrase", field:value (title, aliases, tags, body, type, course, status,
-    level, kind, id, path), prefix* and parentheses. Titles and aliases weigh
-    more than the body. Exits 1 when nothing matched.
+    Plain words rank documents holding more of them first, and those where they
+    stand together (a phrase, or close) above those where they are scattered;
+    a topic named in one language also finds the documents using its other
+    names ("also searched: ..."). Titles and aliases weigh more than the body.
+    Query syntax is whoosh's: AND, OR, NOT, "a phrase", field:value (title,
+    aliases, tags, body, type, course, status, level, kind, id, path), prefix*
+    and parentheses. Exits 1 when nothing matched.
 
     \b
     Example:
       studykb search 投机解码
+      studykb search 算子融合                              finds "kernel fusion" too
       studykb search "speculative decoding" --type entry --limit 5
       studykb search 'PostgreSQL AND (vacuum OR 死元组)'
       studykb search '"kv cache"' --course cs336 --json
@@ -51,18 +55,28 @@ def search(kb, query: str, types, tags, course, status, level, limit: int,  # ty
     for note in notes:
         click.echo(f"studykb: {note}", err=True)
     if as_json:
-        emit_json({"query": query, "hits": [h.as_dict() for h in hits], "notes": notes})
+        emit_json({"query": query, "hits": [h.as_dict() for h in hits], "notes": notes,
+                   "also": list(found.also)})
     else:
-        _print(hits, query)
+        _print(hits, query, list(found.also))
     raise SystemExit(0 if hits else 1)
 
 
-def _print(hits, query: str) -> None:  # type: ignore[no-untyped-def]
+#: Other names listed on the "also searched" line before "and N more".
+ALSO_SHOWN = 4
+
+
+def _print(hits, query: str, also: list[str]) -> None:  # type: ignore[no-untyped-def]
     from rich.text import Text
 
     out = console()
+    if also:
+        more = len(also) - ALSO_SHOWN
+        line = ", ".join(also[:ALSO_SHOWN]) + (f" and {more} more" if more > 0 else "")
+        out.print(Text(safe(f"also searched: {line}"), style="dim"))
     if not hits:
-        out.print(f"nothing matched {query!r}" if query else "nothing matched", markup=False)
+        out.print(safe(f"nothing matched {query!r}" if query else "nothing matched"),
+                  markup=False)
         return
     for n, hit in enumerate(hits, 1):
         head = Text(f"{n:>2}. ")

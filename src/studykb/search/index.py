@@ -47,7 +47,7 @@ from studykb.search.state import (
     wanted_signatures,
     write_record,
 )
-from studykb.text import segment
+from studykb.text import segment, terms
 from studykb.text.analysis import fold_name, surface_forms, term_positions
 from studykb.vault.topics import TopicTable
 
@@ -76,8 +76,6 @@ NAME_WEIGHT = 5.0
 TAG_WEIGHT = 2.0
 #: Distinctive terms of a document that :func:`similar` looks for in the others.
 SIMILAR_TERMS = 15
-#: Weight of a document whose title, alias or id is the whole query.
-EXACT_BOOST = 100.0
 #: BM25 length normalisation per field: a topic with many aliases is not penalised for them.
 FIELD_B = {"body_B": 0.5, "tags_B": 0.3, "title_B": 0.5}
 #: Text fields a query may also name (``title:``, ``aliases:``) without searching them by default.
@@ -106,6 +104,14 @@ def _damaged(exc: BaseException) -> bool:
     if isinstance(exc, OSError) and not isinstance(exc, EOFError):
         return exc.errno in _DAMAGE_ERRNOS
     return True
+
+
+def _foreign(exc: BaseException) -> bool:
+    """Whether opening the index failed because its table of contents names classes of
+    another studykb version (a module since moved or renamed): that index is replaced."""
+    if isinstance(exc, ImportError):
+        return (exc.name or "").split(".")[0] == "studykb"
+    return isinstance(exc, AttributeError) and "studykb" in str(exc)
 
 
 def _notify(message: str) -> None:
@@ -149,9 +155,12 @@ def _open(folder: Path) -> tuple[Any, str | None]:
             return ix, None
         reason = "made by another studykb version"
     except Exception as exc:
-        if not _damaged(exc):
+        if _foreign(exc):
+            reason = "made by another studykb version"
+        elif _damaged(exc):
+            reason = f"damaged ({type(exc).__name__})"
+        else:
             raise
-        reason = f"damaged ({type(exc).__name__})"
     _discard(folder)
     return _create(folder), (f"search index was {reason}; rebuilding "
                              f"{folder.parent.name}/{folder.name}/")
@@ -296,19 +305,22 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         return _done(stats, started, quiet)
     wanted = wanted_signatures(vault)
     topics = vault.topics()
+    words = use_vocabulary(topics)
     try:
         held = read_held(vault, folder, generation) if cache is not None else None
         if held is None:
             held = _held(ix.reader())
+        restem = _restemmed(ix, held, cache, words)
     except Exception as exc:
         if not _damaged(exc):
             raise
         _discard(folder)
-        ix, held, cache = _create(folder), {}, None
+        ix, held, cache, restem = _create(folder), {}, None, set()
         stats.notice = (f"search index was damaged ({type(exc).__name__}); rebuilding "
                         f"{folder.parent.name}/{folder.name}/")
     same_topics = cache is not None and cache.get("topics") == topics.digest
     tsigs = None if same_topics else topic_signatures(vault, topics)
+    held = {p: (["", ""] if p in restem else sig) for p, sig in held.items()}
     changed, removed = diff_held(held, wanted, tsigs)
     if changed or removed:
         if wait is None:
@@ -319,8 +331,33 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         generation, held = done
         ix = _open_dir(folder)
     stats.documents = _doc_count(ix)
-    write_record(vault, folder, generation, held, state, topics.digest, stats.documents)
+    write_record(vault, folder, generation, held, state, topics.digest, stats.documents, words)
     return _done(stats, started, quiet)
+
+
+def use_vocabulary(topics: TopicTable) -> list[str]:
+    """Protect the vault's one-word topic names from the stemmer (see
+    :mod:`studykb.text.terms`); those names, sorted."""
+    names = [n for text in topics.texts.values() for n in text.split("\n")]
+    terms.protect(names)
+    return sorted(terms.one_word_names(names) - terms.TECH_TERMS)
+
+
+def _restemmed(ix: Any, held: dict[str, list[str]], record: dict[str, Any] | None,
+               words: list[str]) -> set[str]:
+    """Files to index again because a word they hold is protected now, or no longer (an
+    index whose record does not say had only :data:`terms.TECH_TERMS` protected)."""
+    before = record.get("protected") if record is not None else None
+    if not held or before == words:
+        return set()
+    look = terms.affected_terms(before if isinstance(before, list) else (), words)
+    paths: set[str] = set()
+    with ix.reader() as reader:
+        for term in sorted(look):
+            if ("body", term) in reader:
+                for docnum in reader.postings("body", term).all_ids():
+                    paths.add(reader.stored_fields(docnum)["path"])
+    return paths
 
 
 def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: TopicTable,
@@ -589,6 +626,7 @@ def _segment_job(job: dict[str, Any]) -> tuple[Any, dict[str, list[str]]]:
     from studykb.vault.store import reader
 
     topics = TopicTable.from_data(job["topics"])
+    use_vocabulary(topics)
     store = reader(Path(job["state"]))
     try:
         writer = SegmentWriter(_open_dir(Path(job["folder"])), _lk=False, limitmb=POOL_MB)
@@ -715,21 +753,6 @@ def _top(searcher: Any, q: Any, limit: int, allow: Any = None, block: Any = None
     return collector.results()
 
 
-def _boosted(q: Any, text: str) -> Any:
-    """``q``, scoring most where the whole query is a document's title, alias or id."""
-    exact = wq.Term("exact", fold_name(text.strip().strip('"')), boost=EXACT_BOOST)
-    return wq.AndMaybe(q, exact)
-
-
-def _phrase(name: str) -> Any:
-    """``name`` as a phrase, at half weight."""
-    words = name.replace('"', " ").strip()
-    q = _parser(_schema()).parse(f'"{words}"') if words else wq.NullQuery
-    if not isinstance(q, type(wq.NullQuery)):
-        q = q.with_boost(0.5) if hasattr(q, "with_boost") else q
-    return q
-
-
 def _schema() -> Schema:
     global _SCHEMA
     if _SCHEMA is None:
@@ -762,29 +785,42 @@ def query(vault: Vault, text: str, filters: list[list[tuple[str, str]]] | None =
     every group. ``expansions``: other phrasings (a topic's names in the other language)
     that also match, at a lower weight.
     """
+    from studykb.search.ranking import OTHER_NAMES, exact_query, name_query
+
     q = parse_query(text) if text.strip() else wq.Every()
     if isinstance(q, type(wq.NullQuery)):
         return Answer([], frozenset(), empty=True)
-    extra = [_phrase(name) for name in expansions]
-    extra = [e for e in extra if not isinstance(e, type(wq.NullQuery))]
+    extra = [name_query(name, OTHER_NAMES) for name in expansions]
+    extra = [e for e in extra if e is not None]
     if extra:
         q = wq.Or([q, *extra])
     if not isinstance(q, wq.Every):
-        q = _boosted(q, text)
+        q = wq.AndMaybe(q, exact_query(text))
+    return run(vault, q, filters, limit)
+
+
+def run(vault: Vault, q: Any, filters: list[list[tuple[str, str]]] | None = None,
+        limit: int = 10, highlight: frozenset[str] | None = None) -> Answer:
+    """The best ``limit`` documents for the whoosh query ``q`` (see :func:`query`);
+    ``highlight``: the terms to show in snippets (default: those of ``q``)."""
     conditions = [wq.Or([wq.Term(name, value) for name, value in group])
                   for group in (filters or []) if group]
     mask = wq.And(conditions) if conditions else None
     sort = isinstance(q, wq.Every)
 
-    def run(searcher: Any) -> Answer:
+    def answer(searcher: Any) -> Answer:
         results = (searcher.search(q, limit=max(1, limit), filter=mask, sortedby="key")
                    if sort else _top(searcher, q, limit, allow=mask))
         hits = [Found(hit["key"], 0.0 if sort else float(hit.score or 0.0),
                       dict(hit.fields())) for hit in results]
-        terms = frozenset() if sort else _text_terms(q, searcher.reader())
-        return Answer(hits, terms)
+        if sort:
+            terms_found: frozenset[str] = frozenset()
+        else:
+            terms_found = highlight if highlight is not None else _text_terms(
+                q, searcher.reader())
+        return Answer(hits, terms_found)
 
-    return _retrying(vault, run)
+    return _retrying(vault, answer)
 
 
 def _text_terms(q: Any, reader: Any) -> frozenset[str]:
@@ -818,19 +854,9 @@ def _positive_leaves(q: Any) -> Iterator[Any]:
             yield from _positive_leaves(child)
 
 
-#: Chinese function words: indexed (phrases need them) but never a reason for similarity.
-_ZH_STOP_WORDS = """
-的 了 是 在 和 与 也 就 都 而 及 或 一个 我们 你 我 他 她 它 这 那 这个 那个 个 上 下 中 为 对 把
-被 让 会 能 可以 没有 不 有 就是 还 但 并 等 以 于 之 其 时 后 前 要 所以 因为 如果 一 二 两 多 很
-更 最 再 又 才 从 到 由 用 做 来 去 说 看 里 吗 呢 吧 啊 着 过 得 地 每 各 所 该 此 如 即 则 将 已
-已经 一些 这些 那些 什么 怎么 如何 通过 进行 使用 之后 之前 然后 以及 但是 而且 或者 一样 一次 一般
-"""
-_ZH_STOP = frozenset(_ZH_STOP_WORDS.split())
-
-
 def _telling(term: str) -> bool:
     """Whether a term says something about a text (not a function word, number or letter)."""
-    return len(term) > 1 and term not in _ZH_STOP and not term.replace(".", "").isdigit()
+    return len(term) > 1 and not terms.is_stop(term) and not term.replace(".", "").isdigit()
 
 
 def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, list[str]]]:

@@ -12,17 +12,15 @@ import difflib
 import re
 import unicodedata
 from dataclasses import dataclass
+from typing import Any
 
 from studykb.errors import UsageError
 from studykb.model import DOC_TYPES
+from studykb.search.understand import plain, read
 from studykb.vault import Vault
 
 #: Longer queries are cut (at a word boundary) to this many characters.
 MAX_QUERY_CHARS = 500
-#: Characters of body text shown around the best match.
-SNIPPET_CHARS = 180
-#: Only this much of a long body is scanned for the snippet.
-SNIPPET_SCAN = 200_000
 #: Fields a query may name as ``field:value``.
 QUERY_FIELDS = ("title", "aliases", "tags", "body", "tag", "type", "course", "status", "level",
                 "kind", "date", "id", "path", "key")
@@ -51,6 +49,10 @@ class SearchOptions:
     """Keep documents of this level (1-5, or intro/intermediate/advanced)."""
     limit: int = 10
     """At most this many hits."""
+    expand: bool = True
+    """Also search the other names (the other language) of topics the query names."""
+    proximity: bool = True
+    """Score documents holding the query's words together (a phrase, or close) higher."""
 
     @property
     def filtered(self) -> bool:
@@ -257,8 +259,11 @@ def _level(value: int | str) -> int:
 def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     """Ranked hits for ``opts`` (the index should be synced first: :func:`index.sync`).
 
-    An empty query lists the documents the filters keep (in path order); without
-    filters it is a UsageError. A query of only stop words or punctuation finds nothing.
+    A plain query (words, no query syntax) is ranked by :mod:`studykb.search.ranking`:
+    documents with more of its words, with its words together, and with the other names
+    of the topics it names. An empty query lists the documents the filters keep (in
+    path order); without filters it is a UsageError. A query of only stop words or
+    punctuation finds nothing.
     """
     from studykb.search import index
     text, _notes = clean_query(opts.query)
@@ -273,10 +278,33 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     if text:
         check_syntax(text)
     groups = _filters(vault, opts)
-    answer = index.query(vault, text, groups, opts.limit, _expansions(vault, text))
+    topics = vault.topics()
+    index.use_vocabulary(topics)
+    if text and plain(text):
+        from studykb.search.ranking import plain_query, terms_of
+
+        reading = read(text, topics, opts.expand)
+        q = plain_query(reading, opts.proximity)
+        answer = index.run(vault, q, groups, opts.limit, terms_of(reading))
+        if not reading.words and not reading.also:
+            return []
+    else:
+        names = _expansions(vault, text) if opts.expand else []
+        answer = index.query(vault, text, groups, opts.limit, names)
     if answer.empty:
         return []
     return [_hit(vault, found, answer.terms) for found in answer.hits]
+
+
+def also_searched(vault: Vault, opts: SearchOptions) -> list[str]:
+    """The other names of the topics the query names, which :func:`search` looks for too
+    (算子融合 -> kernel fusion, operator fusion...)."""
+    text, _notes = clean_query(opts.query)
+    if not text or not opts.expand or not has_words(text):
+        return []
+    if plain(text):
+        return read(text, vault.topics()).also
+    return _expansions(vault, text)
 
 
 def explain(opts: SearchOptions) -> list[str]:
@@ -301,87 +329,23 @@ def _expansions(vault: Vault, text: str) -> list[str]:
     return [n for n in vault.topics().named(bare) if n.casefold() != bare.casefold()]
 
 
-def _hit(vault: Vault, found, terms: frozenset[str]) -> Hit:  # type: ignore[no-untyped-def]
+def _hit(vault: Vault, found: Any, terms: frozenset[str]) -> Hit:
+    from studykb.search.snippets import snippet
+
     f = found.fields
+    doc = vault.document(found.key)
+    marks: tuple[tuple[int, int], ...] = ()
     if f.get("type") == "unit":
         course = vault.document(f["path"])
-        snippet = f"Unit of {course.title}" if course else "Course unit"
-        marks: tuple[tuple[int, int], ...] = ()
+        text = f"Unit of {course.title}" if course else "Course unit"
+    elif doc is not None:
+        text, marks = snippet(vault, doc, terms)
     else:
-        body, _headings = vault.text(f["path"])
-        snippet, marks = make_snippet(_without_title(body, f.get("title", "")), terms)
+        text = ""
     level = f.get("level") or ""
     return Hit(key=found.key, id=f.get("id", ""), path=f.get("path", ""),
                title=f.get("title", ""), type=f.get("type", ""), score=found.score,
-               snippet=snippet, highlights=marks,
+               snippet=text, highlights=marks,
                tags=tuple(t for t in (f.get("tag") or "").split(",") if t),
                status=f.get("status") or None, level=int(level) if level.isdigit() else None,
                course=tuple(c for c in (f.get("course") or "").split(",") if c))
-
-
-def _without_title(body: str, title: str) -> str:
-    """The body without the heading that repeats the title (already shown above it)."""
-    stripped = body.lstrip()
-    if title and stripped.startswith(title):
-        rest = stripped[len(title):]
-        if not rest or rest[0].isspace():
-            return rest.lstrip()
-    return body
-
-
-def make_snippet(body: str, terms: frozenset[str] | set[str],
-                 width: int = SNIPPET_CHARS) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """The window of ``body`` with the most distinct matched terms, and where they are."""
-    from studykb.text.analysis import find_terms
-
-    head = body[:SNIPPET_SCAN]
-    found = find_terms(head, terms) if terms else []
-    if not found:
-        return _flatten(head, 0, min(len(head), width), [])
-    best = (0, 0, 0)
-    j = 0
-    for i, (_t, start, _e) in enumerate(found[:2000]):
-        j = max(j, i)
-        while j + 1 < len(found) and found[j + 1][2] - start <= width - 20:
-            j += 1
-        window = found[i:j + 1]
-        score = (len({t for t, _s, _e in window}), len(window))
-        if score > best[:2]:
-            best = (*score, i)
-    first = found[best[2]]
-    start = max(0, first[1] - 30)
-    if start:
-        gap = head.rfind(" ", max(0, start - 15), first[1])
-        start = gap + 1 if gap >= 0 else start
-    end = min(len(head), start + width)
-    inside = [(s, e) for _t, s, e in found if s >= start and e <= end]
-    return _flatten(head, start, end, inside)
-
-
-def _flatten(text: str, start: int, end: int, marks: list[tuple[int, int]]
-             ) -> tuple[str, tuple[tuple[int, int], ...]]:
-    """text[start:end] on one line (whitespace runs made one space), with … where cut,
-    and ``marks`` moved to the new offsets."""
-    out: list[str] = ["…"] if start > 0 else []
-    size = len(out)
-    where: dict[int, int] = {}
-    space = True
-    for i in range(start, end):
-        where[i] = size
-        ch = text[i]
-        if ch.isspace():
-            if not space:
-                out.append(" ")
-                size += 1
-            space = True
-            continue
-        space = False
-        out.append(ch)
-        size += 1
-    where[end] = size
-    snippet = "".join(out).rstrip()
-    if end < len(text):
-        snippet += "…"
-    moved = tuple((where[s], min(where[e], len(snippet))) for s, e in marks
-                  if s in where and e in where and where[e] > where[s])
-    return snippet, moved

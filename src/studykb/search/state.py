@@ -110,18 +110,19 @@ def read_held(vault: Vault, folder: Path, generation: int) -> dict[str, list[str
 
 
 def write_record(vault: Vault, folder: Path, generation: int, held: dict[str, list[str]],
-                 state: str, topics: str, documents: int) -> None:
+                 state: str, topics: str, documents: int, protected: list[str]) -> None:
     """Remember what generation ``generation`` holds, so the next command skips reading it.
 
     The per-file signatures go to the vault's cache, read only when the vault changed;
     the small JSON record beside the index, read by every command, is written last: it
-    vouches for the other.
+    vouches for the other. ``protected``: the vault's words the stemmer left alone
+    (see :func:`studykb.search.index.use_vocabulary`).
     """
     ident = _generation_id(folder, generation)
     if ident:
         vault.cache.put("search-held", cache_key("search-held", ident), held)
     small = {"version": INDEX_VERSION, "generation": generation, "state": state,
-             "topics": topics, "documents": documents}
+             "topics": topics, "documents": documents, "protected": protected}
     tmp = folder / f"{SYNC_FILE}.{os.getpid()}.tmp"
     try:
         tmp.write_text(json.dumps(small), encoding="utf-8")

@@ -20,6 +20,7 @@ from typing import NamedTuple
 import Stemmer
 
 from studykb.text import segment
+from studykb.text.terms import light_stem
 
 _TOKENS = re.compile(rf"([{segment.HAN}]+)|\d+(?:[.,]\d+)+|[^\W{segment.HAN}]+")
 
@@ -36,15 +37,24 @@ STEMS_MAX = 200_000
 
 
 def stem(word: str) -> str:
-    """The index term of a lowercased non-Han word: its Porter2 stem when it is plain
-    ASCII letters, else the word itself (``3.5``, ``café``)."""
+    """The index term of a lowercased non-Han word: a protected term (see
+    :mod:`studykb.text.terms`) without its plural ``s``, else its Porter2 stem when it is
+    plain ASCII letters, else the word itself (``3.5``, ``café``)."""
     got = _STEMS.get(word)
     if got is None:
-        got = _STEMMER.stemWord(word) if word.isascii() and word.isalpha() else word
+        if word.isascii() and word.isalpha():
+            got = light_stem(word) or _STEMMER.stemWord(word)
+        else:
+            got = word
         if len(_STEMS) > STEMS_MAX:
             _STEMS.clear()
         _STEMS[word] = got
     return got
+
+
+def forget_stems() -> None:
+    """Drop the remembered stems (the protected terms changed)."""
+    _STEMS.clear()
 
 
 class Term(NamedTuple):

@@ -44,9 +44,11 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "related-features": ("studykb.related.features", "studykb.graph", "studykb.model"),
     "related-terms": ("studykb.related.textsim", "studykb.text"),
     "related-vectors": ("studykb.related.textsim", "studykb.text"),
-    # the search index: how text is analysed and what goes in it
-    "search-index": ("studykb.search", "studykb.text"),
-    "search-held": ("studykb.search", "studykb.text"),
+    # the search index: how text is analysed and what goes in it (not how queries rank)
+    "search-index": ("studykb.search.index", "studykb.search.schema", "studykb.search.state",
+                     "studykb.text"),
+    "search-held": ("studykb.search.index", "studykb.search.schema", "studykb.search.state",
+                    "studykb.text"),
     "topics": ("studykb.vault.topics",),
     "search-segments": ("studykb.text.segment",),
 }
