@@ -147,10 +147,11 @@ def test_search_as_you_type_in_both_languages(page: Any, served: Served) -> None
     box.fill("")
     box.type("数据并行", delay=30)
     page.wait_for_function(
-        "() => [...document.querySelectorAll('[data-search-results] li.hit h2')]"
-        ".some(h => h.textContent.includes('Distributed Data Parallel'))",
+        "() => document.querySelector('[data-search-status]').textContent.includes('数据并行')",
         timeout=10_000,
     )
+    titles = page.locator("[data-search-results] li.hit h2").all_inner_texts()
+    assert "Distributed Data Parallel" in titles
     assert "数据" in page.locator("[data-search-results] mark").first.inner_text()
     shot(page, "search-zh")
     assert page.errors == []
@@ -166,19 +167,20 @@ def test_graph_is_clicked_through(page: Any, served: Served) -> None:
         "() => document.querySelector('[data-graph-info]').textContent.includes('FSDP2 tutorial')",
         timeout=10_000,
     )
+    page.wait_for_timeout(800)  # the camera moves to the selection
     shot(page, "selected")
     point = page.evaluate("""() => {
         const r = window.studykbGraph.api.renderer();
         const g = r.getGraph();
         const n = g.nodes().find(
-            (k) => g.getNodeAttribute(k, 'label') === 'Distributed Data Parallel');
-        const p = r.graphToViewport(r.getNodeDisplayData(n));
+            (k) => g.getNodeAttribute(k, 'label') === 'FSDP2 tutorial');
+        const p = r.graphToViewport(g.getNodeAttributes(n));
         const box = document.querySelector('[data-graph-canvas]').getBoundingClientRect();
         return {x: box.x + p.x, y: box.y + p.y};
     }""")
     with page.expect_navigation(timeout=10_000):
         page.mouse.click(point["x"], point["y"])
-    assert page.url.endswith("/d/notes/topics/ddp.html")
+    assert page.url.endswith("/d/notes/entries/fsdp-tutorial.html")
     assert page.errors == []
 
 

@@ -125,8 +125,13 @@ def create_app(
     """The web app over ``kb``. ``source`` feeds live reload (run in a thread while the
     app runs; ``hub`` hands its batches to the open pages); ``refresh``: bring the vault
     up to date before each page instead."""
-    state = State(kb, token=token or secrets.token_urlsafe(32), lock=lock or threading.Lock(),
-                  hub=hub or Hub(), refresh=refresh)
+    state = State(
+        kb,
+        token=token or secrets.token_urlsafe(32),
+        lock=lock or threading.Lock(),
+        hub=hub or Hub(),
+        refresh=refresh,
+    )
     stop = threading.Event()
 
     @contextlib.asynccontextmanager

@@ -9,8 +9,9 @@ numbers and hrefs; the only HTML is the body, which :mod:`studykb.parse.render` 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from studykb.errors import StudyError
@@ -30,6 +31,8 @@ TEMPLATES = {"topic": "topic.html", "list": "list.html", "course": "course.html"
 CONTEXT_CHARS = 240
 SEARCH_LIMIT = 30
 READY_LIMIT = 10
+_WORD_END = re.compile(r"[A-Za-z0-9_]{2,}$")
+_WORD_PARTS = re.compile(r"[^\W_]+")
 
 
 @dataclass(frozen=True)
@@ -327,6 +330,8 @@ class Pages:
             limit=limit,
         )
         found = self.kb.search(options)
+        if not found.hits and _typing(query):  # a word still being typed: as a prefix
+            found = self.kb.search(replace(options, query=_as_prefix(query)))
         return found.hits, list(found.also)
 
     def tag_names(self) -> list[str]:
@@ -418,6 +423,19 @@ def _link_step(step: Step, shown: dict[str, Any], link: Linker) -> None:
 def _unlocks(step: Step) -> str:
     names = [n.by.title for n in step.needed_by[:3]]
     return f"unlocks {', '.join(names)}" if names else ""
+
+
+def _typing(query: str) -> bool:
+    """Whether the query ends in a plain word that may be the start of a longer one."""
+    last = query.rsplit(maxsplit=1)[-1] if query.strip() else ""
+    return bool(_WORD_END.search(last)) and '"' not in query and ":" not in last
+
+
+def _as_prefix(query: str) -> str:
+    """``all-red`` -> ``all red*``: the last word's parts, the last one as a prefix."""
+    head, _, last = query.rstrip().rpartition(" ")
+    parts = " ".join(_WORD_PARTS.findall(last))
+    return f"{head} {parts}*".strip()
 
 
 def _text(value: Any) -> str | None:
