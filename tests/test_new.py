@@ -138,6 +138,8 @@ def test_vault_template_overrides_the_built_in(run, make_vault):
     assert json.loads(result.stdout)["template"] == ".studykb-templates/note.md"
     text = (vault / "notes/my-note.md").read_text()
     assert f"Written {TODAY}. Tags: a. {{{{unknown}}}}" in text
+    assert "template .studykb-templates/note.md:8: unknown placeholder {{unknown}}" \
+        in result.stderr  # left as written, and said so
     meta = parsed(vault, "notes/my-note.md").documents[0].meta
     # values the template has no placeholder for are still written
     assert meta["requires"] == ["b"] and meta["tags"] == ["a"] and meta["status"] == "reading"
@@ -178,3 +180,35 @@ def test_an_id_taken_by_another_document_is_refused(run, make_vault):
     assert "taken by notes/ddp.md" in result.stderr
     assert not (vault / "notes/topics").exists()
     assert run("new", "topic", "DDP", "--id", "ddp-topic", vault=vault).exit_code == 0
+
+
+def test_daily_note_is_made_once_and_then_found(run, make_vault):
+    vault = make_vault({})
+    first = run("new", "note", "--today", "--json", vault=vault)
+    assert first.exit_code == 0, first.output
+    made = json.loads(first.stdout)
+    assert made["path"] == f"journal/{TODAY}.md" and made["existed"] is False
+    doc = parsed(vault, made["path"]).documents[0]
+    assert doc.id == TODAY and doc.title == TODAY and doc.type == "note"
+    (vault / made["path"]).write_text("---\nid: x\n---\nmy day\n")
+    again = run("new", "note", "--today", "--json", vault=vault)
+    assert json.loads(again.stdout)["existed"] is True
+    assert (vault / made["path"]).read_text() == "---\nid: x\n---\nmy day\n"  # kept
+    other = run("new", "note", "Reading group", "--date", "2025-03-04", vault=vault)
+    assert other.stdout.strip().endswith("journal/2025-03-04.md")
+    assert parsed(vault, "journal/2025-03-04.md").documents[0].title == "Reading group"
+    assert run("new", "topic", "--today", vault=vault).exit_code == 2
+    assert run("new", "note", vault=vault).exit_code == 2  # no title, no --today
+
+
+def test_a_typo_in_requires_is_written_with_a_warning(run, make_vault):
+    vault = make_vault({"notes/topics/data-parallel.md": "---\nid: data-parallel\n---\n# DP\n"})
+    result = run("new", "topic", "FSDP", "--requires", "dataparallel", "--requires",
+                 "data-parallel", "--json", vault=vault)
+    assert result.exit_code == 0, result.output
+    warnings = json.loads(result.stdout)["warnings"]
+    assert len(warnings) == 1
+    assert "'dataparallel' names no document" in warnings[0] and "data-parallel" in warnings[0]
+    assert "studykb: warning: --requires 'dataparallel'" in result.stderr
+    meta = parsed(vault, "notes/topics/fsdp.md").documents[0].meta
+    assert meta["requires"] == ["dataparallel", "data-parallel"]

@@ -154,3 +154,16 @@ def test_json_errors_are_one_object(run, make_vault) -> None:  # type: ignore[no
     assert result.exit_code == 2
     assert "--limit" in json.loads(result.stdout)["error"]
     assert result.stderr.startswith("studykb: ")
+
+
+def test_check_text_is_check_json_one_a_line(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    files = {f"notes/n{i}.md": f"# N{i}\n\n[[missing-{i}]] [[n{i + 1}]]\n" for i in range(50)}
+    vault = make_vault(files)
+    listed = run_json(run, "check", vault=vault)[1]["problems"]
+    text = run("check", vault=vault)
+    assert text.exit_code == 1
+    lines = text.stdout.splitlines()
+    assert lines[-1] == f"{len(listed)} errors, 0 warnings"
+    assert lines[:-1] == [f"{p['path']}:{p['line']}: {p['severity']} {p['code']} {p['message']}"
+                          for p in listed]
+    assert "\x1b[" not in text.stdout  # no colours when piped

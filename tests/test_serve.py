@@ -225,3 +225,26 @@ def test_garbage_on_the_socket_does_not_stop_the_server(served, monkeypatch) -> 
             with contextlib.suppress(OSError):
                 conn.recv(1 << 16)
     assert forward(monkeypatch, root, "check", "--json")[0] == 1
+
+
+@pytest.mark.slow
+def test_a_closed_pipe_exits_the_same_with_or_without_a_watch(watching) -> None:
+    """``studykb before X | head -1``: the reader leaves early; the exit code and the
+    error output are the same whether a watch answers or not."""
+    root = watching()
+    many = {f"notes/s{i:03}.md": f"---\nid: s{i:03}\nrequires: [s{i - 1:03}]\n---\n# S{i}\n"
+            for i in range(1, 400)}
+    for rel, text in many.items():
+        (root / rel).write_text(text, encoding="utf-8")
+    (root / "notes/s000.md").write_text("# S0\n", encoding="utf-8")
+    outcomes = []
+    for local_run in ("", "1"):
+        env = {k: v for k, v in os.environ.items() if k != "STUDYKB_LOCAL"}
+        if local_run:
+            env["STUDYKB_LOCAL"] = "1"
+        shell = (f"{sys.executable} -m studykb --vault {root} before s399 --all | head -1; "
+                 "echo \"exit=${PIPESTATUS[0]}\"")
+        done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, env=env,
+                              check=False, timeout=120)
+        outcomes.append((done.stdout.splitlines()[-1], done.stderr))
+    assert outcomes[0] == outcomes[1] == ("exit=0", "")

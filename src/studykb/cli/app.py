@@ -145,8 +145,14 @@ def console(err: bool = False):  # type: ignore[no-untyped-def]
     prints control characters from the vault (see :func:`safe`)."""
     from rich.console import Console
 
-    return _SafeConsole(Console(stderr=err, no_color=bool(os.environ.get("NO_COLOR")),
-                                highlight=False, soft_wrap=True))
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit 1; the one handler (Group.invoke) exits 0 for every command,
+            # whether it printed line by line here or a watch answered it (client.py)
+            raise BrokenPipeError
+
+    return _SafeConsole(_Console(stderr=err, no_color=bool(os.environ.get("NO_COLOR")),
+                                 highlight=False, soft_wrap=True))
 
 
 def emit_json(data: Any) -> None:
@@ -255,10 +261,9 @@ def _usage_failed(exc: click.ClickException, ctx: click.Context | None, as_json:
 
 def _closed_pipe() -> None:
     """The reader went away (``| head``): stop quietly, exit 0, with or without a watch."""
-    with contextlib.suppress(OSError):
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # nothing more reaches the closed pipe
-    sys.stderr.close()
+    from studykb.editor.client import closed_pipe
+
+    closed_pipe()
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -301,8 +306,15 @@ def check_arguments(argv: list[str]) -> None:
 def prepare() -> None:
     """Register every command (their modules register themselves on import), and give
     every argument that names a document the shell completion of document ids."""
-    from studykb.cli import core, editor, notes, plans, related, search  # noqa: F401
-    from studykb.cli import web  # noqa: F401
+    from studykb.cli import (  # noqa: F401
+        core,
+        editor,
+        notes,
+        plans,
+        related,
+        search,
+        web,
+    )
 
     for name, command in cli.commands.items():
         if name in ("search", "ask"):

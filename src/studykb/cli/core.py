@@ -14,6 +14,7 @@ from studykb.cli.app import (
     json_option,
     pass_kb,
     refresh_with_progress,
+    safe,
 )
 from studykb.model import DOC_TYPES, EDGE_KINDS
 
@@ -145,19 +146,30 @@ def check(kb, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-unty
         emit_json({"problems": [p.as_dict() for p in problems], "errors": errors,
                    "warnings": len(problems) - errors})
     else:
-        out = console()
-        for p in problems:
-            where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
-            color = "red" if p.severity == "error" else "yellow"
-            out.print(f"{_escape(where)}: [{color}]{p.severity}[/] [bold]{p.code}[/] "
-                      f"{_escape(p.message)}")
-        if problems:
-            warnings = len(problems) - errors
-            out.print(f"{errors} error{'' if errors == 1 else 's'}, "
-                      f"{warnings} warning{'' if warnings == 1 else 's'}")
-        else:
-            out.print("no problems")
+        _print_problems(problems, errors)
     raise SystemExit(1 if errors else 0)
+
+
+def _print_problems(problems: list[Any], errors: int) -> None:
+    """One line a problem, written at once (10k problems in a blink: no per-line
+    rendering); red and yellow severities on a terminal, unless NO_COLOR."""
+    import os
+    import sys
+
+    color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    shown = {"error": click.style("error", fg="red") if color else "error",
+             "warning": click.style("warning", fg="yellow") if color else "warning"}
+    lines = []
+    for p in problems:
+        where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
+        code = click.style(p.code, bold=True) if color else p.code
+        lines.append(f"{safe(where)}: {shown.get(p.severity, p.severity)} {code} "
+                     f"{safe(p.message)}")
+    warnings = len(problems) - errors
+    lines.append(f"{errors} error{'' if errors == 1 else 's'}, "
+                 f"{warnings} warning{'' if warnings == 1 else 's'}" if problems
+                 else "no problems")
+    click.echo("\n".join(lines), color=color)
 
 
 def _escape(text: str) -> str:

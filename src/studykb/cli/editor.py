@@ -3,59 +3,94 @@
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import os
 import signal
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from studykb.cli.app import Context, cli, emit_json, json_option, safe
+from studykb.cli.app import Context, cli, complete_ids, emit_json, json_option, safe
+
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
 
 TYPES = ("note", "entry", "topic", "course", "list")
 
 
 @cli.command()
 @click.argument("doc_type", metavar="TYPE", type=click.Choice(TYPES))
-@click.argument("title", nargs=-1, required=True)
+@click.argument("title", nargs=-1)
 @click.option("--id", "doc_id", help="The id and file name (default: a slug of the title; "
               "pinyin for a Chinese title).")
 @click.option("--tag", "tags", multiple=True, help="A tag; for an entry, a topic it covers "
               "(repeatable).")
-@click.option("--requires", multiple=True, help="A prerequisite: an id, alias or title "
-              "(repeatable).")
+@click.option("--requires", multiple=True, shell_complete=complete_ids,
+              help="A prerequisite: an id, alias or title (repeatable); one that names no "
+                   "document is written anyway, with a warning.")
 @click.option("--url", help="The resource's address (entries and courses).")
+@click.option("--today", is_flag=True, help="Today's daily note, journal/YYYY-MM-DD.md "
+              "(the existing one when it is there).")
+@click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
+              help="The daily note of another day.")
 @click.option("--edit", is_flag=True, help="Open the new file in $VISUAL / $EDITOR.")
 @json_option
 @click.pass_obj
 def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
-        tags: tuple[str, ...], requires: tuple[str, ...], url: str | None, edit: bool,
-        as_json: bool) -> None:
+        tags: tuple[str, ...], requires: tuple[str, ...], url: str | None, today: bool,
+        day: dt.datetime | None, edit: bool, as_json: bool) -> None:
     """Create a document from a template and print its path.
 
     TYPE is note, entry, topic, course or list; the file goes to notes/, notes/entries/,
     notes/topics/, notes/lists/ or courses/. An existing file is never overwritten.
     Templates: put TYPE.md in .studykb-templates/ (or the folder named by `templates`
-    in studykb.toml) to override the built-in one.
+    in studykb.toml) to override the built-in one; journal.md for daily notes.
 
     \b
     Example:
       studykb new topic "Tensor Parallelism" --requires ddp --tag parallelism
       studykb new entry "FSDP2 tutorial" --url https://pytorch.org/tutorials/fsdp2
       studykb new note 张量并行笔记              # notes/zhang-liang-bing-xing-bi-ji.md
+      studykb new note --today --edit           # journal/2025-06-01.md
       studykb new course "Deep Learning Systems" --id cmu-dlsys --edit
     """
     from studykb.study.new import NewDoc
 
-    made = obj.kb().new(NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url))
+    daily = today or day is not None
+    if not title and not daily:
+        raise click.UsageError("Missing argument 'TITLE...'.")
+    date = day.date() if day is not None else dt.date.today()
+    kb = obj.kb()
+    made = kb.new(NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url, date, daily))
+    warnings = [*made.warnings, *_unresolved(kb, requires)]
+    for warning in warnings:
+        _say(f"studykb: warning: {warning}", err=True)
     if as_json:
         emit_json({"path": made.path, "file": str(made.file), "id": made.id,
-                   "type": doc_type, "template": made.template})
+                   "type": doc_type, "template": made.template, "existed": made.existed,
+                   "warnings": warnings})
     else:
         click.echo(safe(_shown(made.file)))
     if edit:
         click.edit(filename=str(made.file))
+
+
+def _unresolved(kb: KnowledgeBase, requires: tuple[str, ...]) -> list[str]:
+    """A warning for each --requires that names no document (a typo, or one to write)."""
+    from studykb.errors import NotFound
+
+    out = []
+    for name in requires:
+        try:
+            kb.find(name)
+        except NotFound as exc:
+            hint = f" (did you mean {', '.join(exc.suggestions[:3])}?)" if exc.suggestions \
+                else ""
+            out.append(f"--requires {name!r} names no document yet{hint}")
+    return out
 
 
 def _shown(file: Path) -> str:
@@ -169,4 +204,8 @@ def lsp(stdio: bool) -> None:
 
     ctx = click.get_current_context()
     vault_dir = ctx.obj.vault_dir if isinstance(ctx.obj, Context) else None
+    if sys.stdin.isatty():
+        _say("studykb lsp: the language server is waiting for an editor to talk to it on "
+             "standard input and output (your editor starts it; see `studykb lsp --help`). "
+             "Ctrl-C to leave.", err=True)
     serve(vault_dir, sys.stdin.buffer, sys.stdout.buffer, command_server)

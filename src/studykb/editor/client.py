@@ -86,10 +86,25 @@ def forward(argv: list[str]) -> int | None:
         code, out, err = int(answer["code"]), str(answer["stdout"]), str(answer["stderr"])
     except Exception:  # no server, a stale socket, another version...: run it here
         return None
-    if out:
-        sys.stdout.write(out)
-        sys.stdout.flush()
+    try:
+        if out:
+            sys.stdout.write(out)
+            sys.stdout.flush()
+    except BrokenPipeError:  # `| head`: the reader left, as a local run would find it
+        closed_pipe()
+        return 0
     if err:
         sys.stderr.write(err)
         sys.stderr.flush()
     return code
+
+
+def closed_pipe() -> None:
+    """Standard output's reader went away: send what is left nowhere (so the exit's own
+    flush cannot fail) and say nothing, as ``cat`` and ``git`` do."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass

@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import os
+import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -51,6 +52,7 @@ class StudyServer(LanguageServer):
         self.root: Path | None = None
         self.explicit = True
         self.following: Owner | None = None
+        self.watcher: Watcher | None = None
         self.snap = Snapshot.empty(Config(root=Path.cwd()))
         self.analyses: dict[str, tuple[int | None, Analysis]] = {}
         self.stop = threading.Event()
@@ -162,6 +164,7 @@ class StudyServer(LanguageServer):
         while not self.stop.is_set():
             try:
                 watcher = Watcher(self.open_vault(), role="lsp", serve=self.serve)
+                self.watcher = watcher
             except (StudyError, StateError, OSError) as exc:
                 self._call(functools.partial(self.message, f"studykb: {exc}",
                                              t.MessageType.Error))
@@ -269,6 +272,10 @@ class StudyServer(LanguageServer):
 
     def close(self) -> None:
         self.stop.set()
+        watcher = self.watcher
+        if watcher is not None and watcher.server is not None:
+            with contextlib.suppress(Exception):
+                watcher.server.stop()  # the socket goes now, not when the thread ends
         if self.vault is not None:
             with contextlib.suppress(Exception):
                 self.vault.close()
@@ -417,7 +424,26 @@ def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None,
     from studykb.editor.lsp_features import build
 
     server = build(vault_dir, commands)
+    _leave_on_interrupt(server)
     try:
         server.start_io(stdin, stdout)
     finally:
         server.close()
+
+
+def _leave_on_interrupt(server: StudyServer) -> None:
+    """Ctrl-C (or SIGTERM) ends the server at once: its socket is removed and the process
+    leaves, without waiting for the thread that reads standard input (whose lock a
+    second Ctrl-C would otherwise find taken at shutdown: a fatal error, exit 134)."""
+    import signal
+
+    def leave(signum: int, _frame: object) -> None:
+        with contextlib.suppress(Exception):
+            server.close()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(130 if signum == signal.SIGINT else 0)
+
+    with contextlib.suppress(ValueError):  # only the main thread may set handlers
+        signal.signal(signal.SIGINT, leave)
+        signal.signal(signal.SIGTERM, leave)

@@ -254,14 +254,14 @@ class Watcher:
                 if on_gone:
                     on_gone()
                 return
-            server = self._server()
+            server = self.server = self._server()  # (stopped by run() however it ends)
             if server is None or server.start() or server.own():
                 if self.owner is not None and on_follow:
                     on_follow(None)  # the owner stopped: this process takes over
                 self.owner = None
-                self.server = server if server is not None and server.listening else None
                 self._own(stop, ready, on_gone)
                 return
+            self.server = None
             followed = self.owner
             ended = follow(self.vault.config.state_dir, stop,
                            lambda owner: self._followed(owner, ready, on_follow),
@@ -346,7 +346,8 @@ class Watcher:
                     change = self.refresh(force=settings, config=settings)
                     if change.stats.changed or change.new or change.fixed or change.error:
                         self._emit(change)
-                    if self.server is not None and (change.stats.changed or settings):
+                    if self.server is not None and self.server.listening and (
+                            change.stats.changed or settings):
                         st = change.stats
                         self.server.broadcast([*st.added, *st.modified, *st.removed], settings)
                 if first:

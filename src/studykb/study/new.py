@@ -2,10 +2,15 @@
 
 A template is a Markdown file with ``{{name}}`` placeholders: ``id``, ``title``, ``type``,
 ``date``, ``tags``, ``requires``, ``url``. In the front matter a placeholder becomes a
-YAML (or TOML) value, quoted where needed; in the body it becomes plain text. The
-built-in templates are package data (``studykb/templates/TYPE.md``); a vault overrides
-one by putting ``TYPE.md`` in the folder named by ``templates`` in studykb.toml
-(default ``.studykb-templates/``).
+YAML (or TOML) value, quoted where needed; in the body it becomes plain text. Any other
+``{{name}}`` is left as written, with a warning naming the template's line (a typo such
+as ``{{titel}}`` gets a "did you mean"). The built-in templates are package data
+(``studykb/templates/TYPE.md``); a vault overrides one by putting ``TYPE.md`` in the
+folder named by ``templates`` in studykb.toml (default ``.studykb-templates/``).
+
+Daily notes (``new note --today``, or ``--date`` for another day) go to
+``journal/DATE.md`` from the ``journal`` template; asking for one that exists gives the
+existing file, as zk and Obsidian do.
 
 The file is written atomically and never over an existing one, with the mode the
 user's umask gives, and never through a folder that is a link out of the vault
@@ -30,6 +35,10 @@ from studykb.vault import files
 #: Where each type of document lives, relative to the vault.
 FOLDERS = {"note": "notes", "entry": "notes/entries", "topic": "notes/topics",
            "list": "notes/lists", "course": "courses"}
+#: Where daily notes live, and the template they are made from.
+JOURNAL = "journal"
+#: The placeholders a template may use.
+PLACEHOLDERS = ("id", "title", "type", "date", "tags", "requires", "url")
 #: Types whose front matter has a ``url`` (see the vault format).
 URL_TYPES = ("entry", "course")
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
@@ -56,6 +65,8 @@ class NewDoc:
     """The resource's address (entries and courses)."""
     date: dt.date = field(default_factory=dt.date.today)
     """The document's date (today)."""
+    daily: bool = False
+    """A daily note: ``journal/DATE.md``, kept when it exists already."""
 
 
 @dataclass(frozen=True)
@@ -69,6 +80,10 @@ class Created:
     id: str
     template: str
     """Where the template came from: a vault path, or ``built-in``."""
+    existed: bool = False
+    """The daily note was there already (nothing was written)."""
+    warnings: tuple[str, ...] = ()
+    """What the user should know (an unknown placeholder in the template)."""
 
 
 def slugify(title: str) -> str:
@@ -148,35 +163,68 @@ def create(config: Config, spec: NewDoc,
     ``id_owner(id)`` names the file of another document that has this id, if any (the
     CLI asks the vault); a new document with that id would be a ``duplicate-id``.
     """
-    if spec.type not in FOLDERS:
-        raise UsageError(f"unknown type {spec.type!r}; use one of {', '.join(FOLDERS)}.")
-    title = " ".join(spec.title.split())
-    if not title:
-        raise UsageError("the title is empty.")
-    if spec.url and spec.type not in URL_TYPES:
-        raise UsageError(f"--url is for entries and courses, not a {spec.type}.",
-                         hint=f"Make it an entry: studykb new entry {json.dumps(title)} "
-                              f"--url {spec.url}")
-    doc_id = check_id(spec.id) if spec.id is not None else slugify(title)
-    if not doc_id:
-        raise UsageError(f"cannot make a file name from the title {title!r}.",
-                         hint="Give one with --id, e.g. --id my-note.")
-    rel = f"{FOLDERS[spec.type]}/{doc_id}.md"
+    title, doc_id, rel = _where(spec)
     target = config.root / rel
+    template_type = JOURNAL if spec.daily else spec.type
     if target.exists():
+        if spec.daily:
+            return Created(rel, target, doc_id, "", existed=True)
         raise StudyError(f"{rel} exists already; not overwriting it.",
                          hint="Open it, or choose another name with --id.")
     owner = id_owner(doc_id) if id_owner else None
     if owner and owner != rel:
         raise StudyError(f"the id {doc_id!r} is taken by {owner}.",
                          hint="Choose another with --id.")
-    text, origin = template_text(config, spec.type)
+    text, origin = template_text(config, template_type)
     values: dict[str, str | list[str] | None] = {
         "id": doc_id, "title": title, "type": spec.type, "date": spec.date.isoformat(),
         "tags": list(spec.tags), "requires": list(spec.requires), "url": spec.url,
     }
     files.create(config.root, target, render(text, values).encode("utf-8"))
-    return Created(rel, target, doc_id, origin)
+    return Created(rel, target, doc_id, origin, warnings=tuple(unknown_placeholders(text,
+                                                                                   origin)))
+
+
+def _where(spec: NewDoc) -> tuple[str, str, str]:
+    """(title, id, vault path) of the document to create; UsageError for bad input."""
+    if spec.type not in FOLDERS:
+        raise UsageError(f"unknown type {spec.type!r}; use one of {', '.join(FOLDERS)}.")
+    if spec.daily and spec.type != "note":
+        raise UsageError(f"--today and --date make a daily note, not a {spec.type}.")
+    day = spec.date.isoformat()
+    title = " ".join(spec.title.split()) or (day if spec.daily else "")
+    if not title:
+        raise UsageError("the title is empty.")
+    if spec.url and spec.type not in URL_TYPES:
+        raise UsageError(f"--url is for entries and courses, not a {spec.type}.",
+                         hint=f"Make it an entry: studykb new entry {json.dumps(title)} "
+                              f"--url {spec.url}")
+    if spec.daily:
+        doc_id = check_id(spec.id) if spec.id is not None else day
+        return title, doc_id, f"{JOURNAL}/{doc_id}.md"
+    doc_id = check_id(spec.id) if spec.id is not None else slugify(title)
+    if not doc_id:
+        raise UsageError(f"cannot make a file name from the title {title!r}.",
+                         hint="Give one with --id, e.g. --id my-note.")
+    return title, doc_id, f"{FOLDERS[spec.type]}/{doc_id}.md"
+
+
+def unknown_placeholders(template: str, origin: str) -> list[str]:
+    """A warning for each ``{{name}}`` of ``template`` that is not a placeholder studykb
+    fills (they are left as written)."""
+    import difflib
+
+    out = []
+    for n, line in enumerate(template.replace("\r\n", "\n").split("\n"), 1):
+        for name in PLACEHOLDER.findall(line):
+            if name in PLACEHOLDERS:
+                continue
+            close = difflib.get_close_matches(name, PLACEHOLDERS, n=1)
+            hint = f" (did you mean {{{{{close[0]}}}}}?)" if close else ""
+            where = f"template {origin}" if origin != "built-in" else "the built-in template"
+            out.append(f"{where}:{n}: unknown placeholder {{{{{name}}}}}{hint}, left as "
+                       f"written; known: {', '.join(PLACEHOLDERS)}")
+    return out
 
 
 def _split(template: str) -> tuple[str | None, str, str]:
