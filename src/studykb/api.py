@@ -11,8 +11,10 @@ never text, and each front end formats them itself.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
@@ -68,11 +70,17 @@ class Found:
     """Other names of the topic the query names, searched too (投机解码 -> speculative decoding)."""
 
 
+def _no_phase(_name: str) -> AbstractContextManager[object]:
+    return contextlib.nullcontext()
+
+
 class KnowledgeBase:
     """One vault and everything studykb answers about it."""
 
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
+        self.phase: Callable[[str], AbstractContextManager[object]] = _no_phase
+        """Wraps each long step (a front end shows it: the command line's spinner)."""
 
     @classmethod
     def open(cls, where: str | os.PathLike[str] | None = None) -> KnowledgeBase:
@@ -118,7 +126,8 @@ class KnowledgeBase:
 
         if building:
             wait = index.BUILD_LOCK_WAIT
-        return index.sync(self.vault, wait=wait, quiet=quiet)
+        with self.phase("building the search index"):
+            return index.sync(self.vault, wait=wait, quiet=quiet)
 
     # -- documents ------------------------------------------------------------------------
     def find(self, query: str) -> Document:
