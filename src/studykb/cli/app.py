@@ -80,30 +80,97 @@ def open_kb(vault_dir: str | None) -> KnowledgeBase:
 
 
 def refresh_with_progress(vault: Any) -> Any:
-    """Refresh, with a progress bar on a terminal when there is much to parse."""
-    if not sys.stderr.isatty() or os.environ.get("CI"):
+    """Refresh, showing on a terminal what a long build is doing (see :class:`Phases`)."""
+    phases = Phases.on_terminal()
+    if phases is None:
         return vault.refresh()
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+    if hasattr(vault, "phase"):
+        vault.phase = phases.phase  # later long steps of this command show too
+    try:
+        return vault.refresh(progress=phases.tick)
+    finally:
+        phases.stop()
 
-    console = Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR")))
-    state: dict[str, Any] = {}
 
-    def tick(done: int, total: int) -> None:
+class Phases:
+    """What a long build is doing, on standard error: a bar while files are parsed
+    (from 200 files), then a spinner naming each later step (resolving the references
+    and writing the state, building the search index) with the seconds it has taken.
+    A step done in under half a second shows nothing."""
+
+    DELAY = 0.5
+
+    def __init__(self, console: Any) -> None:
+        import threading
+
+        self.console = console
+        self.bar: Any = None
+        self.task: Any = None
+        self.spinner: Any = None
+        self.current: str | None = None
+        """The step under way (a late timer for an ended step shows nothing)."""
+        self.lock = threading.Lock()
+
+    @classmethod
+    def on_terminal(cls) -> Phases | None:
+        if not sys.stderr.isatty() or os.environ.get("CI"):
+            return None
+        from rich.console import Console
+
+        return cls(Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR"))))
+
+    def tick(self, done: int, total: int) -> None:
+        """Progress of the parse; when it ends, the writing of the state begins."""
         if total < 200:
             return
-        if "bar" not in state:
-            state["bar"] = Progress(TextColumn("parsing"), BarColumn(), MofNCompleteColumn(),
-                                    console=console, transient=True)
-            state["bar"].start()
-            state["task"] = state["bar"].add_task("parse", total=total)
-        state["bar"].update(state["task"], completed=done)
+        if self.bar is None:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    try:
-        return vault.refresh(progress=tick)
-    finally:
-        if "bar" in state:
-            state["bar"].stop()
+            self.bar = Progress(TextColumn("parsing"), BarColumn(), MofNCompleteColumn(),
+                                console=self.console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task("parse", total=total)
+        self.bar.update(self.task, completed=done)
+        if done >= total:
+            self.bar.stop()
+            self.bar = None
+            self._spin("resolving references and writing the state")
+
+    @contextlib.contextmanager
+    def phase(self, name: str) -> Iterator[None]:
+        """Show ``name`` while the block runs (once it has run for :attr:`DELAY`)."""
+        import threading
+
+        self.stop()
+        self.current = name
+        timer = threading.Timer(self.DELAY, self._spin, (name,))
+        timer.daemon = True
+        timer.start()
+        try:
+            yield
+        finally:
+            timer.cancel()
+            self.stop()
+
+    def _spin(self, name: str) -> None:
+        from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        with self.lock:
+            if self.current not in (name, None) or self.spinner is not None:
+                return
+            self.current = name
+            self.spinner = Progress(SpinnerColumn(), TextColumn(name), TimeElapsedColumn(),
+                                    console=self.console, transient=True)
+            self.spinner.add_task(name, total=None)
+            self.spinner.start()
+
+    def stop(self) -> None:
+        with self.lock:
+            for shown in (self.bar, self.spinner):
+                if shown is not None:
+                    shown.stop()
+            self.bar = self.spinner = None
+            self.current = None
 
 
 #: What is never printed raw on a terminal: C0 and C1 control characters (escape
