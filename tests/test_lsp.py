@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -355,8 +357,6 @@ PARITY = {
 
 def test_diagnostics_are_those_of_check(make_vault, run) -> None:  # type: ignore[no-untyped-def]
     """Every file opened as saved shows exactly the problems `check` reports for it."""
-    import json
-
     root = make_vault(PARITY, config='[severity]\nambiguous-ref = "error"\n')
     checked = json.loads(run("check", "--json", vault=root).stdout)["problems"]
     expected: dict[str, set[tuple[int, str, str, int]]] = {rel: set() for rel in PARITY}
@@ -456,3 +456,85 @@ def test_code_actions_fix_a_dangling_name(vault: Path, tmp_path: Path) -> None:
         assert (root / made["path"]).read_text().startswith("---\nid: tensor-parallelism\n")
         client.wait_for("textDocument/publishDiagnostics",
                         lambda p: p["uri"] == uri and len(p["diagnostics"]) == 1, since=since)
+
+
+@pytest.mark.slow
+def test_the_language_server_follows_a_watch_and_takes_over(vault: Path, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from test_watch import Watch
+
+    root = tmp_path / "v"
+    shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".studykb"))
+    watch = Watch(root)
+    try:
+        watch.expect(r"^watching ")
+        with LspClient(root) as client:
+            client.initialize(root)
+            uri, found = fresh(client, root / "notes/n.md", "[[first-new]] [[second-new]]\n")
+            assert codes(found) == [(0, "dangling-ref"), (0, "dangling-ref")]
+            since = len(client.notifications)
+            (root / "notes/first-new.md").write_text("# First\n")
+            client.wait_for("textDocument/publishDiagnostics",
+                            lambda p: p["uri"] == uri and len(p["diagnostics"]) == 1,
+                            since=since)
+            watch.expect(r"added notes/first-new\.md$")
+            code, _out, _err = watch.stop()
+            assert code == 0
+            since = len(client.notifications)
+            (root / "notes/second-new.md").write_text("# Second\n")  # the server owns now
+            client.wait_for("textDocument/publishDiagnostics",
+                            lambda p: p["uri"] == uri and not p["diagnostics"], since=since)
+            # and it answers commands for other studykb processes, as the watch did
+            env = {k: v for k, v in os.environ.items() if k != "STUDYKB_LOCAL"}
+            done = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(root),
+                                   "show", "second-new", "--json"], capture_output=True,
+                                  text=True, env=env, check=False)
+            assert json.loads(done.stdout)["path"] == "notes/second-new.md"
+            assert (root / ".studykb/serve.sock").exists()
+    finally:
+        if watch.proc.poll() is None:
+            watch.proc.kill()
+            watch.proc.wait()
+
+
+def test_studykb_toml_is_read_again(vault: Path, tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".studykb"))
+    with LspClient(root) as client:
+        client.initialize(root)
+        uri, found = fresh(client, root / "notes/n.md", "[[nowhere]]\n")
+        assert [d["severity"] for d in found] == [1]
+        since = len(client.notifications)
+        (root / "studykb.toml").write_text('[severity]\ndangling-ref = "warning"\n')
+        client.wait_for("textDocument/publishDiagnostics",
+                        lambda p: p["uri"] == uri and [d["severity"] for d in
+                                                       p["diagnostics"]] == [2], since=since)
+
+
+def test_by_hand_it_says_it_waits_and_leaves_on_the_first_ctrl_c(vault: Path) -> None:
+    """Started in a terminal: a message, then one Ctrl-C ends it (exit 130, no fatal
+    error from the thread reading standard input)."""
+    import pty
+    import signal
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(vault), "lsp"],
+                            stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(follower)
+    try:
+        assert proc.stderr is not None
+        line = proc.stderr.readline().decode()
+        assert "waiting for an editor" in line and "Ctrl-C" in line
+        time.sleep(1.0)  # the vault is read meanwhile
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=20) == 130
+        assert b"Fatal Python error" not in proc.stderr.read()
+    finally:
+        os.close(leader)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()

@@ -177,3 +177,47 @@ def test_relevant_paths(tmp_path):
         assert not relevant(str(root / noise), root), noise
     assert not relevant(str(root / "drafts/a.md"), root, ("drafts",))
     assert not relevant("/elsewhere/a.md", root)
+
+
+def test_a_second_watch_follows_the_first_and_takes_over(watching):
+    vault, first = watching({"notes/a.md": "# A\n"})
+    second = Watch(vault)
+    try:
+        second.expect(r"^watching ")
+        write(vault / "notes/b.md", "# B\n\n[[nowhere]]\n")
+        for watch in (first, second):  # the owner refreshed; both report it
+            watch.expect(r"^\[[\d:]+\] added notes/b\.md$")
+            watch.expect(r"^  new: notes/b\.md:3: error dangling-ref '\[\[nowhere\]\]'")
+        code, _out, err = first.stop()
+        assert code == 0
+        write(vault / "notes/c.md", "# C\n\n[[nowhere-else]]\n")
+        second.expect(r"^\[[\d:]+\] added notes/c\.md$")  # taken over
+        second.expect(r"^  new: notes/c\.md:3: error dangling-ref")
+    finally:
+        code, out, err = second.stop()
+    assert code == 0, err
+    assert "studykb watch, pid " in err and "already keeps this vault fresh" in err
+    assert "keeps the vault fresh now" in err
+    assert "answering studykb commands" not in out.splitlines()[0]  # the first one answers
+    assert "Traceback" not in err
+
+
+def test_changes_another_process_wrote_are_not_lost(make_vault, open_vault):
+    """The state brought up to date by someone else (a command, another watch) between
+    two refreshes: the watch still sees what changed."""
+    from studykb.editor.watch import Watcher
+
+    root = make_vault({"notes/a.md": "# A\n", "notes/gone.md": "# Gone\n"})
+    watcher = Watcher(open_vault(root))
+    watcher.start()
+    assert [d.title for d in watcher.vault.documents().values()] == ["A", "Gone"]
+    write(root / "notes/b.md", "# B\n\n[[nowhere]]\n")
+    (root / "notes/gone.md").unlink()
+    other = open_vault(root, refresh=False)  # another process: it refreshes first
+    assert other.refresh().changed
+    change = watcher.refresh()
+    assert change.stats.added == ["notes/b.md"] and change.stats.removed == ["notes/gone.md"]
+    assert [(p.path, p.code) for p in change.new] == [("notes/b.md", "dangling-ref")]
+    # what the watch kept in memory was read again: commands it answers see the change
+    assert sorted(d.title for d in watcher.vault.documents().values()) == ["A", "B"]
+    watcher.vault.close()

@@ -213,6 +213,14 @@ class Watcher:
         self.vault = Vault(load_config(old.root, old.config.explicit))
         old.close()
 
+    def _settings_changed(self) -> bool:
+        """Whether studykb.toml says something else than when the vault was opened (it
+        changed before the folder was watched)."""
+        try:
+            return load_config(self.root, self.vault.config.explicit) != self.vault.config
+        except StudyError:
+            return True
+
     def reload_config(self) -> None:
         """studykb.toml changed: reopen the vault with the new settings."""
         old = self.vault
@@ -291,7 +299,7 @@ class Watcher:
         self.owner = owner
         if on_follow:
             on_follow(owner)
-        self._event({"event": "changed", "paths": [], "config": False})
+        self._event({"event": "changed", "paths": [], "config": self._settings_changed()})
         ready()
 
     def _event(self, event: dict[str, object]) -> None:
@@ -305,7 +313,7 @@ class Watcher:
                     self._emit(Change(BuildStats(), error=str(exc), config=True))
                     return
             change = self.refresh(force=config, config=config)
-            if change.stats.changed or change.new or change.fixed or change.error:
+            if _worth_telling(change):
                 self._emit(change)
 
     def _emit(self, change: Change) -> None:
@@ -334,7 +342,8 @@ class Watcher:
                     batch = batch or {(watchfiles.Change.modified, str(root))}
                 if not batch:
                     continue
-                settings = any(Path(p).name == CONFIG_NAME for _c, p in batch)
+                settings = any(Path(p).name == CONFIG_NAME for _c, p in batch) or (
+                    first and self._settings_changed())
                 with self.lock:
                     if settings:
                         try:
@@ -344,7 +353,7 @@ class Watcher:
                             continue
                         exclude = self.vault.config.exclude
                     change = self.refresh(force=settings, config=settings)
-                    if change.stats.changed or change.new or change.fixed or change.error:
+                    if _worth_telling(change):
                         self._emit(change)
                     if self.server is not None and self.server.listening and (
                             change.stats.changed or settings):
@@ -370,6 +379,12 @@ class _Once:
         func, self.func = self.func, None
         if func is not None:
             func()
+
+
+def _worth_telling(change: Change) -> bool:
+    """Whether listeners hear of a refresh: something changed, or the settings did."""
+    return bool(change.stats.changed or change.new or change.fixed or change.error
+                or change.config)
 
 
 def _identity(p: Problem) -> tuple[str, str, str, str]:
