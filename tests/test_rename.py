@@ -167,3 +167,29 @@ def test_check_text_is_check_json_one_a_line(run, make_vault) -> None:  # type: 
     assert lines[:-1] == [f"{p['path']}:{p['line']}: {p['severity']} {p['code']} {p['message']}"
                           for p in listed]
     assert "\x1b[" not in text.stdout  # no colours when piped
+
+
+def test_shell_completion_of_document_ids(make_vault) -> None:  # type: ignore[no-untyped-def]
+    """Every argument naming a document completes ids from the state (bash, zsh, fish)."""
+    from click.testing import CliRunner
+
+    from studykb.cli.app import cli, prepare
+
+    prepare()
+    vault = make_vault(FILES)
+
+    def complete(*words: str) -> list[str]:
+        line = ["studykb", "--vault", str(vault), *words]
+        env = {"_STUDYKB_COMPLETE": "bash_complete", "COMP_WORDS": " ".join(line),
+               "COMP_CWORD": str(len(line) - 1)}
+        out = CliRunner().invoke(cli, [], env=env, prog_name="studykb").output
+        return [row.split(",", 1)[1] for row in out.splitlines() if row.startswith("plain,")]
+
+    assert complete("show", "ze") == []  # never built: nothing read, nothing written
+    assert not (vault / ".studykb" / "state.sqlite").exists()
+    CliRunner().invoke(cli, ["--vault", str(vault), "build"])
+    for command in ("show", "before", "backlinks", "related", "mv", "mark", "sidebar"):
+        assert complete(command, "ze") == ["zero-sharding"], command
+    assert complete("show", "") == ["a", "b", "cs336", "cs336#a1", "ddp", "zero-sharding"]
+    assert complete("new", "note", "--requires", "dd") == ["ddp"]
+    assert complete("search", "ze") == []  # a search query is not a document
