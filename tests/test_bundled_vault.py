@@ -81,7 +81,7 @@ def test_before_fsdp2_reads_like_an_experts_advice(bundled: Path) -> None:
     # nothing about kernels, tokenizers or serving
     assert not {"cuda-basics", "gemm", "kv-cache", "bpe-tokenization"} & set(everything)
     # the plan ends with FSDP2's own readings, the official tutorial first
-    assert data["target"]["readings"][0]["id"] == "pytorch-fsdp2-tutorial"
+    assert data["target"]["recommended"][0]["id"] == "pytorch-fsdp2-tutorial"
     shown = text(bundled, "before", "FSDP2")
     assert "you already know" in shown and "were skipped (--all shows them)." in shown
     assert "then Fully Sharded Data Parallel (FSDP2) itself" in shown
@@ -91,15 +91,15 @@ def test_before_fsdp2_reads_like_an_experts_advice(bundled: Path) -> None:
 
 def test_each_step_hands_over_a_teaching_reading(bundled: Path) -> None:
     data = run(bundled, "before", "FSDP2", "--all")
-    first = {s["id"]: s["readings"][0]["id"] for s in data["steps"]}
+    first = {s["id"]: s["recommended"][0]["id"] for s in data["steps"]}
     assert first["collective-communication"] == "nccl-collectives-docs"
     assert first["training-loop"] == "pytorch-optimization-tutorial"
     assert first["adamw"] == "paper-adamw"  # not a Reddit thread about an optimizer
     assert first["ddp"] == "pytorch-ddp-tutorial"
     for step in data["steps"]:
-        assert step["readings"], step["id"]
-        assert all(r["teaches"] for r in step["readings"])
-        assert not any(r["kind"] in ("post", "news") for r in step["readings"])
+        assert step["recommended"], step["id"]
+        assert all(r["teaches"] for r in step["recommended"])
+        assert not any(r["kind"] in ("post", "news") for r in step["recommended"])
 
 
 def test_tensor_parallelism_needs_no_cuda_kernels(bundled: Path) -> None:

@@ -230,19 +230,27 @@ def test_readings_ranked_by_how_much_they_teach(vault_dir: Path) -> None:
     # tutorial that covers two topics; the curated list puts the paper first; the forum
     # post is left out because better readings are left to read; the tutorial only
     # tagged with Romeo is not a reading while something covers it
-    assert [r["id"] for r in data["target"]["readings"]] == [
+    assert [r["id"] for r in data["target"]["recommended"]] == [
         "r-paper", "r-focused", "r-broad", "r-article"]
-    assert all(r["teaches"] for r in data["target"]["readings"])
+    assert all(r["teaches"] for r in data["target"]["recommended"])
     assert [s["id"] for s in data["steps"]] == ["t-q"]
-    assert [r["id"] for r in data["steps"][0]["readings"]] == ["r-broad"]
+    assert [r["id"] for r in data["steps"][0]["recommended"]] == ["r-broad"]
+    # the vault format's list: every document that covers the topic (the forum post
+    # too), unread and lower-level first
+    listed = data["target"]["readings"]
+    assert {r["id"] for r in listed} >= {"r-paper", "r-focused", "r-broad", "r-article"}
+    assert all(r["teaches"] for r in listed)
+    keys = [(r["known"], r["level"] is None, r["level"] or 0) for r in listed]
+    assert keys == sorted(keys)
 
 
 def test_posts_only_when_nothing_better_and_tags_only_when_nothing_covers(
         vault_dir: Path) -> None:
-    papa = plan_json(vault_dir, "Papa")["target"]["readings"]
+    papa = plan_json(vault_dir, "Papa")["target"]["recommended"]
     assert [(r["id"], r["teaches"]) for r in papa] == [("p-post", True)]
-    oscar = plan_json(vault_dir, "Oscar")["target"]["readings"]
-    assert [(r["id"], r["teaches"]) for r in oscar] == [("p-tagged", False)]
+    oscar = plan_json(vault_dir, "Oscar")["target"]
+    assert [(r["id"], r["teaches"]) for r in oscar["recommended"]] == [("p-tagged", False)]
+    assert oscar["readings"] == []  # nothing covers Oscar: tags are never readings
     code, text = run(vault_dir, "before", "Oscar")
     assert "see Mentions Papa" in text
 

@@ -82,7 +82,8 @@ def step_json(step: Step, n: int, ids: dict[str, str] | None = None) -> dict[str
             "depth": step.depth,
             "needed_by": [{"id": need.by.id, "title": need.by.title, "reason": need.reason}
                           for need in step.needed_by],
-            "readings": [_reading(r) for r in step.readings],
+            "readings": [_reading(r) for r in step.covering],
+            "recommended": [_reading(r) for r in step.readings],
             "loop": [ids.get(k, k) for k in step.loop]}
 
 
@@ -91,7 +92,8 @@ def plan_json(plan: Plan) -> dict[str, Any]:
     ids = {s.doc.key: s.doc.id for s in plan.steps}
     return {"target": {"id": target.id, "path": target.path, "title": target.title,
                        "type": target.type, "level": target.level, "status": target.status,
-                       "readings": [_reading(r) for r in plan.target_readings]},
+                       "readings": [_reading(r) for r in plan.target_covering],
+                       "recommended": [_reading(r) for r in plan.target_readings]},
             "steps": [step_json(s, n, ids) for n, s in enumerate(plan.steps, 1)],
             "all": plan.include_known, "depth": plan.depth,
             "loops": [[ids.get(k, k) for k in loop] for loop in plan.loops],

@@ -85,6 +85,9 @@ class Step:
     """Keys of the steps on the same prerequisite loop (empty when not on one)."""
     depth: int = 0
     """Distance from the target in requires-hops."""
+    covering: tuple[Reading, ...] = ()
+    """Every document that covers the step, unread and lower-level first (the vault
+    format's order; ``readings`` is the recommendation, best first)."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ class Plan:
     depth: int | None
     target_readings: tuple[Reading, ...] = ()
     """For a topic target: the readings of the topic itself (read them last)."""
+    target_covering: tuple[Reading, ...] = ()
+    """For a topic target: every document that covers it, in the vault format's order."""
     skipped_known: int = 0
     """Steps left out because they are known."""
     skipped_through: int = 0
@@ -184,6 +189,16 @@ class Knowledge:
         return (key in self.known, self.tier(key), row.focus or NOT_LISTED,
                 self.list_pos.get(key, NOT_LISTED), row.level is None, row.level or 0,
                 row.title, key)
+
+    def covering(self, topic: str, leave_out: Iterable[str] = ()) -> tuple[Reading, ...]:
+        """Every document that covers ``topic``, unread and lower-level first (ties in the
+        order of :meth:`reading_key`): the list the vault format promises."""
+        out = set(leave_out) | {topic}
+        keys = sorted((k for k in self.covers.get(topic, ()) if k not in out),
+                      key=self.reading_key)
+        keys.sort(key=lambda k: (k in self.known, self.info[k].level is None,
+                                 self.info[k].level or 0))
+        return tuple(Reading(self.docs[k], k in self.known) for k in keys)
 
     def readings(self, topic: str, leave_out: Iterable[str] = ()) -> tuple[Reading, ...]:
         """What to read for a topic, best first (see the module docstring)."""
@@ -279,11 +294,12 @@ def plan(vault: Vault, target: Document, *, include_known: bool = False,
         kb, target.key, depth, lambda key: key in own or key in kb.known)
     left_out = [k for k in everything if k not in reach]
     target_readings = kb.readings(target.key) if target.type == "topic" else ()
+    target_covering = kb.covering(target.key) if target.type == "topic" else ()
     if isinstance(kb.docs, _Docs):
         kb.docs.prefetch([*reach, *(r for k in reach for r in kb.covers.get(k, ()))])
     skipped_known = sum(k in kb.known for k in left_out)
     return Plan(target, _steps(kb, reach, target.key, own), include_known, depth,
-                target_readings,
+                target_readings, target_covering,
                 skipped_known, len(left_out) - skipped_known)
 
 
@@ -308,7 +324,7 @@ def _steps(kb: Knowledge, reach: dict[str, int], target: str,
                              key=kb.sort_key)
             needs = tuple(Need(kb.docs[p], kb.graph.reason(p, key)) for p in needers)
             steps.append(Step(kb.docs[key], key in kb.known, needs,
-                              kb.readings(key, own), loop, reach[key]))
+                              kb.readings(key, own), loop, reach[key], kb.covering(key, own)))
     return tuple(steps)
 
 
@@ -339,5 +355,6 @@ def ready(vault: Vault, target: Document | None = None, limit: int = 10,
     for key, _unlocks in out[:limit]:
         needers = tuple(Need(kb.docs[p], graph.reason(p, key))
                         for p in sorted(graph.predecessors(key), key=kb.sort_key)[:5])
-        steps.append(Step(kb.docs[key], False, needers, kb.readings(key)))
+        steps.append(Step(kb.docs[key], False, needers, kb.readings(key),
+                          covering=kb.covering(key)))
     return steps

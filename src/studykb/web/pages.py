@@ -416,8 +416,11 @@ def _link_step(step: Step, shown: dict[str, Any], link: Linker) -> None:
     shown.update(key=step.doc.key, url=link.doc(step.doc))
     for need, out in zip(step.needed_by, shown["needed_by"], strict=True):
         out["url"] = link.doc(need.by)
-    for reading, out in zip(step.readings, shown["readings"], strict=True):
+    # the page shows the recommendation, best first (the JSON's "readings" keeps the
+    # vault format's list of every covering document)
+    for reading, out in zip(step.readings, shown["recommended"], strict=True):
         out.update(key=reading.doc.key, url=link.doc(reading.doc))
+    shown["readings"] = shown["recommended"]
 
 
 def _unlocks(step: Step) -> str:
