@@ -254,6 +254,8 @@ class Group(click.Group):
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.ClickException as exc:  # the group's own options (--vault)
+            if type(exc).__name__ == "NoArgsIsHelpError":
+                raise  # `studykb` alone: click prints the help
             _usage_failed(exc, None, "--json" in args)
             raise click.exceptions.Exit(exc.exit_code) from None
 
