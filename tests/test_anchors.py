@@ -8,15 +8,8 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from studykb.cli.app import cli, prepare
-from studykb.vault import heading_slug
 
 prepare()
-
-
-def test_heading_slug() -> None:
-    assert heading_slug("Sub Part") == "sub-part"
-    assert heading_slug("  KV Cache: why? ") == "kv-cache-why"
-    assert heading_slug("显存 层次") == "显存-层次"
 
 
 def test_missing_heading_is_a_warning_with_its_line(tmp_path: Path) -> None:
@@ -49,16 +42,52 @@ def test_anchor_follows_a_reference_that_moves_to_another_target(tmp_path: Path)
     assert out["problems"] == []
 
 
-def test_heading_slug_keeps_exactly_letters_digits_spaces_dashes_underscores() -> None:
-    """Every Basic Multilingual Plane character is kept or dropped after case folding
-    as ``str.isalnum`` says (plus ``-``, ``_`` and spaces)."""
-    from studykb.vault.checks import heading_slug
+def _check(root: Path) -> list[tuple[str, int, str]]:
+    result = CliRunner().invoke(cli, ["--vault", str(root), "check", "--json"])
+    return [(p["path"], p["line"], p["code"]) for p in json.loads(result.output)["problems"]]
 
-    def by_definition(text: str) -> str:
-        kept = "".join(c for c in text.casefold().strip() if c.isalnum() or c in " -_")
-        return "-".join(kept.split())
 
-    chars = [chr(c) for c in range(0x21, 0x10000) if not 0xD800 <= c < 0xE000]
-    assert [heading_slug(f"a {c}b") for c in chars] == [by_definition(f"a {c}b") for c in chars]
-    assert heading_slug("  Flash Attention — 2 (IO-aware) ") == "flash-attention-2-io-aware"
-    assert heading_slug("显存 管理") == "显存-管理"
+def test_check_and_go_to_definition_agree(tmp_path: Path) -> None:
+    """One slug implementation: what check accepts, go-to-definition finds (issue 16:
+    ``[[note#c-tips]]`` for ``## C++ tips`` was accepted, and jumped to line 0)."""
+    from studykb.editor.assist import anchor_line
+    from studykb.parse.reading import Reading
+
+    note = "---\ntitle: Note\n---\n# Note\n\n## C++ tips\n\n## Usage\n\n## Usage\n"
+    (tmp_path / "note.md").write_text(note, encoding="utf-8")
+    (tmp_path / "a.md").write_text("[[note#c-tips]] [[note#C++ tips]] [u](note.md#usage-1)\n",
+                                   encoding="utf-8")
+    assert _check(tmp_path) == []
+    lines = note.split("\n")
+    assert anchor_line(lines, "c-tips") == 5
+    assert anchor_line(lines, "C++ tips") == 5
+    assert anchor_line(lines, "usage-1") == 9
+    assert anchor_line(lines, "nowhere") == 0
+    hugo = Reading(generator="hugo", heading_flavour="hugo")
+    assert anchor_line(["## Install {#setup}", "", "## Install"], "setup", hugo) == 0
+    assert anchor_line(["## Install {#setup}", "", "## Install"], "install", hugo) == 2
+
+
+def test_same_page_anchors_are_checked(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\n## Part one\n\n[ok](#part-one) [[#Part one]]\n"
+                                   "[bad](#part-two) [[#Nothing]] [text](#:~:text=x)\n",
+                                   encoding="utf-8")
+    assert _check(tmp_path) == [("a.md", 6, "dangling-anchor"), ("a.md", 6, "dangling-anchor")]
+
+
+def test_anchors_follow_the_site_generator(tmp_path: Path) -> None:
+    """A Hugo site: ids from the heading's source and ``{#id}``; Zola: ``get_page`` is
+    ``get-page``; neither is a problem, a wrong one is."""
+    (tmp_path / "hugo.toml").write_text('baseURL = "https://x.org/"\n', encoding="utf-8")
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "a.md").write_text(
+        "## Using [modules](https://gohugo.io/m/)\n\n## Install {#setup}\n\n"
+        "[m](#using-moduleshttpsgohugoiom) [s](#setup) [no](#install)\n", encoding="utf-8")
+    assert _check(tmp_path) == [("content/a.md", 5, "dangling-anchor")]
+    zola = tmp_path / "zola"
+    (zola / "content").mkdir(parents=True)
+    (zola / "config.toml").write_text('base_url = "https://x.org"\n[markdown]\n',
+                                      encoding="utf-8")
+    (zola / "content" / "a.md").write_text("## get_page\n\n[g](#get-page) [u](#get-pages)\n",
+                                           encoding="utf-8")
+    assert _check(zola) == [("content/a.md", 3, "dangling-anchor")]

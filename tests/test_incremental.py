@@ -29,9 +29,9 @@ def spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     seen: list[str] = []
     real = rows.parse_file
 
-    def parse_file(path: str, raw: bytes):  # type: ignore[no-untyped-def]
+    def parse_file(path: str, raw: bytes, *rules):  # type: ignore[no-untyped-def]
         seen.append(path)
-        return real(path, raw)
+        return real(path, raw, *rules)
 
     monkeypatch.setattr(rows, "parse_file", parse_file)
     return seen

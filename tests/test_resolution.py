@@ -310,13 +310,22 @@ def test_tags_are_not_links(make_vault, open_vault) -> None:
 
 
 def test_dendron_label_first(make_vault, open_vault) -> None:
-    root = make_vault({"notes/lang.go.md": "# Go\n",
-                       "notes/a.md": "[[Go, the language|lang.go]] [[lang.go|Go]] "
-                                     "[[nothing|nowhere]]\n"})
+    files = {"notes/lang.go.md": "# Go\n",
+             "notes/a.md": "[[Go, the language|lang.go]] [[lang.go|Go]] [[nothing|nowhere]]\n"}
+    root = make_vault({**files, "dendron.yml": "version: 5\n"})
     got = resolved(open_vault, root, "notes/a.md")
     assert got["[[Go, the language|lang.go]]"] == ("notes/lang.go.md", "ok")
-    assert got["[[lang.go|Go]]"] == ("notes/lang.go.md", "ok")
+    assert got["[[lang.go|Go]]"] == ("notes/lang.go.md", "ok")  # "Go" is its title
     assert got["[[nothing|nowhere]]"] == (None, "dangling")
+
+
+def test_label_is_never_tried_outside_dendron(make_vault, open_vault) -> None:
+    """Elsewhere the target comes first: a broken link is not hidden behind its label."""
+    root = make_vault({"notes/lang.go.md": "# Go\n",
+                       "notes/a.md": "[[Go, the language|lang.go]] [[lang.go|Go]]\n"})
+    got = resolved(open_vault, root, "notes/a.md")
+    assert got["[[Go, the language|lang.go]]"] == (None, "dangling")
+    assert got["[[lang.go|Go]]"] == ("notes/lang.go.md", "ok")
 
 
 def test_attachments_are_not_documents(make_vault, open_vault) -> None:
@@ -324,4 +333,7 @@ def test_attachments_are_not_documents(make_vault, open_vault) -> None:
                        "[pdf](paper.pdf) [[lang.rust]]\n"})
     vault = open_vault(root)
     got = {lk.ref.text: lk.state for lk in vault.outgoing("a.md")}
-    assert got == {"![[chart.png]]": "asset", "[[lang.rust]]": "dangling"}
+    assert got == {"![[chart.png]]": "asset", "img/chart.png": "asset", "paper.pdf": "asset",
+                   "[[lang.rust]]": "dangling"}
+    assert vault.backlinks("a.md") == []  # files are never documents
+    assert {p.code for p in vault.problems()} == {"dangling-ref", "missing-attachment"}

@@ -48,6 +48,12 @@ DEFAULT_SEVERITY = {
 }
 SEVERITIES = ("error", "warning", "ignore")
 
+#: Site generators whose way of rendering Markdown studykb follows (``generator`` in
+#: studykb.toml; detected from the vault's files when not set).
+GENERATORS = ("hugo", "zola", "obsidian", "dendron", "quartz", "jekyll", "github")
+#: Heading-anchor rules (``headings`` in studykb.toml; the generator's when not set).
+HEADING_RULES = ("github", "gitlab", "hugo", "zola", "obsidian")
+
 #: A folder without studykb.toml is read as a vault only with fewer files than this.
 LOOKS_LIKE_VAULT_MAX_FILES = 5000
 
@@ -75,6 +81,10 @@ class Config:
     explicit: bool = True
     """Whether the folder was named or holds studykb.toml (False: taken because it looks
     like a folder of notes)."""
+    generator: str | None = None
+    """The site generator to read the vault as (one of :data:`GENERATORS`); None: detect it."""
+    headings: str | None = None
+    """Heading-anchor rules (one of :data:`HEADING_RULES`); None: the generator's."""
 
     @property
     def state_dir(self) -> Path:
@@ -183,6 +193,8 @@ KEYS = {
     "workers": "a whole number (0: one per core)",
     "templates": "a folder path",
     "allow_outside": "a list of folders outside the vault that links may lead to",
+    "generator": f"one of {', '.join(GENERATORS)}",
+    "headings": f"one of {', '.join(HEADING_RULES)}",
 }
 
 
@@ -206,6 +218,8 @@ def load_config(root: Path, explicit: bool = True) -> Config:
                             for a in values.strings("allow_outside")),
         warnings=tuple(values.warnings),
         explicit=explicit,
+        generator=values.choice("generator", GENERATORS),
+        headings=values.choice("headings", HEADING_RULES),
     )
 
 
@@ -275,6 +289,14 @@ class _Values:
         if not isinstance(value, str) or not value.strip():
             raise self.bad(key)
         return value
+
+    def choice(self, key: str, allowed: tuple[str, ...]) -> str | None:
+        value = self.section.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str) or value.strip().lower() not in allowed:
+            raise self.bad(key)
+        return value.strip().lower()
 
     def severity(self) -> dict[str, str]:
         table = self.section.get("severity", {})

@@ -118,6 +118,8 @@ class Document:
     """For a unit: the key of its course."""
     meta: dict[str, Any] = field(default_factory=dict, compare=False, hash=False)
     """The whole front matter, made JSON-safe; unknown keys are kept here."""
+    labels: tuple[str, ...] = ()
+    """Labels the body defines (d2lbook ``:label:``), which ``:numref:`` and ``:ref:`` name."""
 
     @property
     def known_status(self) -> bool:
@@ -139,3 +141,6 @@ class Parsed:
     """Plain text of the body, for the full-text index."""
     headings: tuple[str, ...] = ()
     """Headings of the body, for ``[[doc#heading]]`` checks and completion."""
+    outline: str = ""
+    """Headings as written and labels, with their lines, as JSON (``parse.outline.Outline``):
+    what ``#anchor`` links are checked against."""

@@ -8,7 +8,6 @@ the vault, rebuilt after each refresh, so it may be read from any thread.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -18,9 +17,12 @@ from studykb.config import Config
 from studykb.editor.completion import NameIndex
 from studykb.model import Document, Problem, Reference
 from studykb.parse import parse_file
+from studykb.parse.outline import Outline
+from studykb.parse.reading import GITHUB, Reading
 from studykb.vault import BuildStats, Vault
 from studykb.vault.checks import missing_anchors, wants_anchor_check
-from studykb.vault.resolve import ID, Names, fold
+from studykb.vault.flavour import of_config
+from studykb.vault.resolve import ID, Names, fold, names_json
 from studykb.vault.suggest import Suggester, did_you_mean, suggestible
 
 #: Vault-wide problems that cannot be recomputed from one buffer; shown from the last refresh.
@@ -41,15 +43,18 @@ class Snapshot:
     index: NameIndex = field(default_factory=lambda: NameIndex({}))
     suggester: Suggester = field(default_factory=lambda: Suggester(()))
     """The "did you mean" of dangling names (the same as ``check``'s)."""
+    reading: Reading = GITHUB
+    """The rules the vault is read with (its site generator's), as ``check`` reads it."""
 
     @classmethod
     def build(cls, config: Config, docs: dict[str, Document],
               problems: list[Problem]) -> Snapshot:
         """From the vault's documents and problems; the name table is built in memory, so
         the snapshot needs no database connection (it may be made in another thread)."""
-        names = Names(_rows(docs.values()))
+        _site, reading = of_config(config)
+        names = Names(_rows(docs.values()), reading.content_dirs)
         return cls(config, docs, names, _vault_problems(problems), NameIndex(docs),
-                   Suggester.of(names.table))
+                   Suggester.of(names.table), reading)
 
     def updated(self, vault: Vault, stats: BuildStats) -> Snapshot:
         """The snapshot after a refresh: only the documents of changed files are reloaded
@@ -64,7 +69,7 @@ class Snapshot:
         names = _names_updated(self.names, gone, fresh.values())
         return Snapshot(vault.config, docs, names, _vault_problems(vault.problems()),
                         self.index.updated(docs, gone, fresh.values()),
-                        Suggester.of(names.table))
+                        Suggester.of(names.table), vault.reading)
 
     @classmethod
     def empty(cls, config: Config) -> Snapshot:
@@ -82,17 +87,17 @@ def _vault_problems(problems: list[Problem]) -> dict[str, list[Problem]]:
 def _rows(docs: Iterable[Document]) -> Iterator[tuple[str, str, str, str, str, str, str | None]]:
     """Documents as the rows a :class:`Names` table is built from."""
     for d in docs:
-        yield (d.key, d.path, d.id, d.title, d.type, json.dumps(d.aliases), d.url)
+        yield (d.key, d.path, d.id, d.title, d.type, names_json(d.aliases, d.labels), d.url)
 
 
 def _names_updated(names: Names, gone: list[Document], fresh: Iterable[Document]) -> Names:
     """A copy of ``names`` without the ``gone`` documents and with the ``fresh`` ones."""
-    out = Names(())
+    out = Names((), names.roots)
     out.table.update((name, list(bucket)) for name, bucket in names.table.items())
     out.urls.update((url, list(keys)) for url, keys in names.urls.items())
     out.paths.update(names.paths)
     out.types.update(names.types)
-    drop = Names(_rows(gone))
+    drop = Names(_rows(gone), names.roots)
     for name, bucket in drop.table.items():
         kept = [entry for entry in out.table.get(name, ()) if entry not in bucket]
         if kept:
@@ -108,7 +113,7 @@ def _names_updated(names: Names, gone: list[Document], fresh: Iterable[Document]
     for key in drop.paths:
         out.paths.pop(key, None)
         out.types.pop(key, None)
-    add = Names(_rows(fresh))
+    add = Names(_rows(fresh), names.roots)
     for name, bucket in add.table.items():
         target = out.table[name]
         target.extend(entry for entry in bucket if entry not in target)
@@ -162,8 +167,8 @@ class Analysis:
         return best
 
 
-#: The headings of the file at a vault path (None when unknown).
-Headings = Callable[[str], "list[str] | None"]
+#: The outline (JSON, ``parse.outline``) of the file at a vault path (None when unknown).
+Headings = Callable[[str], "str | None"]
 
 
 def analyse(snap: Snapshot, path: str, text: str, headings: Headings | None = None
@@ -173,7 +178,7 @@ def analyse(snap: Snapshot, path: str, text: str, headings: Headings | None = No
     Its problems are those ``check`` would report once it is saved: ``headings`` gives
     the stored headings of other files, for ``[[note#heading]]``.
     """
-    parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"))
+    parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"), snap.reading)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     config = snap.config
     problems: list[Problem] = []
@@ -183,7 +188,7 @@ def analyse(snap: Snapshot, path: str, text: str, headings: Headings | None = No
             problems.append(Problem(p.path, p.line, level, p.code, p.message))
     spans = _spans(snap.names, parsed.references, lines)
     problems.extend(_reference_problems(snap, path, spans))
-    problems.extend(_anchor_problems(snap, path, spans, parsed.headings, headings))
+    problems.extend(_anchor_problems(snap, path, spans, parsed.outline, headings))
     problems.extend(_duplicate_ids(snap, path, parsed.documents, lines))
     problems.extend(snap.vault_problems.get(path, ()))
     return Analysis(path, lines, parsed.documents, spans, problems, parsed.headings)
@@ -209,7 +214,7 @@ def _reference_problems(snap: Snapshot, path: str, spans: list[Span]) -> Iterato
         yield Problem(path, ref.line, level, code, message)
 
 
-def _anchor_problems(snap: Snapshot, path: str, spans: list[Span], own: tuple[str, ...],
+def _anchor_problems(snap: Snapshot, path: str, spans: list[Span], own: str,
                      headings: Headings | None) -> list[Problem]:
     """``[[note#heading]]`` where the note has no such heading (as ``check`` finds them)."""
     level = snap.config.severity_of("dangling-anchor")
@@ -223,13 +228,12 @@ def _anchor_problems(snap: Snapshot, path: str, spans: list[Span], own: tuple[st
             rows.append((path, ref.line, ref.text, ref.anchor, doc.path))
 
     def stored(target: str) -> str | None:
-        found = list(own) if target == path else headings(target) if headings else None
-        return None if found is None else json.dumps(found)
+        return own if target == path else headings(target) if headings else None
 
     if headings is None:  # nothing to compare other files' headings with
         rows = [row for row in rows if row[4] == path]
     return [Problem(p, line, level, "dangling-anchor", message)
-            for p, line, message, _target in missing_anchors(rows, stored)]
+            for p, line, message, _target in missing_anchors(rows, stored, snap.reading)]
 
 
 def _spans(names: Names, refs: tuple[Reference, ...], lines: list[str]) -> list[Span]:
@@ -316,20 +320,13 @@ def _wrap(text: str, max_lines: int, width: int = 80) -> str:
     return "\n".join(lines[:max_lines])
 
 
-def anchor_line(lines: list[str], anchor: str) -> int:
-    """The 0-based line of the heading ``anchor`` names (0 when none matches)."""
-    want = _heading_key(anchor)
-    for n, text in enumerate(lines):
-        stripped = text.lstrip()
-        if stripped.startswith("#"):
-            title = stripped.lstrip("#").strip()
-            if _heading_key(title) == want:
-                return n
-    return 0
-
-
-def _heading_key(text: str) -> str:
-    return re.sub(r"[\s\-_]+", "-", fold(text)).strip("-")
+def anchor_line(lines: list[str], anchor: str, reading: Reading = GITHUB,
+                path: str = "note.md") -> int:
+    """The 0-based line of the heading (or label) ``anchor`` names, found as ``check`` finds
+    it: by ``reading``'s anchor rules (``parse.outline``); 0 when none matches."""
+    parsed = parse_file(path, "\n".join(lines).encode("utf-8", errors="surrogatepass"), reading)
+    line = Outline.from_json(parsed.outline).find(anchor, reading)
+    return line - 1 if line is not None else 0
 
 
 __all__ = ["Analysis", "Snapshot", "Span", "analyse", "anchor_line", "describe"]

@@ -63,7 +63,7 @@ class StudyServer(LanguageServer):
         self.on_disk: set[str] = set()
         """Open buffers whose file exists (to notice a deletion)."""
         self._pending: set[str] = set()
-        self._headings: dict[str, list[str]] = {}
+        self._headings: dict[str, str | None] = {}
         self._loop: Any = None
         self._base: Snapshot | None = None
         """(watcher thread) The last snapshot it built, the base of the next one."""
@@ -304,13 +304,13 @@ class StudyServer(LanguageServer):
         self.analyses[uri] = (doc.version, result)
         return result
 
-    def headings(self, path: str) -> list[str] | None:
-        """The stored headings of the file at vault path ``path`` (kept per snapshot)."""
+    def headings(self, path: str) -> str | None:
+        """The stored outline of the file at vault path ``path`` (kept per snapshot)."""
         if self.vault is None:
             return None
         if path not in self._headings:
             try:
-                self._headings[path] = list(self.vault.text(path)[1])
+                self._headings[path] = self.vault.store.outline(path)
             except (StateError, OSError):
                 return None
         return self._headings[path]
@@ -387,7 +387,7 @@ class StudyServer(LanguageServer):
         file = self.root / doc.path
         line = doc.line - 1 if doc.type == "unit" else 0
         if anchor and doc.type != "unit":
-            line = anchor_line(self.file_lines(file), anchor)
+            line = anchor_line(self.file_lines(file), anchor, self.snap.reading, doc.path)
         return t.Location(uri=from_fs_path(str(file)) or file.as_uri(),
                           range=t.Range(t.Position(line, 0), t.Position(line, 0)))
 

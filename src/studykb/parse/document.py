@@ -8,8 +8,11 @@ import re
 from typing import Any
 
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
+from studykb.parse.body import Body, is_attachment, read_body
 from studykb.parse.frontmatter import split
-from studykb.parse.markdown import RawRef, read_body
+from studykb.parse.links import RawRef, wikilink
+from studykb.parse.outline import checkable
+from studykb.parse.reading import GITHUB, Reading
 from studykb.parse.urls import normalize_url
 from studykb.parse.wikilinks import WIKILINK_RE, split_target
 
@@ -28,8 +31,8 @@ _ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _KEY_RE = re.compile(r"""^\s*(?:-\s+)?["']?([^"'=:\s]+)["']?\s*[:=]""")
 
 
-def parse_file(path: str, raw: bytes) -> Parsed:
-    """Parse the bytes of the file at vault-relative ``path``."""
+def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
+    """Parse the bytes of the file at vault-relative ``path``, by ``reading``'s rules."""
     problems: list[Problem] = []
     try:
         text = raw.decode("utf-8-sig")
@@ -46,30 +49,38 @@ def parse_file(path: str, raw: bytes) -> Parsed:
     parts = split(text)
     if parts.error:
         problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
-    body = read_body(parts.body, parts.body_line, path)
+    body = read_body(parts.body, parts.body_line, path, reading)
     if body.too_complex:
         problems.append(Problem(path, parts.body_line, WARNING, "too-complex",
                                 "some paragraphs are too complex to parse in time (thousands "
                                 "of [ or * in one paragraph); they were read as plain text"))
-    ctx = _Context(path, parts.fm_text, parts.fm_line, problems)
+    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     meta = parts.meta
-    doc, refs = _document(ctx, meta, body.title, body.summary)
+    doc, refs = _document(ctx, meta, body)
     docs = [doc]
     for raw_ref in body.refs:
         refs.append(_body_ref(doc.key, path, raw_ref, problems))
+    outline = body.the_outline()
+    for fragment in body.fragments:
+        if checkable(fragment.anchor) and outline.find(fragment.anchor, reading) is None:
+            problems.append(Problem(path, fragment.line, WARNING, "dangling-anchor",
+                                    f"{fragment.text!r}: this page has no heading "
+                                    f"{fragment.anchor!r}"))
     if doc.type == "course" and "units" in meta:
         for unit, unit_refs in _units(ctx, doc, meta["units"]):
             docs.append(unit)
             refs.extend(unit_refs)
     return Parsed(path, tuple(docs), tuple(refs), tuple(problems), body.text,
-                  tuple(body.headings))
+                  tuple(body.headings), outline.to_json())
 
 
 class _Context:
     """Finds the line of a value inside the raw front matter, for messages."""
 
-    def __init__(self, path: str, fm_text: str, fm_line: int, problems: list[Problem]) -> None:
+    def __init__(self, path: str, fm_text: str, fm_line: int, problems: list[Problem],
+                 reading: Reading = GITHUB) -> None:
         self.path = path
+        self.reading = reading
         self.lines = fm_text.split("\n") if fm_text else []
         self.fm_line = fm_line
         self.problems = problems
@@ -125,8 +136,7 @@ def _wordish(char: str) -> bool:
     return char.isalnum() or char in "_.-"
 
 
-def _document(ctx: _Context, meta: dict[str, Any], h1: str | None,
-              summary: str) -> tuple[Document, list[Reference]]:
+def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document, list[Reference]]:
     path = ctx.path
     stem = _stem(path)
     raw_id = meta.get("id")
@@ -135,12 +145,14 @@ def _document(ctx: _Context, meta: dict[str, Any], h1: str | None,
     dtype = _type(ctx, meta.get("type"), path)
     title = meta.get("title")
     title = str(title).strip() if isinstance(title, (str, int, float)) and str(title).strip() else (
-        h1 or stem)
-    text_summary = meta.get("summary") or meta.get("description") or meta.get("desc") or summary
+        body.title or stem)
+    text_summary = (meta.get("summary") or meta.get("description") or meta.get("desc")
+                    or body.summary)
+    tags = _tags(meta.get("tags", _taxonomy(meta, "tags")))
     doc = Document(
         key=path, path=path, id=doc_id, title=title, type=dtype, line=1,
         aliases=_strings(meta.get("aliases", meta.get("alias"))),
-        tags=_tags(meta.get("tags", _taxonomy(meta, "tags"))), covers=_tags(meta.get("covers")),
+        tags=_merged(tags, body.tags), covers=_tags(meta.get("covers")),
         date=_date(meta.get("date", meta.get("created"))),
         level=_level(ctx, meta.get("level")), status=_status(ctx, meta.get("status")),
         done=_date(meta.get("done")),
@@ -148,6 +160,7 @@ def _document(ctx: _Context, meta: dict[str, Any], h1: str | None,
         kind=str(meta["kind"]) if isinstance(meta.get("kind"), str) else None,
         minutes=_minutes(meta.get("minutes")),
         summary=_clip(str(text_summary)), explicit_id=explicit, meta=meta,
+        labels=tuple(dict.fromkeys(label.name for label in body.labels)),
     )
     refs = _front_refs(ctx, doc.key, meta, skip=("units",))
     return doc, refs
@@ -232,10 +245,11 @@ def _wikilinks_in(ctx: _Context, source: str, text: str, kind: str, index: int,
                   reason: str = "") -> list[Reference]:
     out = []
     for match in WIKILINK_RE.finditer(text):
-        target, anchor, _label = split_target(match.group(2))
-        if target:
-            out.append(Reference(source, ctx.path, ctx.line(index), kind, match.group(0),
-                                 target, "name", anchor, reason))
+        target, anchor, label = split_target(match.group(2))
+        found = wikilink(ctx.line(index), match.group(0), target, anchor, label, ctx.reading)
+        if isinstance(found, RawRef):
+            out.append(Reference(source, ctx.path, found.line, kind, found.text, found.target,
+                                 "name", found.anchor, reason))
     return out
 
 
@@ -244,25 +258,10 @@ def _body_ref(source: str, path: str, ref: RawRef, problems: list[Problem]) -> R
         problems.append(Problem(path, ref.line, ERROR, "outside-vault",
                                 f"link {ref.text!r} climbs out of the vault"))
     target = normalize_url(ref.target) if ref.style == "url" else ref.target
-    optional = ref.optional or ref.outside or ref.style == "url" or is_attachment(target)
+    optional = (ref.optional or ref.outside or ref.style == "url" or ref.attachment
+                or is_attachment(target))
     return Reference(source, path, ref.line, "link", ref.text, target, ref.style, ref.anchor,
                      optional=optional)
-
-
-#: Extensions of files a note links to or embeds that are not documents. A closed list:
-#: Dendron names such as ``lang.go`` or ``a.b.c`` are notes, and must be able to dangle.
-ATTACHMENT_EXTS = frozenset((
-    "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "tif", "tiff", "avif", "heic",
-    "pdf", "epub", "djvu", "mp3", "wav", "ogg", "m4a", "flac", "mp4", "webm", "mov", "mkv",
-    "avi", "ogv", "csv", "tsv", "xls", "xlsx", "doc", "docx", "ppt", "pptx", "odt", "ods",
-    "odp", "zip", "gz", "tgz", "tar", "7z", "canvas", "excalidraw", "drawio", "ipynb",
-    "txt", "json", "yaml", "yml", "toml", "html", "htm", "css", "tex", "bib",
-))
-
-
-def is_attachment(target: str) -> bool:
-    """``![[diagram.png]]``: a file that is not a document (an image, a PDF...)."""
-    return posixpath.splitext(target)[1].lower()[1:] in ATTACHMENT_EXTS
 
 
 def _taxonomy(meta: dict[str, Any], name: str) -> Any:
@@ -303,6 +302,17 @@ def _type(ctx: _Context, value: Any, path: str) -> str:
         if folder in FOLDER_TYPES:
             return FOLDER_TYPES[folder]
     return "note"
+
+
+def _merged(tags: tuple[str, ...], inline: list[str]) -> tuple[str, ...]:
+    """Front-matter tags, then the body's ``#tags`` not already among them (any case)."""
+    seen = {t.casefold() for t in tags}
+    out = list(tags)
+    for tag in inline:
+        if tag.casefold() not in seen:
+            seen.add(tag.casefold())
+            out.append(tag)
+    return tuple(out)
 
 
 def _strings(value: Any) -> tuple[str, ...]:

@@ -58,7 +58,7 @@ def _rule(state: StateInline, silent: bool) -> bool:
     return True
 
 
-def _render(self: Any, tokens: list, idx: int, options: Any, env: Any) -> str:
+def _render(self: Any, tokens: list[Any], idx: int, options: Any, env: Any) -> str:
     meta = tokens[idx].meta
     text = meta["label"] or meta["target"] or meta["anchor"]
     href = meta["target"] + (f"#{meta['anchor']}" if meta["anchor"] else "")

@@ -9,7 +9,14 @@ before it writes, then writes it in one SQLite transaction:
 4. ``store``     replace the rows of changed and removed files
 5. ``resolve``   re-resolve the references of changed files, and every reference
                  whose target name was touched by the change
-6. ``vault``     vault-wide problems: duplicate ids, prerequisite loops
+6. ``vault``     vault-wide problems: duplicate ids, prerequisite loops, missing headings
+7. ``files``     references to files that are not there (when they or the files changed)
+
+The vault is read the way its site generator renders it (``flavour.py``): the rules
+(:class:`~studykb.parse.reading.Reading`) go to every parse, and when they change (a
+``hugo.toml`` appears, ``studykb.toml`` names another generator) every file is read again.
+A file whose mtime falls within a second of the last refresh that stored it is hashed
+again, as git does: a rewrite of the same size in the same mtime tick is not missed.
 """
 
 from __future__ import annotations
@@ -28,7 +35,8 @@ from typing import Any
 from studykb.config import Config, load_config, locate
 from studykb.model import Document, Problem, Reference
 from studykb.vault.cache import Cache
-from studykb.vault.checks import heading_slug  # noqa: F401  (re-exported)
+from studykb.vault.checks import Files
+from studykb.vault.flavour import of_config
 from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from studykb.vault.scan import Scan, scan
 from studykb.vault.store import (
@@ -53,6 +61,11 @@ StateError = sqlite3.Error
 Progress = Callable[[int, int], None]
 #: Parse in worker processes when at least this many files changed.
 PARALLEL_THRESHOLD = 64
+#: Files whose mtime is this close to (or after) the start of the refresh that stored them
+#: are hashed again by the next one (git's "racily clean" entries).
+RACY_NS = 1_000_000_000
+#: Say so when at least this many site-absolute links (``/docs/x/``) all lead nowhere.
+SITE_LINKS_NOTICE = 10
 
 
 @dataclass
@@ -92,6 +105,8 @@ class Vault:
     def __init__(self, config: Config) -> None:
         self.config = config
         self.root = config.root
+        self.site, self.reading = of_config(config)
+        """The site generator the vault is written for, and the rules it is read with."""
         self.store = Store(config.state_dir)
         if self.store.fresh and not config.explicit:
             self.store.notice = self.store.notice or (
@@ -107,6 +122,10 @@ class Vault:
         """The graph edges of the last first build, kept for :meth:`graph_edges`."""
         self._blobs: list[tuple[str, str]] | None = None
         """(key, stored document) of the last first build, for :meth:`documents`."""
+        self._added: list[str] = []
+        """The paths the last first build read."""
+        self._states: dict[str, int] | None = None
+        """References per resolution state, counted by the last first build."""
 
     @classmethod
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
@@ -135,28 +154,23 @@ class Vault:
         """Bring the state up to date with the disk; returns what changed."""
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice)
+        scanned_ns = time.time_ns()
         found = scan(self.config)
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
         old = self.store.files()
+        if old and self.store.get_meta("reading") != self.reading.digest():
+            old = {}  # read by other rules now: every file again, as a first build
         removed = sorted(set(old) - set(found.files))
-        changed = [p for p, st in found.files.items() if p not in old or old[p][:2] != st]
+        changed = self._changed(found, old)
         scan_rows = [(p.path, p.line, p.severity, p.code, p.message, "scan")
                      for p in found.problems]
+        files = Files(self.root, found.attachments, found.attachment_names)
+        marks = self._marks(scanned_ns, files)
         if not old and changed:  # first build: one streaming bulk write (see bulk.py)
-            from studykb.runtime.memory import paused_gc
-            from studykb.vault.bulk import parse_stream, write_all
-
-            workers = self.config.worker_count
-            stream = parse_stream(self.root, changed, workers, progress)
-            with paused_gc():  # a million rows that all stay alive until the commit
-                added, self._edges, self._blobs, states = write_all(
-                    self.store, stream, scan_rows, self.root, expected=len(changed))
-            stats.added = sorted(added)
-            self._docs = None
-            self._names = None
-            self._fingerprint = None
+            self._first_build(changed, scan_rows, files, marks, progress)
+            stats.added = sorted(self._added)
         else:
             to_parse, touched = self._confirm(changed, old)
             parsed = self._parse(to_parse, progress) if to_parse else []
@@ -165,12 +179,14 @@ class Vault:
             stats.removed = removed
             states = None
             if parsed or removed or touched or self._scan_changed(scan_rows):
-                self._write(parsed, removed, touched, found, scan_rows, full=not old)
-                self._fingerprint = None
-                self._docs = None
-                self._names = None
-                self._edges = None
-                self._blobs = None
+                self._write(parsed, removed, touched, found, scan_rows, full=not old,
+                            files=files, marks=marks)
+                self._forget()
+            elif self.store.get_meta("files") != marks["files"]:
+                with self.store.transaction() as db:
+                    self._finish_write(db, files, marks)
+        states = self._states
+        self._states = None
         if self._edges is not None:  # just built: counted in memory (the indexes may wait)
             stats.documents = self.store.db.execute("SELECT count(*) FROM docs").fetchone()[0]
             stats.links = len(self._edges)
@@ -179,8 +195,76 @@ class Vault:
                 "SELECT (SELECT count(*) FROM docs),"
                 " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)").fetchone()
         stats.problems, stats.errors = self._problem_counts(states)
+        if stats.changed:
+            stats.notice = _joined(stats.notice, self._site_links_notice())
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _changed(self, found: Scan, old: dict[str, tuple[int, int, str]]) -> list[str]:
+        """Files to read: new ones, those whose mtime or size differ, and those stored so
+        close to the last refresh that a rewrite in the same mtime tick could hide."""
+        racy = self.store.get_meta("scanned_ns") if old else None
+        since = int(racy) - RACY_NS if racy and racy.isdigit() else None
+        out = []
+        for path, st in found.files.items():
+            before = old.get(path)
+            if before is None or before[:2] != st or (since is not None and before[0] >= since):
+                out.append(path)
+        return out
+
+    def _marks(self, scanned_ns: int, files: Files) -> dict[str, str]:
+        """What a write records in ``meta``: when the scan started, the rules the files
+        were read with, and a digest of the other files (for missing attachments)."""
+        digest = hashlib.blake2b(digest_size=16)
+        for path in sorted(files.paths.values()):
+            digest.update(path.encode() + b"\0")
+        return {"scanned_ns": str(scanned_ns), "reading": self.reading.digest(),
+                "files": digest.hexdigest()}
+
+    def _first_build(self, changed: list[str], scan_rows: list[ScanRow], files: Files,
+                     marks: dict[str, str], progress: Progress | None) -> None:
+        from studykb.runtime.memory import paused_gc
+        from studykb.vault.bulk import parse_stream, write_all
+
+        stream = parse_stream(self.root, changed, self.config.worker_count, progress,
+                              self.reading)
+        with paused_gc():  # a million rows that all stay alive until the commit
+            self._added, self._edges, self._blobs, self._states = write_all(
+                self.store, stream, scan_rows, self.root, expected=len(changed),
+                reading=self.reading,
+                finish=lambda db: self._finish_write(db, files, marks))
+        self._docs = None
+        self._names = None
+        self._fingerprint = None
+
+    def _finish_write(self, db: sqlite3.Connection, files: Files, marks: dict[str, str]) -> None:
+        """The last step of every write: missing attachments, then the marks."""
+        from studykb.vault.checks import attachment_problems
+
+        attachment_problems(db, files, self.reading)
+        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(marks.items()))
+
+    def _forget(self) -> None:
+        """Drop what was kept from the state before a write."""
+        self._fingerprint = None
+        self._docs = None
+        self._names = None
+        self._edges = None
+        self._blobs = None
+
+    def _site_links_notice(self) -> str | None:
+        """A word when every site-absolute link (``/docs/x/``) leads to no document: the
+        content folder is likely not where studykb looks."""
+        row = self.store.db.execute(
+            "SELECT count(*), sum(target_key IS NOT NULL) FROM refs"
+            " WHERE style='path' AND substr(text, 1, 1)='/' AND state != 'asset'").fetchone()
+        total, resolved = row[0] or 0, row[1] or 0
+        if total < SITE_LINKS_NOTICE or resolved:
+            return None
+        where = ", ".join(f"{d}/" for d in self.site.content_dirs)
+        return (f"none of the {total} site-absolute links (/...) leads to a document; they are "
+                f"read from {where} as a {self.site.generator} site (set generator in "
+                "studykb.toml if that is wrong)")
 
     def _problem_counts(self, states: dict[str, int] | None = None) -> tuple[int, int]:
         """(problems, errors) as :meth:`problems` would list them, counted in SQL
@@ -245,7 +329,8 @@ class Vault:
         from studykb.runtime.pools import imap
         from studykb.vault.rows import parse_rows
 
-        return list(imap(parse_rows, items, self.config.worker_count, progress,
+        with_rules = [(*item, self.reading) for item in items]
+        return list(imap(parse_rows, with_rules, self.config.worker_count, progress,
                          at_least=PARALLEL_THRESHOLD))
 
     def _scan_changed(self, rows: list[ScanRow]) -> bool:
@@ -256,7 +341,7 @@ class Vault:
 
     def _write(self, parsed: list[ParsedRows], removed: list[str],
                touched: list[tuple[int, int, str]], found: Scan, scan_rows: list[ScanRow],
-               full: bool) -> None:
+               full: bool, files: Files, marks: dict[str, str]) -> None:
         store = self.store
         paths = removed + [row[0] for row in parsed]
         with store.transaction() as db:
@@ -264,15 +349,16 @@ class Vault:
             # what the duplicate-id and loop checks depend on, before and after the change
             ids_before = _explicit_ids(db, paths)
             requires_before = _requires_rows(db, paths)
+            roots = self.reading.content_dirs
             for chunk in _chunks(paths):
-                marks = ",".join("?" * len(chunk))
+                qs = ",".join("?" * len(chunk))
                 for key, path, did, title, _t, aliases, url in db.execute(
                         f"SELECT key, path, id, title, type, names, url FROM docs"
-                        f" WHERE path IN ({marks})", chunk):
-                    names.update(_names(key, path, did, title, aliases, url))
+                        f" WHERE path IN ({qs})", chunk):
+                    names.update(_names(key, path, did, title, aliases, url, roots))
                 for table in ("files", "docs", "refs", "texts", "names"):
-                    db.execute(f"DELETE FROM {table} WHERE path IN ({marks})", chunk)
-                db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({marks})",
+                    db.execute(f"DELETE FROM {table} WHERE path IN ({qs})", chunk)
+                db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({qs})",
                            chunk)
             db.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", touched)
             for (path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row) in parsed:
@@ -283,32 +369,37 @@ class Vault:
                     " reason, optional, lookup, lookup2) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                     ref_rows)
                 db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
-                db.execute("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", text_row)
+                db.execute("INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)",
+                           text_row)
                 if not full:  # a full build resolves everything and fills names at once
                     for key, path_, did, title, dtype, _e, aliases, url, _d in doc_rows:
-                        names.update(_names(key, path_, did, title, aliases, url))
+                        names.update(_names(key, path_, did, title, aliases, url, roots))
                         db.executemany("INSERT INTO names VALUES (?,?,?,?)",
-                                       name_rows(key, path_, did, title, dtype, aliases, url))
+                                       name_rows(key, path_, did, title, dtype, aliases, url,
+                                                 roots))
             moved = self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
             from studykb.vault.checks import anchor_problems, vault_problems
 
-            anchor_problems(db, None if full else paths)
+            anchor_problems(db, None if full else paths, self.reading)
             # a loop also appears or goes when a requires elsewhere now names another doc
             loops = full or moved or requires_before != _requires_rows(db, paths)
             ids = None if full else ids_before | _explicit_ids(db, paths)
             vault_problems(db, self.root, recompute_cycles=loops, ids=ids)
+            self._finish_write(db, files, marks)
 
     def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> bool:  # type: ignore[no-untyped-def]
         """Re-resolve what the change may touch; True when a ``requires`` of a file not
         parsed again now names another document."""
+        roots = self.reading.content_dirs
         if full:
-            table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"))
+            table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"),
+                          roots)
             db.execute("DELETE FROM names")
             db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
         else:  # look up only the names the references to resolve ask for
-            table = StoredNames(db)
+            table = StoredNames(db, roots)
         cols = ("SELECT n, source, path, target, style, anchor, optional, text, kind, target_key"
                 " FROM refs")
         if full:
@@ -425,7 +516,7 @@ class Vault:
 
     def names(self) -> Names:
         if self._names is None:
-            self._names = StoredNames(self.store.db)
+            self._names = StoredNames(self.store.db, self.reading.content_dirs)
         return self._names
 
     def links(self, where: str = "", args: Iterable[Any] = ()) -> list[Link]:
@@ -480,9 +571,10 @@ class Vault:
         return self.store.text(path)
 
 
-def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | None) -> set[str]:
-
-    out = {name for name, _lvl in names_of(key, path, did, title, json.loads(aliases))}
+def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | None,
+           roots: Iterable[str] = ()) -> set[str]:
+    """The (folded) names a document answers to: references to them resolve again."""
+    out = {name for name, _lvl in names_of(key, path, did, title, json.loads(aliases), roots)}
     if "#" in key:
         out.add(fold(key.split("#", 1)[1]))
     if url:
@@ -490,6 +582,10 @@ def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | N
 
         out.add(normalize_url(url))
     return out
+
+
+def _joined(first: str | None, second: str | None) -> str | None:
+    return "; ".join(part for part in (first, second) if part) or None
 
 
 def _chunks(items: list[str], size: int = 400) -> Iterable[list[str]]:

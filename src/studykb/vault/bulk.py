@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from studykb.parse.reading import GITHUB, Reading
 from studykb.runtime import background
 from studykb.vault.checks import wants_anchor_check
 from studykb.vault.resolve import Names, table_rows
@@ -55,8 +56,9 @@ BACKGROUND_FINISH = 2000
 Progress = Callable[[int, int], None]
 
 
-def read_rows(item: tuple[str, str]) -> ParsedRows | None:
-    """(absolute path, vault path) -> the rows of ``parse_rows``; None when unreadable now.
+def read_rows(item: tuple[str, str, Reading]) -> ParsedRows | None:
+    """(absolute path, vault path, reading rules) -> the rows of ``parse_rows``; None when
+    unreadable now.
 
     Reads and hashes the file where it is parsed (in a worker, for a parallel build). A
     file that vanished since the scan is left for the next refresh to notice.
@@ -64,34 +66,37 @@ def read_rows(item: tuple[str, str]) -> ParsedRows | None:
     from studykb.vault.files import read_note
     from studykb.vault.rows import parse_rows
 
-    abs_path, path = item
+    abs_path, path, reading = item
     try:
         raw, st = read_note(abs_path)
     except OSError:
         return None
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
-    return parse_rows((path, raw, digest, st.st_mtime_ns, st.st_size))
+    return parse_rows((path, raw, digest, st.st_mtime_ns, st.st_size, reading))
 
 
 def parse_stream(root: Path, paths: list[str], workers: int,
-                 progress: Progress | None = None) -> Iterator[ParsedRows | None]:
+                 progress: Progress | None = None, reading: Reading = GITHUB
+                 ) -> Iterator[ParsedRows | None]:
     """Rows of every file in ``paths`` order, as soon as each is parsed."""
     from studykb.runtime.pools import imap
 
-    items = [(str(root / p), p) for p in paths]
+    items = [(str(root / p), p, reading) for p in paths]
     yield from imap(read_rows, items, workers, progress, at_least=PARALLEL_THRESHOLD)
 
 
 def write_all(store: Store, rows: Iterable[ParsedRows | None],
               scan_rows: list[tuple[str, int, str, str, str, str]], root: Path,
-              expected: int = 0
+              expected: int = 0, reading: Reading = GITHUB,
+              finish: Callable[[sqlite3.Connection], None] | None = None
               ) -> tuple[list[str], list[EdgeRow], list[tuple[str, str]], Counter[str]]:
     """Replace the whole state with ``rows`` (consumed as they come).
 
     Returns the paths read, the resolved references as graph edges (source, target key,
     kind, path, line, reason, in ``refs`` order), the documents as stored (key, blob,
     in ``docs`` order) and how many references ended in each resolution state.
-    ``expected``: how many rows are coming (a large load finishes in a thread).
+    ``expected``: how many rows are coming (a large load finishes in a thread);
+    ``finish``: more writes for the same transaction, made last.
     """
     from studykb.vault.checks import missing_anchors, vault_problems
 
@@ -104,7 +109,7 @@ def write_all(store: Store, rows: Iterable[ParsedRows | None],
     with store.transaction() as db:
         indexes = _empty(db)
         loaded = _load(db, rows)
-        table = Names(loaded.names)
+        table = Names(loaded.names, reading.content_dirs)
         db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
@@ -120,12 +125,14 @@ def write_all(store: Store, rows: Iterable[ParsedRows | None],
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", resolved)
         del resolved
         db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
-                       missing_anchors(anchored, loaded.headings.get))
+                       missing_anchors(anchored, loaded.outlines.get, reading))
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
         if not later:
             for _name, sql in indexes:
                 db.execute(sql)
         vault_problems(db, root, recompute_cycles=True)
+        if finish is not None:
+            finish(db)
     if later:
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
         store.finish_later([index for index in indexes if index not in early])
@@ -153,8 +160,8 @@ class _Loaded:
     blobs: list[tuple[str, str]] = field(default_factory=list)
     """(key, stored document) of every document, in ``docs`` order."""
     refs: list[RefRow] = field(default_factory=list)
-    headings: dict[str, str] = field(default_factory=dict)
-    """path -> headings (JSON), for ``[[note#heading]]`` checks."""
+    outlines: dict[str, str] = field(default_factory=dict)
+    """path -> outline (JSON), for ``[[note#heading]]`` checks."""
 
 
 def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
@@ -169,7 +176,8 @@ def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
         db.executemany("INSERT INTO files VALUES (?,?,?,?)", files)
         db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", docs)
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problems)
-        db.executemany("INSERT INTO texts(path, body, headings) VALUES (?,?,?)", texts)
+        db.executemany("INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)",
+                       texts)
         for part in batch:
             part.clear()
 
@@ -182,7 +190,7 @@ def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
         batch[1].extend(doc_rows)
         batch[2].extend(problem_rows)
         batch[3].append(text_row)
-        out.headings[path] = text_row[2]
+        out.outlines[path] = text_row[3]
         if len(batch[0]) >= 256:
             flush()
         for key, p, did, title, dtype, _e, aliases, url, data in doc_rows:

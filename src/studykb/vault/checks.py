@@ -1,14 +1,19 @@
-"""Vault-wide problems: duplicate ids and prerequisite loops."""
+"""Vault-wide problems: duplicate ids, prerequisite loops, missing headings and attachments."""
 
 from __future__ import annotations
 
 import hashlib
+import posixpath
 import re
 import sqlite3
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import unquote
 
 from studykb.model import ERROR
+from studykb.parse.outline import Outline, checkable
+from studykb.parse.reading import GITHUB, Reading
 
 _ID_LINE = re.compile(r'''^\s*["']?id["']?\s*[:=]''')
 
@@ -81,7 +86,7 @@ def _id_line(root: Path, path: str) -> int:
     return 1
 
 
-def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple]:
+def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, int, str, str, str, str]]:
     """One ``cycle`` problem per prerequisite loop (strongly connected component)."""
     edges = _on_loops(edges)
     if not edges:  # the common case: no loop, and networkx is not even imported
@@ -132,22 +137,13 @@ def _on_loops(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, str, st
     return [e for e in edges if e[0] in alive and e[1] in alive]
 
 
-def heading_slug(text: str) -> str:
-    """A heading as GitHub and Obsidian anchor it: case-folded, punctuation out, ``-`` for
-    spaces."""
-    return "-".join(_NOT_IN_SLUG.sub("", text.casefold().strip()).split())
-
-
-#: What a heading slug drops: all but letters and digits (``str.isalnum``: ``\w`` is
-#: those and ``_``), ``_``, ``-`` and spaces.
-_NOT_IN_SLUG = re.compile(r"[^\w \-]")
-
-
-def anchor_problems(db: sqlite3.Connection, changed: list[str] | None) -> None:
+def anchor_problems(db: sqlite3.Connection, changed: list[str] | None,
+                    reading: Reading = GITHUB) -> None:
     """Recompute ``[[note#heading]]`` checks for references from or into ``changed`` files.
 
     ``None`` means everything (a full build). Block references (``#^id``) and anchors
-    that name a course unit are not headings and are left alone.
+    that name a course unit are not headings and are left alone; headings are matched by
+    ``reading``'s rules (``parse.outline``).
     """
     select = ("SELECT r.path, r.line, r.text, r.anchor, d.path FROM refs r"
               " JOIN docs d ON d.key = r.target_key"
@@ -171,31 +167,120 @@ def anchor_problems(db: sqlite3.Connection, changed: list[str] | None) -> None:
         db.executemany("DELETE FROM anchors WHERE path=? AND line=? AND substr(message, 1, ?)=?",
                        {(p, ln, len(repr(t)) + 1, f"{t!r}:") for p, ln, t, _a, _d in rows})
 
-    def headings(target: str) -> str | None:
-        row = db.execute("SELECT headings FROM texts WHERE path=?", (target,)).fetchone()
+    def outline(target: str) -> str | None:
+        row = db.execute("SELECT outline FROM texts WHERE path=?", (target,)).fetchone()
         return row[0] if row else None
 
-    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", missing_anchors(rows, headings))
+    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
+                   missing_anchors(rows, outline, reading))
 
 
 def wants_anchor_check(anchor: str, target_key: str | None) -> bool:
     """Whether ``[[target#anchor]]`` names a heading to look for (not a block or a unit)."""
-    return bool(anchor) and target_key is not None and "#" not in target_key \
-        and not anchor.startswith("^")
+    return target_key is not None and "#" not in target_key and checkable(anchor)
 
 
 def missing_anchors(rows: Iterable[tuple[str, int, str, str, str]],
-                    headings: Callable[[str], str | None]) -> list[tuple[str, int, str, str]]:
+                    outlines: Callable[[str], str | None],
+                    reading: Reading = GITHUB) -> list[tuple[str, int, str, str]]:
     """Rows of the ``anchors`` table for (path, line, text, anchor, target path) references
-    whose target has no such heading; ``headings`` gives a file's headings as JSON."""
-    import json
-
-    slugs: dict[str, set[str]] = {}
+    whose target has no such heading or label; ``outlines`` gives a file's outline (JSON)."""
+    seen: dict[str, Outline] = {}
     out = []
     for path, line, text, anchor, target in dict.fromkeys(rows):
-        if target not in slugs:
-            found = headings(target)
-            slugs[target] = {heading_slug(h) for h in json.loads(found)} if found else set()
-        if heading_slug(anchor) not in slugs[target]:
+        if not checkable(anchor):
+            continue
+        if target not in seen:
+            seen[target] = Outline.from_json(outlines(target))
+        if seen[target].find(anchor, reading) is None:
             out.append((path, line, f"{text!r}: the target has no heading {anchor!r}", target))
     return out
+
+
+# --- attachments ---------------------------------------------------------------------------
+
+#: Generators that serve site-absolute files from places studykb does not read (themes,
+#: ``static/``, ``assets/``, generated feeds): such links are never reported missing.
+_SERVED_ELSEWHERE = ("hugo", "zola", "jekyll", "quartz")
+
+
+@dataclass(frozen=True)
+class AttachmentRef:
+    """A reference to a file that is not a document, as stored."""
+
+    path: str
+    line: int
+    text: str
+    target: str
+    style: str
+
+
+@dataclass(frozen=True)
+class Files:
+    """The vault's files that are not documents, as the scan found them."""
+
+    root: Path
+    #: Lower-cased vault path -> vault path.
+    paths: dict[str, str]
+    #: Lower-cased file name -> the vault path of the first file of that name.
+    names: dict[str, str]
+
+    def at(self, path: str) -> str | None:
+        """The file at vault path ``path`` (any case; hidden and excluded ones too)."""
+        found = self.paths.get(path.lower())
+        if found is None and not path.startswith("../") and (self.root / path).is_file():
+            return path
+        return found
+
+
+def attachment_path(ref: AttachmentRef, files: Files, reading: Reading = GITHUB) -> str | None:
+    """The vault path of the file ``ref`` names, or None when there is none.
+
+    Wikilink embeds find a file by path, beside the note, or by its name anywhere in the
+    vault (as Obsidian does); a relative link on a page served as a folder (Hugo, Zola)
+    may also start at the page's URL.
+    """
+    if ref.style == "name":
+        rel = posixpath.normpath(posixpath.join(posixpath.dirname(ref.path), ref.target))
+        return (files.at(ref.target) or files.at(rel)
+                or files.names.get(posixpath.basename(ref.target).lower()))
+    for candidate in _path_candidates(ref, reading):
+        found = files.at(candidate)
+        if found is not None:
+            return found
+    return None
+
+
+def _path_candidates(ref: AttachmentRef, reading: Reading) -> list[str]:
+    out = [ref.target]
+    written = unquote(ref.text).partition("#")[0].split("?", 1)[0]
+    if written.startswith("/"):  # served from the site's static folders
+        out.extend(posixpath.normpath(f"{d}/{written.lstrip('/')}") for d in reading.static_dirs
+                   if d != ".")
+    elif reading.page_urls and written and not written.startswith("@/"):
+        out.append(posixpath.normpath(posixpath.join(reading.page_folder(ref.path), written)))
+    return out
+
+
+def reported_missing(ref: AttachmentRef, generator: str) -> bool:
+    """Whether a missing file behind ``ref`` is a problem: not for site-absolute links of a
+    generator that serves them from its theme, ``static/`` or generated files."""
+    return not (generator in _SERVED_ELSEWHERE and ref.text.lstrip("!").startswith("/"))
+
+
+def attachment_problems(db: sqlite3.Connection, files: Files,
+                        reading: Reading = GITHUB) -> None:
+    """Recompute ``missing-attachment`` for every reference to a file that is not a document."""
+    from studykb.model import WARNING
+
+    db.execute("DELETE FROM problems WHERE origin='attach'")
+    rows = [AttachmentRef(*row) for row in db.execute(
+        "SELECT path, line, text, target, style FROM refs WHERE state='asset'")]
+    out = []
+    for ref in rows:
+        if not reported_missing(ref, reading.generator):
+            continue
+        if attachment_path(ref, files, reading) is None:
+            out.append((ref.path, ref.line, WARNING, "missing-attachment",
+                        f"{ref.text!r}: no file {ref.target!r} in the vault", "attach"))
+    db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)

@@ -36,10 +36,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 from urllib.parse import urlsplit
 
+from studykb.config import GENERATORS as _GENERATORS
+from studykb.config import Config
 from studykb.parse.frontmatter import YAMLError, load_yaml
+from studykb.parse.reading import Reading
 
 #: The generators ``detect`` can name.
-GENERATORS = ("hugo", "zola", "obsidian", "dendron", "quartz", "jekyll", "github")
+GENERATORS = _GENERATORS
 
 #: The heading-anchor flavour of each generator (``parse.slugs.FLAVOURS``): Dendron, Quartz
 #: (rehype-slug), Jekyll (kramdown's GFM ids) and plain repositories slug as GitHub does.
@@ -484,3 +487,29 @@ def _build(root: Path, generator: str, override: bool) -> Site:
     if generator == "jekyll":
         return Site(root=root, generator="jekyll", heading_flavour="github", static_dirs=(".",))
     return _simple_site(root, generator)
+
+
+# --- what parsing and resolution need ------------------------------------------------------
+
+
+def reading(site: Site, headings: str | None = None) -> Reading:
+    """The parse rules of ``site``; ``headings`` overrides its heading-anchor rules."""
+    flavour = headings or site.heading_flavour
+    options = dict(site.heading_options) if flavour == site.heading_flavour else {}
+    languages = dict(site.language_dirs)
+    if languages and site.default_language and site.content_dirs:
+        # a language without its own contentDir (the default, usually) reads the site's
+        languages.setdefault(site.default_language, site.content_dirs[0])
+    return Reading(
+        generator=site.generator, heading_flavour=flavour,
+        heading_options=tuple(sorted(options.items())), content_dirs=site.content_dirs,
+        language_dirs=tuple(sorted(languages.items())),
+        default_language=site.default_language, label_first=site.label_first,
+        page_urls=site.generator in ("hugo", "zola"), shortcodes=site.generator == "hugo",
+        static_dirs=site.static_dirs)
+
+
+def of_config(config: Config) -> tuple[Site, Reading]:
+    """The site of a vault and its parse rules, as its ``studykb.toml`` asks."""
+    site = detect(config.root, config.generator)
+    return site, reading(site, config.headings)

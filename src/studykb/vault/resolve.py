@@ -1,7 +1,13 @@
 """Resolving references: path, then id, then alias, then title (then file name), case-insensitive.
 
 Where a name fits several documents at the same level, the one in the same folder as the
-referring file wins, then the shortest path; the tie is still reported (``ambiguous``).
+referring file wins, then the shortest path; the tie is still reported (``ambiguous``). In a
+site with several content folders (a multilingual Hugo site), only the documents of the
+referring page's own content folder compete when any fits: each language is its own site.
+
+A document in a site's content folder also answers to its path inside that folder (what
+Hugo's ``ref "docs/x.md"`` names); d2lbook ``:label:``s are names of their document that only
+``:numref:``/``:ref:`` references look up.
 """
 
 from __future__ import annotations
@@ -12,9 +18,9 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-PATH, ID, ALIAS, TITLE, STEM = range(5)
-#: The content folder of a Hugo or Zola site.
-SITE_CONTENT = "content/"
+PATH, ID, ALIAS, TITLE, STEM, LABEL = range(6)
+#: How a label is written among a document's names (``docs.names``), beside its aliases.
+LABEL_MARK = ":label:"
 
 #: Result of resolving one reference: (target key or None, state, note).
 #: States: ok, ambiguous (resolved, with a tie), dangling, external (an outside URL or site
@@ -31,31 +37,41 @@ def _stem(path: str) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
-def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str]
-             ) -> list[tuple[str, int]]:
-    """Every (folded name, level) a document answers to."""
+def names_json(aliases: Iterable[str], labels: Iterable[str]) -> str:
+    """A document's names as the ``docs.names`` column holds them: aliases, then labels."""
+    return json.dumps([*aliases, *(LABEL_MARK + label for label in labels)],
+                      ensure_ascii=False)
+
+
+def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str],
+             roots: Iterable[str] = ()) -> list[tuple[str, int]]:
+    """Every (folded name, level) a document answers to; ``roots``: the site's content
+    folders, below which a document also answers to its path inside the folder."""
     out: list[tuple[str, int]] = []
     if "#" in key:  # a course unit
         out.append((fold(key), PATH))
     else:
         low = fold(path)
-        # a Hugo or Zola site: site-absolute links (/posts/foo/, @/blog/x.md) start
-        # below content/, so a document there also answers to its path without it
-        roots = [low, low[len(SITE_CONTENT):]] if low.startswith(SITE_CONTENT) else [low]
-        for rooted in roots:
+        rooted_paths = [low] + [low[len(r) + 1:] for r in (fold(r) for r in roots)
+                                if r not in ("", ".") and low.startswith(r + "/")]
+        for rooted in rooted_paths:
             out.append((rooted, PATH))
             if rooted.endswith(".md"):
                 out.append((rooted[:-3], PATH))
         stem = _stem(low)
         if stem in ("index", "_index", "readme") and "/" in low:
-            for rooted in roots:
+            for rooted in rooted_paths:
                 if "/" in rooted:
                     out.append((posixpath.dirname(rooted), PATH))  # bundles: /posts/foo/
             out.append((posixpath.basename(posixpath.dirname(low)), STEM))
         else:
             out.append((stem, STEM))
     out.append((fold(doc_id), ID))
-    out.extend((fold(a), ALIAS) for a in aliases if a.strip())
+    for name in aliases:
+        if name.startswith(LABEL_MARK):
+            out.append((fold(name[len(LABEL_MARK):]), LABEL))
+        elif name.strip():
+            out.append((fold(name), ALIAS))
     out.append((fold(title), TITLE))
     return out
 
@@ -63,7 +79,8 @@ def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str
 class Names:
     """The name table of the whole vault, built from the ``docs`` rows of the store."""
 
-    def __init__(self, rows: Iterable[tuple]) -> None:
+    def __init__(self, rows: Iterable[tuple[Any, ...]], roots: Iterable[str] = ()) -> None:
+        self.roots = tuple(r for r in roots if r not in ("", "."))
         self.table: dict[str, list[tuple[int, str]]] = defaultdict(list)
         self.urls: dict[str, list[str]] = defaultdict(list)
         self.paths: dict[str, str] = {}
@@ -71,7 +88,8 @@ class Names:
         for key, path, doc_id, title, dtype, aliases, url in rows:
             self.paths[key] = path
             self.types[key] = dtype
-            for name, level in names_of(key, path, doc_id, title, json.loads(aliases)):
+            for name, level in names_of(key, path, doc_id, title, json.loads(aliases),
+                                        self.roots):
                 bucket = self.table[name]
                 if (level, key) not in bucket:
                     bucket.append((level, key))
@@ -88,6 +106,8 @@ class Names:
         return [key for lvl, key in found if lvl == best]
 
     def pick(self, keys: list[str], from_path: str) -> Resolution:
+        if len(keys) > 1 and len(self.roots) > 1:
+            keys = self._same_root(keys, from_path)
         if len(keys) == 1:
             return keys[0], "ok", ""
         folder = posixpath.dirname(from_path)
@@ -96,9 +116,19 @@ class Names:
         others = ", ".join(ranked[1:4]) + (" ..." if len(ranked) > 4 else "")
         return ranked[0], "ambiguous", f"{ranked[0]} (also {others})"
 
+    def _same_root(self, keys: list[str], from_path: str) -> list[str]:
+        """The keys in the content folder of ``from_path`` (all of them when none is)."""
+        root = _root_of(from_path, self.roots)
+        mine = [k for k in keys if _root_of(self.paths[k], self.roots) == root]
+        return mine or keys
+
     def resolve(self, source: str, path: str, target: str, style: str, anchor: str,
                 optional: bool, text: str = "") -> Resolution:
-        """Resolve one reference; ``text`` (as written) lets ``[[label|note]]`` fall back."""
+        """Resolve one reference (``text``, as written, is not needed: Dendron's
+        label-first wikilinks are read as such when the file is parsed)."""
+        if style == "label":
+            keys = [k for lvl, k in self.table.get(fold(target), ()) if lvl == LABEL]
+            return self.pick(keys, path) if keys else (None, "dangling", "")
         if style == "url":
             keys = self.urls.get(target, [])
             return self.pick(keys, path) if keys else (None, "external", "")
@@ -108,7 +138,9 @@ class Names:
             keys = self.candidates(target, PATH)
             if keys:
                 return self._unit(self.pick(keys, path), anchor)
-            return None, ("external" if optional else "dangling"), ""
+            if not optional:
+                return None, "dangling", ""
+            return None, ("asset" if _file_like(target) else "external"), ""
         if style == "unit":
             course = source.split("#", 1)[0]
             unit = f"{course}#{target}"
@@ -128,12 +160,6 @@ class Names:
             keys = self.candidates(target[:-3])
         if keys:
             return self._unit(self.pick(keys, path), anchor)
-        label = label_target(text)
-        if label:  # Dendron writes the label first: [[label|note.name]]
-            alt, _, alt_anchor = label.partition("#")
-            keys = self.candidates(alt)
-            if keys:
-                return self._unit(self.pick(keys, path), alt_anchor)
         if optional:
             return None, "asset", ""
         return None, "dangling", ""
@@ -149,18 +175,25 @@ class Names:
         return res
 
 
-def label_target(text: str) -> str:
-    """``label`` of a reference written ``[[target|label]]`` (where Dendron puts the note)."""
-    if "|" not in text or not text.endswith("]]"):
-        return ""
-    inner = text[text.find("[[") + 2: -2].replace("\\|", "|")
-    return inner.partition("|")[2].strip()
+def _root_of(path: str, roots: tuple[str, ...]) -> str:
+    """The deepest of ``roots`` holding ``path`` (``""`` for none)."""
+    best = ""
+    for root in roots:
+        if path.startswith(root + "/") and len(root) > len(best):
+            best = root
+    return best
+
+
+def _file_like(target: str) -> bool:
+    """A path with a file extension (``img/a.png``, ``LICENSE.txt``): a file, not a page."""
+    name = posixpath.basename(target)
+    return "." in name.strip(".")
 
 
 def lookups(source: str, path: str, target: str, style: str, text: str = "") -> tuple[str, str]:
     """The names whose change can change how a reference resolves (indexed in the store)."""
-    if style == "url":
-        return target, ""
+    if style in ("url", "label"):
+        return (target if style == "url" else fold(target)), ""
     if style == "unit":
         return fold(f"{source.split('#', 1)[0]}#{target}"), fold(target)
     second = ""
@@ -170,8 +203,6 @@ def lookups(source: str, path: str, target: str, style: str, text: str = "") -> 
         second = fold(posixpath.normpath(posixpath.join(posixpath.dirname(path), target)))
     elif target.lower().endswith(".md") and style == "name":
         second = fold(target[:-3])
-    elif style == "name" and (label := label_target(text)):
-        second = fold(label.partition("#")[0])
     return fold(target), second
 
 
@@ -180,14 +211,14 @@ URL = 9
 
 
 def name_rows(key: str, path: str, doc_id: str, title: str, dtype: str, aliases: str,
-              url: str | None) -> list[tuple[str, int, str, str]]:
+              url: str | None, roots: Iterable[str] = ()) -> list[tuple[str, int, str, str]]:
     """Rows (name, level, key, path) of the stored ``names`` table for one ``docs`` row.
 
     The same entries :class:`Names` builds in memory, so :class:`StoredNames` answers alike.
     """
     seen: set[tuple[str, int]] = set()
     out = []
-    for name, level in names_of(key, path, doc_id, title, json.loads(aliases)):
+    for name, level in names_of(key, path, doc_id, title, json.loads(aliases), roots):
         if (name, level) not in seen:
             seen.add((name, level))
             out.append((name, level, key, path))
@@ -216,7 +247,7 @@ class _Lazy(Mapping[str, Any]):
         self._cache: dict[str, Any] = {}
         self._all: dict[str, Any] | None = None
 
-    def _shape(self, rows: list[tuple]) -> Any:
+    def _shape(self, rows: list[tuple[Any, ...]]) -> Any:
         if self._grouped:
             return [row[0] if len(row) == 1 else tuple(row) for row in rows] or None
         return rows[0][0] if rows else None
@@ -256,7 +287,8 @@ class StoredNames(Names):
     whole vault; iterating ``table`` (for suggestions) loads it all once.
     """
 
-    def __init__(self, db: Any) -> None:  # pylint: disable=super-init-not-called
+    def __init__(self, db: Any, roots: Iterable[str] = ()) -> None:  # pylint: disable=super-init-not-called
+        self.roots = tuple(r for r in roots if r not in ("", "."))
         self.table = _Lazy(  # type: ignore[assignment]
             db, f"SELECT level, key FROM names WHERE name=? AND level<{URL} ORDER BY rowid",
             f"SELECT name, level, key FROM names WHERE level<{URL} ORDER BY rowid", True)

@@ -7,29 +7,31 @@ import traceback
 
 from studykb.model import ERROR, Document
 from studykb.parse import parse_file
+from studykb.parse.reading import Reading
 from studykb.vault.resolve import lookups
 from studykb.vault.store import ParsedRows, ProblemRow, doc_row, ref_row
 
 
-def parse_rows(item: tuple[str, bytes, str, int, int]) -> ParsedRows:
-    """(path, raw bytes, content hash, mtime, size) -> the rows the file adds to the state.
+def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
+    """(path, raw bytes, content hash, mtime, size, reading rules) -> the rows the file adds
+    to the state.
 
     Never raises: a parser bug becomes an ``unreadable`` problem on that file, so one
     broken note never stops a build.
     """
-    path, raw, digest, mtime, size = item
+    path, raw, digest, mtime, size, reading = item
     try:
-        parsed = parse_file(path, raw)
+        parsed = parse_file(path, raw, reading)
     except Exception as exc:  # noqa: BLE001 - a build must survive any one file
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         problem: ProblemRow = (path, 1, ERROR, "unreadable", f"could not be parsed: {detail}")
         doc = Document(key=path, path=path, id=path.rsplit("/", 1)[-1][:-3],
                        title=path.rsplit("/", 1)[-1][:-3], type="note")
         return ParsedRows(path, mtime, size, digest, [doc_row(doc)], [], [problem],
-                          (path, "", "[]"))
+                          (path, "", "[]", ""))
     docs = [doc_row(d) for d in parsed.documents]
     refs = [ref_row(r, *lookups(r.source, r.path, r.target, r.style, r.text))
             for r in parsed.references]
     problems = [(p.path, p.line, p.severity, p.code, p.message) for p in parsed.problems]
-    text = (path, parsed.text, json.dumps(parsed.headings, ensure_ascii=False))
+    text = (path, parsed.text, json.dumps(parsed.headings, ensure_ascii=False), parsed.outline)
     return ParsedRows(path, mtime, size, digest, docs, refs, problems, text)

@@ -17,8 +17,11 @@ class Scan:
 
     files: dict[str, tuple[int, int]] = field(default_factory=dict)
     """Vault path -> (mtime_ns, size) of every Markdown file to read."""
-    attachments: set[str] = field(default_factory=set)
-    """Lower-cased paths and names of other files (images, PDFs), for ``![[x.png]]``."""
+    attachments: dict[str, str] = field(default_factory=dict)
+    """Other files (images, PDFs): lower-cased vault path -> vault path."""
+    attachment_names: dict[str, str] = field(default_factory=dict)
+    """Other files by lower-cased name -> the vault path of the first found, for
+    ``![[x.png]]``."""
     problems: list[Problem] = field(default_factory=list)
     """Files that could not be read as documents: loops, folders named ``x.md``, huge files."""
     stale: list[str] = field(default_factory=list)
@@ -107,8 +110,8 @@ def scan(config: Config) -> Scan:
                 stack.append((rel, entry.path))
                 continue
             if not is_md:
-                out.attachments.add(rel.lower())
-                out.attachments.add(name.lower())
+                out.attachments[rel.lower()] = rel
+                out.attachment_names.setdefault(name.lower(), rel)
                 continue
             try:
                 st = entry.stat()

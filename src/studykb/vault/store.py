@@ -26,11 +26,13 @@ from studykb.model import Document, Problem, Reference
 from studykb.runtime.background import Later
 from studykb.vault import statedir
 from studykb.vault.cache import code_version
+from studykb.vault.resolve import names_json
 
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 #: Document fields held as tuples (JSON gives lists back).
-_TUPLE_FIELDS = tuple(i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers"))
+_TUPLE_FIELDS = tuple(i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers",
+                                                                  "labels"))
 #: SQLite result codes that prove a database file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB).
 _CORRUPT_CODES = {11, 26}
 _FULL_CODE = 13  # SQLITE_FULL
@@ -61,7 +63,7 @@ CREATE INDEX IF NOT EXISTS refs_course ON refs(path, target_key) WHERE kind = 'c
 CREATE TABLE IF NOT EXISTS problems(
     path TEXT, line INTEGER, severity TEXT, code TEXT, message TEXT, origin TEXT);
 CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
-CREATE TABLE IF NOT EXISTS texts(path TEXT PRIMARY KEY, headings TEXT, body TEXT);
+CREATE TABLE IF NOT EXISTS texts(path TEXT PRIMARY KEY, headings TEXT, body TEXT, outline TEXT);
 CREATE TABLE IF NOT EXISTS anchors(path TEXT, line INTEGER, message TEXT, target TEXT);
 CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
 CREATE INDEX IF NOT EXISTS anchors_target ON anchors(target);
@@ -93,8 +95,9 @@ DocRow = tuple[str, str, str, str, str, int, str, "str | None", str]
 RefRow = tuple[str, str, int, str, str, str, str, str, str, int, str, "str | None"]
 #: ``problems`` as parsed: path, line, severity, code, message.
 ProblemRow = tuple[str, int, str, str, str]
-#: ``texts``: path, plain text of the body, headings (JSON).
-TextRow = tuple[str, str, str]
+#: ``texts``: path, plain text of the body, headings (JSON), outline (JSON, see
+#: ``parse.outline``).
+TextRow = tuple[str, str, str, str]
 #: A resolved reference as the graph reads it: source, target, kind, path, line, reason.
 EdgeRow = tuple[str, str, str, str, int, str]
 #: What resolving a reference gives: the target key or None, the state, a note.
@@ -154,11 +157,11 @@ def schema_version() -> str:
 
 
 def doc_row(doc: Document) -> DocRow:
-    """A document as a row of ``docs``; ``names`` holds its aliases as JSON, ``data`` every
-    field as a JSON array."""
+    """A document as a row of ``docs``; ``names`` holds its aliases (and d2lbook labels) as
+    JSON, ``data`` every field as a JSON array."""
     data = json.dumps([getattr(doc, f) for f in DOC_FIELDS], ensure_ascii=False)
     return (doc.key, doc.path, doc.id, doc.title, doc.type, int(doc.explicit_id),
-            json.dumps(doc.aliases, ensure_ascii=False), doc.url, data)
+            names_json(doc.aliases, doc.labels), doc.url, data)
 
 
 def doc_from_blob(data: str | bytes) -> Document:
@@ -393,6 +396,11 @@ class Store:
     def text(self, path: str) -> tuple[str, list[str]]:
         row = self.db.execute("SELECT body, headings FROM texts WHERE path=?", (path,)).fetchone()
         return (row[0], json.loads(row[1])) if row else ("", [])
+
+    def outline(self, path: str) -> str | None:
+        """The outline (JSON) of the file at ``path``, or None when there is no such file."""
+        row = self.db.execute("SELECT outline FROM texts WHERE path=?", (path,)).fetchone()
+        return row[0] if row else None
 
     # -- typed reads for the features (all the SQL they need lives here) -----------------
     def names_at(self, levels: Iterable[int]) -> list[str]:

@@ -1,0 +1,83 @@
+"""A document's outline: its headings and labels, and which one a ``#fragment`` names.
+
+The one place where an anchor meets a heading: ``check`` (``[[note#heading]]``, ``(x.md#a)``
+and same-page ``#a``), the language server's go-to-definition and the site output all ask
+:meth:`Outline.find`, with the vault's heading rules (:class:`~studykb.parse.reading.Reading`).
+Stored as JSON in the state, so a target's outline is read without parsing it again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+from studykb.parse.reading import GITHUB, Reading
+from studykb.parse.slugs import AnchorIndex, Heading
+
+
+@dataclass(frozen=True)
+class Label:
+    """A d2lbook ``:label:`` (an anchor the generator puts where it is defined)."""
+
+    name: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Outline:
+    """Headings (inline Markdown as written) and labels of one file, in order."""
+
+    headings: tuple[Heading, ...] = ()
+    labels: tuple[Label, ...] = ()
+    _indexes: dict[tuple[str, tuple[tuple[str, Any], ...]], AnchorIndex] = field(
+        default_factory=dict, compare=False, repr=False)
+
+    def to_json(self) -> str:
+        return json.dumps({"h": [[h.text, h.level, h.line, h.explicit_id] for h in self.headings],
+                           "l": [[label.name, label.line] for label in self.labels]},
+                          ensure_ascii=False)
+
+    @classmethod
+    def from_json(cls, text: str | None) -> Outline:
+        """The outline stored as :meth:`to_json` (an empty one for anything else)."""
+        try:
+            data = json.loads(text or "{}")
+            headings = tuple(Heading(str(t), int(lv), int(ln), None if i is None else str(i))
+                             for t, lv, ln, i in data.get("h", ()))
+            labels = tuple(Label(str(n), int(ln)) for n, ln in data.get("l", ()))
+        except (ValueError, TypeError, AttributeError):
+            return cls()
+        return cls(headings, labels)
+
+    @cached_property
+    def _labels(self) -> dict[str, int]:
+        return {label.name: label.line for label in reversed(self.labels)}
+
+    def index(self, reading: Reading = GITHUB) -> AnchorIndex:
+        """The anchors of the headings by ``reading``'s rules (made once per rules)."""
+        key = (reading.heading_flavour, reading.heading_options)
+        found = self._indexes.get(key)
+        if found is None:
+            found = AnchorIndex(self.headings, reading.heading_flavour, **reading.options)
+            self._indexes[key] = found
+        return found
+
+    def find(self, anchor: str, reading: Reading = GITHUB) -> int | None:
+        """The 1-based line of what ``#anchor`` names (a heading or a label), or None."""
+        if anchor in self._labels:
+            return self._labels[anchor]
+        heading = self.index(reading).find(anchor)
+        return heading.line if heading is not None else None
+
+    def anchors(self, reading: Reading = GITHUB) -> list[str]:
+        """The id of every heading (``""`` for none), in order."""
+        return list(self.index(reading).anchors)
+
+
+def checkable(anchor: str) -> bool:
+    """Whether ``#anchor`` should name a heading: not an Obsidian block (``#^id``), not empty,
+    not a text fragment (``#:~:text=``)."""
+    anchor = anchor.strip()
+    return bool(anchor) and not anchor.startswith(("^", ":~:"))

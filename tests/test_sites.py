@@ -1,0 +1,250 @@
+"""Fixture sites of each generator, read as that generator renders them.
+
+Each folder under tests/fixtures/sites/ holds a small site (Hugo with shortcodes, content/en
+and {#id}; Zola; Obsidian with nested headings; Dendron; GitHub README-style docs; a
+d2lbook chapter) and an ``expected.json`` written from the generator's rules (for Hugo,
+checked against a real build). The vault must find exactly those references, anchors,
+labels, tags and problems.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studykb.parse.body import read_body
+from studykb.parse.frontmatter import split
+from studykb.parse.outline import Outline
+from studykb.vault import Link, Vault
+from studykb.vault.checks import AttachmentRef, Files, attachment_path
+
+SITES = Path(__file__).parent / "fixtures" / "sites"
+NAMES = sorted(p.name for p in SITES.iterdir() if (p / "expected.json").is_file())
+
+
+def _expected(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((SITES / name / "expected.json").read_text("utf-8"))
+    return data
+
+
+@pytest.fixture
+def site(tmp_path: Path, request: pytest.FixtureRequest) -> Vault:
+    """The fixture site copied to a temporary folder and refreshed."""
+    name = request.param
+    root = tmp_path / name
+    shutil.copytree(SITES / name, root, ignore=shutil.ignore_patterns(".studykb"))
+    vault = Vault.open(root)
+    vault.refresh()
+    yield vault
+    vault.close()
+
+
+def _files(vault: Vault) -> Files:
+    from studykb.vault.scan import scan
+
+    found = scan(vault.config)
+    return Files(vault.root, found.attachments, found.attachment_names)
+
+
+def _target(vault: Vault, link: Link, files: Files) -> str | None:
+    if link.target is not None:
+        doc = vault.document(link.target)
+        return doc.path if doc else None
+    ref = link.ref
+    if link.state == "asset":
+        return attachment_path(AttachmentRef(ref.path, ref.line, ref.text, ref.target,
+                                             ref.style), files, vault.reading)
+    if link.state == "external" and ref.style == "path" and files.at(ref.target):
+        return ref.target  # a file without an extension (LICENSE)
+    return None
+
+
+def _fragments(vault: Vault) -> list[tuple[str, int, str]]:
+    """(path, line, anchor) of the same-page links of every file."""
+    out = []
+    for path in sorted(vault.store.files()):
+        parts = split((vault.root / path).read_text("utf-8"))
+        body = read_body(parts.body, parts.body_line, path, vault.reading)
+        out.extend((path, f.line, f.anchor) for f in body.fragments)
+    return out
+
+
+def _found_references(vault: Vault) -> set[tuple[str, int, str | None, str]]:
+    files = _files(vault)
+    found = {(lk.ref.path, lk.ref.line, _target(vault, lk, files), lk.ref.anchor)
+             for lk in vault.links() if lk.ref.style != "url"}
+    found |= {(path, line, path, anchor) for path, line, anchor in _fragments(vault)}
+    return found
+
+
+@pytest.mark.parametrize("site", NAMES, indirect=True)
+def test_generator_and_content_folders(site: Vault) -> None:
+    expected = _expected(site.root.name)
+    assert site.site.generator == expected["generator"]
+    assert list(site.site.content_dirs) == expected["content_dirs"]
+
+
+@pytest.mark.parametrize("site", NAMES, indirect=True)
+def test_references_are_the_ones_the_generator_makes(site: Vault) -> None:
+    expected = _expected(site.root.name)
+    want = {(r["source"], r["line"], r["target"], r["anchor"]) for r in expected["references"]}
+    assert _found_references(site) == want
+
+
+@pytest.mark.parametrize("site", NAMES, indirect=True)
+def test_problems_are_exactly_the_real_ones(site: Vault) -> None:
+    expected = _expected(site.root.name)
+    got = {(p.path, p.line, p.code) for p in site.problems()}
+    assert got == {(p["path"], p["line"], p["code"]) for p in expected["problems"]}
+
+
+@pytest.mark.parametrize("site", NAMES, indirect=True)
+def test_heading_ids_are_the_generators(site: Vault) -> None:
+    expected = _expected(site.root.name)
+    for path, ids in expected.get("anchors", {}).items():
+        outline = Outline.from_json(site.store.outline(path))
+        assert [a for a in outline.anchors(site.reading) if a] == ids, path
+
+
+@pytest.mark.parametrize("site", ["obsidian"], indirect=True)
+def test_obsidian_subpaths_name_the_nested_heading(site: Vault) -> None:
+    expected = _expected("obsidian")
+    for ref in expected["references"]:
+        if "heading_line" not in ref:
+            continue
+        outline = Outline.from_json(site.store.outline(ref["target"]))
+        assert outline.find(ref["anchor"], site.reading) == ref["heading_line"], ref
+
+
+@pytest.mark.parametrize("site", ["obsidian"], indirect=True)
+def test_inline_tags_are_tags(site: Vault) -> None:
+    expected = _expected("obsidian")
+    docs = {d.path: d for d in site.documents().values()}
+    for tag in expected["tags"]:
+        assert tag["tag"] in docs[tag["path"]].tags
+    assert docs["Home.md"].tags[0] == "index"  # front matter first
+    every = {t for d in docs.values() for t in d.tags}
+    assert not {"not-a-tag", "123", "include"} & every
+
+
+@pytest.mark.parametrize("site", ["d2lbook"], indirect=True)
+def test_d2lbook_labels_and_citations(site: Vault) -> None:
+    expected = _expected("d2lbook")
+    labels = set()
+    for path in sorted(site.store.files()):
+        outline = Outline.from_json(site.store.outline(path))
+        labels |= {(path, label.line, label.name) for label in outline.labels}
+    assert labels == {(x["path"], x["line"], x["label"]) for x in expected["labels"]}
+    keys = {c["key"] for c in expected["citations"]}
+    assert not [lk for lk in site.links() if lk.ref.target in keys]
+    # a label in code is not a reference, and every role reference resolves
+    roles = [lk for lk in site.links() if lk.ref.style == "label"]
+    assert len(roles) == 4 and all(lk.state == "ok" for lk in roles)
+
+
+@pytest.mark.parametrize("site", ["dendron"], indirect=True)
+def test_dendron_reads_labels_first(site: Vault) -> None:
+    states = {lk.ref.text: (lk.state, lk.target) for lk in site.links()}
+    assert states["[[Python|lang.python]]"] == ("ok", "notes/lang.python.md")
+    assert states["[[setup steps|lang.python#install]]"] == ("ok", "notes/lang.python.md")
+
+
+def test_label_fallback_only_in_dendron(tmp_path: Path) -> None:
+    """``[[missing|Existing]]`` is a broken link outside Dendron, however the label reads."""
+    (tmp_path / "Existing.md").write_text("# Existing\n", "utf-8")
+    (tmp_path / "a.md").write_text("See [[missing|Existing]].\n", "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    assert [(p.code, p.line) for p in vault.problems()] == [("dangling-ref", 1)]
+    assert vault.backlinks("Existing.md") == []
+    vault.close()
+    (tmp_path / "dendron.yml").write_text("version: 5\n", "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()  # other rules: every file is read again
+    assert vault.problems() == []
+    assert [lk.ref.path for lk in vault.backlinks("Existing.md")] == ["a.md"]
+    vault.close()
+
+
+def test_generator_from_studykb_toml(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("## C++ tips\n\n[x](#c-tips) [[b#Setup Notes]]\n", "utf-8")
+    (tmp_path / "b.md").write_text("## Setup notes\n", "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    assert vault.problems() == []
+    vault.close()
+    (tmp_path / "studykb.toml").write_text('generator = "zola"\n', "utf-8")
+    vault = Vault.open(tmp_path)
+    assert vault.site.generator == "zola"
+    vault.refresh()  # Zola: "C++ tips" is #c-tips too; Obsidian-style text still matches
+    assert vault.problems() == []
+    vault.close()
+    (tmp_path / "studykb.toml").write_text('headings = "gitlab"\n', "utf-8")
+    (tmp_path / "a.md").write_text("## 2024\n\n## A -- B\n", "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()  # GitLab's ids: digits get a prefix, runs of "-" become one
+    assert Outline.from_json(vault.store.outline("a.md")).anchors(vault.reading) == [
+        "anchor-2024", "a-b"]
+    vault.close()
+
+
+def test_toc_marker_is_not_a_link(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\n[[_TOC_]]\n\n## B\n", "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    assert vault.problems() == [] and vault.links() == []
+    vault.close()
+
+
+def test_missing_attachments_are_warnings(tmp_path: Path) -> None:
+    (tmp_path / "img").mkdir()
+    (tmp_path / "img" / "a.png").write_bytes(b"png")
+    (tmp_path / "a.md").write_text(
+        "![ok](img/a.png) ![gone](img/b.png) ![[a.png]] ![[c.png]] [doc](files/x.pdf)\n",
+        "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    got = {(p.code, p.severity, p.message.split(":")[0]) for p in vault.problems()}
+    assert got == {("missing-attachment", "warning", "'img/b.png'"),
+                   ("missing-attachment", "warning", "'![[c.png]]'"),
+                   ("missing-attachment", "warning", "'files/x.pdf'")}
+    (tmp_path / "img" / "b.png").write_bytes(b"png")  # only the other files changed
+    vault.refresh()
+    assert len(vault.problems()) == 2
+    vault.close()
+
+
+def test_hugo_static_files_are_never_missing(tmp_path: Path) -> None:
+    (tmp_path / "hugo.toml").write_text('baseURL = "https://x.org/"\n', "utf-8")
+    (tmp_path / "content").mkdir()
+    (tmp_path / "content" / "a.md").write_text(
+        "![a](/images/not-here.png) ![b](/css/site.css)\n", "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    assert vault.problems() == []
+    vault.close()
+
+
+def test_site_links_that_lead_nowhere_are_said(tmp_path: Path) -> None:
+    (tmp_path / "hugo.toml").write_text('baseURL = "https://x.org/"\ncontentDir = "site"\n',
+                                        "utf-8")
+    (tmp_path / "site").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    links = " ".join(f"[p{n}](/p{n}/)" for n in range(12))
+    (tmp_path / "site" / "a.md").write_text(links + "\n", "utf-8")
+    for n in range(12):
+        (tmp_path / "elsewhere" / f"p{n}.md").write_text("# P\n", "utf-8")
+    vault = Vault.open(tmp_path)
+    stats = vault.refresh()
+    assert stats.notice is not None and "12 site-absolute links" in stats.notice
+    vault.close()
+    (tmp_path / "hugo.toml").write_text('baseURL = "https://x.org/"\ncontentDir = "elsewhere"\n',
+                                        "utf-8")
+    vault = Vault.open(tmp_path)
+    stats = vault.refresh()
+    assert stats.notice is None or "site-absolute" not in stats.notice
+    vault.close()
