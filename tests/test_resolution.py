@@ -337,3 +337,43 @@ def test_attachments_are_not_documents(make_vault, open_vault) -> None:
                    "[[lang.rust]]": "dangling"}
     assert vault.backlinks("a.md") == []  # files are never documents
     assert {p.code for p in vault.problems()} == {"dangling-ref", "missing-attachment"}
+
+
+def test_a_same_size_rewrite_in_the_same_mtime_tick_is_seen(tmp_path: Path) -> None:
+    """git's racy-clean case: a file stored within a second of its refresh is hashed again,
+    so a rewrite of the same size that keeps the mtime is not missed."""
+    import os
+
+    from studykb.vault import Vault
+
+    note = tmp_path / "a.md"
+    note.write_text("[[bbb]]\n", encoding="utf-8")
+    (tmp_path / "bbb.md").write_text("# B\n", encoding="utf-8")
+    (tmp_path / "ccc.md").write_text("# C\n", encoding="utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    assert [lk.target for lk in vault.outgoing("a.md")] == ["bbb.md"]
+    stamp = note.stat().st_mtime_ns
+    note.write_text("[[ccc]]\n", encoding="utf-8")  # same size ...
+    os.utime(note, ns=(stamp, stamp))                # ... and the same mtime
+    assert vault.refresh().modified == ["a.md"]
+    assert [lk.target for lk in vault.outgoing("a.md")] == ["ccc.md"]
+    vault.close()
+
+
+def test_files_stored_long_before_are_not_hashed_again(tmp_path: Path) -> None:
+    """Outside the racy second a refresh trusts mtime and size (that is its speed)."""
+    import os
+
+    from studykb.vault import Vault
+
+    note = tmp_path / "a.md"
+    note.write_text("[[bbb]]\n", encoding="utf-8")
+    old = note.stat().st_mtime_ns - 3600 * 10**9
+    os.utime(note, ns=(old, old))
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    note.write_text("[[ccc]]\n", encoding="utf-8")
+    os.utime(note, ns=(old, old))
+    assert vault.refresh().modified == []
+    vault.close()

@@ -82,7 +82,7 @@ def read_body(body: str, first_line: int, path: str, reading: Reading = GITHUB) 
             continue
         if ttype != "inline":
             continue
-        text = _inline(tok, base, walk)
+        text = _inline(tok, base, walk, math=heading is not None)
         if heading is not None:
             _heading(out, heading, tok, text, base)
             heading = None
@@ -141,7 +141,9 @@ class _Cursor:
         return start
 
 
-def _inline(tok: Token, base: int, walk: _Walk) -> str:
+def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
+    """The plain text of ``tok`` (with its ``$math$`` when ``math``: a heading's text is all
+    there is of it); its references and tags go to ``walk.body``."""
     cursor = _Cursor(tok.content or "", base)
     words: list[str] = []
     in_link = 0
@@ -160,6 +162,8 @@ def _inline(tok: Token, base: int, walk: _Walk) -> str:
             cursor.seek(child.markup)  # ... and the closing ones
         elif ctype in ("math_inline", "math_inline_double", "html_inline"):
             cursor.seek(child.content)
+            if math and ctype != "html_inline":
+                words.append(child.markup + child.content + child.markup)
         elif ctype == "link_open":
             in_link += 1
             _add(walk.body, link_target(str(child.attrs.get("href", "")), walk.path,
