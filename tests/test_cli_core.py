@@ -211,15 +211,26 @@ def _graph(run, vault: Path, *args: str) -> dict:
     return json.loads(result.stdout)
 
 
+def _by_name(data: dict) -> dict:
+    """The graph with nodes and edges named by short id (``name``) instead of the key."""
+    names = {n["id"]: n["name"] for n in data["nodes"]}
+    return {"nodes": [{**n, "id": n["name"]} for n in data["nodes"]],
+            "edges": [{**e, "source": names[e["source"]], "target": names[e["target"]]}
+                      for e in data["edges"]]}
+
+
 def test_graph_json_shape_and_edge_kinds(vault: Path, run) -> None:
-    data = _graph(run, vault)
-    assert set(data) >= {"nodes", "edges"}
-    for node in data["nodes"]:
-        assert {"id", "path", "title", "type"} <= set(node)
-    for edge in data["edges"]:
+    keyed = _graph(run, vault)
+    assert set(keyed) >= {"nodes", "edges"}
+    for node in keyed["nodes"]:
+        assert {"id", "name", "path", "title", "type"} <= set(node)
+        assert node["id"] == node["path"] or node["id"].startswith(node["path"] + "#")
+    ids = {n["id"] for n in keyed["nodes"]}
+    for edge in keyed["edges"]:
         assert {"source", "target", "kind", "path", "line"} <= set(edge)
-    ids = {n["id"] for n in data["nodes"]}
+        assert {edge["source"], edge["target"]} <= ids  # every edge names nodes by key
     assert len(ids) == len(FILES) + 2
+    data = _by_name(keyed)
     kinds = {e["kind"] for e in data["edges"]}
     assert kinds == {"link", "ref", "requires", "related", "course", "item", "covers"}
     assert {"source": "fsdp2", "target": "ddp", "kind": "requires",
@@ -232,14 +243,14 @@ def test_graph_json_shape_and_edge_kinds(vault: Path, run) -> None:
 
 
 def test_graph_filters(vault: Path, run) -> None:
-    topics = _graph(run, vault, "--type", "topic")
+    topics = _by_name(_graph(run, vault, "--type", "topic"))
     assert {n["type"] for n in topics["nodes"]} == {"topic"}
     assert {n["id"] for n in topics["nodes"]} == {"ddp", "fsdp2", "gradient-descent"}
     for edge in topics["edges"]:
         assert {edge["source"], edge["target"]} <= {"ddp", "fsdp2", "gradient-descent"}
-    tagged = _graph(run, vault, "--tag", "distributed")
+    tagged = _by_name(_graph(run, vault, "--tag", "distributed"))
     assert {n["id"] for n in tagged["nodes"]} == {"ddp", "fsdp2", "cs336"}
-    both = _graph(run, vault, "--type", "topic", "--tag", "Distributed")
+    both = _by_name(_graph(run, vault, "--type", "topic", "--tag", "Distributed"))
     assert {n["id"] for n in both["nodes"]} == {"ddp", "fsdp2"}
     requires = _graph(run, vault, "--kind", "requires")
     assert {e["kind"] for e in requires["edges"]} == {"requires"}

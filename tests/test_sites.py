@@ -248,3 +248,103 @@ def test_site_links_that_lead_nowhere_are_said(tmp_path: Path) -> None:
     stats = vault.refresh()
     assert stats.notice is None or "site-absolute" not in stats.notice
     vault.close()
+
+
+# --- outputs of real-sized vaults: the graph --------------------------------------------------
+
+def _run(root: Path, *args: str) -> Any:
+    from click.testing import CliRunner
+
+    from studykb.cli.app import cli, prepare
+
+    prepare()
+    return CliRunner().invoke(cli, ["--vault", str(root), *args])
+
+
+def test_graph_json_keeps_documents_that_share_an_id(tmp_path: Path) -> None:
+    """Two ``index.md`` (id ``index``... or the same front-matter id) stay two nodes."""
+    import networkx as nx
+
+    for folder in ("lecture1", "lecture2"):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "notes.md").write_text(f"# {folder}\n\n[[summary]]\n", "utf-8")
+    (tmp_path / "summary.md").write_text("# Summary\n\n[one](lecture1/notes.md)\n", "utf-8")
+    result = _run(tmp_path, "graph", "--format", "json")
+    data = json.loads(result.output)
+    assert sorted(n["id"] for n in data["nodes"]) == [
+        "lecture1/notes.md", "lecture2/notes.md", "summary.md"]
+    assert {n["name"] for n in data["nodes"]} == {"notes", "summary"}
+    graph = nx.DiGraph()
+    graph.add_nodes_from(n["id"] for n in data["nodes"])
+    graph.add_edges_from((e["source"], e["target"]) for e in data["edges"])
+    assert graph.number_of_nodes() == 3 and graph.number_of_edges() == 3
+
+
+def test_graph_says_when_dot_or_mermaid_will_choke(tmp_path: Path) -> None:
+    from studykb.outputs import graph_export as ge
+
+    for n in range(ge.DOT_MAX_NODES + 1):
+        (tmp_path / f"n{n}.md").write_text(f"# N{n}\n\n[[n{n + 1}]] [[n{n + 2}]]\n", "utf-8")
+    dot = _run(tmp_path, "graph", "--format", "dot")
+    assert "sfdp" in dot.stderr and "--type" in dot.stderr and dot.exit_code == 0
+    mermaid = _run(tmp_path, "graph", "--format", "mermaid")
+    assert "Mermaid draws at most 500 edges" in mermaid.stderr
+    small = _run(tmp_path, "graph", "--format", "mermaid", "--type", "topic")
+    assert small.stderr == ""
+
+
+def test_output_folders_are_made(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# A\n\n[[b]]\n", "utf-8")
+    (tmp_path / "b.md").write_text("# B\n", "utf-8")
+    out = tmp_path / "data" / "studykb" / "sidebar.json"
+    assert _run(tmp_path, "sidebar", "--format", "json", "-o", str(out)).exit_code == 0
+    assert "a.md" in json.loads(out.read_text("utf-8"))
+    graph = tmp_path / "out" / "g" / "graph.dot"
+    assert _run(tmp_path, "graph", "--format", "dot", "-o", str(graph)).exit_code == 0
+    assert graph.read_text("utf-8").startswith("digraph")
+
+
+# --- where a site generator puts pages (the sidebar data file) --------------------------------
+
+def _pages(tmp_path: Path, files: dict[str, str]) -> Any:
+    from studykb.outputs.site_pages import SitePages
+
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text, "utf-8")
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    docs = vault.documents()
+    vault.close()
+    return SitePages(vault.site, docs)
+
+
+def test_jekyll_pages_and_posts(tmp_path: Path) -> None:
+    pages = _pages(tmp_path, {
+        "_config.yml": "baseurl: /blog\n",
+        "about.md": "# About\n", "docs/index.md": "# Docs\n",
+        "_posts/2024-01-02-hello-world.md": "---\ncategories: [news]\n---\n# Hi\n",
+        "fixed.md": "---\npermalink: /elsewhere/\n---\n"})
+    assert pages.key("about.md", "about.md") == "about.md"
+    assert pages.href("about.md", "about.md") == "/blog/about.html"
+    assert pages.href("docs/index.md", "docs/index.md") == "/blog/docs/"
+    post = "_posts/2024-01-02-hello-world.md"
+    assert pages.href(post, post) == "/blog/news/2024/01/02/hello-world.html"
+    assert pages.href("fixed.md", "fixed.md") == "/blog/elsewhere/"
+    (tmp_path / "_config.yml").write_text("permalink: pretty\n", "utf-8")
+    pretty = _pages(tmp_path, {})
+    assert pretty.href("about.md", "about.md") == "/about/"
+    assert pretty.href(post, post) == "/news/2024/01/02/hello-world/"
+
+
+def test_hugo_languages_and_ugly_urls(tmp_path: Path) -> None:
+    pages = _pages(tmp_path, {
+        "hugo.toml": 'defaultContentLanguage = "en"\nuglyURLs = true\ncontentDir = "content/en"\n'
+                     '[languages.en]\n[languages.zh]\ncontentDir = "content/zh"\n',
+        "content/en/docs/a.md": "# A\n", "content/zh/docs/a.md": "# A\n",
+        "content/zh/docs/_index.md": "# Docs\n"})
+    assert pages.key("content/zh/docs/a.md", "content/zh/docs/a.md") == "docs/a.md"
+    assert pages.href("content/en/docs/a.md", "content/en/docs/a.md") == "/docs/a.html"
+    assert pages.href("content/zh/docs/a.md", "content/zh/docs/a.md") == "/zh/docs/a.html"
+    assert pages.href("content/zh/docs/_index.md", "content/zh/docs/_index.md") == "/zh/docs/"
+    assert pages.language_key("content/zh/docs/a.md", "docs/a.md") == "zh/docs/a.md"

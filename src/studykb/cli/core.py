@@ -22,6 +22,25 @@ if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
 
 
+class OutputFile(click.File):
+    """``-o FILE``: written as UTF-8, its missing folders made first (``-`` is stdout)."""
+
+    def __init__(self) -> None:
+        super().__init__("w", encoding="utf-8")
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str) and value != "-":
+            import os
+
+            folder = os.path.dirname(os.path.abspath(os.path.expanduser(value)))
+            try:
+                os.makedirs(folder, exist_ok=True)
+            except OSError as exc:
+                self.fail(f"cannot make the folder {folder}: {exc.strerror}", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 @cli.command()
 @click.argument("folder", required=False, type=click.Path(file_okay=False))
 @click.option("--dry-run", is_flag=True, help="Say what would be read; write nothing.")
@@ -284,14 +303,16 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
 @click.option("--tag", "tags", multiple=True, help="Keep only documents with this tag or topic.")
 @click.option("--kind", "kinds", multiple=True, type=click.Choice(EDGE_KINDS),
               help="Keep only edges of this kind (repeatable).")
-@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
-              help="Write to a file instead of standard output.")
+@click.option("-o", "--output", type=OutputFile(), default="-",
+              help="Write to a file (its folders are made) instead of standard output.")
 @json_option
 @pass_kb
 def graph(kb, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """Export the link and prerequisite graph.
 
     GraphML opens in Gephi or yEd, DOT in Graphviz, Mermaid pastes into GitHub Markdown.
+    JSON names every node by its unique key (the path; "name" is the short id). A whole
+    vault is too big for dot and Mermaid: studykb says so, keep part of it with filters.
 
     \b
     Example:
@@ -306,10 +327,13 @@ def graph(kb, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # t
     if fmt == "json" or as_json:
         import json
 
-        output.write(json.dumps(ge.to_json(sub), ensure_ascii=False, indent=2) + "\n")
+        text = json.dumps(ge.to_json(sub), ensure_ascii=False, indent=2) + "\n"
     elif fmt == "graphml":
-        output.write(ge.to_graphml(sub))
-    elif fmt == "dot":
-        output.write(ge.to_dot(sub))
+        text = ge.to_graphml(sub)
     else:
-        output.write(ge.to_mermaid(sub))
+        text = ge.to_dot(sub) if fmt == "dot" else ge.to_mermaid(sub)
+        warning = ge.size_warning(fmt, sub, text)
+        if warning:
+            click.echo(safe(f"studykb: warning: {warning}"), err=True)
+    output.write(text)
+

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
+from studykb.cli.core import OutputFile
 from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES
 
@@ -89,8 +90,9 @@ def related(kb, query: str, limit: int, types: tuple[str, ...], text: str,  # ty
 @_limit
 @click.option("--ext", default=None, metavar="EXT",
               help="Link suffix in place of .md (default: .html for html, .md otherwise).")
-@click.option("-o", "--output", type=click.File("w", encoding="utf-8"), default="-",
-              help="Write to a file instead of standard output (e.g. a Hugo data file).")
+@click.option("-o", "--output", type=OutputFile(), default="-",
+              help="Write to a file instead of standard output (e.g. a Hugo data file); "
+                   "its folders are made.")
 @json_option
 @pass_kb
 def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool,  # type: ignore[no-untyped-def]
@@ -98,9 +100,10 @@ def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool, 
     """The related-posts sidebar of QUERY, or of every document: Related, Before this
     (prerequisites) and Leads to (what requires it).
 
-    JSON for all documents is one object keyed by id: save it as
-    data/studykb/sidebar.json (Hugo: site.Data.studykb.sidebar) or
-    _data/studykb/sidebar.json (Jekyll: site.data.studykb.sidebar). HTML is a fragment
+    JSON for all documents is one object keyed by page path: save it as
+    data/studykb/sidebar.json (Hugo: index site.Data.studykb.sidebar .File.Path) or
+    _data/studykb/sidebar.json (Jekyll: site.data.studykb.sidebar[page.path]); in a
+    Hugo or Jekyll site its hrefs are the URLs the generator builds. HTML is a fragment
     of escaped text, relative links and class names (studykb-sidebar, studykb-related,
     studykb-before, studykb-leads-to, studykb-item, studykb-why).
 
@@ -136,18 +139,28 @@ def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool, 
     if write or dry_run:
         _write(kb, found, dry_run, as_json)
         return
-    _print(found, fmt or "md", ext, single=bool(query), output=output)
+    pages = _site_pages(kb) if fmt == "json" and ext is None else None
+    _print(found, fmt or "md", ext, single=bool(query), output=output, pages=pages)
 
 
-def _print(found, fmt: str, ext: str | None, single: bool, output) -> None:  # type: ignore[no-untyped-def]
+def _site_pages(kb):  # type: ignore[no-untyped-def]
+    """Hugo and Jekyll sites: keys and links as the generator makes them (else None)."""
+    from studykb.outputs.site_pages import GENERATORS, SitePages
+
+    site = kb.vault.site
+    return SitePages(site, kb.documents()) if site.generator in GENERATORS else None
+
+
+def _print(found, fmt: str, ext: str | None, single: bool, output, pages=None) -> None:  # type: ignore[no-untyped-def]
     from studykb.outputs import sidebar as fmt_sidebar
 
     if fmt == "json":
         link_ext = ext or ".md"
         if single:
-            output.write(fmt_sidebar.to_json(fmt_sidebar.as_dict(found[0], link_ext)))
+            output.write(fmt_sidebar.to_json(fmt_sidebar.as_dict(found[0], link_ext, pages)))
         else:  # one line: a data file for a site generator, not for reading
-            output.write(fmt_sidebar.to_json(fmt_sidebar.keyed(found, link_ext), indent=None))
+            output.write(fmt_sidebar.to_json(fmt_sidebar.keyed(found, link_ext, pages),
+                                             indent=None))
     elif fmt == "html":
         output.write("\n".join(fmt_sidebar.to_html(sb, ext or ".html") for sb in found))
     else:

@@ -1,4 +1,9 @@
-"""Graph exports: JSON (the contract), GraphML (Gephi), DOT (Graphviz), Mermaid (GitHub)."""
+"""Graph exports: JSON (the contract), GraphML (Gephi), DOT (Graphviz), Mermaid (GitHub).
+
+Every node is named by its unique key (the document's path, ``path#unit`` for a course
+unit): ids two documents share would make networkx and d3 merge them. Whole vaults are
+too big for some tools: :func:`size_warning` says so before they choke.
+"""
 
 from __future__ import annotations
 
@@ -17,19 +22,43 @@ def _docs(graph: Any) -> list[tuple[str, Document]]:
     return sorted(((k, d["doc"]) for k, d in graph.nodes(data=True)), key=lambda kv: kv[0])
 
 
-def _edges(graph: Any) -> list[tuple[str, str, dict]]:
+def _edges(graph: Any) -> list[tuple[str, str, dict[str, Any]]]:
     return sorted(((u, v, d) for u, v, d in graph.edges(data=True)),
                   key=lambda e: (e[0], e[1], e[2]["kind"], e[2]["line"]))
 
 
 def to_json(graph: Any) -> dict[str, Any]:
-    nodes = [{**doc.brief(), "key": key, "level": doc.level, "status": doc.status,
-              "tags": list(doc.tags)} for key, doc in _docs(graph)]
-    ids = {key: doc.id for key, doc in _docs(graph)}
-    edges = [{"source": ids[u], "target": ids[v], "kind": d["kind"], "path": d["path"],
-              "line": d["line"], "source_path": u, "target_path": v}
+    """Nodes ``{id, name, path, title, type, ...}`` with ``id`` the unique key and ``name``
+    the document's short id; edges ``{source, target, kind, path, line}`` by key."""
+    nodes = [{"id": key, "name": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
+              "key": key, "level": doc.level, "status": doc.status, "tags": list(doc.tags)}
+             for key, doc in _docs(graph)]
+    edges = [{"source": u, "target": v, "kind": d["kind"], "path": d["path"], "line": d["line"]}
              for u, v, d in _edges(graph)]
     return {"nodes": nodes, "edges": edges}
+
+
+#: Above these, ``dot`` takes minutes (a whole vault of a few hundred notes took over 300 s).
+DOT_MAX_NODES = 300
+DOT_MAX_EDGES = 1000
+#: Mermaid's defaults: ``maxEdges`` 500 and ``maxTextSize`` 50,000 characters.
+MERMAID_MAX_EDGES = 500
+MERMAID_MAX_TEXT = 50_000
+_FILTERS = "keep part of it with --type, --tag or --kind"
+
+
+def size_warning(fmt: str, graph: Any, text: str = "") -> str | None:
+    """What to say when the ``fmt`` picture of ``graph`` (written as ``text``) is too big
+    for the tool that draws it, or None."""
+    nodes, edges = graph.number_of_nodes(), graph.number_of_edges()
+    if fmt == "dot" and (nodes > DOT_MAX_NODES or edges > DOT_MAX_EDGES):
+        return (f"{nodes} nodes and {edges} edges: Graphviz's dot may take minutes on this; "
+                f"{_FILTERS}, or lay it out with sfdp (sfdp -Tsvg graph.dot > graph.svg)")
+    if fmt == "mermaid" and (edges > MERMAID_MAX_EDGES or len(text) > MERMAID_MAX_TEXT):
+        return (f"{edges} edges and {len(text):,} characters: Mermaid draws at most "
+                f"{MERMAID_MAX_EDGES} edges and {MERMAID_MAX_TEXT:,} characters by default; "
+                f"{_FILTERS}")
+    return None
 
 
 def to_graphml(graph: Any) -> str:

@@ -12,7 +12,12 @@ Every title, reason and note comes from users' files, so every format escapes it
   once parsed), safe to inline in a ``<script>`` or a template.
 
 Links are relative to the document's own folder, to the target's Markdown file with
-``.md`` replaced by ``ext`` (``.html`` for a site, ``.md`` for the vault itself).
+``.md`` replaced by ``ext`` (``.html`` for a site, ``.md`` for the vault itself). A data
+file for a Hugo or Jekyll site (:func:`keyed` with :class:`SitePages`) is keyed by each
+page's path as the generator names it (Hugo's ``.File.Path``, Jekyll's ``page.path``), and
+its links (``href``) are the URLs the generator builds (Hugo's pretty URLs, ``slug``, ``url``,
+``[permalinks]`` and ``uglyURLs``; Jekyll's permalinks), with ``page`` the target's key for
+Hugo's ``site.GetPage``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from functools import lru_cache
 from typing import Any
 from urllib.parse import quote
 
+from studykb.outputs.site_pages import SitePages
 from studykb.related.sidebar import Neighbour, Sidebar
 
 LABELS = {"related": "Related", "before": "Before this", "leads_to": "Leads to"}
@@ -146,27 +152,38 @@ def _html_item(sb: Sidebar, key: str, path: str, title: str, dtype: str, notes: 
 
 
 # -- JSON --------------------------------------------------------------------------------------
-def as_dict(sb: Sidebar, ext: str = ".md") -> dict[str, Any]:
+def as_dict(sb: Sidebar, ext: str = ".md", pages: SitePages | None = None) -> dict[str, Any]:
+    """One sidebar as data; with ``pages``, links as the site generator builds them."""
+    def link(key: str, path: str) -> dict[str, Any]:
+        if pages is None:
+            return {"href": href(sb.path, key, path, ext)}
+        return {"href": pages.href(key, path), "page": pages.key(key, path)}
+
     def neighbour(n: Neighbour) -> dict[str, Any]:
         return {"id": n.id, "path": n.path, "title": n.title, "type": n.type,
-                "level": n.level, "note": n.note, "href": href(sb.path, n.key, n.path, ext)}
+                "level": n.level, "note": n.note, **link(n.key, n.path)}
 
     return {
         "id": sb.id, "path": sb.path, "title": sb.title, "type": sb.type,
-        "related": [{**r.brief(), "href": href(sb.path, r.key, r.path, ext)}
-                    for r in sb.related],
+        "related": [{**r.brief(), **link(r.key, r.path)} for r in sb.related],
         "before": [neighbour(n) for n in sb.before],
         "leads_to": [neighbour(n) for n in sb.leads_to],
         "more_before": sb.more_before, "more_leads_to": sb.more_leads_to,
     }
 
 
-def keyed(sidebars: list[Sidebar], ext: str = ".md") -> dict[str, Any]:
-    """``{id: sidebar}`` for a data file; an id two documents share is keyed by path."""
-    seen: dict[str, int] = {}
+def keyed(sidebars: list[Sidebar], ext: str = ".md",
+          pages: SitePages | None = None) -> dict[str, Any]:
+    """``{page path: sidebar}`` for a data file: the vault path, or with ``pages`` the
+    path the site generator names the page by (``.File.Path`` in Hugo, ``page.path`` in
+    Jekyll); a path two languages share gets the language in front (``zh/docs/a.md``)."""
+    out: dict[str, Any] = {}
     for sb in sidebars:
-        seen[sb.id] = seen.get(sb.id, 0) + 1
-    return {(sb.id if seen[sb.id] == 1 else sb.path): as_dict(sb, ext) for sb in sidebars}
+        name = sb.path if pages is None else pages.key(sb.key, sb.path)
+        if name in out and pages is not None:
+            name = pages.language_key(sb.path, name)
+        out[name] = as_dict(sb, ext, pages)
+    return out
 
 
 def to_json(data: Any, indent: int | None = 2) -> str:

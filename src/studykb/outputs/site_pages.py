@@ -1,0 +1,158 @@
+"""Where a Hugo or Jekyll site puts each page: its key for templates and its URL.
+
+A data file read by a site template must name pages as the generator does, and link to the
+URLs it builds, or the template finds nothing and the links lead nowhere:
+
+- Hugo (gohugo.io/content-management/urls/): a page's key is ``.File.Path``, its path inside
+  its content folder; its URL is ``/section/name/`` (lower case, spaces as ``-``), a bundle's
+  (``name/index.md``) and a section's (``_index.md``) their folder, ``slug`` replaces the last
+  part, ``url`` the whole, ``[permalinks]`` patterns apply per section, ``uglyURLs`` gives
+  ``/section/name.html``; a language other than the default is served under ``/lang/``; the
+  ``baseURL``'s path comes first (``.RelPermalink``).
+- Jekyll (jekyllrb.com/docs/permalinks/): the key is ``page.path``; a page is
+  ``/folder/name.html`` (``index.md`` its folder), or ``/folder/name/`` with
+  ``permalink: pretty``; a post ``_posts/2024-01-02-title.md`` is
+  ``/:categories/:year/:month/:day/:title.html`` (``/`` instead of ``.html`` when pretty);
+  a ``permalink`` in front matter wins; ``baseurl`` comes first (``relative_url``).
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from studykb.model import Document
+from studykb.vault.flavour import Site
+
+_POST = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(.+)$")
+_TOKEN = re.compile(r":([a-z_]+)")
+_UNSAFE = re.compile(r"[^\w\-./~]+", re.UNICODE)
+#: Generators whose pages this module places.
+GENERATORS = ("hugo", "jekyll")
+
+
+@dataclass(frozen=True)
+class SitePages:
+    """The pages of one site; ``docs``: the vault's documents by key (for their front matter)."""
+
+    site: Site
+    docs: Mapping[str, Document]
+
+    # -- keys ------------------------------------------------------------------------------
+    def root(self, path: str) -> str:
+        """The content folder (Hugo) or source (Jekyll) holding ``path``."""
+        best = ""
+        for folder in self.site.content_dirs:
+            if folder != "." and path.startswith(folder + "/") and len(folder) > len(best):
+                best = folder
+        return best
+
+    def key(self, key: str, path: str) -> str:
+        """The page's path as the generator names it (``docs/install.md``)."""
+        root = self.root(path)
+        rel = path[len(root) + 1:] if root else path
+        return rel + key[len(path):]  # a course unit keeps its "#unit"
+
+    def language(self, path: str) -> str:
+        """The language of the content folder holding ``path`` (``""`` for the default)."""
+        root = self.root(path)
+        for lang, folder in self.site.language_dirs.items():
+            if folder == root and lang.lower() != self.site.default_language.lower():
+                return lang
+        return ""
+
+    def language_key(self, path: str, name: str) -> str:
+        lang = self.language(path)
+        return f"{lang}/{name}" if lang else name
+
+    # -- URLs ------------------------------------------------------------------------------
+    def href(self, key: str, path: str) -> str:
+        """The URL the generator gives the page (site-absolute, with the base path)."""
+        meta = self.docs[path].meta if path in self.docs else {}
+        rel = self.key(path, path)
+        if self.site.generator == "hugo":
+            url = _hugo_url(rel, meta, self.site, self.language(path))
+        else:
+            url = _jekyll_url(rel, meta, self.site)
+        anchor = key[len(path) + 1:] if key != path else ""
+        return _based(self.site.base_path, url) + (f"#{anchor}" if anchor else "")
+
+
+def _based(base: str, url: str) -> str:
+    return base.rstrip("/") + "/" + url.lstrip("/") if base not in ("", "/") else url
+
+
+def _urlize(text: str) -> str:
+    """Hugo's path making: spaces become ``-``, lower case (``disablePathToLower`` unset)."""
+    return _UNSAFE.sub("", text.strip().replace(" ", "-")).lower()
+
+
+def _hugo_url(rel: str, meta: Mapping[str, Any], site: Site, lang: str) -> str:
+    prefix = f"/{lang}" if lang else ""
+    if isinstance(meta.get("url"), str) and meta["url"].strip():
+        return prefix + "/" + str(meta["url"]).strip().strip("/") + "/"
+    folder, name = posixpath.split(rel)
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    slug = meta.get("slug") if isinstance(meta.get("slug"), str) else None
+    if stem == "_index":
+        return prefix + ("/" + _urlize(folder) + "/" if folder else "/")
+    if stem == "index":  # a leaf bundle: its folder is the page
+        folder, stem = posixpath.split(folder)
+    last = _urlize(slug or stem)
+    section = folder.split("/", 1)[0] if folder else ""
+    pattern = site.permalinks.get(section)
+    if pattern:
+        return prefix + _expand(pattern, meta, section, folder, slug or stem, stem)
+    if site.ugly_urls:
+        return prefix + "/" + "/".join(p for p in (_urlize(folder), last) if p) + ".html"
+    return prefix + "/" + "/".join(p for p in (_urlize(folder), last) if p) + "/"
+
+
+def _expand(pattern: str, meta: Mapping[str, Any], section: str, folder: str, slug: str,
+            stem: str) -> str:
+    """A Hugo ``[permalinks]`` pattern for one page (unknown tokens are left to Hugo)."""
+    date = str(meta.get("date") or "")
+    year, month, day = date[:4], date[5:7], date[8:10]
+    title = str(meta.get("title") or stem)
+    values = {"year": year, "month": month, "day": day, "section": section,
+              "sections": folder, "slug": _urlize(slug if "slug" in meta else title),
+              "title": _urlize(title), "filename": _urlize(stem),
+              "contentbasename": _urlize(stem)}
+    out = _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), pattern)
+    return "/" + re.sub("/+", "/", out).strip("/") + ("/" if out.endswith("/") else "")
+
+
+def _jekyll_url(rel: str, meta: Mapping[str, Any], site: Site) -> str:
+    if isinstance(meta.get("permalink"), str) and meta["permalink"].strip():
+        return "/" + str(meta["permalink"]).strip().lstrip("/")
+    style = site.permalinks.get("*", "date")
+    pretty = site.pretty_urls
+    folder, name = posixpath.split(rel)
+    stem = name[:-3] if name.lower().endswith(".md") else name
+    post = _POST.match(stem)
+    if folder.split("/")[-1] == "_posts" and post:
+        year, month, day, title = post.groups()
+        categories = _categories(meta)
+        parts = [*categories, year, month, day, title]
+        if style not in ("date", "pretty"):
+            values = {"year": year, "month": month, "day": day, "title": title,
+                      "categories": "/".join(categories), "i_month": str(int(month)),
+                      "i_day": str(int(day)), "short_year": year[2:]}
+            out = _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), style)
+            return "/" + re.sub("/+", "/", out).lstrip("/")
+        return "/" + "/".join(parts) + ("/" if pretty else ".html")
+    if stem.lower() == "index":
+        return "/" + folder + "/" if folder else "/"
+    return "/" + "/".join(p for p in (folder, stem) if p) + ("/" if pretty else ".html")
+
+
+def _categories(meta: Mapping[str, Any]) -> list[str]:
+    value = meta.get("categories", meta.get("category"))
+    if isinstance(value, str):
+        return [v for v in value.split() if v]
+    if isinstance(value, list):
+        return [str(v) for v in value if str(v).strip()]
+    return []

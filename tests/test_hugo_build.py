@@ -1,0 +1,125 @@
+"""The Hugo sidebar recipe of docs/guide/sites.md, in a real ``hugo`` build.
+
+A tiny Hugo site (a section, a bundle, a page with a space in its name, a ``slug``, a
+``[permalinks]`` pattern, a base URL below the host's root, a page without any ``id``) gets
+its data file from ``studykb sidebar --format json -o data/studykb/sidebar.json`` and the
+partial exactly as the guide prints it. Hugo must build the site, every page studykb knows
+must show its sidebar, and every rendered link must lead to a generated page, the same one
+``site.GetPage`` finds. Needs Debian's ``hugo`` package (skipped, saying so, without it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from studykb.cli.app import cli, prepare
+
+pytestmark = pytest.mark.slow
+
+HUGO = shutil.which("hugo")
+GUIDE = Path(__file__).parents[1] / "docs" / "guide" / "sites.md"
+
+SITE = {
+    "hugo.toml": 'baseURL = "https://example.org/sub/"\ntitle = "T"\n'
+                 'disableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
+                 '[permalinks]\nposts = "/:year/:slug/"\n',
+    "content/_index.md": "---\ntitle: Home\n---\nWelcome.\n",
+    "content/docs/_index.md": "---\ntitle: Docs\nrelated: [docs/install.md]\n---\n",
+    "content/docs/install.md": "---\ntitle: Install\nrequires: [My Setup]\n---\n"
+                               "## Steps\n\nRead [the setup]({{< ref \"My Setup.md\" >}}).\n",
+    "content/docs/My Setup.md": "---\ntitle: My Setup\nslug: the-setup\n---\nSetup notes.\n",
+    "content/docs/usage.md": "---\ntitle: Usage\nrequires: [docs/install.md]\n---\n"
+                             "See [install](../install/) and {{< relref \"install.md\" >}}.\n",
+    "content/posts/trip/index.md": "---\ntitle: A Trip Report\ndate: 2024-05-01\n"
+                                   "related: [docs/usage.md]\n---\nBack to [docs](/docs/).\n",
+    "content/posts/plain.md": "---\ntitle: Plain Post\ndate: 2023-02-03\nslug: plain-one\n"
+                              "related: [posts/trip/index.md, docs/install.md]\n---\nText.\n",
+    "layouts/_default/single.html": '<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
+                                    '{{ partial "getpage.html" . }}\n',
+    "layouts/_default/list.html": '<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
+                                  '{{ partial "getpage.html" . }}\n',
+    # what site.GetPage makes of every "page" the data file names (compared with "href")
+    "layouts/partials/getpage.html": (
+        '{{ $page := . }}{{ with site.Data.studykb.sidebar }}{{ with $page.File }}'
+        '{{ with index $.Site.Data.studykb.sidebar .Path }}'
+        '{{ range (slice .related .before .leads_to) }}{{ range . }}'
+        '<i data-href="{{ .href }}" data-getpage="{{ with site.GetPage .page }}'
+        '{{ .RelPermalink }}{{ end }}"></i>{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}\n'),
+}
+
+
+def recipe(name: str) -> str:
+    """The code block after ``<!-- recipe: NAME -->`` in the sites guide."""
+    text = GUIDE.read_text(encoding="utf-8")
+    after = text.split(f"<!-- recipe: {name} -->", 1)[1]
+    found = re.search(r"```[\w-]*\n(.*?)\n```", after, re.S)
+    assert found is not None
+    return found.group(1) + "\n"
+
+
+@pytest.fixture
+def built(tmp_path: Path) -> Path:
+    if HUGO is None:
+        pytest.skip("the hugo binary is not installed (Debian: apt-get install hugo)")
+    site = tmp_path / "site"
+    for rel, text in SITE.items():
+        path = site / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (site / "layouts" / "partials" / "studykb-sidebar.html").write_text(recipe("hugo"),
+                                                                        encoding="utf-8")
+    prepare()
+    out = site / "data" / "studykb" / "sidebar.json"  # the folders do not exist yet
+    result = CliRunner().invoke(cli, ["--vault", str(site), "sidebar", "--format", "json",
+                                      "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    done = subprocess.run([HUGO, "-s", str(site), "-d", str(tmp_path / "public")],
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return tmp_path / "public"
+
+
+def _page(public: Path, href: str) -> Path | None:
+    """The generated file an href of the site (below /sub/) leads to, or None."""
+    assert href.startswith("/sub/"), href
+    rel = href[len("/sub/"):].split("#", 1)[0]
+    target = public / rel
+    if rel.endswith("/") or rel == "":
+        target = target / "index.html"
+    return target if target.is_file() else None
+
+
+def test_every_rendered_sidebar_link_leads_to_a_generated_page(built: Path) -> None:
+    data = json.loads((built.parent / "site" / "data" / "studykb" / "sidebar.json")
+                      .read_text(encoding="utf-8"))
+    assert set(data) == {"_index.md", "docs/_index.md", "docs/install.md", "docs/My Setup.md",
+                         "docs/usage.md", "posts/trip/index.md", "posts/plain.md"}
+    pages = sorted(built.rglob("*.html"))
+    links = []
+    for page in pages:
+        html = page.read_text(encoding="utf-8")
+        links.extend(re.findall(r'<a class="studykb-link" href="([^"]+)"', html))
+    expected = sum(len(sb[part]) for sb in data.values()
+                   for part in ("related", "before", "leads_to"))
+    assert len(links) == expected > 10  # every page found its sidebar by .File.Path
+    missing = [href for href in links if _page(built, href) is None]
+    assert missing == []
+
+
+def test_hrefs_are_the_urls_hugo_builds(built: Path) -> None:
+    pairs = []
+    for page in sorted(built.rglob("*.html")):
+        html = page.read_text(encoding="utf-8")
+        pairs.extend(re.findall(r'<i data-href="([^"]*)" data-getpage="([^"]*)">', html))
+    assert pairs
+    assert [(h, g) for h, g in pairs if h != g] == []
+    hrefs = {h for h, _g in pairs}
+    assert {"/sub/docs/the-setup/", "/sub/2024/a-trip-report/", "/sub/2023/plain-one/",
+            "/sub/docs/install/"} <= hrefs
