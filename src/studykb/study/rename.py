@@ -33,6 +33,7 @@ from studykb.parse import parse_file
 from studykb.vault.resolve import Names, fold
 
 if TYPE_CHECKING:
+    from studykb.parse.reading import Reading
     from studykb.vault import Vault
 
 _KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
@@ -107,7 +108,7 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
         raise StudyError(f"the name {new_id!r} is taken by {names.paths.get(taken[0], taken[0])}.",
                          hint="Choose another name.")
     move = Move(doc, doc.path, new_path, new_id)
-    renamer = _Renamer(move, stem)
+    renamer = _Renamer(move, stem, vault.reading)
     sources = sorted({link.ref.path for link in vault.backlinks(doc.key)}
                      | {link.ref.path for key in _unit_keys(vault, doc)
                         for link in vault.backlinks(key)} | {doc.path})
@@ -133,14 +134,16 @@ def _stem(path: str) -> str:
 class _Renamer:
     """Finds the edits of one file after another."""
 
-    def __init__(self, move: Move, stem: str) -> None:
+    def __init__(self, move: Move, stem: str, reading: Reading) -> None:
         self.move = move
+        self.reading = reading
+        """The vault's parse rules (its site generator's), as the state was read."""
         doc = move.doc
         self.old_names = {fold(doc.id), fold(stem), fold(doc.path), fold(doc.path[:-3])}
 
     def file(self, path: str, text: str, names: Names) -> None:
         move = self.move
-        parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"))
+        parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"), self.reading)
         lines = text.split("\n")
         moved = path == move.old_path
         for ref, line, start in _placed(parsed.references, lines):
