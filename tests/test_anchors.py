@@ -91,3 +91,15 @@ def test_anchors_follow_the_site_generator(tmp_path: Path) -> None:
     (zola / "content" / "a.md").write_text("## get_page\n\n[g](#get-page) [u](#get-pages)\n",
                                            encoding="utf-8")
     assert _check(zola) == [("content/a.md", 3, "dangling-anchor")]
+
+
+def test_hugo_definition_terms_have_ids_when_configured(tmp_path: Path) -> None:
+    """Hugo's docs link to definition terms (``autoDefinitionTermID``): ``#pageref``."""
+    (tmp_path / "hugo.toml").write_text(
+        "[markup.goldmark.parser]\nautoDefinitionTermID = true\n", encoding="utf-8")
+    (tmp_path / "content").mkdir()
+    page = "## Props\n\npageRef\n: The logical path.\n\n[p](#pageref) [q](#nope)\n"
+    (tmp_path / "content" / "a.md").write_text(page, encoding="utf-8")
+    assert _check(tmp_path) == [("content/a.md", 6, "dangling-anchor")]
+    (tmp_path / "hugo.toml").write_text('title = "x"\n', encoding="utf-8")  # option off
+    assert _check(tmp_path) == [("content/a.md", 6, "dangling-anchor")] * 2

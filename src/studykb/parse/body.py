@@ -59,19 +59,20 @@ def read_body(body: str, first_line: int, path: str, reading: Reading = GITHUB) 
     """Parse ``body`` (which starts on ``first_line`` of the file at vault path ``path``)."""
     out = Body()
     env: dict[str, object] = {}
-    tokens = markdown(reading.shortcodes).parse(body, env)
+    tokens = markdown(reading.shortcodes, reading.definition_ids).parse(body, env)
     out.too_complex = bool(env.get(TOO_COMPLEX))
     walk = _Walk(path, reading, out)
     parts: list[str] = []
     heading: Token | None = None
+    term = False
     # the region ``studykb sidebar --write`` generates is not the author's: skip it
     skip = marker_lines(tokens).region
     for tok in tokens:
         if skip and tok.map and skip[0] <= tok.map[0] <= skip[1]:
             continue
         ttype = tok.type
-        if ttype == "heading_open":
-            heading = tok
+        if ttype in ("heading_open", "dt_open"):
+            heading, term = (tok, False) if ttype == "heading_open" else (None, True)
             continue
         if ttype in _CODE_BLOCKS:
             parts.append(tok.content)
@@ -86,6 +87,9 @@ def read_body(body: str, first_line: int, path: str, reading: Reading = GITHUB) 
         if heading is not None:
             _heading(out, heading, tok, text, base)
             heading = None
+        elif term:  # a definition term: an anchor (level 0), never a title
+            out.outline.append(Heading(tok.content, 0, base))
+            term = False
         elif not out.summary and text and not text.startswith(("!", "<")):
             out.summary = text
         parts.append(text)

@@ -10,6 +10,7 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
+from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from studykb.parse.inline_tags import inline_tags_plugin
@@ -22,10 +23,11 @@ _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 DOC_SUFFIX = ".md"
 
 
-@lru_cache(maxsize=2)
-def markdown(shortcodes: bool = False) -> MarkdownIt:
+@lru_cache(maxsize=4)
+def markdown(shortcodes: bool = False, definitions: bool = False) -> MarkdownIt:
     """CommonMark with GFM tables, ``$``/``$$`` math, wikilinks, inline ``#tags`` and
-    d2lbook roles; with ``shortcodes``, Hugo's ``{{< >}}`` and ``{{% %}}`` too.
+    d2lbook roles; with ``shortcodes``, Hugo's ``{{< >}}`` and ``{{% %}}`` too; with
+    ``definitions``, definition lists (whose terms Hugo may give ids).
 
     Bare URLs are found on text tokens afterwards (see :func:`bare_urls`): the
     linkify core rule of markdown-it-py makes parsing about 2.5x slower.
@@ -37,6 +39,8 @@ def markdown(shortcodes: bool = False) -> MarkdownIt:
     md.use(sphinx_roles_plugin)
     if shortcodes:
         md.use(shortcodes_plugin)
+    if definitions:
+        md.use(deflist_plugin)
     md.core.ruler.at("inline", _inline_rule)
     # Link destinations are kept as written: markdown-it would percent-encode them and
     # punycode host names for an HTML ``href`` (a twentieth of the whole parse), which

@@ -45,6 +45,11 @@ class Reading:
     static_dirs: tuple[str, ...] = ()
 
     @property
+    def definition_ids(self) -> bool:
+        """Definition-list terms get ids (Hugo's ``autoDefinitionTermID``)."""
+        return self.heading_flavour == "hugo" and bool(self.options.get("definition_terms"))
+
+    @property
     def options(self) -> dict[str, Any]:
         """The heading options as keyword arguments of ``parse.slugs``."""
         return dict(self.heading_options)
