@@ -333,3 +333,15 @@ class KnowledgeBase:
         done = rename.apply(self.vault.root, move)
         self.vault.refresh()
         return done
+
+    # -- the web view (issue 17) ----------------------------------------------------------------
+    def outgoing(self, doc: Document) -> list[Link]:
+        """The references ``doc`` makes, in line order (read through the index on the
+        file's path: a few ms at 10k documents where ``show`` scans every reference)."""
+        links = self.vault.links("WHERE path=? ORDER BY line, n", (doc.path,))
+        return [link for link in links if link.ref.source == doc.key]
+
+    def all_links(self) -> list[Link]:
+        """Every reference of the vault with its resolution, in file order (one read, for
+        a whole site at once)."""
+        return self.vault.links("ORDER BY n")

@@ -92,7 +92,7 @@ def render_note(text: str, links: Links, *, title: str = "") -> Rendered:
     env: dict[str, Any] = {"links": links, "headings": []}
     md = _markdown()
     tokens = md.parse(parts.body, env)
-    region = find_markers(text).region
+    region = find_markers(text).region if "studykb:sidebar" in text else None
     if region is not None:
         shift = parts.body_line - 1
         tokens = _without(tokens, region[0] - shift, region[1] - shift)

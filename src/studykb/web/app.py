@@ -21,6 +21,7 @@ import contextlib
 import json
 import secrets
 import threading
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -175,7 +176,8 @@ def create_app(
 
 # -- the guard ---------------------------------------------------------------------------------
 def guard(app: ASGI) -> ASGI:
-    """Refuses foreign hosts and the development files; adds the security headers."""
+    """Refuses foreign hosts and the development files; adds the security headers and
+    ``Server-Timing`` (milliseconds from the request to the response's start)."""
 
     async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -192,9 +194,16 @@ def guard(app: ASGI) -> ASGI:
             await _refuse(send, 404, "Not found.")
             return
 
+        started = time.perf_counter()
+
         async def with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = list(message.get("headers") or []) + HEADERS
+                spent = f"app;dur={(time.perf_counter() - started) * 1000:.2f}".encode()
+                message["headers"] = [
+                    *(message.get("headers") or []),
+                    *HEADERS,
+                    (b"server-timing", spent),
+                ]
             await send(message)
 
         await app(scope, receive, with_headers)

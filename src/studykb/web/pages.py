@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from studykb.errors import StudyError
 from studykb.model import Document
+from studykb.vault import Link
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
@@ -23,7 +24,6 @@ if TYPE_CHECKING:
     from studykb.related.sidebar import Neighbour, Sidebar
     from studykb.search.query import Hit
     from studykb.study.plans import Knowledge, Plan, Step
-    from studykb.vault import Link
 
 #: Which template shows a document of each type.
 TEMPLATES = {"topic": "topic.html", "list": "list.html", "course": "course.html"}
@@ -46,6 +46,14 @@ class Page:
     status: int = 200
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A document's references both ways."""
+
+    outgoing: list[Link]
+    backlinks: list[Link]
+
+
 @dataclass
 class Pages:
     """Builds pages from ``kb``; ``assets`` collects the vault files pages show."""
@@ -56,7 +64,30 @@ class Pages:
     """Lines of the files backlinks come from (kept while one build runs)."""
     sidebars: dict[str, Sidebar] = field(default_factory=dict)
     """Sidebars computed beforehand (a whole site at once), by key."""
+    links_from: dict[str, list[Link]] | None = None
+    """Every reference by source key, read at once (a whole site); None: ask per page."""
+    links_to: dict[str, list[Link]] = field(default_factory=dict)
     _memo: dict[str, Any] = field(default_factory=dict)
+
+    def preload_links(self) -> None:
+        """Read every reference once (a whole site), instead of two queries a page."""
+        self.links_from, self.links_to = {}, {}
+        for found in self.kb.all_links():
+            self.links_from.setdefault(found.ref.source, []).append(found)
+            if found.target:
+                self.links_to.setdefault(found.target, []).append(found)
+        for links in self.links_to.values():
+            links.sort(key=lambda f: (f.ref.path, f.ref.line))
+
+    def outgoing(self, doc: Document) -> list[Link]:
+        if self.links_from is None:
+            return self.kb.outgoing(doc)
+        return self.links_from.get(doc.key, [])
+
+    def backlinks_of(self, doc: Document) -> list[Link]:
+        if self.links_from is None:
+            return self.kb.backlinks(doc)
+        return self.links_to.get(doc.key, [])
 
     # -- shared state of one vault state ------------------------------------------------------
     def knowledge(self) -> Knowledge:
@@ -92,19 +123,19 @@ class Pages:
     def document(self, doc: Document, link: Linker) -> Page:
         from studykb.web.body import render_body
 
-        shown = self.kb.show(doc)
-        body = render_body(self.kb, doc, shown.outgoing, link, self.assets)
+        outgoing, backlinks = self.outgoing(doc), self.backlinks_of(doc)
+        body = render_body(self.kb, doc, outgoing, link, self.assets)
         context: dict[str, Any] = {
-            "doc": self._doc_info(doc, shown.outgoing, link),
+            "doc": self._doc_info(doc, outgoing, link),
             "body_html": body,
             "sidebar": self._sidebar(doc, link),
-            "backlinks": self._backlinks(shown.backlinks, link),
+            "backlinks": self._backlinks(backlinks, link),
             "plan_url": link.plan(doc.key),
             "graph_url": link.graph(doc.key),
         }
         extra = {"topic": self._topic, "list": self._list, "course": self._course}.get(doc.type)
         if extra is not None:
-            context.update(extra(doc, shown, link))
+            context.update(extra(doc, Shown(outgoing, backlinks), link))
         return Page(TEMPLATES.get(doc.type, "document.html"), context, doc.key)
 
     def _doc_info(self, doc: Document, outgoing: list[Link], link: Linker) -> dict[str, Any]:
@@ -179,13 +210,13 @@ class Pages:
         return text if len(text) <= CONTEXT_CHARS else text[: CONTEXT_CHARS - 1] + "…"
 
     # -- topics, lists, courses -----------------------------------------------------------------
-    def _topic(self, doc: Document, shown: Any, link: Linker) -> dict[str, Any]:
+    def _topic(self, doc: Document, shown: Shown, link: Linker) -> dict[str, Any]:
         kn = self.knowledge()
         teach = sorted((k for k in kn.covers.get(doc.key, ()) if k != doc.key), key=kn.reading_key)
         about = sorted((k for k in kn.tagged.get(doc.key, ()) if k != doc.key), key=kn.reading_key)
         return {"readings": self.items(teach, link), "tagged": self.items(about, link)}
 
-    def _list(self, doc: Document, shown: Any, link: Linker) -> dict[str, Any]:
+    def _list(self, doc: Document, shown: Shown, link: Linker) -> dict[str, Any]:
         picked = [
             (f.target, f.ref.reason) for f in shown.outgoing if f.ref.kind == "item" and f.target
         ]
@@ -196,8 +227,11 @@ class Pages:
         read = sum(bool(i["known"]) for i in items)
         return {"items": items, "progress": {"read": read, "total": len(items)}}
 
-    def _course(self, doc: Document, shown: Any, link: Linker) -> dict[str, Any]:
-        units = [self._unit(u, link) for u in shown.units]
+    def _course(self, doc: Document, shown: Shown, link: Linker) -> dict[str, Any]:
+        prefix = doc.key + "#"
+        keys = [k for k in self.knowledge().info if k.startswith(prefix)]
+        found = sorted(self.kb.documents_for(keys).values(), key=lambda u: u.line)
+        units = [self._unit(u, link) for u in found]
         notes = [
             self.kb.document(b.ref.source)
             for b in shown.backlinks
@@ -215,9 +249,7 @@ class Pages:
         }
 
     def _unit(self, unit: Document, link: Linker) -> dict[str, Any]:
-        needs = [
-            f.target for f in self.kb.show(unit).outgoing if f.ref.kind == "requires" and f.target
-        ]
+        needs = [f.target for f in self.outgoing(unit) if f.ref.kind == "requires" and f.target]
         return {
             "key": unit.key,
             "id": unit.id,

@@ -60,16 +60,26 @@ class Output:
         self.written: list[str] = []
 
     def put(self, path: str, data: bytes) -> None:
+        digest, written = self.write(path, data)
+        self.record(path, digest, written)
+
+    def write(self, path: str, data: bytes) -> tuple[str, bool]:
+        """Write ``data`` unless the file already holds it: (digest, whether written).
+        Safe in a worker process (nothing is recorded here)."""
         digest = hashlib.blake2b(data, digest_size=16).hexdigest()
-        self.new[path] = digest
         target = self.folder / path
         if self.old.get(path) == digest and _size(target) == len(data):
-            return
+            return digest, False
         target.parent.mkdir(parents=True, exist_ok=True)
         temporary = target.with_name(f".{target.name}.studykb-tmp")
         temporary.write_bytes(data)
         os.replace(temporary, target)
-        self.written.append(path)
+        return digest, True
+
+    def record(self, path: str, digest: str, written: bool) -> None:
+        self.new[path] = digest
+        if written:
+            self.written.append(path)
 
     def finish(self) -> list[str]:
         """Remove what an earlier build wrote that is no longer part of the site."""
@@ -96,11 +106,17 @@ def build_site(
     output = Output(out)
     pages = Pages(kb)
     pages.sidebars = {s.key: s for s in kb.sidebars()}
+    pages.preload_links()
+    pages.knowledge()
     frame = Frame(kb.root.name, "static", canonical_base=base_url)
     built = Built()
-    for path, page in _pages(pages, kb, progress):
-        link = Linker(relative_root(path), static=True)
-        output.put(path, render(page, frame, link, path=path).encode())
+    for path, page in _index_pages(pages):
+        output.put(path, render(page, frame, Linker(relative_root(path), True), path=path).encode())
+        built.pages += 1
+    docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
+    for path, digest, written, assets in _document_pages(pages, frame, output, docs, progress):
+        output.record(path, digest, written)
+        pages.assets.update(assets)
         built.pages += 1
     _data_files(kb, output)
     _static_files(output)
@@ -127,10 +143,8 @@ def check_output(root: Path, out: Path) -> Path:
     return out
 
 
-def _pages(
-    pages: Pages, kb: KnowledgeBase, progress: Progress | None
-) -> Iterator[tuple[str, Page]]:
-    """(path, page) of every page of the site."""
+def _index_pages(pages: Pages) -> Iterator[tuple[str, Page]]:
+    """(path, page) of the list pages."""
     index = Linker("../", static=True)  # the list pages sit one folder down
     yield "index.html", pages.status(Linker("./", static=True))
     yield "topics/index.html", pages.topics(index)
@@ -138,14 +152,44 @@ def _pages(
     yield "courses/index.html", pages.courses(index)
     yield "search/index.html", pages.search(index, "", {})
     yield "graph/index.html", Page("graph.html", {})
-    docs = sorted((d for d in kb.documents().values() if d.type != "unit"), key=lambda d: d.key)
-    for n, doc in enumerate(docs, 1):
-        yield from _document_pages(pages, doc)
+
+
+#: Documents rendered in each chunk of work (forked workers take chunks in turn).
+CHUNK = 200
+Done = tuple[str, str, bool, list[str]]
+
+
+def _document_pages(
+    pages: Pages, frame: Frame, output: Output, keys: list[str], progress: Progress | None
+) -> Iterator[Done]:
+    """Every document's page (and a topic's plan page), written by forked workers that
+    inherit the loaded vault: (path, digest, written, vault files shown) of each."""
+    from studykb.runtime.pools import cores, map_shared
+
+    chunks = [keys[n : n + CHUNK] for n in range(0, len(keys), CHUNK)]
+    workers = min(cores(), len(chunks))
+    done = 0
+    for part in map_shared(_render_chunk, (pages, frame, output), chunks, workers):
+        yield from part
+        done += sum(path.startswith("d/") for path, *_rest in part)
         if progress is not None:
-            progress(n, len(docs))
+            progress(done, len(keys))
 
 
-def _document_pages(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:
+def _render_chunk(shared: tuple[Pages, Frame, Output], keys: list[str]) -> list[Done]:
+    pages, frame, output = shared
+    out: list[Done] = []
+    docs = pages.kb.documents_for(keys)
+    for key in keys:
+        pages.assets.clear()
+        for path, page in _pages_of(pages, docs[key]):
+            html = render(page, frame, Linker(relative_root(path), True), path=path)
+            digest, written = output.write(path, html.encode())
+            out.append((path, digest, written, sorted(pages.assets)))
+    return out
+
+
+def _pages_of(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:
     path = page_file(doc.key)
     page = pages.document(doc, Linker(relative_root(path), static=True))
     if doc.type != "topic":  # plan pages are made for topics only
