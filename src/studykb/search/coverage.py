@@ -35,22 +35,37 @@ FIELD = "body"
 
 
 class Pair(NamedTuple):
-    """Two adjacent query words, found together."""
+    """Two adjacent query words, and how much finding them together counts."""
 
-    query: Query
     terms: tuple[str, str]
     weight: float
-    counted: bool
-    """Score how often they are together (BM25), or only whether they are."""
+    """1, or less when one of them is a function word."""
+
+
+class Together(NamedTuple):
+    """What two adjacent query words standing together are worth (see ranking.py)."""
+
+    phrase: float
+    """Per BM25 of how often they form a phrase in the body."""
+    near: float
+    """Per BM25 of how often they stand within ``window`` words of each other."""
+    window: int
+    named: float
+    """When they form a phrase in a title or alias (once)."""
+    name_fields: tuple[str, ...] = ("title", "aliases")
 
 
 class Coverage(Query):
     """See the module docstring."""
 
     def __init__(self, slots: list[Query], terms: list[tuple[str, ...]], pairs: list[Pair],
-                 exact: Query, boost: float = 1.0) -> None:
+                 exact: Query, together: Together, first: Query | None = None,
+                 boost: float = 1.0) -> None:
         self.slots, self.slot_terms, self.pairs, self.exact = slots, terms, pairs, exact
-        self.boost = boost
+        self.together, self.boost = together, boost
+        self.first = first
+        """A fast query (the terms alone, any of them) whose best documents this one
+        re-ranks (see :func:`studykb.search.index.run`)."""
 
     def __repr__(self) -> str:
         return f"Coverage({self.slots!r}, {self.pairs!r}, {self.exact!r})"
@@ -67,12 +82,12 @@ class Coverage(Query):
         return False
 
     def children(self) -> Iterator[Query]:
-        return iter([*self.slots, *(p.query for p in self.pairs), self.exact])
+        return iter([*self.slots, self.exact])
 
     def apply(self, fn: Callable[[Query], Query]) -> Coverage:
-        return Coverage([fn(q) for q in self.slots], self.slot_terms,
-                        [p._replace(query=fn(p.query)) for p in self.pairs], fn(self.exact),
-                        self.boost)
+        return Coverage([fn(q) for q in self.slots], self.slot_terms, self.pairs,
+                        fn(self.exact), self.together,
+                        None if self.first is None else fn(self.first), self.boost)
 
     def normalize(self) -> Coverage:
         return self.apply(lambda q: q.normalize())
@@ -89,12 +104,12 @@ class Coverage(Query):
             return float(top.idf(FIELD, term)) if (FIELD, term) in reader else 0.0
 
         weights = [max(map(idf, terms), default=0.0) for terms in self.slot_terms]
-        pairs = [_PairMatcher(p.query.matcher(searcher, context),
-                              p.weight * (idf(p.terms[0]) + idf(p.terms[1])) / 2, p.counted)
+        pairs = [p._replace(weight=p.weight * (idf(p.terms[0]) + idf(p.terms[1])) / 2)
                  for p in self.pairs]
         lengths = _Lengths(searcher.reader(), float(top.avg_field_length(FIELD)))
         return _CoverageMatcher([q.matcher(searcher, context) for q in self.slots], weights,
-                                pairs, self.exact.matcher(searcher, context), lengths)
+                                _Positions(searcher.reader(), pairs, self.together), pairs,
+                                self.exact.matcher(searcher, context), lengths)
 
 
 class _Lengths:
@@ -109,19 +124,60 @@ class _Lengths:
         return tf * (K1 + 1) / (tf + norm)
 
 
-class _PairMatcher(NamedTuple):
-    matcher: Matcher
-    weight: float
-    counted: bool
+class _Positions:
+    """Where the words of the pairs stand in a document (moving forward through one
+    segment's postings)."""
+
+    def __init__(self, reader: Any, pairs: list[Pair], together: Together) -> None:
+        self.together = together
+        self.fields = (FIELD, *together.name_fields)
+        words = {t for p in pairs for t in p.terms}
+        self.postings: dict[tuple[str, str], Matcher] = {}
+        for field in self.fields:
+            for word in words:
+                if (field, word) in reader:
+                    self.postings[field, word] = reader.postings(field, word)
+
+    def of(self, field: str, word: str, docnum: int) -> list[int]:
+        m = self.postings.get((field, word))
+        if m is None:
+            return []
+        if m.is_active() and m.id() < docnum:
+            m.skip_to(docnum)
+        if not m.is_active() or m.id() != docnum:
+            return []
+        return list(m.value_as("positions"))
+
+
+def together_score(pair: Pair, where: _Positions, lengths: _Lengths, docnum: int) -> float:
+    """What finding the pair's words together in document ``docnum`` adds."""
+    a, b = pair.terms
+    how = where.together
+    first, second = where.of(FIELD, a, docnum), where.of(FIELD, b, docnum)
+    score = 0.0
+    if first and second:
+        after = set(second)
+        phrase = sum(1 for p in first if p + 1 in after)
+        near = sum(1 for p in first if any(abs(q - p) <= how.window for q in second))
+        if phrase:
+            score += how.phrase * lengths.saturate(phrase, docnum)
+        if near:
+            score += how.near * lengths.saturate(near, docnum)
+    for field in how.name_fields:
+        named = set(where.of(field, b, docnum))
+        if named and any(p + 1 in named for p in where.of(field, a, docnum)):
+            score += how.named
+            break
+    return pair.weight * score
 
 
 class _CoverageMatcher(Matcher):
     """The matcher of :class:`Coverage` (on one segment)."""
 
-    def __init__(self, slots: list[Matcher], weights: list[float], pairs: list[_PairMatcher],
-                 exact: Matcher, lengths: _Lengths) -> None:
-        self.slots, self.weights, self.pairs, self.exact = slots, weights, pairs, exact
-        self.lengths = lengths
+    def __init__(self, slots: list[Matcher], weights: list[float], where: _Positions,
+                 pairs: list[Pair], exact: Matcher, lengths: _Lengths) -> None:
+        self.slots, self.weights, self.where, self.pairs = slots, weights, where, pairs
+        self.exact, self.lengths = exact, lengths
         self.total = sum(weights)
 
     def is_active(self) -> bool:
@@ -146,12 +202,10 @@ class _CoverageMatcher(Matcher):
             m.reset()
 
     def _all(self) -> list[Matcher]:
-        return [*self.slots, *(p.matcher for p in self.pairs), self.exact]
+        return [*self.slots, *self.where.postings.values(), self.exact]
 
     def copy(self) -> _CoverageMatcher:
-        return _CoverageMatcher([m.copy() for m in self.slots], self.weights,
-                                [p._replace(matcher=p.matcher.copy()) for p in self.pairs],
-                                self.exact.copy(), self.lengths)
+        raise NotImplementedError("a plain query's matcher is used once, in order")
 
     def replace(self, minquality: float = 0) -> Matcher:
         return self
@@ -182,10 +236,8 @@ class _CoverageMatcher(Matcher):
             if m.is_active() and m.id() == here:
                 total += float(m.score())
                 got += weight
-        for p in self.pairs:
-            if _on(p.matcher, here):
-                total += p.weight * (self.lengths.saturate(len(p.matcher.spans()), here)
-                                     if p.counted else 1.0)
+        for pair in self.pairs:
+            total += together_score(pair, self.where, self.lengths, here)
         if self.total:
             total *= (got / self.total) ** COVERAGE
         if _on(self.exact, here):

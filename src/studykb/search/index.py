@@ -30,6 +30,7 @@ from whoosh.scoring import BM25F
 from whoosh.writing import CLEAR, LockError
 
 from studykb.errors import UsageError
+from studykb.search.coverage import Coverage
 from studykb.search.schema import ANALYZER, MixedTokenizer, make_schema  # noqa: F401
 from studykb.search.state import (
     INDEX_DIR,
@@ -335,12 +336,20 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     return _done(stats, started, quiet)
 
 
+_VOCABULARY: dict[str, list[str]] = {}
+
+
 def use_vocabulary(topics: TopicTable) -> list[str]:
     """Protect the vault's one-word topic names from the stemmer (see
-    :mod:`studykb.text.terms`); those names, sorted."""
-    names = [n for text in topics.texts.values() for n in text.split("\n")]
-    terms.protect(names)
-    return sorted(terms.one_word_names(names) - terms.TECH_TERMS)
+    :mod:`studykb.text.terms`); those names, sorted (remembered per topic table)."""
+    words = _VOCABULARY.get(topics.digest)
+    if words is None:
+        names = [n for text in topics.texts.values() for n in text.split("\n")]
+        words = sorted(terms.one_word_names(names) - terms.TECH_TERMS)
+        _VOCABULARY.clear()
+        _VOCABULARY[topics.digest] = words
+    terms.protect(words)
+    return words
 
 
 def _restemmed(ix: Any, held: dict[str, list[str]], record: dict[str, Any] | None,
@@ -753,6 +762,36 @@ def _top(searcher: Any, q: Any, limit: int, allow: Any = None, block: Any = None
     return collector.results()
 
 
+#: Documents a plain query's first pass (BM25F over its words and names) hands to the
+#: ranking of :mod:`studykb.search.ranking`, which scores each of them in Python.
+RERANK = 30
+
+
+def _reranked(searcher: Any, q: Coverage, limit: int, mask: Any) -> list[Found]:
+    """The best ``limit`` documents by ``q``, among the best :data:`RERANK` (or ``limit``)
+    by its words and names alone (whoosh's fast, block-skipping union). The first pass
+    does not depend on ``limit`` below :data:`RERANK`, so a short list is the top of a
+    long one. The second scores only those documents, skipping to each."""
+    fast = q.first if q.first is not None else wq.Or([*q.slots, q.exact])
+    first = _top(searcher, fast, max(RERANK, limit), allow=mask)
+    wanted = sorted(hit.docnum for hit in first)
+    scored: list[tuple[float, int]] = []
+    for sub, offset in searcher.leaf_searchers():
+        size = sub.reader().doc_count_all()
+        mine = [d - offset for d in wanted if offset <= d < offset + size]
+        if not mine:
+            continue
+        m = q.matcher(sub)
+        for d in mine:
+            m.skip_to(d)
+            if m.is_active() and m.id() == d:
+                scored.append((m.score(), d + offset))
+    scored.sort(key=lambda sd: (-sd[0], sd[1]))
+    stored = searcher.reader().stored_fields
+    return [Found(fields["key"], score, fields)
+            for score, docnum in scored[:limit] for fields in (stored(docnum),)]
+
+
 def _schema() -> Schema:
     global _SCHEMA
     if _SCHEMA is None:
@@ -809,8 +848,13 @@ def run(vault: Vault, q: Any, filters: list[list[tuple[str, str]]] | None = None
     sort = isinstance(q, wq.Every)
 
     def answer(searcher: Any) -> Answer:
-        results = (searcher.search(q, limit=max(1, limit), filter=mask, sortedby="key")
-                   if sort else _top(searcher, q, limit, allow=mask))
+        if sort:
+            results = searcher.search(q, limit=max(1, limit), filter=mask, sortedby="key")
+        elif isinstance(q, Coverage):
+            return Answer(_reranked(searcher, q, limit, mask),
+                          highlight if highlight is not None else frozenset())
+        else:
+            results = _top(searcher, q, limit, allow=mask)
         hits = [Found(hit["key"], 0.0 if sort else float(hit.score or 0.0),
                       dict(hit.fields())) for hit in results]
         if sort:
@@ -856,7 +900,7 @@ def _positive_leaves(q: Any) -> Iterator[Any]:
 
 def _telling(term: str) -> bool:
     """Whether a term says something about a text (not a function word, number or letter)."""
-    return len(term) > 1 and not terms.is_stop(term) and not term.replace(".", "").isdigit()
+    return len(term) > 1 and not terms.is_filler(term) and not term.replace(".", "").isdigit()
 
 
 def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, list[str]]]:

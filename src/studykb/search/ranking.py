@@ -30,10 +30,9 @@ from typing import TYPE_CHECKING
 from whoosh.query.compound import Or
 from whoosh.query.positional import Phrase
 from whoosh.query.qcore import NullQuery, Query
-from whoosh.query.spans import SpanNear
 from whoosh.query.terms import Term
 
-from studykb.search.coverage import BestOf, Coverage, Pair
+from studykb.search.coverage import BestOf, Coverage, Pair, Together
 from studykb.text.analysis import fold_name, tokens
 
 if TYPE_CHECKING:
@@ -65,22 +64,24 @@ def plain_query(reading: Reading, proximity: bool = True) -> Query:
     slots = _slots(reading)
     if not slots:
         return NullQuery
-    pairs = [pair for a, b in reading.pairs() for pair in _together(a, b)] if proximity else []
+    pairs = [Pair((a.term, b.term), WEAK if (a.weak or b.weak) else 1.0)
+             for a, b in reading.pairs()] if proximity else []
+    exact = exact_query(reading.text)
     return Coverage([q for q, _t, _weak in slots],
                     [() if weak else terms for _q, terms, weak in slots],
-                    pairs, exact_query(reading.text))
+                    pairs, exact, Together(PHRASE, NEAR, WINDOW, NAMED, NAME_FIELDS),
+                    Or([*_bag(reading), exact]))
 
 
-def _together(a: Word, b: Word) -> list[Pair]:
-    """The ways two adjacent words of the query count when they stand together."""
-    weight = WEAK if (a.weak or b.weak) else 1.0
-    terms = (a.term, b.term)
-    near = SpanNear(Term(FIELD, a.term), Term(FIELD, b.term), slop=WINDOW,  # type: ignore[no-untyped-call]
-                    ordered=False)
-    named = Or([Phrase(f, list(terms)) for f in NAME_FIELDS])
-    return [Pair(Phrase(FIELD, list(terms)), terms, PHRASE * weight, True),
-            Pair(near, terms, NEAR * weight, True),
-            Pair(named, terms, NAMED * weight, False)]
+def _bag(reading: Reading) -> list[Query]:
+    """Every term the query looks for, once, weighted: the fast first pass."""
+    weights: dict[str, float] = {}
+    for word in reading.words:
+        weights[word.term] = max(weights.get(word.term, 0.0), WEAK if word.weak else 1.0)
+    for name in reading.also:
+        for term in _terms(name):
+            weights[term] = max(weights.get(term, 0.0), OTHER_NAMES)
+    return [Term(FIELD, term, boost=w) for term, w in weights.items()]
 
 
 def _slots(reading: Reading) -> list[Slot]:

@@ -81,28 +81,28 @@ def without_title(body: str, title: str) -> str:
 
 
 def link_titles(vault: Vault, doc: Document) -> dict[str, str]:
-    """Link target as the body text shows it -> the title of the document it names, for
-    the wikilinks of ``doc`` written without a label (``[[kv-cache]]``)."""
+    """Link target as the body text shows it -> the title of the document it names. A
+    wikilink without a label shows the name it was written with: a target's title or
+    alias reads well already, its id (``kv-cache``) or file name does not."""
+    keys = {e.target for e in vault.store.edges_in([doc.path])
+            if e.kind == "link" and e.source == doc.key}
     out: dict[str, str] = {}
-    for link in vault.outgoing(doc.key):
-        ref = link.ref
-        if ref.kind != "link" or link.target is None or "|" in ref.text or \
-                not ref.text.lstrip("!").startswith("[["):
-            continue
-        target = vault.document(link.target)
-        written = ref.text.lstrip("!")[2:].split("]]", 1)[0].split("#", 1)[0].strip()
-        if target is not None and written and target.title and target.title != written:
-            out[written] = target.title
+    for target in vault.documents_for(sorted(keys)).values():
+        stem = target.path.rsplit("/", 1)[-1].removesuffix(".md")
+        for name in (target.id, stem, target.path, target.path.removesuffix(".md")):
+            if name and name != target.title:
+                out[name] = target.title
     return out
+
+
+_NAME = re.compile(r"\w(?:[\w./#-]*\w)?")
 
 
 def with_titles(text: str, titles: dict[str, str]) -> str:
     """``text`` with each link target of ``titles`` (standing alone) replaced by its title."""
     if not titles:
         return text
-    pattern = re.compile("|".join(rf"(?<![\w-]){re.escape(t)}(?![\w-])"
-                                  for t in sorted(titles, key=len, reverse=True)))
-    return pattern.sub(lambda m: titles.get(m.group(), m.group()), text)
+    return _NAME.sub(lambda m: titles.get(m.group(), m.group()), text)
 
 
 def make_snippet(body: str, terms: frozenset[str] | set[str], width: int = SNIPPET_CHARS,
