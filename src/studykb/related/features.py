@@ -1,10 +1,15 @@
 """The graph features the related-documents ranking reads, for the whole vault at once.
 
 :class:`FeatureIndex` holds, per document, its resolved references both ways, its
-hand-picked ``related`` list, the topics it covers, its other tags and its course, as
-small integer structures. It is built from the state database in one pass and kept in
-the vault's cache (``related-features``) for the vault state, so a query in a fresh
-process loads it instead of rebuilding it (see :func:`load`).
+hand-picked ``related`` list, the topics it covers (a course also those of its units),
+its other tags and its course, as small integer structures packed into bytes, so the
+vault's cache (``related-features``) loads in milliseconds.
+
+After an edit it is *updated*, not rebuilt (:func:`load`): only the documents of the
+changed files are read again (their references, topics, tags and course), as long as
+the set of documents, the topics and the changed documents' names stay the same
+(otherwise other documents' references may resolve differently, and it is built again).
+The result is the same as a full build.
 
 :meth:`FeatureIndex.features` scores every candidate that shares something with one
 document; ``hidden`` pairs are left out, which is how the evaluation hides a link.
@@ -14,12 +19,14 @@ query path must not pay networkx's import time.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from studykb.vault.topics import TopicTable
 
@@ -33,23 +40,31 @@ COURSE_BIT = KIND_BITS["course"]
 #: Topics, tags and cited documents shared by more documents than this are too common to
 #: say anything about two documents (like stop words); they are skipped.
 HUB_CAP = 300
+#: A document citing more than this many others (a list of everything) is no evidence
+#: that two of them are related: it counts for no co-citation.
+COCITE_MAX = 20
 CACHE_ENTRY = "related-features"
 
 Pair = tuple[int, int]
 
 
-class Packed:
-    """A list of ``{node: kind bits}`` kept as packed int32 pairs, unpacked on first read.
+def _pack(values: Iterable[int]) -> bytes:
+    return array("i", values).tobytes()
 
-    Unpickling thousands of small dicts is most of the cost of loading the index in a
-    fresh process; bytes load at memory speed.
-    """
+
+def _unpack(data: bytes) -> tuple[int, ...]:
+    flat = array("i")
+    flat.frombytes(data)
+    return tuple(flat)
+
+
+class Packed:
+    """Rows of ``{node: kind bits}`` kept as packed int32 pairs, unpacked on first read."""
 
     __slots__ = ("data", "_cache")
 
-    def __init__(self, rows: list[dict[int, int]]) -> None:
-        self.data = [array("i", [x for pair in row.items() for x in pair]).tobytes()
-                     for row in rows]
+    def __init__(self, rows: Sequence[dict[int, int]]) -> None:
+        self.data = [_pack(x for pair in row.items() for x in pair) for row in rows]
         self._cache: dict[int, dict[int, int]] = {}
 
     @classmethod
@@ -64,14 +79,84 @@ class Packed:
     def __getitem__(self, n: int) -> dict[int, int]:
         got = self._cache.get(n)
         if got is None:
-            flat = array("i")
-            flat.frombytes(self.data[n])
+            flat = _unpack(self.data[n])
             got = self._cache[n] = dict(zip(flat[::2], flat[1::2], strict=True))
         return got
+
+    def __setitem__(self, n: int, row: dict[int, int]) -> None:
+        self._cache[n] = row
+        self.data[n] = _pack(x for pair in row.items() for x in pair)
 
     def size(self, n: int) -> int:
         """How many entries row ``n`` has, without unpacking it."""
         return len(self.data[n]) // 8
+
+
+class Rows:
+    """Rows of node numbers (tuples) kept packed, unpacked on first read."""
+
+    __slots__ = ("data", "_cache")
+
+    def __init__(self, rows: Iterable[Iterable[int]] = ()) -> None:
+        self.data = [_pack(row) for row in rows]
+        self._cache: dict[int, tuple[int, ...]] = {}
+
+    @classmethod
+    def from_data(cls, data: list[bytes]) -> Rows:
+        rows = cls()
+        rows.data = list(data)
+        return rows
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __getitem__(self, n: int) -> tuple[int, ...]:
+        got = self._cache.get(n)
+        if got is None:
+            got = self._cache[n] = _unpack(self.data[n])
+        return got
+
+    def __setitem__(self, n: int, row: Iterable[int]) -> None:
+        values = tuple(row)
+        self._cache[n] = values
+        self.data[n] = _pack(values)
+
+
+class Groups:
+    """Group -> the nodes in it (a topic's coverers, a tag's documents, a course's members),
+    packed; a missing group is empty."""
+
+    __slots__ = ("data", "_cache")
+
+    def __init__(self, groups: dict[Any, list[int]] | None = None) -> None:
+        self.data: dict[Any, bytes] = {g: _pack(ns) for g, ns in (groups or {}).items()}
+        self._cache: dict[Any, tuple[int, ...]] = {}
+
+    def get(self, group: Any, default: Sequence[int] = ()) -> Sequence[int]:
+        data = self.data.get(group)
+        if data is None:
+            return default
+        got = self._cache.get(group)
+        if got is None:
+            got = self._cache[group] = _unpack(data)
+        return got
+
+    def size(self, group: Any) -> int:
+        return len(self.data.get(group, b"")) // 4
+
+    def add(self, group: Any, node: int) -> None:
+        now = self.get(group)
+        if node not in now:
+            self._set(group, (*now, node))
+
+    def remove(self, group: Any, node: int) -> None:
+        now = self.get(group)
+        if node in now:
+            self._set(group, tuple(n for n in now if n != node))
+
+    def _set(self, group: Any, nodes: tuple[int, ...]) -> None:
+        self._cache[group] = nodes
+        self.data[group] = _pack(nodes)
 
 
 @dataclass
@@ -88,47 +173,99 @@ class FeatureIndex:
     """Node -> {target node: kind bits} of its resolved references."""
     inc: Packed = field(default_factory=lambda: Packed([]))
     """Node -> {source node: kind bits} of the references to it."""
-    picked: list[tuple[int, ...]] = field(default_factory=list)
+    picked: Rows = field(default_factory=Rows)
     """Hand-picked ``related`` targets, in written order."""
-    requires: list[tuple[tuple[int, str], ...]] = field(default_factory=list)
-    """Direct ``requires`` targets with their reasons, in written order."""
-    topics: list[tuple[int, ...]] = field(default_factory=list)
-    """Topics a node covers (tags and ``covers`` naming a topic); a topic covers itself."""
-    covering: dict[int, list[int]] = field(default_factory=dict)
+    required: Rows = field(default_factory=Rows)
+    """Direct ``requires`` targets, in written order (reasons in :attr:`reasons`)."""
+    reasons: list[list[str]] = field(default_factory=list)
+    topics: Rows = field(default_factory=Rows)
+    """Topics a node covers (tags and ``covers`` naming a topic; a course also its units'
+    topics); a topic covers itself."""
+    covering: Groups = field(default_factory=Groups)
     """Topic node -> the nodes covering it."""
-    tags: list[tuple[str, ...]] = field(default_factory=list)
-    """Folded tags that name no topic."""
-    tagged: dict[str, list[int]] = field(default_factory=dict)
+    tag_ids: Rows = field(default_factory=Rows)
+    """Folded tags that name no topic, as numbers of :attr:`tag_names`."""
+    tag_names: list[str] = field(default_factory=list)
+    tagged: Groups = field(default_factory=Groups)
+    """Tag number -> the nodes carrying it."""
     course: list[int] = field(default_factory=list)
     """Course node of a node (its ``course``, a unit's parent, a course itself), or -1."""
-    members: dict[int, list[int]] = field(default_factory=dict)
+    members: Groups = field(default_factory=Groups)
     """Course node -> nodes belonging to it (itself included)."""
+    names: list[str] = field(default_factory=list)
+    """A digest of each node's names (id, title, aliases, type, url): when an edited
+    document's names change, other references may resolve differently."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Path -> content digest of the files the index was made from."""
+    topic_digest: str = ""
     number: dict[str, int] = field(default_factory=dict)
     """Document key -> node (rebuilt from :attr:`keys` when loaded)."""
     fingerprint: str = ""
+    _tag_no: dict[str, int] = field(default_factory=dict, repr=False)
 
+    # -- stored as plain data ------------------------------------------------------------
     def to_data(self) -> dict[str, object]:
-        """Plain data for the cache (msgpack): lists, dicts, strings, numbers and bytes."""
-        return {"keys": self.keys, "ids": self.ids, "paths": self.paths, "titles": self.titles,
-                "types": self.types, "levels": self.levels, "out": self.out.data,
-                "inc": self.inc.data, "picked": self.picked, "requires": self.requires,
-                "topics": self.topics, "covering": self.covering, "tags": self.tags,
-                "tagged": self.tagged, "course": self.course, "members": self.members,
+        """Plain data for the cache (msgpack): strings, numbers, bytes, lists and maps."""
+        return {"keys": "\0".join(self.keys), "ids": "\0".join(self.ids),
+                "paths": "\0".join(self.paths), "titles": "\0".join(self.titles),
+                "types": "\0".join(self.types), "levels": _pack(v or 0 for v in self.levels),
+                "out": self.out.data, "inc": self.inc.data, "picked": self.picked.data,
+                "required": self.required.data, "reasons": ["\x1f".join(r) for r in self.reasons],
+                "topics": self.topics.data, "covering": self.covering.data,
+                "tag_ids": self.tag_ids.data, "tag_names": "\0".join(self.tag_names),
+                "tagged": self.tagged.data, "course": _pack(self.course),
+                "members": self.members.data, "names": "\0".join(self.names),
+                "files": self.files, "topic_digest": self.topic_digest,
                 "fingerprint": self.fingerprint}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> FeatureIndex:
-        ix = cls(keys=data["keys"], ids=data["ids"], paths=data["paths"], titles=data["titles"],
-                 types=data["types"], levels=data["levels"], out=Packed.from_data(data["out"]),
-                 inc=Packed.from_data(data["inc"]),
-                 picked=[tuple(p) for p in data["picked"]],
-                 requires=[tuple((j, r) for j, r in req) for req in data["requires"]],
-                 topics=[tuple(t) for t in data["topics"]], covering=data["covering"],
-                 tags=[tuple(t) for t in data["tags"]], tagged=data["tagged"],
-                 course=data["course"], members=data["members"],
-                 fingerprint=data["fingerprint"])
+        def strings(name: str) -> list[str]:
+            text = data[name]
+            return text.split("\0") if text else []
+
+        def groups(name: str) -> Groups:
+            made = Groups()
+            made.data = dict(data[name])
+            return made
+
+        ix = cls(keys=strings("keys"), ids=strings("ids"), paths=strings("paths"),
+                 titles=strings("titles"), types=strings("types"),
+                 levels=[v or None for v in _unpack(data["levels"])],
+                 out=Packed.from_data(data["out"]), inc=Packed.from_data(data["inc"]),
+                 picked=Rows.from_data(data["picked"]), required=Rows.from_data(data["required"]),
+                 reasons=[r.split("\x1f") if r else [] for r in data["reasons"]],
+                 topics=Rows.from_data(data["topics"]), covering=groups("covering"),
+                 tag_ids=Rows.from_data(data["tag_ids"]), tag_names=strings("tag_names"),
+                 tagged=groups("tagged"), course=list(_unpack(data["course"])),
+                 members=groups("members"), names=strings("names"), files=dict(data["files"]),
+                 topic_digest=data["topic_digest"], fingerprint=data["fingerprint"])
         ix.number = {key: n for n, key in enumerate(ix.keys)}
         return ix
+
+    def tag_number(self, tag: str) -> int:
+        """The number of a folded tag (a new one is added)."""
+        if len(self._tag_no) != len(self.tag_names):
+            self._tag_no = {t: n for n, t in enumerate(self.tag_names)}
+        got = self._tag_no.get(tag)
+        if got is None:
+            got = self._tag_no[tag] = len(self.tag_names)
+            self.tag_names.append(tag)
+        return got
+
+    # -- reading -------------------------------------------------------------------------
+    @property
+    def requires(self) -> _Requires:
+        """Node -> ((target, reason), ...) of its ``requires``, in written order."""
+        return _Requires(self)
+
+    def tags(self, n: int) -> tuple[str, ...]:
+        """Folded tags of node ``n`` that name no topic."""
+        return tuple(self.tag_names[t] for t in self.tag_ids[n])
+
+    def cites_everything(self, s: int) -> bool:
+        """Whether node ``s`` cites too many documents for its citations to mean much."""
+        return self.out.size(s) > COCITE_MAX
 
     # -- features ------------------------------------------------------------------------
     def features(self, i: int, hidden: frozenset[Pair] = frozenset()
@@ -137,8 +274,10 @@ class FeatureIndex:
 
         ``picked``, ``link_in``, ``link_out`` and ``course`` are 0/1; ``refs`` is the
         resource-allocation index over shared cited documents (each weighted 1/citers),
-        ``cocite`` the same over shared citing documents, ``topics`` and ``tags`` the
-        Adamic-Adar sum 1/log(1+n) over shared topics and tags.
+        ``cocite`` the same over shared citing documents (a document citing more than
+        :data:`COCITE_MAX` counts for nothing), ``peers`` what the documents citing what
+        ``i`` cites also cite, ``topics`` and ``tags`` the Adamic-Adar sum 1/log(1+n) over
+        shared topics and tags, ``sibling`` 1 when both are courses.
         """
         feats: dict[int, dict[str, float]] = defaultdict(dict)
         out = self.out[i]
@@ -151,17 +290,41 @@ class FeatureIndex:
             feats[j]["link_out"] = 1.0
         for j in inc_i:
             feats[j]["link_in"] = 1.0
-        for z in out_i:  # documents citing what i cites (its course counts as "course")
+        self._shared_refs(feats, i, out, out_i, hidden)
+        self._cocited(feats, i, inc_i, hidden)
+        self._peers(feats, i, out, out_i)
+        _adamic_adar(feats, "topics", i, (self.covering.get(t) for t in self.topics[i]))
+        _adamic_adar(feats, "tags", i, (self.tagged.get(t) for t in self.tag_ids[i]))
+        course = self.course[i]
+        if course >= 0:
+            for c in self.members.get(course):
+                if c != i:
+                    feats[c]["course"] = 1.0
+        if self.types[i] == "course":
+            for c in self.members_of_type("course"):
+                if c != i:
+                    feats[c]["sibling"] = 1.0
+        feats.pop(i, None)
+        return feats
+
+    def _shared_refs(self, feats: dict[int, dict[str, float]], i: int, out: dict[int, int],
+                     out_i: list[int], hidden: frozenset[Pair]) -> None:
+        """Documents citing what ``i`` cites (its course counts as "course")."""
+        for z in out_i:
             if out[z] == COURSE_BIT or self.inc.size(z) > HUB_CAP:
                 continue
             citers = self.inc[z]
             w = 1.0 / len(citers)
             for c in citers:
-                if c != i and (c, z) not in hidden:
+                if c != i and (c, z) not in hidden and not self.cites_everything(c):
                     f = feats[c]
                     f["refs"] = f.get("refs", 0.0) + w
-        for s in inc_i:  # documents cited by what cites i
-            if self.out.size(s) > HUB_CAP:
+
+    def _cocited(self, feats: dict[int, dict[str, float]], i: int, inc_i: list[int],
+                 hidden: frozenset[Pair]) -> None:
+        """Documents cited by what cites ``i``."""
+        for s in inc_i:
+            if self.cites_everything(s):
                 continue
             cited = self.out[s]
             w = 1.0 / len(cited)
@@ -169,15 +332,39 @@ class FeatureIndex:
                 if c != i and (s, c) not in hidden:
                     f = feats[c]
                     f["cocite"] = f.get("cocite", 0.0) + w
-        _adamic_adar(feats, "topics", i, (self.covering.get(t, ()) for t in self.topics[i]))
-        _adamic_adar(feats, "tags", i, (self.tagged.get(tag, ()) for tag in self.tags[i]))
-        course = self.course[i]
-        if course >= 0:
-            for c in self.members.get(course, ()):
-                if c != i:
-                    feats[c]["course"] = 1.0
-        feats.pop(i, None)
-        return feats
+
+    def _peers(self, feats: dict[int, dict[str, float]], i: int, out: dict[int, int],
+               out_i: list[int]) -> None:
+        """What the documents citing what ``i`` cites also cite ("readers of this also
+        read"): resource allocation over two steps, each weighted by how few share it."""
+        for z in out_i:
+            if out[z] == COURSE_BIT or self.inc.size(z) > HUB_CAP:
+                continue
+            citers = self.inc[z]
+            for c in citers:
+                if c == i or self.cites_everything(c):
+                    continue
+                cited = self.out[c]
+                w = 1.0 / (len(citers) * len(cited))
+                for b in cited:
+                    if b != i and b != z:
+                        f = feats[b]
+                        f["peers"] = f.get("peers", 0.0) + w
+
+    def peers_of(self, i: int, b: int) -> list[int]:
+        """Documents that cite ``b`` and something ``i`` cites (for the reason)."""
+        mine = set(self.out[i])
+        return sorted((c for c in self.inc[b] if c != i and not self.cites_everything(c)
+                       and mine & set(self.out[c])),
+                      key=lambda c: (self.out.size(c), self.titles[c]))
+
+    def members_of_type(self, kind: str) -> list[int]:
+        """Every node of type ``kind`` (remembered)."""
+        memo: dict[str, list[int]] = self.__dict__.setdefault("_by_type", {})
+        got = memo.get(kind)
+        if got is None:
+            got = memo[kind] = [n for n, t in enumerate(self.types) if t == kind]
+        return got
 
     # -- what two nodes share (for reasons and diversity) ----------------------------------
     def shared_refs(self, i: int, c: int, hidden: frozenset[Pair] = frozenset()) -> list[int]:
@@ -188,18 +375,20 @@ class FeatureIndex:
         return sorted(shared, key=lambda z: (self.inc.size(z), self.titles[z]))
 
     def shared_citers(self, i: int, c: int, hidden: frozenset[Pair] = frozenset()) -> list[int]:
+        """What cites both (a list of everything left out), shortest first."""
         inc_c = self.inc[c]
-        return [s for s in self.inc[i] if s in inc_c and s != c and (s, i) not in hidden
-                and self.out.size(s) <= HUB_CAP]
+        found = [s for s in self.inc[i] if s in inc_c and s != c and (s, i) not in hidden
+                 and not self.cites_everything(s)]
+        return sorted(found, key=lambda s: (self.out.size(s), self.titles[s]))
 
     def shared_topics(self, i: int, c: int) -> list[int]:
         mine = self.topics[c]
-        return [t for t in self.topics[i] if t in mine
-                and len(self.covering.get(t, ())) <= HUB_CAP]
+        return [t for t in self.topics[i] if t in mine and self.covering.size(t) <= HUB_CAP]
 
     def shared_tags(self, i: int, c: int) -> list[str]:
-        mine = self.tags[c]
-        return [t for t in self.tags[i] if t in mine and len(self.tagged.get(t, ())) <= HUB_CAP]
+        mine = self.tag_ids[c]
+        return [self.tag_names[t] for t in self.tag_ids[i]
+                if t in mine and self.tagged.size(t) <= HUB_CAP]
 
     def signature(self, i: int) -> frozenset[int]:
         """What a node is made of, for telling near-duplicates apart (MMR).
@@ -216,12 +405,21 @@ class FeatureIndex:
         return [s for s, bits in self.inc[i].items() if bits & KIND_BITS["requires"]]
 
 
-# -- building ----------------------------------------------------------------------------
+@dataclass(frozen=True)
+class _Requires:
+    ix: FeatureIndex
+
+    def __getitem__(self, n: int) -> tuple[tuple[int, str], ...]:
+        targets = self.ix.required[n]
+        reasons = self.ix.reasons[n]
+        return tuple((j, reasons[k] if k < len(reasons) else "")
+                     for k, j in enumerate(targets))
+
+
 def _adamic_adar(feats: dict[int, dict[str, float]], name: str, i: int,
-                 groups: Iterable[Iterable[int]]) -> None:
+                 groups: Iterable[Sequence[int]]) -> None:
     """Add 1/log(1+n) to ``feats[c][name]`` for each shared group of n documents (not hubs)."""
-    for group in groups:
-        members = list(group)
+    for members in groups:
         if len(members) > HUB_CAP:
             continue
         w = 1.0 / math.log(1 + len(members))
@@ -231,10 +429,24 @@ def _adamic_adar(feats: dict[int, dict[str, float]], name: str, i: int,
                 f[name] = f.get(name, 0.0) + w
 
 
-def build(docs: dict[str, Document], refs: Iterable[tuple[str, str, str, str]],
-          fingerprint: str = "", topic_table: TopicTable | None = None) -> FeatureIndex:
+# -- building --------------------------------------------------------------------------------
+Ref = tuple[str, str, str, str]
+"""(source key, kind, target key, reason) of a resolved reference."""
+
+
+def names_digest(doc: Document) -> str:
+    """What other documents' references resolve by: a document's id, title, aliases, type
+    and url."""
+    text = json.dumps([doc.id, doc.title, list(doc.aliases), doc.type, doc.url or ""],
+                      ensure_ascii=False)
+    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def build(docs: dict[str, Document], refs: Iterable[Ref], fingerprint: str = "",
+          topic_table: TopicTable | None = None, files: dict[str, str] | None = None
+          ) -> FeatureIndex:
     """The index from every document and every resolved (source, kind, target, reason)."""
-    ix = FeatureIndex(fingerprint=fingerprint)
+    ix = FeatureIndex(fingerprint=fingerprint, files=dict(files or {}))
     ordered = sorted(docs.values(), key=lambda d: d.key)
     for n, doc in enumerate(ordered):
         ix.number[doc.key] = n
@@ -244,96 +456,271 @@ def build(docs: dict[str, Document], refs: Iterable[tuple[str, str, str, str]],
         ix.titles.append(doc.title)
         ix.types.append(doc.type)
         ix.levels.append(doc.level)
+        ix.names.append(names_digest(doc))
     size = len(ordered)
-    out: list[dict[int, int]] = [{} for _ in range(size)]
+    table = topic_table or TopicTable.of_documents(ordered)
+    ix.topic_digest = table.digest
+    ix.out, ix.inc = Packed([{}] * size), Packed([{}] * size)
+    ix.picked, ix.required = Rows([()] * size), Rows([()] * size)
+    ix.reasons = [[] for _ in range(size)]
+    ix.topics, ix.tag_ids = Rows([()] * size), Rows([()] * size)
+    ix.course = [-1] * size
+    by_source: dict[int, list[Ref]] = defaultdict(list)
+    for ref in refs:
+        i = ix.number.get(ref[0])
+        if i is not None:
+            by_source[i].append(ref)
     inc: list[dict[int, int]] = [{} for _ in range(size)]
-    picked: list[list[int]] = [[] for _ in range(size)]
-    requires: list[list[tuple[int, str]]] = [[] for _ in range(size)]
-    course = [-1] * size
-    number = ix.number
-    for source, kind, target, reason in refs:
-        i = number.get(source)
-        j = number.get(target)
-        if i is None or j is None or i == j:
-            continue
-        bit = KIND_BITS.get(kind, 1)
-        out[i][j] = out[i].get(j, 0) | bit
-        inc[j][i] = inc[j].get(i, 0) | bit
-        if kind == "related" and j not in picked[i]:
-            picked[i].append(j)
-        elif kind == "requires" and all(j != k for k, _r in requires[i]):
-            requires[i].append((j, reason))
-        elif kind == "course":
-            parent = docs[target].parent
-            course[i] = number.get(parent, j) if parent else j
-    names = (topic_table or TopicTable.of_documents(ordered)).names
-    covering: dict[int, list[int]] = defaultdict(list)
-    tagged: dict[str, list[int]] = defaultdict(list)
     for n, doc in enumerate(ordered):
-        topics: dict[int, None] = {}
-        other: dict[str, None] = {}
-        if doc.type == "topic":
-            topics[n] = None
-        for tag in (*doc.covers, *doc.tags):
-            folded = tag.casefold()
-            key = names.get(folded)
-            if key is not None:
-                topics[number[key]] = None
-            else:
-                other[folded] = None
-        ix.topics.append(tuple(topics))
-        ix.tags.append(tuple(other))
-        for t in topics:
-            covering[t].append(n)
-        for tag in other:
-            tagged[tag].append(n)
-        if doc.type == "course":
-            course[n] = n
-        elif doc.parent and doc.parent in number:
-            course[n] = number[doc.parent]
-    members: dict[int, list[int]] = defaultdict(list)
-    for n, c in enumerate(course):
-        if c >= 0:
-            members[c].append(n)
-    ix.out = Packed(out)
-    ix.inc = Packed(inc)
-    ix.picked = [tuple(p) for p in picked]
-    ix.requires = [tuple(r) for r in requires]
-    ix.covering = dict(covering)
-    ix.tagged = dict(tagged)
-    ix.course = course
-    ix.members = dict(members)
+        _read_refs(ix, n, by_source.get(n, []), docs, inc)
+        _read_tags(ix, n, doc, table.names)
+    for n in range(size):
+        ix.inc[n] = inc[n]
+    _course_topics(ix, range(size))
+    _group(ix)
     return ix
 
 
+class _RowsOf(Protocol):
+    def __getitem__(self, n: int) -> dict[int, int]: ...
+
+
+def _read_refs(ix: FeatureIndex, i: int, refs: list[Ref], docs: dict[str, Document],
+               inc: _RowsOf) -> None:
+    """Node ``i``'s references: out (and ``inc`` of their targets), picked, requires, course."""
+    out: dict[int, int] = {}
+    picked: list[int] = []
+    required: list[tuple[int, str]] = []
+    course = -1
+    for _source, kind, target, reason in refs:
+        j = ix.number.get(target)
+        if j is None or j == i:
+            continue
+        bit = KIND_BITS.get(kind, 1)
+        out[j] = out.get(j, 0) | bit
+        inc[j][i] = inc[j].get(i, 0) | bit
+        if kind == "related" and j not in picked:
+            picked.append(j)
+        elif kind == "requires" and all(j != k for k, _r in required):
+            required.append((j, reason))
+        elif kind == "course":
+            parent = docs[target].parent if target in docs else None
+            course = ix.number.get(parent, j) if parent else j
+    doc_type = ix.types[i]
+    if doc_type == "course":
+        course = i
+    elif doc_type == "unit":
+        parent = ix.keys[i].split("#", 1)[0]
+        course = ix.number.get(parent, course)
+    ix.out[i] = out
+    ix.picked[i] = picked
+    ix.required[i] = [j for j, _r in required]
+    ix.reasons[i] = [r for _j, r in required]
+    ix.course[i] = course
+
+
+def _read_tags(ix: FeatureIndex, n: int, doc: Document, names: dict[str, str]) -> None:
+    """Node ``n``'s own topics and other tags."""
+    topics: dict[int, None] = {n: None} if doc.type == "topic" else {}
+    other: dict[int, None] = {}
+    for tag in (*doc.covers, *doc.tags):
+        folded = tag.casefold()
+        key = names.get(folded)
+        if key is not None and key in ix.number:
+            topics[ix.number[key]] = None
+        elif key is None:
+            other[ix.tag_number(folded)] = None
+    ix.topics[n] = topics
+    ix.tag_ids[n] = other
+
+
+def _course_topics(ix: FeatureIndex, nodes: Iterable[int]) -> None:
+    """A course also covers the topics of its units (how courses find their siblings)."""
+    units: dict[int, list[int]] = defaultdict(list)
+    for n in range(len(ix.keys)):
+        if ix.types[n] == "unit" and ix.course[n] >= 0:
+            units[ix.course[n]].append(n)
+    for c in nodes:
+        if ix.types[c] == "course":
+            ix.topics[c] = dict.fromkeys((*ix.topics[c], *(t for u in units.get(c, ())
+                                                           for t in ix.topics[u])))
+
+
+def _group(ix: FeatureIndex) -> None:
+    """The inverted tables: topic -> coverers, tag -> documents, course -> members."""
+    covering: dict[int, list[int]] = defaultdict(list)
+    tagged: dict[int, list[int]] = defaultdict(list)
+    members: dict[int, list[int]] = defaultdict(list)
+    for n in range(len(ix.keys)):
+        for t in ix.topics[n]:
+            covering[t].append(n)
+        for t in ix.tag_ids[n]:
+            tagged[t].append(n)
+        if ix.course[n] >= 0:
+            members[ix.course[n]].append(n)
+    ix.covering, ix.tagged, ix.members = Groups(covering), Groups(tagged), Groups(members)
+
+
+# -- keeping it up to date ------------------------------------------------------------------
 def from_vault(vault: Vault, fingerprint: str = "") -> FeatureIndex:
     rows = ((e.source, e.kind, e.target, e.reason) for e in vault.edges(order="line"))
-    return build(vault.documents(), rows, fingerprint, vault.topics())
+    files = {path: digest for path, _mtime, digest in vault.file_rows()}
+    return build(vault.documents(), rows, fingerprint, vault.topics(), files)
 
 
-def fingerprint(vault: Vault) -> str:
-    """The vault state the features are made from (see :meth:`Vault.fingerprint`)."""
-    return vault.fingerprint()
+def update(ix: FeatureIndex, vault: Vault, fingerprint: str) -> list[str] | None:
+    """Bring ``ix`` up to date by reading only the changed files: their paths, or None
+    when that cannot be done (documents added or removed, topics or an edited
+    document's names changed)."""
+    files = {path: digest for path, _mtime, digest in vault.file_rows()}
+    if files.keys() != ix.files.keys() or vault.topics().digest != ix.topic_digest:
+        return None
+    changed = [p for p, digest in files.items() if ix.files.get(p) != digest]
+    if not _reread(ix, vault, changed):
+        return None
+    ix.files, ix.fingerprint = files, fingerprint
+    return changed
 
 
-_MEMO: dict[str, tuple[str, FeatureIndex]] = {}
+def _reread(ix: FeatureIndex, vault: Vault, paths: list[str]) -> bool:
+    """Read the documents of ``paths`` again; False when their documents or names are not
+    the ones ``ix`` has (a full build is due)."""
+    keys = vault.store.keys_in(paths)
+    nodes = [ix.number.get(k) for k in keys]
+    wanted = set(paths)
+    before = {n for n, path in enumerate(ix.paths) if path in wanted}
+    if any(n is None for n in nodes) or set(nodes) != before:
+        return False
+    docs = vault.documents_for(keys)
+    if any(names_digest(docs[k]) != ix.names[ix.number[k]] for k in keys if k in docs):
+        return False
+    _replace(ix, [n for n in nodes if n is not None], docs, vault)
+    return True
+
+
+def _replace(ix: FeatureIndex, nodes: list[int], docs: dict[str, Document],
+             vault: Vault) -> None:
+    """Read the references, topics, tags and course of ``nodes`` again."""
+    for i in nodes:  # take the old rows out of the inverted tables
+        for j in ix.out[i]:
+            row = dict(ix.inc[j])
+            row.pop(i, None)
+            ix.inc[j] = row
+        for t in ix.topics[i]:
+            ix.covering.remove(t, i)
+        for t in ix.tag_ids[i]:
+            ix.tagged.remove(t, i)
+        if ix.course[i] >= 0:
+            ix.members.remove(ix.course[i], i)
+    by_source: dict[int, list[Ref]] = defaultdict(list)
+    for e in vault.store.edges_in(sorted({ix.paths[i] for i in nodes})):
+        n = ix.number.get(e.source)
+        if n is not None:
+            by_source[n].append((e.source, e.kind, e.target, e.reason))
+    names = vault.topics().names
+    touched: dict[int, dict[int, int]] = {}
+    for i in nodes:
+        doc = docs[ix.keys[i]]
+        ix.titles[i], ix.levels[i] = doc.title, doc.level
+        incoming = _Incoming(ix, touched)
+        _read_refs(ix, i, by_source.get(i, []), docs | _targets(vault, by_source[i], docs),
+                   incoming)
+        _read_tags(ix, i, doc, names)
+    for j, row in touched.items():
+        ix.inc[j] = row
+    _course_topics(ix, nodes)
+    for i in nodes:
+        for t in ix.topics[i]:
+            ix.covering.add(t, i)
+        for t in ix.tag_ids[i]:
+            ix.tagged.add(t, i)
+        if ix.course[i] >= 0:
+            ix.members.add(ix.course[i], i)
+
+
+class _Incoming:
+    """``inc`` rows as :func:`_read_refs` writes them, copied on first write."""
+
+    def __init__(self, ix: FeatureIndex, touched: dict[int, dict[int, int]]) -> None:
+        self.ix, self.touched = ix, touched
+
+    def __getitem__(self, j: int) -> dict[int, int]:
+        row = self.touched.get(j)
+        if row is None:
+            row = self.touched[j] = dict(self.ix.inc[j])
+        return row
+
+
+def _targets(vault: Vault, refs: list[Ref], docs: dict[str, Document]) -> dict[str, Document]:
+    """The documents named by ``course`` references, for their parent (a course unit)."""
+    wanted = [t for _s, kind, t, _r in refs if kind == "course" and t not in docs]
+    return vault.documents_for(wanted) if wanted else {}
+
+
+_MEMO: dict[str, FeatureIndex] = {}
+JOURNAL_ENTRY = "related-features-journal"
+#: Files an update journal may name before the whole index is written again.
+JOURNAL_MAX = 64
 
 
 def load(vault: Vault) -> FeatureIndex:
-    """The index for the vault's current state: from memory, the cache, or built."""
+    """The index for the vault's current state: from memory, or the cache and its journal
+    (the files updated since it was written whole, read again), updated for what changed
+    since, or built.
+
+    An update writes only the journal (a few paths), not the megabytes of the index.
+    """
     from studykb.vault.cache import key as cache_key
 
-    fp = fingerprint(vault)
+    fp = vault.fingerprint()
     root = str(vault.root)
-    memo = _MEMO.get(root)
-    if memo and memo[0] == fp:
-        return memo[1]
-    entry = cache_key(CACHE_ENTRY, fp)
-    data = vault.cache.get(CACHE_ENTRY, entry)
-    if data is not None:
-        ix = FeatureIndex.from_data(data)
-    else:
+    ix = _MEMO.get(root)
+    if ix is not None and ix.fingerprint == fp:
+        return ix
+    data = vault.cache.get(CACHE_ENTRY, cache_key(CACHE_ENTRY))
+    ix = FeatureIndex.from_data(data) if isinstance(data, dict) else None
+    if ix is not None:
+        ix = _follow(vault, ix, fp)
+    if ix is None:
         ix = from_vault(vault, fp)
-        vault.cache.put(CACHE_ENTRY, entry, ix.to_data())
-    _MEMO[root] = (fp, ix)
+        _write(vault, ix)
+    _MEMO[root] = ix
     return ix
+
+
+def _follow(vault: Vault, ix: FeatureIndex, fp: str) -> FeatureIndex | None:
+    """The written index with its journal and the changes since read again (the journal
+    kept), or None when it must be built again."""
+    from studykb.vault.cache import key as cache_key
+
+    journal = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
+    paths: list[str] = []
+    if isinstance(journal, dict) and journal.get("base") == ix.fingerprint:
+        paths = [p for p in journal["paths"] if p in ix.files]
+        if not _reread(ix, vault, paths):
+            return None
+        ix.files.update(journal["files"])
+        ix.fingerprint = journal["fingerprint"]
+    if ix.fingerprint == fp:
+        return ix
+    base = ix.fingerprint if not paths else journal["base"]  # type: ignore[index]
+    changed = update(ix, vault, fp)
+    if changed is None:
+        return None
+    paths = sorted({*paths, *changed})
+    if len(paths) > JOURNAL_MAX:
+        _write(vault, ix)
+    else:
+        vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), {
+            "base": base, "paths": paths, "fingerprint": fp,
+            "files": {p: ix.files[p] for p in paths if p in ix.files}})
+    return ix
+
+
+def _write(vault: Vault, ix: FeatureIndex) -> None:
+    from studykb.vault.cache import key as cache_key
+
+    vault.cache.put(CACHE_ENTRY, cache_key(CACHE_ENTRY), ix.to_data())
+    vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), {"base": ix.fingerprint,
+                                                              "paths": [], "files": {},
+                                                              "fingerprint": ix.fingerprint})

@@ -8,19 +8,24 @@ best first. The blend (weights chosen by ``benchmarks/eval_related.py``, see the
 * shared references, each weighted by how rare it is (resource allocation: a reading
   cited by 2 documents counts 1/2, one cited by 40 counts 1/40), and co-citation (being
   cited by the same documents);
-* shared topics and tags (Adamic-Adar, 1/log of how many documents carry it), same course;
-* text similarity (see :mod:`studykb.related.textsim`).
+* shared topics and tags (Adamic-Adar, 1/log of how many documents carry it; a course
+  also has its units' topics), same course, and for a course the other courses;
+* text similarity on distinctive terms (see :mod:`studykb.related.textsim`).
 
-Each continuous feature is divided by its largest value among this document's candidates,
-so the blended score lies in [0, 1]; a hand-picked document scores 1 plus its blend.
-The list is then diversified with maximal marginal relevance, so near-duplicates
-(documents with the same neighbours or the same distinctive words) do not crowd the top.
+Each continuous feature is turned into evidence in [0, 1) by a fixed saturation
+``x / (x + half)`` (:data:`HALF`), so weak evidence stays weak whatever else the
+document has (a reading list of everything gives no co-citation at all); the blend is
+their weighted mean. The list is then diversified with maximal marginal relevance, so
+near-duplicates (documents with the same neighbours or the same distinctive words) do
+not crowd the top. Each :class:`Related` carries its ``rank`` and the ``score`` that
+ordered it (hand-picked first in the order written, then the diversified blend, never
+increasing), and its ``relevance`` (the blend before diversity).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from studykb.related.features import FeatureIndex, Pair
 from studykb.related.features import load as load_features
@@ -35,9 +40,11 @@ if TYPE_CHECKING:
 #: (``studykb topic``) and course units live inside their course.
 DEFAULT_TYPES = ("note", "entry", "course", "list")
 TEXT_POOL = 50
-FEATURES = ("picked", "link_in", "link_out", "course", "refs", "cocite", "topics", "tags",
-            "text")
-_SCALED = ("refs", "cocite", "topics", "tags", "text")
+FEATURES = ("picked", "link_in", "link_out", "course", "sibling", "refs", "cocite", "peers",
+            "topics", "tags", "text")
+#: Value of each continuous feature that counts as half of full evidence.
+HALF = {"refs": 0.25, "cocite": 0.25, "peers": 0.1, "topics": 0.75, "tags": 0.75,
+        "text": 0.15}
 
 
 @dataclass(frozen=True)
@@ -45,24 +52,31 @@ class Weights:
     """How much each feature counts in the blend.
 
     Chosen by ``python benchmarks/eval_related.py --tune`` (coordinate descent from equal
-    weights on the bundled vault's hidden links; the README has the table).
+    weights on the bundled vault's hidden links) and checked on the held-out topical
+    vault (the related guide has the tables). The search gave shared references no
+    weight on the bundled vault's 73 links; half a weight does as well on the held-out
+    vault, and a shared reading is the reason a reader understands best.
     """
 
-    link_in: float = 0.5
+    link_in: float = 2.0
     """The candidate links to the document."""
     link_out: float = 1.0
     """The document links to the candidate."""
     course: float = 1.0
     """Same course (or the course itself)."""
+    sibling: float = 1.0
+    """Both are courses."""
     refs: float = 0.5
     """Shared cited documents, by rarity."""
-    cocite: float = 0.5
+    cocite: float = 1.0
     """Cited by the same documents, by rarity."""
-    topics: float = 1.0
+    peers: float = 1.0
+    """Cited by the documents that cite what this one cites."""
+    topics: float = 0.5
     """Shared topics, by rarity."""
     tags: float = 1.0
     """Shared tags that name no topic, by rarity."""
-    text: float = 2.0
+    text: float = 4.0
     """Text similarity."""
 
     def total(self) -> float:
@@ -96,15 +110,33 @@ class Related:
     title: str
     type: str
     score: float
-    """Blended score in [0, 1]; hand-picked documents score 1 plus their blend."""
+    """The score that ordered it (never increasing down the list): hand-picked documents
+    above 1 in the order written, then the blend in [0, 1] lowered for near-duplicates."""
     reasons: list[str] = field(default_factory=list)
     """Why, in words, strongest first: "hand-picked", "links here", "same course: X"..."""
     features: dict[str, float] = field(default_factory=dict)
-    """The normalised feature values the score was blended from."""
+    """The feature values (evidence in [0, 1)) the blend was made from."""
+    rank: int = 0
+    """Its place in the list, from 1."""
+    relevance: float = 0.0
+    """The blend in [0, 1] before diversity."""
 
     def brief(self) -> dict[str, object]:
         return {"id": self.id, "path": self.path, "title": self.title, "type": self.type,
-                "score": self.score, "reasons": list(self.reasons)}
+                "rank": self.rank, "score": self.score, "relevance": self.relevance,
+                "reasons": list(self.reasons)}
+
+
+class Ranked(NamedTuple):
+    """One place of a ranking."""
+
+    node: int
+    score: float
+    """What ordered it: hand-picked ones 1 + their place from the end over their number,
+    the others the diversified blend (never increasing down the list)."""
+    relevance: float
+    """The blend before diversity."""
+    features: dict[str, float]
 
 
 class Ranker:
@@ -123,10 +155,10 @@ class Ranker:
                   index_text: TextSimilarity | None = None) -> Ranker:
         """The ranker of ``vault``; ``text``: ``vectors`` (term vectors), ``index`` (the
         search index's more-like-this, given as ``index_text``) or ``none``."""
-        from studykb.related import textsim
+        from studykb.related import vectorcache
 
         ix = load_features(vault)
-        vectors = textsim.load(vault, ix.fingerprint)
+        vectors = vectorcache.load(vault, ix.fingerprint, ix.files)
         provider: TextSimilarity | None = None
         if text == "vectors":
             provider = vectors
@@ -147,39 +179,35 @@ class Ranker:
                 if j is not None and j != i and score > 0:
                     feats.setdefault(j, {})["text"] = score
                     words[j] = list(shared)
-        tops: dict[str, float] = {}
         for f in feats.values():
-            for name, value in f.items():
-                if value > tops.get(name, 0.0):
-                    tops[name] = value
-        scaled = [(name, tops[name]) for name in _SCALED if tops.get(name)]
-        for f in feats.values():
-            for name, top in scaled:
-                if name in f:
-                    f[name] /= top
+            for name, half in HALF.items():
+                value = f.get(name)
+                if value:
+                    f[name] = value / (value + half)
         return feats, words
 
     def rank(self, i: int, limit: int, types: tuple[str, ...] = (), weights: Weights = Weights(),
              diversity: float = 0.3, hidden: frozenset[Pair] = frozenset(),
              exclude: frozenset[int] = frozenset()
-             ) -> tuple[list[tuple[int, float, dict[str, float]]], dict[int, list[str]]]:
-        """(node, score, features) best first: hand-picked, then the blend diversified;
-        and the words each text match shares with node ``i``."""
+             ) -> tuple[list[Ranked], dict[int, list[str]]]:
+        """The ranking (hand-picked, then the blend diversified) and the words each text
+        match shares with node ``i``."""
         feats, words = self.candidates(i, hidden)
         return self.order(i, feats, limit, types, weights, diversity, hidden, exclude), words
 
     def order(self, i: int, feats: dict[int, dict[str, float]], limit: int,
               types: tuple[str, ...] = (), weights: Weights = Weights(), diversity: float = 0.3,
               hidden: frozenset[Pair] = frozenset(), exclude: frozenset[int] = frozenset()
-              ) -> list[tuple[int, float, dict[str, float]]]:
+              ) -> list[Ranked]:
         """Blend, put hand-picked documents first, diversify the rest."""
         allowed = set(types or DEFAULT_TYPES)
         node_types = self.ix.types
         total = weights.total()
         picked = [j for j in self.ix.picked[i] if (i, j) not in hidden and j not in exclude
                   and (not types or node_types[j] in allowed)]
-        out = [(j, 1.0 + _blend(feats.get(j, {}), weights) / total, feats.get(j, {}))
-               for j in picked]
+        out = [Ranked(j, 1.0 + (len(picked) - k) / len(picked),
+                      _blend(feats.get(j, {}), weights) / total, feats.get(j, {}))
+               for k, j in enumerate(picked)]
         pool = []
         for j, f in feats.items():
             if j in exclude or j in picked or node_types[j] not in allowed:
@@ -189,20 +217,23 @@ class Ranker:
                 pool.append((score, j))
         pool.sort(key=lambda sj: (-sj[0], self.ix.keys[sj[1]]))
         room = max(0, limit - len(out))
-        for j, score in self._diversify(pool[:max(2 * room, 20)], [j for j, *_ in out],
-                                        room, diversity):
-            out.append((j, score, feats[j]))
+        for j, ordering, relevance in self._diversify(pool[:max(2 * room, 20)],
+                                                      [r.node for r in out], room, diversity):
+            out.append(Ranked(j, ordering, relevance, feats[j]))
         return out[:limit]
 
     def _diversify(self, pool: list[tuple[float, int]], chosen: list[int], room: int,
-                   diversity: float) -> list[tuple[int, float]]:
-        """Maximal marginal relevance over ``pool`` ((score, node), best first).
+                   diversity: float) -> list[tuple[int, float, float]]:
+        """Maximal marginal relevance over ``pool`` ((score, node), best first):
+        (node, the score that ordered it, its score), in order.
 
         Each step takes the candidate with the best ``(1 - d) * score - d * likeness`` to
-        what is already chosen; the likeness to the chosen set is updated incrementally.
+        what is already chosen (the likeness to the chosen set is updated incrementally);
+        that value, rescaled to the scores (``score - d / (1 - d) * likeness * best``),
+        never increases from one step to the next.
         """
         if diversity <= 0 or len(pool) <= 1:
-            return [(j, s) for s, j in pool[:room]]
+            return [(j, s, s) for s, j in pool[:room]]
         top = pool[0][0] or 1.0
         left = {j: s for s, j in pool}
         order = {j: n for n, (_s, j) in enumerate(pool)}
@@ -210,10 +241,12 @@ class Ranker:
         like = self._like
         penalty = {j: max((like(sigs[j], sigs[c]) for c in chosen), default=0.0) for j in left}
         keep, drop = 1 - diversity, diversity
-        picked: list[tuple[int, float]] = []
+        picked: list[tuple[int, float, float]] = []
         while left and len(picked) < room:
             j = max(left, key=lambda c: (keep * left[c] / top - drop * penalty[c], -order[c]))
-            picked.append((j, left.pop(j)))
+            score = left.pop(j)
+            ordering = max(0.0, score - drop / keep * penalty[j] * top)
+            picked.append((j, ordering, score))
             mine = sigs[j]
             for c in left:
                 value = like(sigs[c], mine)
@@ -255,12 +288,14 @@ class Ranker:
         ranked, words = self.rank(i, options.limit, options.types, options.weights,
                                   options.diversity)
         out = []
-        for j, score, feats in ranked:
+        for n, r in enumerate(ranked, 1):
+            j = r.node
             out.append(Related(
                 key=self.ix.keys[j], id=self.ix.ids[j], path=self.ix.paths[j],
-                title=self.ix.titles[j], type=self.ix.types[j], score=round(score, 3),
-                reasons=explain(self.ix, i, j, feats, options.weights, words.get(j, [])),
-                features={k: round(v, 3) for k, v in sorted(feats.items())}))
+                title=self.ix.titles[j], type=self.ix.types[j], score=round(r.score, 3),
+                reasons=explain(self.ix, i, j, r.features, options.weights, words.get(j, [])),
+                features={k: round(v, 3) for k, v in sorted(r.features.items())},
+                rank=n, relevance=round(r.relevance, 3)))
         return out
 
 
@@ -270,6 +305,7 @@ def _blend(f: dict[str, float], w: Weights) -> float:
     return (w.link_in * f.get("link_in", 0.0) + w.link_out * f.get("link_out", 0.0)
             + w.course * f.get("course", 0.0) + w.refs * f.get("refs", 0.0)
             + w.cocite * f.get("cocite", 0.0) + w.topics * f.get("topics", 0.0)
+            + w.sibling * f.get("sibling", 0.0) + w.peers * f.get("peers", 0.0)
             + w.tags * f.get("tags", 0.0) + w.text * f.get("text", 0.0))
 
 

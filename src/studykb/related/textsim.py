@@ -1,30 +1,36 @@
 """Text similarity between documents, for the related-documents ranking.
 
-Two providers with the same call, ``similar(key, limit) -> [(key, score, shared words)]``:
+Every document is its most distinctive terms (:data:`TOP_TERMS` of them, TF-IDF with a
+sublinear term frequency, unit length), compared by the dot product of those sparse
+vectors. Distinctive means: not a stop word of either language
+(:mod:`studykb.text.terms`), not a number, held by at least two documents and by at most
+:data:`MAX_DF_SHARE` of them (a word in every note says nothing about two of them).
 
-* :class:`TermVectors` (the default): every document as its most distinctive terms
-  (TF-IDF, the search index's analyzer), compared by the dot product of those sparse
-  vectors. The vectors and the term counts they are made from are kept in the vault's
-  cache; only files whose content changed are analysed again, so a query costs well
-  under a millisecond and the sidebar of a whole vault a few seconds.
-* the search index's more-like-this (``studykb.search.index.similar``, which the library
-  API hands to the ranker for ``--text index``;
-  BM25 over the whole index). Exact, but about half a second per document at 10,000
-  documents, which is too slow for a sidebar of every document; the evaluation script
-  compares both.
+Kept in the vault's cache in two entries: ``related-vectors`` (the vectors, who holds
+each term, the vocabulary; read by every query) and ``related-terms`` (the terms of
+every document and their document frequencies; read only after an edit).
 
-Without ``studykb.search.index`` (or rjieba), terms come from a plain tokenizer: lowercased
-words, and two-character pieces of Chinese text.
+**After an edit** only the edited documents are read again: their old terms leave the
+document frequencies, their new ones enter, and their vectors and postings are made
+again. Other documents keep the weights they were given (their IDF from slightly older
+frequencies), and Chinese text of an edited document is cut against the vocabulary
+already known (no dictionary to load); this *drift* is bounded: once the documents read
+incrementally since the last full build pass :data:`DRIFT_MAX` of the vault, or
+documents are removed, or the protected terms change, everything is built again
+(``benchmarks/bench_related.py`` measures what the drift does to the rankings).
+Another provider, the search index's more-like-this, is handed in by the library API
+for ``--text index``.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
@@ -33,9 +39,11 @@ Similar = list[tuple[str, float, list[str]]]
 VECTORS_ENTRY = "related-vectors"
 TERMS_ENTRY = "related-terms"
 #: Terms kept per document: its most distinctive ones.
-TOP_TERMS = 100
-#: Terms found in more than this share of documents (and at least 30) say nothing.
-MAX_DF_SHARE = 0.3
+TOP_TERMS = 200
+#: Terms found in more than this share of documents (and in more than
+#: :data:`MIN_DF_CAP`) say nothing.
+MAX_DF_SHARE = 0.2
+MIN_DF_CAP = 8
 #: A term shared by more documents than this (among their top terms) is skipped when
 #: looking for candidates, which bounds the cost of one query.
 MAX_POSTING = 400
@@ -43,48 +51,85 @@ MAX_POSTING = 400
 PARALLEL_MIN = 1000
 #: Terms compared to tell near-duplicates apart (diversity).
 NEAR_TERMS = 20
+#: Rebuild everything once this share of the documents was read incrementally.
+DRIFT_MAX = 0.02
+#: Longest Chinese word looked for when cutting against the known vocabulary.
+MAX_WORD = 8
 
 
 class TextSimilarity(Protocol):
     def similar(self, key: str, limit: int) -> Similar: ...
 
 
+def _ints(data: bytes) -> array[int]:
+    out = array("i")
+    out.frombytes(data)
+    return out
+
+
+def _floats(data: bytes) -> array[float]:
+    out = array("f")
+    out.frombytes(data)
+    return out
+
+
 @dataclass
 class TermVectors:
-    """Top-term TF-IDF vectors of every document, and who holds each term.
+    """Top-term TF-IDF vectors of every document, who holds each term, and the vocabulary.
 
-    Vectors and postings are stored packed (``array`` bytes: int32 numbers, float32
-    weights) so the cache loads in milliseconds; they are unpacked when first read.
+    Vectors and postings are packed (``array`` bytes: int32 numbers, float32 weights) so
+    the cache loads in milliseconds; they are unpacked when first read.
     """
 
     keys: list[str] = field(default_factory=list)
     number: dict[str, int] = field(default_factory=dict)
     packed_vectors: list[tuple[bytes, bytes]] = field(default_factory=list)
-    """Document -> (term numbers, weights); weights are unit length."""
+    """Document -> (term numbers, weights), heaviest first; weights are unit length."""
     packed_postings: list[tuple[bytes, bytes]] = field(default_factory=list)
     """Term number -> (document numbers, weights)."""
-    joined_forms: str = ""
-    """Term number -> the word as first written (``decoding``, not the stem), NUL-joined."""
-    joined_terms: str = ""
-    """Term number -> the term as analysed, NUL-joined."""
+    terms: list[str] = field(default_factory=list)
+    """Term number -> the term as analysed."""
+    forms: list[str] = field(default_factory=list)
+    """Term number -> the word as first written (``decoding``, not the stem ``decod``)."""
+    subjects: bytearray = field(default_factory=bytearray)
+    """Term number -> 1 when a title or a topic name holds it: a word a reader knows as a
+    subject, the only words text similarity gives as its reason."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Path -> content digest of the files the vectors were made from."""
+    fingerprint: str = ""
+    protected: str = ""
+    """The protected terms (digest) the texts were read with."""
+    built: int = 0
+    """Documents at the last full build."""
+    drift: int = 0
+    """Documents read incrementally since then."""
 
     def __post_init__(self) -> None:
         self._vectors: dict[int, dict[int, float]] = {}
-        self._forms: list[str] | None = None
+        self._term_no: dict[str, int] | None = None
 
     def to_data(self) -> dict[str, Any]:
         """Plain data for the cache (msgpack)."""
-        return {"keys": self.keys, "vectors": self.packed_vectors,
-                "postings": self.packed_postings, "forms": self.joined_forms,
-                "terms": self.joined_terms}
+        return {"keys": "\0".join(self.keys), "vectors": self.packed_vectors,
+                "postings": self.packed_postings, "terms": "\0".join(self.terms),
+                "forms": "\0".join(self.forms), "subjects": bytes(self.subjects),
+                "files": self.files,
+                "fingerprint": self.fingerprint, "protected": self.protected,
+                "built": self.built, "drift": self.drift}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TermVectors:
-        keys = data["keys"]
-        return cls(keys=keys, number={key: n for n, key in enumerate(keys)},
-                   packed_vectors=data["vectors"], packed_postings=data["postings"],
-                   joined_forms=data["forms"], joined_terms=data["terms"])
+        keys = data["keys"].split("\0") if data["keys"] else []
+        return cls(keys=keys, number={k: n for n, k in enumerate(keys) if not k.startswith("\0")},
+                   packed_vectors=[tuple(v) for v in data["vectors"]],
+                   packed_postings=[tuple(p) for p in data["postings"]],
+                   terms=data["terms"].split("\0") if data["terms"] else [],
+                   forms=data["forms"].split("\0") if data["forms"] else [],
+                   subjects=bytearray(data["subjects"]),
+                   files=dict(data["files"]), fingerprint=data["fingerprint"],
+                   protected=data["protected"], built=data["built"], drift=data["drift"])
 
+    # -- reading -----------------------------------------------------------------------------
     def vector(self, n: int) -> dict[int, float]:
         got = self._vectors.get(n)
         if got is None:
@@ -107,13 +152,12 @@ class TermVectors:
         return len(self.packed_postings[term][0]) // 4
 
     def form(self, term: int) -> str:
-        if self._forms is None:
-            self._forms = self.joined_forms.split("\0")
-        return self._forms[term]
+        return self.forms[term]
 
     def term_numbers(self) -> dict[str, int]:
-        return {t: n for n, t in enumerate(self.joined_terms.split("\0"))} \
-            if self.joined_terms else {}
+        if self._term_no is None or len(self._term_no) != len(self.terms):
+            self._term_no = {t: n for n, t in enumerate(self.terms)}
+        return self._term_no
 
     def similar(self, key: str, limit: int = 20) -> Similar:
         n = self.number.get(key)
@@ -122,7 +166,8 @@ class TermVectors:
         return self.similar_to(self.vector(n), limit, n)
 
     def similar_to(self, mine: dict[int, float], limit: int, skip: int = -1) -> Similar:
-        """Documents closest to the vector ``mine`` (document ``skip`` left out)."""
+        """Documents closest to the vector ``mine`` (document ``skip`` left out), with
+        the words they share that a reader would call a subject (heaviest first)."""
         scores: dict[int, float] = defaultdict(float)
         for term, weight in mine.items():
             docs, weights = self.packed_postings[term]
@@ -137,70 +182,46 @@ class TermVectors:
             theirs = self.vector(other)
             shared = sorted((t for t in mine if t in theirs),
                             key=lambda t: (-mine[t] * theirs[t], t))
-            out.append((self.keys[other], round(score, 4), [self.form(t) for t in shared[:5]]))
+            words = [self.form(t) for t in shared
+                     if t < len(self.subjects) and self.subjects[t] and subject(self.form(t))]
+            out.append((self.keys[other], round(score, 4), words[:5]))
         return out
 
 
-def _ints(data: bytes) -> array[int]:
-    out = array("i")
-    out.frombytes(data)
-    return out
+_DIGITS = re.compile(r"\d")
 
 
-def _floats(data: bytes) -> array[float]:
-    out = array("f")
-    out.frombytes(data)
-    return out
+def subject(word: str) -> bool:
+    """Whether a reader would recognise ``word`` as a subject: not a stop word or filler
+    of either language, not a number or mostly digits (``14.66``, ``32gb``, ``m5``),
+    one Chinese character or two letters at least."""
+    from studykb.text.terms import is_filler
+
+    if is_filler(word) or len(word) < 2 or (word.isascii() and len(word) < 3):
+        return False
+    return len(_DIGITS.findall(word)) * 2 < len(word)
 
 
-# -- building -------------------------------------------------------------------------------
-def tokenizer() -> Callable[[str], list[tuple[str, str]]]:
-    """(term, word as written) pairs of a text, as the search index reads it."""
-    from studykb.text.analysis import tokens
-
-    def terms(text: str) -> list[tuple[str, str]]:
-        return [(t.text, t.original) for t in tokens(text)]
-
-    return terms
+# -- weights ----------------------------------------------------------------------------------
+def df_cap(size: int) -> float:
+    """Documents a term may be held by and still say something (see :data:`MAX_DF_SHARE`)."""
+    return max(MIN_DF_CAP, MAX_DF_SHARE * size)
 
 
-def _texts(vault: Vault) -> dict[str, tuple[str, str]]:
-    """key -> (file hash, the text to compare): title, aliases, headings and body."""
-    import json
-
-    hashes = {path: digest for path, _mtime, digest in vault.file_rows()}
-    bodies = vault.texts()
-    out = {}
-    for key, path, _id, title, _type, names, _url in vault.store.name_rows():
-        aliases = json.loads(names or "[]")
-        if "#" in key:  # a course unit: its title is all its text
-            text = "\n".join([title, *aliases])
-        else:
-            body, headings = bodies.get(path, ("", []))
-            text = "\n".join([title, *aliases, *headings, body])
-        out[key] = (hashes.get(path, ""), text)
-    return out
-
-
-def document_frequency(counts: dict[str, Counter[str]]) -> Counter[str]:
-    df: Counter[str] = Counter()
-    for tf in counts.values():
-        df.update(tf.keys())
-    return df
-
-
-def weigh(tf: Counter[str], df: Counter[str], size: int) -> list[tuple[float, str]]:
+def weigh(tf: Counter[str], df: Callable[[str], int], size: int,
+          stopped: frozenset[str] = frozenset()) -> list[tuple[float, str]]:
     """A document's most distinctive terms, (unit-length weight, term), heaviest first.
 
-    TF-IDF with a sublinear term frequency; numbers, one-character terms (的, 和), terms
-    no other document has and terms most documents have are left out.
+    TF-IDF with a sublinear term frequency; stop words (``stopped``), numbers,
+    one-character terms, terms no other document has and terms too many documents have
+    are left out.
     """
-    limit = max(30, MAX_DF_SHARE * size)
+    limit = df_cap(size)
     weights = []
     for term, count in tf.items():
-        if len(term) < 2 or term.isdigit():
+        if len(term) < 2 or term.replace(".", "").isdigit() or term in stopped:
             continue
-        d = df[term]
+        d = df(term)
         if d > limit or d < 2:
             continue
         weights.append(((1 + math.log(count)) * math.log((size + 1) / d), term))
@@ -210,128 +231,127 @@ def weigh(tf: Counter[str], df: Counter[str], size: int) -> list[tuple[float, st
     return [(w / norm, term) for w, term in top]
 
 
-def build(counts: dict[str, Counter[str]], forms: dict[str, str]) -> TermVectors:
-    """Vectors from per-document term counts and the first written form of each term."""
-    tv = TermVectors()
-    df = document_frequency(counts)
-    size = len(counts)
-    term_no: dict[str, int] = {}
-    postings: list[tuple[list[int], list[float]]] = []
-    for n, key in enumerate(sorted(counts)):
-        tv.number[key] = n
-        tv.keys.append(key)
-        numbers, weights = array("i"), array("f")
-        for w, term in weigh(counts[key], df, size):
-            t = term_no.get(term)
-            if t is None:
-                t = term_no[term] = len(postings)
-                postings.append(([], []))
-            numbers.append(t)
-            weights.append(w)
-            postings[t][0].append(n)
-            postings[t][1].append(w)
-        tv.packed_vectors.append((numbers.tobytes(), weights.tobytes()))
-    tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes())
-                          for d, w in postings]
-    tv.joined_terms = "\0".join(term_no)
-    tv.joined_forms = "\0".join(forms.get(t, t).replace("\0", "") for t in term_no)
-    return tv
+_STOPPED: dict[str, frozenset[str]] = {}
 
 
-_MEMO: dict[str, tuple[str, TermVectors]] = {}
+def stop_terms() -> frozenset[str]:
+    """Stop words and filler of both languages as index terms (English ones stemmed, with
+    the protected terms in use)."""
+    from studykb.text.analysis import stem
+    from studykb.text.terms import EN_FILLER, EN_STOP, ZH_FILLER, ZH_STOP, digest
+
+    made = _STOPPED.get(digest())
+    if made is None:
+        made = frozenset(stem(w) for w in EN_STOP | EN_FILLER) | ZH_STOP | ZH_FILLER
+        _STOPPED.clear()
+        _STOPPED[digest()] = made
+    return made
 
 
-def load(vault: Vault, fingerprint: str) -> TermVectors:
-    """The vectors for the vault state ``fingerprint``; re-analyses only changed files.
+# -- reading texts ----------------------------------------------------------------------------
+Analysed = tuple[str, Counter[str], dict[str, str]]
+"""(key, term counts, term -> first written form)."""
 
-    Two cache entries: the vectors (small, read by every query) and the term counts of
-    every document (large, read only when something changed).
-    """
-    from studykb.vault.cache import key as cache_key
 
-    root = str(vault.root)
-    memo = _MEMO.get(root)
-    if memo and memo[0] == fingerprint:
-        return memo[1]
-    vectors_key = cache_key(VECTORS_ENTRY, fingerprint)
-    data = vault.cache.get(VECTORS_ENTRY, vectors_key)
-    if data is not None:
-        tv = TermVectors.from_data(data)
+class Text(NamedTuple):
+    """What is compared of one document."""
+
+    path: str
+    title: str
+    text: str
+    """Title, aliases, headings and body."""
+
+
+def _texts(vault: Vault, keys: Iterable[str] | None = None) -> dict[str, Text]:
+    """key -> its :class:`Text` (of every document, or of ``keys``)."""
+    import json
+
+    if keys is None:
+        rows = [(key, path, title, json.loads(names or "[]"))
+                for key, path, _id, title, _type, names, _url in vault.store.name_rows()]
     else:
-        terms_key = cache_key(TERMS_ENTRY)
-        stored = vault.cache.get(TERMS_ENTRY, terms_key) or {}
-        old: dict[str, Any] = stored.get("counts", {})
-        forms: dict[str, str] = stored.get("forms", {})
-        counts = _counts(_texts(vault), old, forms)
-        last = stored.get("built")
-        earlier = vault.cache.get(VECTORS_ENTRY, last) if last else None
-        if earlier is not None and _same_counts(old, counts):
-            tv = TermVectors.from_data(earlier)  # only hashes changed (a sidebar was written)
+        rows = [(d.key, d.path, d.title, list(d.aliases))
+                for d in vault.documents_for(list(keys)).values()]
+    bodies = vault.texts(None if keys is None else {path for _k, path, _t, _a in rows})
+    out = {}
+    for key, path, title, aliases in rows:
+        if "#" in key:  # a course unit: its title is all its text
+            text = "\n".join([title, *aliases])
         else:
-            tv = build({k: tf for k, (_s, tf) in counts.items()}, forms)
-        vault.cache.put(TERMS_ENTRY, terms_key,
-                        {"counts": counts, "forms": forms, "built": vectors_key})
-        vault.cache.put(VECTORS_ENTRY, vectors_key, tv.to_data())
-    _MEMO[root] = (fingerprint, tv)
-    return tv
-
-
-def load_counts(vault: Vault) -> dict[str, Counter[str]]:
-    """Term counts of every document, as of the last :func:`load`."""
-    from studykb.vault.cache import key as cache_key
-
-    stored = vault.cache.get(TERMS_ENTRY, cache_key(TERMS_ENTRY)) or {}
-    return {k: Counter(tf) for k, (_s, tf) in stored.get("counts", {}).items()}
-
-
-def _counts(texts: dict[str, tuple[str, str]], old: dict[str, Any],
-            forms: dict[str, str]) -> dict[str, Any]:
-    """key -> (signature, term counts), analysing only what changed; ``forms`` collects
-    the first written form of every term."""
-    counts = {}
-    todo = []
-    for key, (sig, text) in texts.items():
-        have = old.get(key)
-        if have is not None and have[0] == sig:
-            counts[key] = have
-        else:
-            todo.append((key, sig, text))
-    for key, sig, tf, seen in _analyse(todo):
-        counts[key] = (sig, tf)
-        for term, word in seen.items():
-            forms.setdefault(term, word)
-    return counts
-
-
-def _analyse_part(todo: list[tuple[str, str, str]]
-                  ) -> list[tuple[str, str, Counter[str], dict[str, str]]]:
-    terms = tokenizer()
-    out = []
-    for key, sig, text in todo:
-        tf: Counter[str] = Counter()
-        seen: dict[str, str] = {}
-        for term, word in terms(text):
-            tf[term] += 1
-            if term not in seen:
-                seen[term] = word.lower() if word.isascii() else word
-        out.append((key, sig, tf, seen))
+            body, headings = bodies.get(path, ("", []))
+            text = "\n".join([title, *aliases, *headings, body])
+        out[key] = Text(path, title, text)
     return out
 
 
-def _analyse(todo: list[tuple[str, str, str]]
-             ) -> list[tuple[str, str, Counter[str], dict[str, str]]]:
+def _analyse_part(todo: list[tuple[str, str]]) -> list[Analysed]:
+    """Term counts of texts, read as the search index reads them (rjieba for Chinese)."""
+    from studykb.text.analysis import tokens
+
+    out = []
+    for key, text in todo:
+        tf: Counter[str] = Counter()
+        seen: dict[str, str] = {}
+        for t in tokens(text):
+            tf[t.text] += 1
+            if t.text not in seen:
+                seen[t.text] = t.original.lower() if t.original.isascii() else t.original
+        out.append((key, tf, seen))
+    return out
+
+
+def _analyse(todo: list[tuple[str, str]], protected: list[str]) -> list[Analysed]:
     """Analyse texts; many of them in worker processes (cutting Chinese is the slow part)."""
     from studykb.runtime.pools import cores, imap
 
     workers = min(cores(), 4)
     if len(todo) < PARALLEL_MIN or workers < 2:
         return _analyse_part(todo)
-    chunks = [todo[n::workers * 2] for n in range(workers * 2)]
-    return [item for part in imap(_analyse_part, chunks, workers, at_least=1) for item in part]
+    chunks = [(protected, todo[n::workers * 2]) for n in range(workers * 2)]
+    return [item for part in imap(_analyse_protected, chunks, workers, at_least=1)
+            for item in part]
 
 
-def _same_counts(old: dict[str, Any], new: dict[str, Any]) -> bool:
-    """Whether only file hashes changed, not what the vectors are made of."""
-    if old.keys() != new.keys():
-        return False
-    return all(old[k][1] == new[k][1] for k in new)
+def _analyse_protected(job: tuple[list[str], list[tuple[str, str]]]) -> list[Analysed]:
+    from studykb.text import terms
+
+    terms.protect(job[0])
+    return _analyse_part(job[1])
+
+
+def analyse_known(text: str, known: dict[str, int]) -> tuple[Counter[str], dict[str, str]]:
+    """Term counts of ``text`` without the Chinese dictionary: English as the index reads
+    it, Chinese cut by longest match against the ``known`` terms (the vocabulary)."""
+    from studykb.text.analysis import stem
+    from studykb.text.segment import HAN
+
+    tf: Counter[str] = Counter()
+    seen: dict[str, str] = {}
+    for m in re.finditer(rf"([{HAN}]+)|\d+(?:[.,]\d+)+|[^\W{HAN}]+", text):
+        run = m.group(1)
+        if run is None:
+            from studykb.text.analysis import STOP_WORDS
+
+            word = m.group().lower()
+            if word not in STOP_WORDS:
+                term = stem(word)
+                tf[term] += 1
+                seen.setdefault(term, word)
+            continue
+        for word in _longest(run, known):
+            tf[word] += 1
+            seen.setdefault(word, word)
+    return tf, seen
+
+
+def _longest(run: str, known: dict[str, int]) -> Iterable[str]:
+    """The known words of a Chinese run, longest first from the left (others skipped)."""
+    i = 0
+    while i < len(run):
+        for size in range(min(MAX_WORD, len(run) - i), 1, -1):
+            if run[i:i + size] in known:
+                yield run[i:i + size]
+                i += size
+                break
+        else:
+            i += 1

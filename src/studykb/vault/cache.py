@@ -42,8 +42,14 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),
     # related documents: graph features, and the text vectors with their term counts
     "related-features": ("studykb.related.features", "studykb.graph", "studykb.model"),
-    "related-terms": ("studykb.related.textsim", "studykb.text"),
-    "related-vectors": ("studykb.related.textsim", "studykb.text"),
+    "related-features-journal": ("studykb.related.features", "studykb.graph",
+                                 "studykb.model"),
+    "related-terms": ("studykb.related.textsim", "studykb.related.vectorcache",
+                      "studykb.text"),
+    "related-vectors": ("studykb.related.textsim", "studykb.related.vectorcache",
+                        "studykb.text"),
+    "related-journal": ("studykb.related.textsim", "studykb.related.vectorcache",
+                        "studykb.text"),
     # the search index: how text is analysed and what goes in it (not how queries rank)
     "search-index": ("studykb.search.index", "studykb.search.schema", "studykb.search.state",
                      "studykb.text"),

@@ -424,6 +424,17 @@ class Store:
             f" ORDER BY {by}", (kind,) if kind else ())
         return [Edge(*row) for row in rows]
 
+    def edges_in(self, paths: Iterable[str]) -> list[Edge]:
+        """Resolved references written in ``paths``, by file and line (what the related
+        features read again for the files an edit changed)."""
+        out: list[Edge] = []
+        for chunk in _chunks(sorted(set(paths))):
+            out.extend(Edge(*row) for row in self.db.execute(
+                "SELECT source, target_key, kind, path, line, reason FROM refs WHERE "
+                f"target_key IS NOT NULL AND path IN ({','.join('?' * len(chunk))}) "
+                "ORDER BY path, line, n", chunk))
+        return out
+
     def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
         """path -> (plain text of the body, headings) of ``paths`` (all without)."""
         sql = "SELECT path, body, headings FROM texts"
