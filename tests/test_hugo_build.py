@@ -26,6 +26,9 @@ pytestmark = pytest.mark.slow
 HUGO = shutil.which("hugo")
 GUIDE = Path(__file__).parents[1] / "docs" / "guide" / "sites.md"
 
+LAYOUT = ('<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
+          '{{ partial "getpage.html" . }}\n')
+
 SITE = {
     "hugo.toml": 'baseURL = "https://example.org/sub/"\ntitle = "T"\n'
                  'disableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
@@ -41,10 +44,8 @@ SITE = {
                                    "related: [docs/usage.md]\n---\nBack to [docs](/docs/).\n",
     "content/posts/plain.md": "---\ntitle: Plain Post\ndate: 2023-02-03\nslug: plain-one\n"
                               "related: [posts/trip/index.md, docs/install.md]\n---\nText.\n",
-    "layouts/_default/single.html": '<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
-                                    '{{ partial "getpage.html" . }}\n',
-    "layouts/_default/list.html": '<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
-                                  '{{ partial "getpage.html" . }}\n',
+    "layouts/_default/single.html": LAYOUT,
+    "layouts/_default/list.html": LAYOUT,
     # what site.GetPage makes of every "page" the data file names (compared with "href")
     "layouts/partials/getpage.html": (
         '{{ $page := . }}{{ with site.Data.studykb.sidebar }}{{ with $page.File }}'
