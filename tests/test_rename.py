@@ -193,3 +193,34 @@ def test_shell_completion_of_document_ids(make_vault) -> None:  # type: ignore[n
     assert complete("show", "") == ["a", "b", "cs336", "cs336#a1", "ddp", "zero-sharding"]
     assert complete("new", "note", "--requires", "dd") == ["ddp"]
     assert complete("search", "ze") == []  # a search query is not a document
+
+
+def test_a_long_build_shows_each_phase() -> None:
+    """The parse bar, then a spinner naming each later step (here shown at once)."""
+    import io
+    import time
+
+    from rich.console import Console
+
+    from studykb.cli.app import Phases
+
+    screen = io.StringIO()
+    phases = Phases(Console(file=screen, force_terminal=True, width=100))
+    phases.DELAY = 0.0
+    for done in range(0, 301, 50):
+        phases.tick(done, 300)
+    time.sleep(0.3)
+    with phases.phase("building the search index"):
+        time.sleep(0.3)
+    phases.stop()
+    shown = screen.getvalue()
+    for step in ("parsing", "resolving references and writing the state",
+                 "building the search index"):
+        assert step in shown, step
+    quiet = io.StringIO()
+    small = Phases(Console(file=quiet, force_terminal=True))
+    small.tick(10, 10)  # a few files: nothing to show
+    with small.phase("building the search index"):
+        pass  # quicker than the delay: nothing either
+    small.stop()
+    assert quiet.getvalue() == ""
