@@ -40,6 +40,9 @@ class Pair(NamedTuple):
     terms: tuple[str, str]
     weight: float
     """1, or less when one of them is a function word."""
+    named_only: bool = False
+    """Both are in one topic name of the query: only a title or alias holding them counts
+    (the topic's slot scores the phrase in the body)."""
 
 
 class Together(NamedTuple):
@@ -153,8 +156,9 @@ def together_score(pair: Pair, where: _Positions, lengths: _Lengths, docnum: int
     """What finding the pair's words together in document ``docnum`` adds."""
     a, b = pair.terms
     how = where.together
-    first, second = where.of(FIELD, a, docnum), where.of(FIELD, b, docnum)
     score = 0.0
+    first, second = ([], []) if pair.named_only else (where.of(FIELD, a, docnum),
+                                                      where.of(FIELD, b, docnum))
     if first and second:
         after = set(second)
         phrase = sum(1 for p in first if p + 1 in after)

@@ -45,12 +45,12 @@ OTHER_NAMES = 0.6
 #: Weight of the words of a topic name written in the query, found apart.
 LOOSE = 0.4
 #: Weight of two adjacent query words found as a phrase in the body.
-PHRASE = 0.5
+PHRASE = 3.0
 #: Weight of two adjacent query words found within :data:`WINDOW` words of each other.
 NEAR = 0.25
 WINDOW = 8
 #: Weight of two adjacent query words found as a phrase in a title or alias.
-NAMED = 4.0
+NAMED = 12.0
 NAME_FIELDS = ("title", "aliases")
 #: Weight of a document whose title, alias or id is the whole query.
 EXACT = 100.0
@@ -64,13 +64,19 @@ def plain_query(reading: Reading, proximity: bool = True) -> Query:
     slots = _slots(reading)
     if not slots:
         return NullQuery
-    pairs = [Pair((a.term, b.term), WEAK if (a.weak or b.weak) else 1.0)
+    pairs = [Pair((a.term, b.term), WEAK if (a.weak or b.weak) else 1.0, _one_name(reading, a, b))
              for a, b in reading.pairs()] if proximity else []
     exact = exact_query(reading.text)
     return Coverage([q for q, _t, _weak in slots],
                     [() if weak else terms for _q, terms, weak in slots],
                     pairs, exact, Together(PHRASE, NEAR, WINDOW, NAMED, NAME_FIELDS),
                     Or([*_bag(reading), exact]))
+
+
+def _one_name(reading: Reading, a: Word, b: Word) -> bool:
+    """Whether two words are in one topic name of the query (whose slot scores them as a
+    phrase in the body already: only a title or alias holding them counts again)."""
+    return any(c.start <= a.start and b.end <= c.end for c in reading.concepts)
 
 
 def _bag(reading: Reading) -> list[Query]:
