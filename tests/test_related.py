@@ -220,3 +220,185 @@ def test_cs336_sidebar_names_cs336_and_training_material(bundled: Path, run: Cal
                 "pytorch-ddp-video-tutorials"}
     assert training & set(related_ids)
     assert "training-loop" in [n["id"] for n in data["before"]]
+
+
+# -- issue 15: distinctive reasons, honest order, siblings, incremental caches ----------------
+FILLER_ZH = "这是我的笔记内容，记录一下学习动态。"
+FILLER_EN = "These notes are a page of reading, part of the course this week."
+
+
+def _filler_vault(make_vault: Callable) -> Path:
+    files = {f"notes/n{k}.md": f"# Note {k}\n\n{FILLER_ZH}\n{FILLER_EN}\nWords {k} of its own "
+                               f"subject number{k}.\n" for k in range(12)}
+    files["notes/a.md"] = (f"# Ring all-reduce\n\n{FILLER_ZH}\n{FILLER_EN}\nRing allreduce "
+                           "bandwidth 环形 规约 带宽 bucketing.\n")
+    files["notes/b.md"] = (f"# Ring allreduce buckets\n\n{FILLER_ZH}\n{FILLER_EN}\nRing "
+                           "allreduce bucketing 环形 规约 带宽.\n")
+    return make_vault(files)
+
+
+def test_text_reasons_name_subjects_not_filler(make_vault: Callable, open_vault: Callable) -> None:
+    from studykb.text.terms import is_filler
+
+    root = _filler_vault(make_vault)
+    found = ranked(open_vault, root, "notes/a.md")
+    assert found[0].id == "b"
+    said = [r for r in found[0].reasons if r.startswith("similar text: ")]
+    assert said, found[0].reasons
+    words = said[0].removeprefix("similar text: ").split(", ")
+    assert "allreduce" in words or "ring" in words
+    for other in found:
+        for reason in other.reasons:
+            if reason.startswith("similar text: "):
+                for word in reason.removeprefix("similar text: ").split(", "):
+                    assert not is_filler(word), (other.id, reason)
+                    assert not any(ch.isdigit() for ch in word), (other.id, reason)
+
+
+def test_a_list_of_everything_is_no_evidence(make_vault: Callable, open_vault: Callable) -> None:
+    from studykb.related.features import COCITE_MAX
+
+    entries = {f"notes/entries/e{k}.md": f"---\ntype: entry\n---\n# Entry {k}\n\nText {k}.\n"
+               for k in range(COCITE_MAX + 5)}
+    everything = ", ".join(f"e{k}" for k in range(COCITE_MAX + 5))
+    root = make_vault({**entries,
+                       "notes/lists/all.md": f"---\ntype: list\nitems: [{everything}]\n---\n"
+                                             "# Everything\n",
+                       "notes/lists/pair.md": "---\ntype: list\nitems: [e1, e2]\n---\n# Pair\n"})
+    found = {r.id: r for r in ranked(open_vault, root, "notes/entries/e1.md", text="none")}
+    assert "cited together in: Pair" in found["e2"].reasons
+    assert "e3" not in found  # only the list of everything cites e1 and e3 together
+    assert all("Everything" not in reason for r in found.values() for reason in r.reasons)
+
+
+def test_scores_never_increase_down_the_list_and_ranks_are_given(rv: Path, run: Callable
+                                                                 ) -> None:
+    for doc in ("kv-notes", "serving-notes", "ddp-notes", "serving"):
+        code, data = run_json(run, "related", doc, vault=rv)
+        assert code == 0
+        scores = [r["score"] for r in data["related"]]
+        assert scores == sorted(scores, reverse=True), (doc, scores)
+        assert [r["rank"] for r in data["related"]] == list(range(1, len(scores) + 1))
+        assert all(0 <= r["relevance"] <= 1 + 1e-9 for r in data["related"])
+
+
+def test_a_course_finds_its_siblings(make_vault: Callable, open_vault: Callable) -> None:
+    topics = {f"notes/topics/{t}.md": f"# {t.upper()}\n\nAbout {t}.\n"
+              for t in ("simd", "cuda", "cache")}
+    course = ("---\ntitle: {title}\nunits:\n  - {{id: u1, title: One, tags: [{a}]}}\n"
+              "  - {{id: u2, title: Two, tags: [{b}]}}\n---\n# {title}\n\nLectures.\n")
+    root = make_vault({**topics,
+                       "courses/par.md": course.format(title="Parallel computing", a="simd",
+                                                       b="cuda"),
+                       "courses/gpu.md": course.format(title="GPU programming", a="cuda",
+                                                       b="cache"),
+                       "notes/digest.md": "---\ntags: [simd]\n---\n# Backends digest\n\n"
+                                          "Lectures and backends.\n"})
+    found = ranked(open_vault, root, "courses/par.md")
+    assert found[0].id == "gpu"
+    assert any(reason.startswith("another course, also on CUDA") for reason in found[0].reasons)
+
+
+def _cache_sizes(root: Path) -> dict[str, int]:
+    import sqlite3
+
+    with sqlite3.connect(root / ".studykb" / "cache.sqlite") as db:
+        return {name: size for name, size in db.execute(
+            "SELECT name, length(value) FROM entries")}
+
+
+def _forget() -> None:
+    from studykb.related import features, vectorcache
+
+    features._MEMO.clear()
+    vectorcache.forget()
+
+
+def _many_notes(make_vault: Callable, n: int = 80) -> Path:
+    """A vault big enough that one edit stays within the text vectors' drift bound."""
+    words = ["ring", "allreduce", "kv", "cache", "eviction", "paged", "tensor", "pipeline"]
+    files = {f"notes/n{k:03d}.md": f"# Note {k}\n\n{words[k % 8]} {words[(k * 3) % 8]} "
+                                   f"{words[(k * 5) % 8]} notes on [[n{(k + 1) % n:03d}]].\n"
+             for k in range(n)}
+    return make_vault(files)
+
+
+def test_an_edit_updates_the_caches_by_journal_not_whole(make_vault: Callable,
+                                                         open_vault: Callable) -> None:
+    from studykb.related import features, textsim, vectorcache
+
+    root = _many_notes(make_vault)
+    ranked(open_vault, root, "notes/n000.md")
+    before = _cache_sizes(root)
+    note = root / "notes" / "n010.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nEviction of paged blocks, "
+                    "[[n000]].\n", encoding="utf-8")
+    _forget()
+    vault = open_vault(root)
+    after_edit = related(vault, vault.document("notes/n000.md"), RelatedOptions(limit=80))
+    edited = next(r for r in after_edit if r.id == "n010")
+    assert "links here" in edited.reasons
+    sizes = _cache_sizes(root)
+    # the big entries were not written again; only the journals were
+    assert sizes[features.CACHE_ENTRY] == before[features.CACHE_ENTRY]
+    assert sizes[textsim.VECTORS_ENTRY] == before[textsim.VECTORS_ENTRY]
+    assert sizes[vectorcache.JOURNAL_ENTRY] > before[vectorcache.JOURNAL_ENTRY]
+    assert sizes[features.JOURNAL_ENTRY] > before[features.JOURNAL_ENTRY]
+    # a fresh process reading the written caches and their journals sees the same
+    _forget()
+    again = open_vault(root)
+    assert related(again, again.document("notes/n000.md"), RelatedOptions(limit=80)) == \
+        after_edit
+
+
+def test_past_the_drift_bound_the_vectors_are_built_again(make_vault: Callable,
+                                                         open_vault: Callable) -> None:
+    from studykb.related import textsim
+
+    root = _many_notes(make_vault)
+    ranked(open_vault, root, "notes/n000.md")
+    before = _cache_sizes(root)
+    for k in range(1, 6):  # 5 of 80 documents: past 2 %
+        note = root / "notes" / f"n{k:03d}.md"
+        note.write_text(note.read_text(encoding="utf-8") + "\nMore about tensor.\n",
+                        encoding="utf-8")
+    _forget()
+    ranked(open_vault, root, "notes/n000.md")
+    assert _cache_sizes(root)[textsim.VECTORS_ENTRY] != before[textsim.VECTORS_ENTRY]
+
+
+def test_incremental_features_equal_a_full_build(rv: Path, open_vault: Callable) -> None:
+    from studykb.related import features
+
+    ranked(open_vault, rv, "notes/kv-notes.md")
+    for name, text in (("notes/fsdp-notes.md", "\nSee [[ddp-notes]] and [[kv-notes]].\n"),
+                       ("courses/serving.md", "\nSee [[paged-paper]].\n")):
+        path = rv / name
+        path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+    _forget()
+    vault = open_vault(rv)
+    updated = features.load(vault)
+    full = features.from_vault(vault, updated.fingerprint)
+    for n in range(len(full.keys)):
+        assert (updated.out[n], updated.inc[n], updated.topics[n], updated.picked[n]) == \
+            (full.out[n], full.inc[n], full.topics[n], full.picked[n]), full.keys[n]
+        assert updated.tags(n) == full.tags(n) and updated.course[n] == full.course[n]
+    for i in range(len(full.keys)):
+        assert updated.features(i) == full.features(i)
+
+
+def test_renaming_a_document_builds_the_features_again(rv: Path, open_vault: Callable) -> None:
+    """Other documents' references may resolve differently: no update, a full build."""
+    from studykb.related import features
+
+    ranked(open_vault, rv, "notes/kv-notes.md")
+    path = rv / "notes" / "entries" / "rare-reading.md"
+    path.write_text(path.read_text(encoding="utf-8").replace("title:", "aliases: [rare]\n"
+                                                                       "title:", 1),
+                    encoding="utf-8")
+    _forget()
+    vault = open_vault(rv)
+    ix = features.FeatureIndex.from_data(vault.cache.get(
+        features.CACHE_ENTRY, __import__("studykb.vault.cache", fromlist=["key"]).key(
+            features.CACHE_ENTRY)))
+    assert features.update(ix, vault, vault.fingerprint()) is None

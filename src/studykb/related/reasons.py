@@ -72,8 +72,9 @@ def explain(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], weights: 
         tags = ix.shared_tags(i, j)
         if tags:
             say("tags", f"same tags: {names(tags)}")
-    if strong("text") and words:
-        say("text", f"similar text: {', '.join(words[:MAX_NAMES])}")
+    if strong("text"):  # the words only when a reader would call them subjects
+        say("text", f"similar text: {', '.join(words[:MAX_NAMES])}" if words else
+            "similar text")
     said.sort(key=lambda s: (-s[0], s[1]))
     out = [text for _w, _o, text in said][:MAX_REASONS]
     return (["hand-picked"] + out[:MAX_REASONS - 1]) if feats.get("picked") else out
