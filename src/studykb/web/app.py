@@ -47,7 +47,7 @@ from studykb.web import graph_data
 from studykb.web.body import inside
 from studykb.web.links import FILES_DIR, Linker, page_file, plan_file
 from studykb.web.live import Hub, Source
-from studykb.web.pages import Page, Pages
+from studykb.web.pages import SEARCH_LIMIT, Page, Pages
 from studykb.web.templating import STATIC, Frame, render
 
 if TYPE_CHECKING:
@@ -94,6 +94,15 @@ class State:
         self._paths: tuple[str, dict[str, str], dict[str, str]] | None = None
         self._graph: tuple[str, dict[str, Any]] | None = None
 
+    def warm(self) -> None:
+        """Load what every document page needs (the related ranker, the plans' graph), so
+        the first page opened is as quick as the next."""
+        with self.lock:
+            docs = self.kb.documents()
+            first = next((d for d in docs.values() if d.type != "unit"), None)
+            if first is not None:
+                self.pages.document(first, self.link)
+
     def fresh(self) -> None:
         if self.refresh:
             self.problems = self.kb.refresh().problems
@@ -137,6 +146,7 @@ def create_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        state.warm()
         thread = None
         if source is not None:
             thread = threading.Thread(
@@ -336,7 +346,7 @@ def _error(status: int, message: str) -> JSONResponse:
 def _search_params(request: Request) -> tuple[str, dict[str, str], int]:
     params = request.query_params
     filters = {name: params.get(name, "").strip() for name in ("type", "tag", "status", "level")}
-    return params.get("q", "").strip(), filters, _int(params.get("limit"), 30, 1, 100)
+    return params.get("q", "").strip(), filters, _int(params.get("limit"), SEARCH_LIMIT, 1, 100)
 
 
 def _api_search(state: State, request: Request) -> Response:

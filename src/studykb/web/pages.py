@@ -29,7 +29,8 @@ if TYPE_CHECKING:
 TEMPLATES = {"topic": "topic.html", "list": "list.html", "course": "course.html"}
 #: Characters of a backlink's context line shown.
 CONTEXT_CHARS = 240
-SEARCH_LIMIT = 30
+#: Hits per search: the command line's default (each hit's snippet costs a few ms).
+SEARCH_LIMIT = 10
 READY_LIMIT = 10
 _WORD_END = re.compile(r"[A-Za-z0-9_]{2,}$")
 _WORD_PARTS = re.compile(r"[^\W_]+")
@@ -323,9 +324,7 @@ class Pages:
     def plan(self, target: Document, link: Linker, include_known: bool = False) -> Page:
         kn = self.knowledge()
         plan = self.kb.plan(target, include_known=include_known, kb=kn)
-        skipped = 0
-        if not include_known:
-            skipped = len(self.kb.plan(target, include_known=True, kb=kn).steps) - len(plan.steps)
+        skipped = 0 if include_known else plan.skipped
         context = {
             "plan": plan_context(plan, self, link),
             "skipped_known": skipped,

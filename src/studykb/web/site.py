@@ -28,7 +28,7 @@ from studykb.errors import UsageError
 from studykb.web import graph_data, search_index
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
-from studykb.web.templating import STATIC, Frame, render
+from studykb.web.templating import STATIC, TEMPLATES, Frame, render
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -55,7 +55,9 @@ class Output:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.old = _read_manifest(folder)
+        self.old, self.old_state = _read_manifest(folder)
+        self.state = ""
+        """What the site is made from (vault state, code, options); see :func:`made_from`."""
         self.new: dict[str, str] = {}
         self.written: list[str] = []
 
@@ -89,7 +91,11 @@ class Output:
             if target.is_file() and not target.is_symlink():
                 target.unlink()
                 removed.append(path)
-        manifest = {"version": MANIFEST_VERSION, "files": dict(sorted(self.new.items()))}
+        manifest = {
+            "version": MANIFEST_VERSION,
+            "state": self.state,
+            "files": dict(sorted(self.new.items())),
+        }
         data = json.dumps(manifest, ensure_ascii=False, indent=0).encode()
         temporary = self.folder / (MANIFEST + ".tmp")
         temporary.write_bytes(data)
@@ -104,8 +110,16 @@ def build_site(
     started = time.perf_counter()
     out = check_output(kb.root, out)
     output = Output(out)
+    output.state = made_from(kb, base_url)
+    if _unchanged(output):  # nothing the site is made from changed: nothing to write
+        output.new = dict(output.old)
+        output.finish()
+        return Built(
+            pages=sum(p.endswith(".html") for p in output.new),
+            files=len(output.new),
+            seconds=time.perf_counter() - started,
+        )
     pages = Pages(kb)
-    pages.sidebars = {s.key: s for s in kb.sidebars()}
     pages.preload_links()
     pages.knowledge()
     frame = Frame(kb.root.name, "static", canonical_base=base_url)
@@ -114,11 +128,12 @@ def build_site(
         output.put(path, render(page, frame, Linker(relative_root(path), True), path=path).encode())
         built.pages += 1
     docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
+    if docs:  # the ranker and its caches, loaded once for every worker to inherit
+        kb.sidebar(kb.documents()[docs[0]])
     for path, digest, written, assets in _document_pages(pages, frame, output, docs, progress):
         output.record(path, digest, written)
         pages.assets.update(assets)
-        built.pages += 1
-    _data_files(kb, output)
+        built.pages += path.endswith(".html")
     _static_files(output)
     _vault_files(kb, pages.assets, output)
     if base_url:
@@ -156,6 +171,8 @@ def _index_pages(pages: Pages) -> Iterator[tuple[str, Page]]:
 
 #: Documents rendered in each chunk of work (forked workers take chunks in turn).
 CHUNK = 200
+#: The chunk that writes the graph and the search index (first: it takes longest).
+DATA = "\0data"
 Done = tuple[str, str, bool, list[str]]
 
 
@@ -166,7 +183,7 @@ def _document_pages(
     inherit the loaded vault: (path, digest, written, vault files shown) of each."""
     from studykb.runtime.pools import cores, map_shared
 
-    chunks = [keys[n : n + CHUNK] for n in range(0, len(keys), CHUNK)]
+    chunks = [[DATA], *(keys[n : n + CHUNK] for n in range(0, len(keys), CHUNK))]
     workers = min(cores(), len(chunks))
     done = 0
     for part in map_shared(_render_chunk, (pages, frame, output), chunks, workers):
@@ -178,8 +195,11 @@ def _document_pages(
 
 def _render_chunk(shared: tuple[Pages, Frame, Output], keys: list[str]) -> list[Done]:
     pages, frame, output = shared
+    if keys == [DATA]:
+        return _data_files(pages.kb, output)
     out: list[Done] = []
     docs = pages.kb.documents_for(keys)
+    pages.sidebars = {s.key: s for s in pages.kb.sidebars(keys)}
     for key in keys:
         pages.assets.clear()
         for path, page in _pages_of(pages, docs[key]):
@@ -206,10 +226,15 @@ def _static_plan(page: Page) -> Page:
     return page
 
 
-def _data_files(kb: KnowledgeBase, output: Output) -> None:
-    graph = graph_data.whole(kb, Linker("../", static=True))  # relative to graph/index.html
-    output.put("graph.json", _json(graph))
-    output.put("search-index.json", _json(search_index.build(kb, Linker("", static=True))))
+def _data_files(kb: KnowledgeBase, output: Output) -> list[Done]:
+    """graph.json (node hrefs relative to graph/index.html) and search-index.json."""
+    graph = graph_data.whole(kb, Linker("../", static=True))
+    index = search_index.build(kb, Linker("", static=True))
+    out: list[Done] = []
+    for path, data in (("graph.json", graph), ("search-index.json", index)):
+        digest, written = output.write(path, _json(data))
+        out.append((path, digest, written, []))
+    return out
 
 
 def _static_files(output: Output) -> None:
@@ -255,19 +280,43 @@ def _size(path: Path) -> int:
         return -1
 
 
-def _read_manifest(folder: Path) -> dict[str, str]:
+def _read_manifest(folder: Path) -> tuple[dict[str, str], str]:
+    """(path -> digest, state) of the last build in ``folder``."""
     try:
         data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}
+        return {}, ""
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict) or data.get("version") != MANIFEST_VERSION:
-        return {}
+        return {}, ""
+    state = data.get("state")
     return {
         p: d
         for p, d in files.items()
         if isinstance(p, str) and isinstance(d, str) and _safe_path(p)
-    }
+    }, state if isinstance(state, str) else ""
+
+
+def made_from(kb: KnowledgeBase, base_url: str | None) -> str:
+    """A digest of everything a site is made from: the vault's state, the templates and
+    static files, and the options. Equal digests make equal sites."""
+    digest = hashlib.blake2b(kb.vault.fingerprint().encode(), digest_size=16)
+    digest.update(f"{MANIFEST_VERSION}\0{base_url or ''}\0{kb.root.name}".encode())
+    for path in sorted(
+        (*TEMPLATES.rglob("*"), *STATIC.rglob("*"), *Path(__file__).parent.glob("*.py"))
+    ):
+        if path.is_file():
+            digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def _unchanged(output: Output) -> bool:
+    """Whether the last build was made from the same state and all its files are there."""
+    return (
+        bool(output.state)
+        and output.state == output.old_state
+        and all((output.folder / path).is_file() for path in output.old)
+    )
 
 
 def _safe_path(path: str) -> bool:
