@@ -6,15 +6,17 @@ vectors. Distinctive means: not a stop word of either language
 (:mod:`studykb.text.terms`), not a number, held by at least two documents and by at most
 :data:`MAX_DF_SHARE` of them (a word in every note says nothing about two of them).
 
-Kept in the vault's cache in two entries: ``related-vectors`` (the vectors, who holds
-each term, the vocabulary; read by every query) and ``related-terms`` (the terms of
-every document and their document frequencies; read only after an edit).
+Kept in the vault's cache (``related-vectors``: the vectors, who holds each term, the
+vocabulary and its document frequencies), with a small journal of the updates since
+(``related-journal``, :mod:`studykb.related.vectorcache`).
 
 **After an edit** only the edited documents are read again: their old terms leave the
-document frequencies, their new ones enter, and their vectors and postings are made
-again. Other documents keep the weights they were given (their IDF from slightly older
-frequencies), and Chinese text of an edited document is cut against the vocabulary
-already known (no dictionary to load); this *drift* is bounded: once the documents read
+document frequencies (for a document read for the first time since the last full
+build, the terms of its vector: the others were no distinctive terms and keep their
+count), their new ones enter, and their vectors and postings are made again. Other
+documents keep the weights they were given (their IDF from slightly older frequencies),
+and Chinese text of an edited document is cut against the vocabulary already known (no
+dictionary to load); this *drift* is bounded: once the documents read
 incrementally since the last full build pass :data:`DRIFT_MAX` of the vault, or
 documents are removed, or the protected terms change, everything is built again
 (``benchmarks/bench_related.py`` measures what the drift does to the rankings).
@@ -37,7 +39,6 @@ if TYPE_CHECKING:
 
 Similar = list[tuple[str, float, list[str]]]
 VECTORS_ENTRY = "related-vectors"
-TERMS_ENTRY = "related-terms"
 #: Terms kept per document: its most distinctive ones.
 TOP_TERMS = 200
 #: Terms found in more than this share of documents (and in more than

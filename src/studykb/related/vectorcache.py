@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from studykb.related.textsim import (
     DRIFT_MAX,
-    TERMS_ENTRY,
     VECTORS_ENTRY,
     TermVectors,
     _analyse,
@@ -33,19 +32,20 @@ if TYPE_CHECKING:
 
 @dataclass
 class Terms:
-    """Every term of every document, and how many documents hold each term."""
+    """How many documents hold each term, and the terms of the documents read since the
+    last full build (of the others only the terms of their vectors are known)."""
 
-    sets: list[bytes] = field(default_factory=list)
-    """Document -> the numbers of all its terms (int32)."""
     df: array[int] = field(default_factory=lambda: array("i"))
     """Term number -> documents holding it."""
+    sets: dict[int, bytes] = field(default_factory=dict)
+    """Document -> the numbers of all its terms (int32), for documents read incrementally."""
 
-    def to_data(self) -> dict[str, Any]:
-        return {"sets": self.sets, "df": self.df.tobytes()}
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> Terms:
-        return cls(sets=list(data["sets"]), df=_ints(data["df"]))
+    def set_of(self, tv: TermVectors, n: int) -> bytes:
+        """The terms document ``n`` was counted with: all of them when it was read
+        incrementally, else those of its vector (the rest were no distinctive terms; their
+        frequencies keep the count, a drift the bound covers)."""
+        got = self.sets.get(n)
+        return got if got is not None else tv.packed_vectors[n][0]
 
 
 def _protect(vault: Vault) -> tuple[list[str], str]:
@@ -77,7 +77,6 @@ def build(vault: Vault, fingerprint: str) -> tuple[TermVectors, Terms]:
                 term_no[term] = len(tv.terms)
                 tv.terms.append(term)
                 tv.forms.append(seen.get(term, term).replace("\0", ""))
-        store.sets.append(array("i", (term_no[t] for t in tf)).tobytes())
         counts.append(tf)
     store.df = array("i", bytes(4 * len(tv.terms)))
     for tf in counts:
@@ -155,7 +154,7 @@ def update(tv: TermVectors, store: Terms, vault: Vault, fingerprint: str,
 def _drop(tv: TermVectors, store: Terms, key: str) -> None:
     """A removed document: out of the frequencies and postings (its number stays unused)."""
     n = tv.number.pop(key)
-    for t in _ints(store.sets[n]):
+    for t in _ints(store.set_of(tv, n)):
         store.df[t] -= 1
     _unpost(tv, n)
     store.sets[n] = b""
@@ -171,10 +170,10 @@ def _replace(tv: TermVectors, store: Terms, key: str, tf: Counter[str], seen: di
     if n is None:
         n = tv.number[key] = len(tv.keys)
         tv.keys.append(key)
-        store.sets.append(b"")
+        store.sets[n] = b""
         tv.packed_vectors.append((b"", b""))
     known = tv.term_numbers()
-    for t in _ints(store.sets[n]):
+    for t in _ints(store.set_of(tv, n)):
         store.df[t] -= 1
     for term in tf:
         if term not in known:
@@ -293,9 +292,8 @@ def replay(tv: TermVectors, journal: Journal) -> None:
 
 
 def replay_terms(store: Terms, journal: Journal, tv: TermVectors) -> None:
-    """Bring the written terms to the journal's state (``tv`` already replayed)."""
+    """Bring the written frequencies to the journal's state (``tv`` already replayed)."""
     store.df.extend([0] * (len(tv.terms) - len(store.df)))
-    store.sets.extend([b""] * (len(tv.keys) - len(store.sets)))
     for t, delta in journal.df.items():
         store.df[t] += delta
     for key, parts in journal.docs.items():
@@ -316,7 +314,7 @@ def record(journal: Journal, tv: TermVectors, store: Terms, base: Base, written_
     """Add what an update changed (the documents ``keys``) to ``journal``."""
     for key in keys:
         n = tv.number.get(key)
-        journal.docs[key] = [] if n is None else [*tv.packed_vectors[n], store.sets[n]]
+        journal.docs[key] = [] if n is None else [*tv.packed_vectors[n], store.set_of(tv, n)]
     journal.terms, journal.forms = tv.terms[base.vocabulary:], tv.forms[base.vocabulary:]
     journal.subjects = [t for t, on in enumerate(tv.subjects)
                         if on and (t >= len(base.subjects) or not base.subjects[t])]
@@ -344,15 +342,16 @@ def load(vault: Vault, fingerprint: str, files: dict[str, str] | None = None) ->
         return tv
     data = vault.cache.get(VECTORS_ENTRY, cache_key(VECTORS_ENTRY))
     tv = TermVectors.from_data(data) if isinstance(data, dict) else None
-    if tv is not None:
+    if tv is not None and isinstance(data, dict):
         base = Base.of(tv)
-        data = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
-        journal = Journal.from_data(data) if isinstance(data, dict) else None
+        written_df = _ints(data.get("df", b""))
+        stored = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
+        journal = Journal.from_data(stored) if isinstance(stored, dict) else None
         if journal is None or journal.base != tv.fingerprint:
             journal = Journal(base=tv.fingerprint, fingerprint=tv.fingerprint, drift=tv.drift)
         replay(tv, journal)
-        if tv.fingerprint != fingerprint and not _updated(vault, tv, journal, base, fingerprint,
-                                                           files):
+        if tv.fingerprint != fingerprint and not _updated(vault, tv, journal, base,
+                                                           written_df, fingerprint, files):
             tv = None
     if tv is None:
         tv, store = build(vault, fingerprint)
@@ -361,17 +360,15 @@ def load(vault: Vault, fingerprint: str, files: dict[str, str] | None = None) ->
     return tv
 
 
-def _updated(vault: Vault, tv: TermVectors, journal: Journal, base: Base, fingerprint: str,
-             files: dict[str, str] | None) -> bool:
+def _updated(vault: Vault, tv: TermVectors, journal: Journal, base: Base,
+             written_df: array[int], fingerprint: str, files: dict[str, str] | None) -> bool:
     """Update ``tv`` for what changed and keep it (the journal, or everything once the
     journal is full); False when it must be built again."""
     from studykb.vault.cache import key as cache_key
 
-    stored = vault.cache.get(TERMS_ENTRY, cache_key(TERMS_ENTRY))
-    if not isinstance(stored, dict):
+    if len(written_df) != base.vocabulary:
         return False
-    store = Terms.from_data(stored)
-    written_df = array("i", store.df)
+    store = Terms(df=array("i", written_df))
     replay_terms(store, journal, tv)
     keys = update(tv, store, vault, fingerprint, files)
     if keys is None:
@@ -385,13 +382,13 @@ def _updated(vault: Vault, tv: TermVectors, journal: Journal, base: Base, finger
 
 
 def _write(vault: Vault, tv: TermVectors, store: Terms) -> None:
-    """Keep the vectors and terms whole (an empty journal follows them)."""
+    """Keep the vectors and the document frequencies whole (an empty journal follows)."""
     from studykb.vault.cache import key as cache_key
 
-    vault.cache.put(TERMS_ENTRY, cache_key(TERMS_ENTRY), store.to_data())
-    vault.cache.put(VECTORS_ENTRY, cache_key(VECTORS_ENTRY), tv.to_data())
-    vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), Journal(base=tv.fingerprint,
-                    fingerprint=tv.fingerprint, drift=tv.drift).to_data())
+    vault.cache.put(VECTORS_ENTRY, cache_key(VECTORS_ENTRY),
+                    {**tv.to_data(), "df": store.df.tobytes()})
+    vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), Journal(
+        base=tv.fingerprint, fingerprint=tv.fingerprint, drift=tv.drift).to_data())
 
 
 def forget(vault: Vault | None = None) -> None:
@@ -403,16 +400,15 @@ def forget(vault: Vault | None = None) -> None:
 
 
 def terms(vault: Vault) -> Terms | None:
-    """The terms and document frequencies of the vectors as written (for evaluation: call
-    after :func:`load`, whose journal is then empty or replayed here)."""
+    """The document frequencies of the vectors in use (for evaluation: after :func:`load`)."""
     from studykb.vault.cache import key as cache_key
 
-    stored = vault.cache.get(TERMS_ENTRY, cache_key(TERMS_ENTRY))
-    if not isinstance(stored, dict):
-        return None
-    store = Terms.from_data(stored)
-    data = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
     tv = _MEMO.get(str(vault.root))
-    if isinstance(data, dict) and tv is not None:
-        replay_terms(store, Journal.from_data(data), tv)
+    data = vault.cache.get(VECTORS_ENTRY, cache_key(VECTORS_ENTRY))
+    if tv is None or not isinstance(data, dict):
+        return None
+    store = Terms(df=_ints(data.get("df", b"")))
+    stored = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
+    if isinstance(stored, dict):
+        replay_terms(store, Journal.from_data(stored), tv)
     return store

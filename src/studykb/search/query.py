@@ -86,7 +86,7 @@ class Hit:
     course: tuple[str, ...] = ()
     """Keys of the course(s) the document belongs to."""
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "path": self.path, "title": self.title, "type": self.type,
                 "score": round(self.score, 3), "snippet": self.snippet, "key": self.key,
                 "highlights": [list(h) for h in self.highlights], "tags": list(self.tags),

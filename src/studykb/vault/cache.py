@@ -44,8 +44,6 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "related-features": ("studykb.related.features", "studykb.graph", "studykb.model"),
     "related-features-journal": ("studykb.related.features", "studykb.graph",
                                  "studykb.model"),
-    "related-terms": ("studykb.related.textsim", "studykb.related.vectorcache",
-                      "studykb.text"),
     "related-vectors": ("studykb.related.textsim", "studykb.related.vectorcache",
                         "studykb.text"),
     "related-journal": ("studykb.related.textsim", "studykb.related.vectorcache",
