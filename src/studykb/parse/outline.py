@@ -13,8 +13,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from studykb.parse.reading import GITHUB, Reading
+from studykb.parse.reading import GITHUB, Reading, checkable
 from studykb.parse.slugs import AnchorIndex, Heading
+
+__all__ = ["Label", "Outline", "checkable"]
 
 
 @dataclass(frozen=True)
@@ -75,9 +77,3 @@ class Outline:
         """The id of every heading (``""`` for none), in order."""
         return list(self.index(reading).anchors)
 
-
-def checkable(anchor: str) -> bool:
-    """Whether ``#anchor`` should name a heading: not an Obsidian block (``#^id``), not empty,
-    not a text fragment (``#:~:text=``)."""
-    anchor = anchor.strip()
-    return bool(anchor) and not anchor.startswith(("^", ":~:"))

@@ -111,3 +111,10 @@ def _join(root: str, rest: str) -> str:
 
 #: How a plain folder of notes or a repository is read.
 GITHUB = Reading()
+
+
+def checkable(anchor: str) -> bool:
+    """Whether ``#anchor`` should name a heading: not an Obsidian block (``#^id``), not empty,
+    not a text fragment (``#:~:text=``)."""
+    anchor = anchor.strip()
+    return bool(anchor) and not anchor.startswith(("^", ":~:"))

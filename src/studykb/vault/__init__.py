@@ -195,7 +195,7 @@ class Vault:
                 "SELECT (SELECT count(*) FROM docs),"
                 " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)").fetchone()
         stats.problems, stats.errors = self._problem_counts(states)
-        if stats.changed:
+        if not old and changed:  # said once, when the whole vault is read
             stats.notice = _joined(stats.notice, self._site_links_notice())
         stats.seconds = time.perf_counter() - started
         return stats
@@ -237,11 +237,14 @@ class Vault:
         self._names = None
         self._fingerprint = None
 
-    def _finish_write(self, db: sqlite3.Connection, files: Files, marks: dict[str, str]) -> None:
-        """The last step of every write: missing attachments, then the marks."""
+    def _finish_write(self, db: sqlite3.Connection, files: Files, marks: dict[str, str],
+                      paths: list[str] | None = None) -> None:
+        """The last step of every write: missing attachments (of ``paths`` only, when the
+        other files are as they were), then the marks."""
         from studykb.vault.checks import attachment_problems
 
-        attachment_problems(db, files, self.reading)
+        same = paths is not None and self.store.get_meta("files") == marks["files"]
+        attachment_problems(db, files, self.reading, paths if same else None)
         db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(marks.items()))
 
     def _forget(self) -> None:
@@ -387,7 +390,7 @@ class Vault:
             loops = full or moved or requires_before != _requires_rows(db, paths)
             ids = None if full else ids_before | _explicit_ids(db, paths)
             vault_problems(db, self.root, recompute_cycles=loops, ids=ids)
-            self._finish_write(db, files, marks)
+            self._finish_write(db, files, marks, None if full else paths)
 
     def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> bool:  # type: ignore[no-untyped-def]
         """Re-resolve what the change may touch; True when a ``requires`` of a file not

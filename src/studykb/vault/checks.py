@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import posixpath
 import re
 import sqlite3
@@ -12,8 +13,7 @@ from pathlib import Path
 from urllib.parse import unquote
 
 from studykb.model import ERROR
-from studykb.parse.outline import Outline, checkable
-from studykb.parse.reading import GITHUB, Reading
+from studykb.parse.reading import GITHUB, Reading, checkable
 
 _ID_LINE = re.compile(r'''^\s*["']?id["']?\s*[:=]''')
 
@@ -185,6 +185,8 @@ def missing_anchors(rows: Iterable[tuple[str, int, str, str, str]],
                     reading: Reading = GITHUB) -> list[tuple[str, int, str, str]]:
     """Rows of the ``anchors`` table for (path, line, text, anchor, target path) references
     whose target has no such heading or label; ``outlines`` gives a file's outline (JSON)."""
+    from studykb.parse.outline import Outline
+
     seen: dict[str, Outline] = {}
     out = []
     for path, line, text, anchor, target in dict.fromkeys(rows):
@@ -228,7 +230,8 @@ class Files:
     def at(self, path: str) -> str | None:
         """The file at vault path ``path`` (any case; hidden and excluded ones too)."""
         found = self.paths.get(path.lower())
-        if found is None and not path.startswith("../") and (self.root / path).is_file():
+        if found is None and not path.startswith("../") and os.path.isfile(
+                os.path.join(self.root, path)):
             return path
         return found
 
@@ -268,14 +271,23 @@ def reported_missing(ref: AttachmentRef, generator: str) -> bool:
     return not (generator in _SERVED_ELSEWHERE and ref.text.lstrip("!").startswith("/"))
 
 
-def attachment_problems(db: sqlite3.Connection, files: Files,
-                        reading: Reading = GITHUB) -> None:
-    """Recompute ``missing-attachment`` for every reference to a file that is not a document."""
+def attachment_problems(db: sqlite3.Connection, files: Files, reading: Reading = GITHUB,
+                        paths: list[str] | None = None) -> None:
+    """Recompute ``missing-attachment`` for the references to files that are not documents
+    written in ``paths`` (None: everywhere, when the files themselves changed)."""
     from studykb.model import WARNING
 
-    db.execute("DELETE FROM problems WHERE origin='attach'")
-    rows = [AttachmentRef(*row) for row in db.execute(
-        "SELECT path, line, text, target, style FROM refs WHERE state='asset'")]
+    select = "SELECT path, line, text, target, style FROM refs WHERE state='asset'"
+    rows: list[AttachmentRef] = []
+    if paths is None:
+        db.execute("DELETE FROM problems WHERE origin='attach'")
+        rows = [AttachmentRef(*row) for row in db.execute(select)]
+    for i in range(0, len(paths or ()), 400):
+        chunk = (paths or [])[i: i + 400]
+        marks = ",".join("?" * len(chunk))
+        db.execute(f"DELETE FROM problems WHERE origin='attach' AND path IN ({marks})", chunk)
+        rows += [AttachmentRef(*row) for row in db.execute(f"{select} AND path IN ({marks})",
+                                                           chunk)]
     out = []
     for ref in rows:
         if not reported_missing(ref, reading.generator):

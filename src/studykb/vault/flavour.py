@@ -38,7 +38,6 @@ from urllib.parse import urlsplit
 
 from studykb.config import GENERATORS as _GENERATORS
 from studykb.config import Config
-from studykb.parse.frontmatter import YAMLError, load_yaml
 from studykb.parse.reading import Reading
 
 #: The generators ``detect`` can name.
@@ -134,6 +133,10 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
         warnings.append(ConfigWarning(rel, None, f"cannot read: {exc}"))
         return {}
     suffix = path.suffix.lower()
+    # YAML (and python-frontmatter with it) is loaded only for a YAML configuration: every
+    # command detects the site, most vaults have none
+    from studykb.parse.frontmatter import YAMLError, load_yaml
+
     try:
         if suffix == ".toml":
             data: Any = tomllib.loads(text)
