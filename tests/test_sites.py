@@ -215,6 +215,12 @@ def test_missing_attachments_are_warnings(tmp_path: Path) -> None:
     (tmp_path / "img" / "b.png").write_bytes(b"png")  # only the other files changed
     vault.refresh()
     assert len(vault.problems()) == 2
+    (tmp_path / "b.md").write_text("![[gone.png]]\n", "utf-8")  # an edit elsewhere
+    vault.refresh()
+    assert len(vault.problems()) == 3
+    (tmp_path / "b.md").unlink()
+    vault.refresh()
+    assert len(vault.problems()) == 2
     vault.close()
 
 
