@@ -538,3 +538,21 @@ def test_by_hand_it_says_it_waits_and_leaves_on_the_first_ctrl_c(vault: Path) ->
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_first_build_in_worker_processes_finishes(tmp_path: Path) -> None:
+    """Enough new files to parse in forked workers (the server reads its pipe in a thread
+    meanwhile, holding its lock): the first build ends and the buffer is checked."""
+    root = tmp_path / "big"
+    (root / "notes").mkdir(parents=True)
+    (root / "studykb.toml").write_text("")
+    body = "\n\n".join(f"## Part {k}\n\n" + "Words about sharding and memory. " * 20
+                       for k in range(6))
+    for n in range(300):
+        (root / "notes" / f"n{n:03}.md").write_text(
+            f"---\nid: n{n:03}\nrequires: [n{n + 1:03}]\n---\n# N{n}\n\n{body}\n")
+    with LspClient(root) as client:
+        client.initialize(root)
+        uri, found = fresh(client, root / "notes/new.md", "[[n001]] [[nope]]\n")
+        assert codes(found) == [(0, "dangling-ref")]
+    assert client.proc.returncode == 0

@@ -425,10 +425,32 @@ def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None,
 
     server = build(vault_dir, commands)
     _leave_on_interrupt(server)
+    stdin, stdout = _own_streams(stdin, stdout)
     try:
         server.start_io(stdin, stdout)
     finally:
         server.close()
+
+
+def _own_streams(stdin: Any, stdout: Any) -> tuple[Any, Any]:
+    """The editor's pipes as files of the server's own; ``sys.stdin`` becomes the null
+    device and ``sys.stdout`` standard error.
+
+    A first build of a large vault parses in forked worker processes, and a forked
+    worker starts by closing ``sys.stdin``: with the server's reading thread holding that
+    file's lock (it always waits in a read), the worker would wait for it forever, and the
+    build with it. A stray print can no longer break the protocol either.
+    """
+    if stdin is None or stdout is None:
+        return stdin, stdout
+    try:
+        own_in = os.fdopen(os.dup(stdin.fileno()), "rb")
+        own_out = os.fdopen(os.dup(stdout.fileno()), "wb")
+    except (OSError, ValueError, AttributeError):
+        return stdin, stdout  # not files (an in-process test): nothing to protect
+    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as we do
+    sys.stdout = sys.stderr
+    return own_in, own_out
 
 
 def _leave_on_interrupt(server: StudyServer) -> None:
