@@ -556,3 +556,23 @@ def test_a_first_build_in_worker_processes_finishes(tmp_path: Path) -> None:
         uri, found = fresh(client, root / "notes/new.md", "[[n001]] [[nope]]\n")
         assert codes(found) == [(0, "dangling-ref")]
     assert client.proc.returncode == 0
+
+
+@pytest.mark.slow
+def test_two_language_servers_both_recheck_when_a_linked_note_appears(vault: Path,
+                                                                       tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".studykb"))
+    with LspClient(root) as first, LspClient(root) as second:
+        first.initialize(root)
+        second.initialize(root)  # follows the first
+        opened = [(client, *fresh(client, root / "notes/n.md", "[[appears-later]]\n"))
+                  for client in (first, second)]
+        marks = [len(client.notifications) for client in (first, second)]
+        for _client, _uri, found in opened:
+            assert codes(found) == [(0, "dangling-ref")]
+        (root / "notes/appears-later.md").write_text("# Appears later\n")
+        for (client, uri, _found), since in zip(opened, marks, strict=True):
+            client.wait_for("textDocument/publishDiagnostics",
+                            lambda p, uri=uri: p["uri"] == uri and not p["diagnostics"],
+                            since=since)
