@@ -224,3 +224,10 @@ def test_a_long_build_shows_each_phase() -> None:
         pass  # quicker than the delay: nothing either
     small.stop()
     assert quiet.getvalue() == ""
+
+
+def test_list_formats_typed_in_a_shell(run, make_vault, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault({"notes/t.md": "---\nid: t\ntitle: \"Tabs\\tand\\nlines\"\n---\n"})
+    monkeypatch.chdir(vault)
+    out = run("list", "--format", "{id}\\t{title}\\n--").stdout  # as typed in '...'
+    assert out == "t\tTabs and lines\n--\n"  # escapes understood, values kept on one line

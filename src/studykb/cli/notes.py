@@ -44,7 +44,7 @@ def list_(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...], fmt:
       studykb list --format tsv | fzf --with-nth 4 -d '\\t' | cut -f1 | xargs -r $EDITOR
       studykb list --type topic --format '{id}\\t{title}'
     """
-    template = FORMATS.get(fmt, fmt)
+    template = _unescaped(FORMATS.get(fmt, fmt))
     _check_template(template)
     docs = _listed(kb, types, tags)
     if as_json:
@@ -53,7 +53,7 @@ def list_(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...], fmt:
                                   "date": d.date} for d in docs]})
         return
     root = kb.root
-    lines = [safe(template.format_map(_fields(d, root)).replace("\n", " ")) for d in docs]
+    lines = [safe(template.format_map(_fields(d, root))) for d in docs]
     if lines:
         click.echo("\n".join(lines))
 
@@ -73,6 +73,14 @@ def _listed(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...]
     return sorted(out, key=lambda d: (d.path, d.line))
 
 
+def _unescaped(template: str) -> str:
+    """``\\t`` and ``\\n`` typed in a shell's single quotes mean a tab and a new line."""
+    import re
+
+    return re.sub(r"\\([tn\\])", lambda m: {"t": "\t", "n": "\n", "\\": "\\"}[m.group(1)],
+                  template)
+
+
 def _check_template(template: str) -> None:
     try:
         names = [name for _lit, name, _spec, _conv in string.Formatter().parse(template)
@@ -86,10 +94,12 @@ def _check_template(template: str) -> None:
 
 
 def _fields(doc: Document, root: Path) -> dict[str, Any]:
-    return {"id": doc.id, "path": doc.path, "file": _shown(root / doc.path),
-            "title": doc.title, "type": doc.type, "status": doc.status or "",
-            "level": doc.level or "", "date": doc.date or "", "tags": ",".join(doc.tags),
-            "aliases": ",".join(doc.aliases)}
+    """The fields of one line (a value never breaks the line or the columns)."""
+    values = {"id": doc.id, "path": doc.path, "file": _shown(root / doc.path),
+              "title": doc.title, "type": doc.type, "status": doc.status or "",
+              "level": doc.level or "", "date": doc.date or "", "tags": ",".join(doc.tags),
+              "aliases": ",".join(doc.aliases)}
+    return {k: " ".join(str(v).split("\n")).replace("\t", " ") for k, v in values.items()}
 
 
 def _shown(file: Path) -> str:
