@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from studykb.errors import StudyError
 from studykb.model import Document
@@ -24,7 +24,9 @@ if TYPE_CHECKING:
     from studykb.related.sidebar import Neighbour, Sidebar
     from studykb.search.query import Hit
     from studykb.study.plans import Knowledge, Plan, Step
+    from studykb.study.tracker import Tracker
 
+T = TypeVar("T")
 #: Which template shows a document of each type.
 TEMPLATES = {"topic": "topic.html", "list": "list.html", "course": "course.html"}
 #: Characters of a backlink's context line shown.
@@ -98,6 +100,17 @@ class Pages:
             self.lines.clear()
         knowledge: Knowledge = self._memo["knowledge"]
         return knowledge
+
+    def memo(self, name: str, make: Callable[[], T]) -> T:
+        """``make()``, kept while the vault's state stays the same."""
+        self.knowledge()  # starts a new memo when the state changed
+        if name not in self._memo:
+            self._memo[name] = make()
+        value: T = self._memo[name]
+        return value
+
+    def tracker(self) -> Tracker:
+        return self.memo("tracker", self.kb.status)
 
     def item(self, doc: Document, link: Linker, note: str = "") -> dict[str, Any]:
         """A document in a list (the templates' "item")."""
@@ -264,7 +277,7 @@ class Pages:
         }
 
     def topics(self, link: Linker) -> Page:
-        found = self.kb.topics()
+        found = self.memo("topics", self.kb.topics)
         docs = self.kb.documents_for(t.key for t in found)
         known = self.knowledge().known
         rows = [
@@ -283,10 +296,10 @@ class Pages:
         return Page("topics.html", {"topics": rows})
 
     def lists(self, link: Linker) -> Page:
-        return Page("lists.html", {"lists": lists_context(self.kb.status(), link)})
+        return Page("lists.html", {"lists": lists_context(self.tracker(), link)})
 
     def courses(self, link: Linker) -> Page:
-        return Page("courses.html", {"courses": self._courses(self.kb.status(), link)})
+        return Page("courses.html", {"courses": self._courses(self.tracker(), link)})
 
     def _courses(self, tracker: Any, link: Linker) -> list[dict[str, Any]]:
         return [
@@ -302,11 +315,12 @@ class Pages:
         ]
 
     def status(self, link: Linker, problems: int | None = None) -> Page:
-        tracker = self.kb.status()
+        tracker = self.tracker()
         counts: dict[str, int] = {}
         for row in self.knowledge().info.values():
             counts[row[0]] = counts.get(row[0], 0) + 1
-        ready = [self.item(s.doc, link, _unlocks(s)) for s in self.kb.ready(limit=READY_LIMIT)]
+        steps = self.memo("ready", lambda: self.kb.ready(limit=READY_LIMIT))
+        ready = [self.item(s.doc, link, _unlocks(s)) for s in steps]
         return Page(
             "status.html",
             {
