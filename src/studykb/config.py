@@ -10,11 +10,8 @@ on a terminal, or says how to make one (``studykb init``).
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
-import tempfile
-import tomllib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,8 +141,10 @@ def locate(vault: str | os.PathLike[str] | None = None, cwd: Path | None = None
 
 def _special_folders() -> set[Path]:
     """Folders never taken as a vault without studykb.toml: home, root, temp."""
+
     out = {Path(Path.cwd().anchor or "/").resolve()}
-    for folder in (os.path.expanduser("~"), tempfile.gettempdir(), "/tmp", "/var/tmp"):
+    temp = [os.environ.get(name) for name in ("TMPDIR", "TEMP", "TMP")]
+    for folder in (os.path.expanduser("~"), *filter(None, temp), "/tmp", "/var/tmp"):
         try:
             out.add(Path(folder).resolve())
         except OSError:
@@ -225,6 +224,8 @@ def load_config(root: Path, explicit: bool = True) -> Config:
 
 def _read(path: Path) -> tuple[str, dict[str, Any]]:
     """(the text, the settings table) of a studykb.toml; empty when there is none."""
+    import tomllib
+
     if not path.is_file():
         return "", {}
     try:
@@ -316,6 +317,8 @@ class _Values:
 
 
 def _did_you_mean(word: str, known: Iterable[str]) -> str:
+    import difflib
+
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -10,11 +10,9 @@ from functools import lru_cache
 from markdown_it import MarkdownIt
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
-from mdit_py_plugins.deflist import deflist_plugin
 from mdit_py_plugins.dollarmath import dollarmath_plugin
 
 from studykb.parse.inline_tags import inline_tags_plugin
-from studykb.parse.shortcodes import shortcodes_plugin
 from studykb.parse.sphinx_refs import sphinx_roles_plugin
 from studykb.parse.wikilinks import wikilinks_plugin
 
@@ -37,9 +35,13 @@ def markdown(shortcodes: bool = False, definitions: bool = False) -> MarkdownIt:
     md.use(wikilinks_plugin)
     md.use(inline_tags_plugin)
     md.use(sphinx_roles_plugin)
-    if shortcodes:
+    if shortcodes:  # imported here: most vaults are not Hugo sites
+        from studykb.parse.shortcodes import shortcodes_plugin
+
         md.use(shortcodes_plugin)
     if definitions:
+        from mdit_py_plugins.deflist import deflist_plugin
+
         md.use(deflist_plugin)
     md.core.ruler.at("inline", _inline_rule)
     # Link destinations are kept as written: markdown-it would percent-encode them and

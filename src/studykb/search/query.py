@@ -18,6 +18,7 @@ from studykb.errors import UsageError
 from studykb.model import DOC_TYPES
 from studykb.search.understand import plain, read
 from studykb.vault import Vault
+from studykb.vault.topics import TopicTable
 
 #: Longer queries are cut (at a word boundary) to this many characters.
 MAX_QUERY_CHARS = 500
@@ -278,7 +279,7 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     if text:
         check_syntax(text)
     groups = _filters(vault, opts)
-    topics = vault.topics()
+    topics = _topics(vault)
     index.use_vocabulary(topics)
     if text and plain(text):
         from studykb.search.ranking import plain_query, terms_of
@@ -303,8 +304,23 @@ def also_searched(vault: Vault, opts: SearchOptions) -> list[str]:
     if not text or not opts.expand or not has_words(text):
         return []
     if plain(text):
-        return read(text, vault.topics()).also
+        return read(text, _topics(vault)).also
     return _expansions(vault, text)
+
+
+def _topics(vault: Vault) -> TopicTable:
+    """The topic table, its names as queries compare them kept in the vault's cache."""
+    from studykb.search.understand import names_of, remember_names
+    from studykb.vault.cache import key
+
+    topics = vault.topics()
+    entry = key("search-names", topics.digest)
+    names = vault.cache.get("search-names", entry)
+    if not isinstance(names, dict):
+        names = names_of(topics)
+        vault.cache.put("search-names", entry, names)
+    remember_names(topics, names)
+    return topics
 
 
 def explain(opts: SearchOptions) -> list[str]:

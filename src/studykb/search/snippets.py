@@ -65,9 +65,11 @@ def _lead(vault: Vault, doc: Document, terms: frozenset[str] | set[str]) -> str:
 
 
 def _own_terms(doc: Document) -> frozenset[str]:
-    from studykb.text.analysis import analyze
+    """The terms of the document's names (Chinese runs whole: a snippet of an English
+    query never loads the Chinese dictionary)."""
+    from studykb.text.analysis import rough_terms
 
-    return frozenset(analyze(" ".join((doc.title, *doc.aliases))))
+    return rough_terms(" ".join((doc.title, *doc.aliases)))
 
 
 def without_title(body: str, title: str) -> str:

@@ -150,14 +150,24 @@ _NAMES = _Names()
 def _names(topics: TopicTable) -> dict[str, str]:
     """Normalised name -> topic key (remembered for one topic table)."""
     if _NAMES.digest != topics.digest or not _NAMES.keys:
-        keys: dict[str, str] = {}
-        for key, text in sorted(topics.texts.items()):
-            for name in text.split("\n"):
-                keys.setdefault(_norm(name), key)
-        for name, key in topics.names.items():  # ids win, as the topic table says
-            keys[_norm(name)] = key
-        _NAMES.digest, _NAMES.keys = topics.digest, keys
+        _NAMES.digest, _NAMES.keys = topics.digest, names_of(topics)
     return _NAMES.keys
+
+
+def names_of(topics: TopicTable) -> dict[str, str]:
+    """Normalised name -> topic key of every topic (ids win, as the topic table says)."""
+    keys: dict[str, str] = {}
+    for key, text in sorted(topics.texts.items()):
+        for name in text.split("\n"):
+            keys.setdefault(_norm(name), key)
+    for name, key in topics.names.items():
+        keys[_norm(name)] = key
+    return keys
+
+
+def remember_names(topics: TopicTable, keys: dict[str, str]) -> None:
+    """Use ``keys`` (kept in the vault's cache) as the names of ``topics``."""
+    _NAMES.digest, _NAMES.keys = topics.digest, keys
 
 
 def _concepts(text: str, words: list[Word], topics: TopicTable) -> list[Concept]:

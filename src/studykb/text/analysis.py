@@ -185,6 +185,20 @@ def find_terms(text: str, terms: frozenset[str] | set[str]) -> list[tuple[str, i
     return found
 
 
+def rough_terms(text: str) -> frozenset[str]:
+    """Terms of ``text`` without cutting its Chinese (and so without loading the
+    dictionary): English words as indexed, and each run of Han characters whole. Good
+    for :func:`find_terms`, which finds a Chinese term as a substring."""
+    out: set[str] = set()
+    for m in _TOKENS.finditer(text):
+        run = m.group(1)
+        if run is not None:
+            out.add(run)
+        elif (word := m.group().lower()) not in STOP_WORDS:
+            out.add(stem(word))
+    return frozenset(out)
+
+
 def surface_forms(text: str) -> dict[str, str]:
     """term -> the first word of ``text`` that gave it (``decod`` -> ``decoding``)."""
     out: dict[str, str] = {}

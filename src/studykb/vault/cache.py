@@ -54,6 +54,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "search-held": ("studykb.search.index", "studykb.search.schema", "studykb.search.state",
                     "studykb.text"),
     "topics": ("studykb.vault.topics",),
+    "search-names": ("studykb.search.understand", "studykb.vault.topics"),
     "search-segments": ("studykb.text.segment",),
 }
 CACHE_FILE = "cache.sqlite"

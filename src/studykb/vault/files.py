@@ -25,8 +25,6 @@ which of them a killed process left behind, so the next scan removes them.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import errno
 import os
 import re
@@ -36,6 +34,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from studykb.errors import StudyError
 
@@ -343,7 +342,7 @@ def _sync_folder(folder: Path) -> None:
 _RENAME_EXCHANGE = 2  # Linux <linux/fs.h>
 _RENAME_SWAP = 2  # macOS <stdio.h>
 _AT_FDCWD = -100
-_libc: ctypes.CDLL | None = None
+_libc: Any = None
 _exchange_works = True
 
 
@@ -352,6 +351,9 @@ def _exchange(a: Path, b: Path) -> bool:
     global _libc, _exchange_works
     if not _exchange_works:
         return False
+    import ctypes
+    import ctypes.util
+
     if _libc is None:
         try:
             _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
