@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import threading
-import webbrowser
 from pathlib import Path
 
 import click
@@ -54,6 +53,8 @@ def serve(obj: Context, port: int, open_browser: bool) -> None:
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
     click.echo(safe(f"studykb: serving {kb.root} at {url} (Ctrl-C stops)"))
     if open_browser:
+        import webbrowser
+
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
     with contextlib.suppress(KeyboardInterrupt):
         Server(app, hub).run(sockets=[sock])

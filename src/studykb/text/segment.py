@@ -83,11 +83,17 @@ class Segments:
         self.runs: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self.fresh: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {}
         self.loaded: set[str] = set()
+        self._pending: tuple[Store, str] | None = None
         self.keep = True
         """Whether to hold what was cut (a full build's index workers do not)."""
 
     def cut(self, run: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
         """The words of ``run`` (with the shorter words indexed inside each), via rjieba."""
+        if self._pending is not None:
+            self._load_pending()
+            known = self.runs.get(run)
+            if known is not None:
+                return known
         got = tuple((word, tuple(piece for piece, _at in pieces(word)) if len(word) > 2
                      else ()) for word in jieba().cut(run))
         if not self.keep:
@@ -100,9 +106,16 @@ class Segments:
         return got
 
     def load(self, cache: Store, entry: str) -> None:
-        """Add the runs remembered in ``cache`` under ``entry`` (once per process)."""
-        if entry in self.loaded:
+        """Add the runs remembered in ``cache`` under ``entry`` (once per process), when
+        the first run is missing: an edit without new Chinese never reads them."""
+        if entry not in self.loaded:
+            self._pending = (cache, entry)
+
+    def _load_pending(self) -> None:
+        pending, self._pending = self._pending, None
+        if pending is None:
             return
+        cache, entry = pending
         self.loaded.add(entry)
         data = cache.get(SEGMENTS_ENTRY, entry)
         if not isinstance(data, dict):
@@ -112,6 +125,7 @@ class Segments:
 
     def save(self, cache: Store, entry: str) -> None:
         """Remember the runs cut since the last save (the newest :data:`SEGMENTS_MAX`)."""
+        self._pending = None
         if not self.fresh:
             return
         data = cache.get(SEGMENTS_ENTRY, entry)
