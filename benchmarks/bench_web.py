@@ -219,7 +219,8 @@ def page_paths(vault: Path, info: dict[str, Any], n: int) -> dict[str, list[str]
     deep = info.get("deep_target_path")
     if deep:
         out["plan, deepest topic"] = ["/plan/" + deep[:-3] + ".html?all=1"]
-    out["lists"] = ["/", "/topics/", "/lists/", "/courses/", "/graph/"]
+    out["list pages, first view"] = ["/", "/topics/", "/lists/", "/courses/", "/graph/"]
+    out["list pages, again"] = out["list pages, first view"]
     return out
 
 

@@ -437,3 +437,15 @@ def _wait(condition: Callable[[], bool], seconds: float = 5) -> None:
     while not condition():
         assert time.monotonic() < end, "timed out"
         time.sleep(0.01)
+
+
+def test_list_pages_follow_the_vault(client: TestClient, vault: Path) -> None:
+    home = client.get("/").text
+    reading = home[home.index('id="reading-h"') : home.index('id="ready-h"')]
+    assert "My FSDP notes" in reading
+    assert _mark(client, "notes/my-fsdp.md", "done").status_code == 200
+    home = client.get("/").text
+    reading = home[home.index('id="reading-h"') : home.index('id="ready-h"')]
+    assert "My FSDP notes" not in reading
+    (vault / "notes/topics/new-topic.md").write_text("# Brand new topic\n", encoding="utf-8")
+    assert "Brand new topic" in client.get("/topics/").text
