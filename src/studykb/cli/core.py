@@ -122,7 +122,7 @@ def build(obj: Context, as_json: bool) -> None:
     if not stats.changed:
         out.print("up to date")
     out.print(f"{stats.documents} documents, {stats.links} links, {stats.problems} problems "
-              f"({stats.errors} errors) in {stats.seconds:.2f}s")
+              f"({stats.errors} error{'' if stats.errors == 1 else 's'}) in {stats.seconds:.2f}s")
     if indexed and indexed["reindexed"]:
         out.print(f"search index: {indexed['reindexed']} files re-indexed in "
                   f"{indexed['seconds']:.2f}s")

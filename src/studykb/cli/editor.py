@@ -132,7 +132,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
     def ready() -> None:
         st = first.stats
         _say(f"watching {watcher.root}: {st.documents} documents, {st.problems} problems "
-             f"({st.errors} errors){'; search index ready' if first.indexed else ''}"
+             f"({st.errors} error{'' if st.errors == 1 else 's'}){'; search index ready' if first.indexed else ''}"
              f"{'; answering studykb commands' if watcher.serving else ''}. Ctrl-C to stop.")
 
     def following(owner: Owner | None) -> None:
@@ -161,7 +161,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
             _say(f"studykb: {change.error}", err=True)
         elif not quiet:
             _say(f"[{stamp}] {st.documents} documents, {st.problems} problems ({st.errors} "
-                 f"errors){'; index updated' if change.indexed else ''}")
+                 f"error{'' if st.errors == 1 else 's'}){'; index updated' if change.indexed else ''}")
 
     def gone() -> None:
         _say(f"studykb: the vault folder {watcher.root} disappeared; stopping.", err=True)

@@ -201,7 +201,7 @@ def status(kb: KnowledgeBase, as_json: bool) -> None:
             ("Courses", _course_lines(t), "(none)"),
             ("Reading now", [f"  {_esc(d.title)} [dim]({_esc(_facts(d))}; {_esc(d.id)})[/]"
                              for d in t.reading], "(nothing marked reading)"),
-            ("Finished lately", [f"  {d.done or '':10} {_esc(d.title)} [dim]({_esc(d.id)})[/]"
+            ("Finished lately", [f"  {d.done + ' ' if d.done else ''}{_esc(d.title)} [dim]({_esc(d.id)})[/]"
                                  for d in t.finished], "(nothing marked done)"),
             ("Reading lists", [f"  {_esc(lp.list.title)}: {_counted(lp.items, 'pick')}, "
                                f"{lp.beginner} beginner, in recommended order; {lp.read} read"
