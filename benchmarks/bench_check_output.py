@@ -58,8 +58,9 @@ def make_vault(root: Path, problems: int) -> None:
     topics = root / "notes" / "topics"
     topics.mkdir(parents=True)
     for t in range(200):
-        (topics / f"topic-{t:03}.md").write_text(f"---\nid: topic-{t:03}\n---\n# Topic {t}\n",
-                                                 encoding="utf-8")
+        (topics / f"topic-{t:03}.md").write_text(
+            f"---\nid: topic-{t:03}\n---\n# Topic {t}\n", encoding="utf-8"
+        )
     notes = root / "notes"
     per_note = 10
     for n in range(-(-problems // per_note)):
@@ -67,10 +68,10 @@ def make_vault(root: Path, problems: int) -> None:
         for k in range(per_note):
             i = n * per_note + k
             # a typo of a topic's id (one letter dropped) one time in ten
-            links.append(f"[[topic-{i % 200:03}"[:-1] + "]]" if i % 10 == 0
-                         else f"[[missing-{i}]]")
-        (notes / f"n{n:05}.md").write_text(f"# Note {n}\n\n" + " ".join(links) + "\n",
-                                           encoding="utf-8")
+            links.append(f"[[topic-{i % 200:03}"[:-1] + "]]" if i % 10 == 0 else f"[[missing-{i}]]")
+        (notes / f"n{n:05}.md").write_text(
+            f"# Note {n}\n\n" + " ".join(links) + "\n", encoding="utf-8"
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,12 +88,18 @@ def main(argv: list[str] | None = None) -> int:
         studykb = [sys.executable, "-m", "studykb", "--vault", str(root)]
         first = interleave({"build": [*studykb, "check", "--json"]}, 1, env=LOCAL)
         found = first["build"].runs[0].stdout.count('"code": "dangling-ref"')
-        timings = interleave({
-            "check --json": [*studykb, "check", "--json"],
-            "check (text)": [*studykb, "check"],
-            "former text (rich per line)": python_cmd(FORMER, str(root)),
-            "check --json, no did-you-mean": python_cmd(UNSUGGESTED, str(root)),
-        }, args.runs, warmup=1, env=LOCAL, ok_codes=(0, 1))
+        timings = interleave(
+            {
+                "check --json": [*studykb, "check", "--json"],
+                "check (text)": [*studykb, "check"],
+                "former text (rich per line)": python_cmd(FORMER, str(root)),
+                "check --json, no did-you-mean": python_cmd(UNSUGGESTED, str(root)),
+            },
+            args.runs,
+            warmup=1,
+            env=LOCAL,
+            ok_codes=(0, 1),
+        )
     base = timings["check --json"].median
     table = Table("command", "median s", "vs --json")
     figures = {"problems": found, "runs": args.runs}

@@ -42,8 +42,9 @@ WATCH_S = 0.5
 
 
 def studykb(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "studykb", *args], capture_output=True,
-                          text=True, timeout=1800)
+    return subprocess.run(
+        [sys.executable, "-m", "studykb", *args], capture_output=True, text=True, timeout=1800
+    )
 
 
 def ms(values: list[float]) -> tuple[float, float, float]:
@@ -73,17 +74,30 @@ def bench_lsp(vault: Path, info: dict, runs: int, table: Table) -> None:
         uri = client.open(edit, base)
         client.diagnostics(uri, 1, timeout=600)
         ready = time.perf_counter() - started
-        table.add("lsp: start, load the vault, first diagnostics", f"{ready * 1000:.0f} ms", "",
-                  "", "-", "")
+        table.add(
+            "lsp: start, load the vault, first diagnostics",
+            f"{ready * 1000:.0f} ms",
+            "",
+            "",
+            "-",
+            "",
+        )
 
         lines = base.split("\n")
-        cases = [("[[", ""), ("[[", "t0"), ("[[", "tensor"), ("[[", "张量"),
-                 ("[[", "zzq-nothing-matches"), ("requires: [", "t01")]
+        cases = [
+            ("[[", ""),
+            ("[[", "t0"),
+            ("[[", "tensor"),
+            ("[[", "张量"),
+            ("[[", "zzq-nothing-matches"),
+            ("requires: [", "t01"),
+        ]
         timings: dict[str, list[float]] = {}
         version = 1
         for opener, prefix in cases:
-            line_text = f"{opener}{prefix}" if opener.startswith("requires") else \
-                f"See {opener}{prefix}"
+            line_text = (
+                f"{opener}{prefix}" if opener.startswith("requires") else f"See {opener}{prefix}"
+            )
             if opener.startswith("requires"):
                 text = "---\n" + line_text + "\n---\n" + base
                 line = 1
@@ -101,9 +115,14 @@ def bench_lsp(vault: Path, info: dict, runs: int, table: Table) -> None:
                 timings.setdefault(label, []).append(time.perf_counter() - t0)
             count = len(result["items"]) if result else 0
             med, p95, top = ms(timings[label])
-            table.add(f"lsp: completion {label!r} ({count} items)", f"{med:.1f} ms",
-                      f"{p95:.1f} ms", f"{top:.1f} ms", f"<= {COMPLETION_MS} ms",
-                      "ok" if p95 <= COMPLETION_MS else "MISSED")
+            table.add(
+                f"lsp: completion {label!r} ({count} items)",
+                f"{med:.1f} ms",
+                f"{p95:.1f} ms",
+                f"{top:.1f} ms",
+                f"<= {COMPLETION_MS} ms",
+                "ok" if p95 <= COMPLETION_MS else "MISSED",
+            )
 
         diag: list[float] = []
         for n in range(runs):
@@ -116,9 +135,14 @@ def bench_lsp(vault: Path, info: dict, runs: int, table: Table) -> None:
             diag.append(time.perf_counter() - t0)
             assert any(f"no-such-note-{n}" in d["message"] for d in found), found
         med, p95, top = ms(diag)
-        table.add("lsp: diagnostics after an edit", f"{med:.1f} ms", f"{p95:.1f} ms",
-                  f"{top:.1f} ms", f"<= {DIAGNOSTICS_MS} ms",
-                  "ok" if p95 <= DIAGNOSTICS_MS else "MISSED")
+        table.add(
+            "lsp: diagnostics after an edit",
+            f"{med:.1f} ms",
+            f"{p95:.1f} ms",
+            f"{top:.1f} ms",
+            f"<= {DIAGNOSTICS_MS} ms",
+            "ok" if p95 <= DIAGNOSTICS_MS else "MISSED",
+        )
 
         body = base.split("\n---\n", 1)[-1]
         big = base + "\n" + "\n".join(body for _ in range(max(1, 100_000 // max(len(body), 1))))
@@ -131,9 +155,14 @@ def bench_lsp(vault: Path, info: dict, runs: int, table: Table) -> None:
             client.diagnostics(uri, version, since=since)
             spent.append(time.perf_counter() - t0)
         med, p95, top = ms(spent)
-        table.add(f"lsp: diagnostics after an edit ({len(big) // 1000} KB note)",
-                  f"{med:.1f} ms", f"{p95:.1f} ms", f"{top:.1f} ms", f"<= {DIAGNOSTICS_MS} ms",
-                  "ok" if p95 <= DIAGNOSTICS_MS else "MISSED")
+        table.add(
+            f"lsp: diagnostics after an edit ({len(big) // 1000} KB note)",
+            f"{med:.1f} ms",
+            f"{p95:.1f} ms",
+            f"{top:.1f} ms",
+            f"<= {DIAGNOSTICS_MS} ms",
+            "ok" if p95 <= DIAGNOSTICS_MS else "MISSED",
+        )
         version += 1
         client.change(uri, base + f"\nEdited {runs - 1}: [[t00000-tensor-tensor]]\n", version)
         client.diagnostics(uri, version)
@@ -147,21 +176,34 @@ def bench_lsp(vault: Path, info: dict, runs: int, table: Table) -> None:
                 spent.append(time.perf_counter() - t0)
                 assert answer, f"no {method} on the link"
             med, p95, top = ms(spent)
-            table.add(f"lsp: {method.split('/')[1]}", f"{med:.1f} ms", f"{p95:.1f} ms",
-                      f"{top:.1f} ms", "-", "")
+            table.add(
+                f"lsp: {method.split('/')[1]}",
+                f"{med:.1f} ms",
+                f"{p95:.1f} ms",
+                f"{top:.1f} ms",
+                "-",
+                "",
+            )
         target = next(vault.glob(f"**/{info.get('backlinks_target', '-')}.md"), None)
         if target is not None:
             turi = client.open(target)
             spent = []
             for _ in range(max(3, runs // 4)):
                 t0 = time.perf_counter()
-                refs = client.request("textDocument/references",
-                                      {**client.at(turi, 0, 0),
-                                       "context": {"includeDeclaration": False}})
+                refs = client.request(
+                    "textDocument/references",
+                    {**client.at(turi, 0, 0), "context": {"includeDeclaration": False}},
+                )
                 spent.append(time.perf_counter() - t0)
             med, p95, top = ms(spent)
-            table.add(f"lsp: references ({len(refs)} backlinks)", f"{med:.1f} ms",
-                      f"{p95:.1f} ms", f"{top:.1f} ms", "-", "")
+            table.add(
+                f"lsp: references ({len(refs)} backlinks)",
+                f"{med:.1f} ms",
+                f"{p95:.1f} ms",
+                f"{top:.1f} ms",
+                "-",
+                "",
+            )
 
         # a note saved on disk: the open buffer's dangling link resolves once the server's
         # watcher has refreshed the vault; completion keeps answering meanwhile
@@ -180,25 +222,45 @@ def bench_lsp(vault: Path, info: dict, runs: int, table: Table) -> None:
                 t1 = time.perf_counter()
                 client.request("textDocument/completion", position)
                 during.append(time.perf_counter() - t1)
-                done = [m for m in client.notifications[since:]
-                        if m.get("method") == "textDocument/publishDiagnostics"
-                        and m["params"]["uri"] == uri
-                        and not any(name in d["message"] for d in m["params"]["diagnostics"])]
+                done = [
+                    m
+                    for m in client.notifications[since:]
+                    if m.get("method") == "textDocument/publishDiagnostics"
+                    and m["params"]["uri"] == uri
+                    and not any(name in d["message"] for d in m["params"]["diagnostics"])
+                ]
                 if done or time.perf_counter() - t0 > 60:
                     break
             seen = done[0]["_at"] - t0 if done else float("nan")
         finally:
             new_file.unlink()
-        table.add("lsp: a note saved on disk -> open buffer re-checked", f"{seen * 1000:.0f} ms",
-                  "", "", "-", "")
+        table.add(
+            "lsp: a note saved on disk -> open buffer re-checked",
+            f"{seen * 1000:.0f} ms",
+            "",
+            "",
+            "-",
+            "",
+        )
         med, p95, top = ms(during)
-        table.add(f"lsp: completion meanwhile ({len(during)} requests)", f"{med:.1f} ms",
-                  f"{p95:.1f} ms", f"{top:.1f} ms", f"<= {COMPLETION_MS} ms",
-                  "ok" if p95 <= COMPLETION_MS else "MISSED")
+        table.add(
+            f"lsp: completion meanwhile ({len(during)} requests)",
+            f"{med:.1f} ms",
+            f"{p95:.1f} ms",
+            f"{top:.1f} ms",
+            f"<= {COMPLETION_MS} ms",
+            "ok" if p95 <= COMPLETION_MS else "MISSED",
+        )
 
         rss, peak = memory_mb(client.proc.pid)
-        table.add("lsp: server memory (now / peak RSS)", f"{rss:.0f} MB", "", f"{peak:.0f} MB",
-                  f"<= {MEMORY_MB} MB", "ok" if peak <= MEMORY_MB else "MISSED")
+        table.add(
+            "lsp: server memory (now / peak RSS)",
+            f"{rss:.0f} MB",
+            "",
+            f"{peak:.0f} MB",
+            f"<= {MEMORY_MB} MB",
+            "ok" if peak <= MEMORY_MB else "MISSED",
+        )
     finally:
         client.close()
 
@@ -207,8 +269,13 @@ def bench_watch(vault: Path, info: dict, runs: int, table: Table) -> None:
     edit = vault / info["edit_file"]
     original = edit.read_bytes()
     env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(vault), "watch"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studykb", "--vault", str(vault), "watch"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     lines: queue.Queue[tuple[float, str]] = queue.Queue()
 
     def pump() -> None:
@@ -235,8 +302,14 @@ def bench_watch(vault: Path, info: dict, runs: int, table: Table) -> None:
     try:
         t0 = time.perf_counter()
         until("watching ")
-        table.add("watch: start (refresh, index sync, watches)",
-                  f"{(time.perf_counter() - t0) * 1000:.0f} ms", "", "", "-", "")
+        table.add(
+            "watch: start (refresh, index sync, watches)",
+            f"{(time.perf_counter() - t0) * 1000:.0f} ms",
+            "",
+            "",
+            "-",
+            "",
+        )
         spent = []
         indexed = True
         word = ""
@@ -248,15 +321,26 @@ def bench_watch(vault: Path, info: dict, runs: int, table: Table) -> None:
             at = until(" documents, ")
             spent.append(at - t0)
         med, p95, top = ms(spent)
-        table.add("watch: saved edit -> state and index updated", f"{med:.0f} ms",
-                  f"{p95:.0f} ms", f"{top:.0f} ms", f"<= {WATCH_S * 1000:.0f} ms",
-                  "ok" if p95 <= WATCH_S * 1000 else "MISSED")
+        table.add(
+            "watch: saved edit -> state and index updated",
+            f"{med:.0f} ms",
+            f"{p95:.0f} ms",
+            f"{top:.0f} ms",
+            f"<= {WATCH_S * 1000:.0f} ms",
+            "ok" if p95 <= WATCH_S * 1000 else "MISSED",
+        )
         found = studykb("--vault", str(vault), "search", word, "--json")
         if found.returncode in (0, 1) and found.stdout.strip().startswith("{"):
             hits = json.loads(found.stdout).get("hits", [])
             indexed = any(h.get("path") == info["edit_file"] for h in hits)
-            table.add(f"watch: `studykb search {word}` finds the edit", "yes" if indexed
-                      else "NO", "", "", "-", "ok" if indexed else "MISSED")
+            table.add(
+                f"watch: `studykb search {word}` finds the edit",
+                "yes" if indexed else "NO",
+                "",
+                "",
+                "-",
+                "ok" if indexed else "MISSED",
+            )
     finally:
         edit.write_bytes(original)
         proc.terminate()
@@ -267,8 +351,9 @@ def bench_watch(vault: Path, info: dict, runs: int, table: Table) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--docs", type=int, default=10000)
     parser.add_argument("--vault", type=Path, help="use this generated vault (gen_vault.py)")
     parser.add_argument("--runs", type=int, default=30)
@@ -280,8 +365,11 @@ def main() -> None:
     if vault is None:
         temp = Path(tempfile.mkdtemp(prefix="studykb-bench-editor-"))
         vault = temp / "vault"
-        subprocess.run([sys.executable, str(HERE / "gen_vault.py"), str(vault), "--docs",
-                        str(args.docs)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [sys.executable, str(HERE / "gen_vault.py"), str(vault), "--docs", str(args.docs)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     info = json.loads((vault / ".bench.json").read_text())
     try:
         table = Table("measure", "median", "p95", "max", "target", "")
@@ -289,12 +377,19 @@ def main() -> None:
         built = studykb("--vault", str(vault), "build")
         if built.returncode not in (0, 1):
             raise SystemExit(f"build failed: {built.stderr}")
-        table.add("studykb build (state and index, before the runs)",
-                  f"{time.perf_counter() - t0:.1f} s", "", "", "-", "")
+        table.add(
+            "studykb build (state and index, before the runs)",
+            f"{time.perf_counter() - t0:.1f} s",
+            "",
+            "",
+            "-",
+            "",
+        )
         bench_lsp(vault, info, args.runs, table)
         bench_watch(vault, info, max(10, args.runs * 2 // 3), table)
-        print(f"\n{info['docs']} documents, {os.cpu_count()} cores, Python "
-              f"{sys.version.split()[0]}\n")
+        print(
+            f"\n{info['docs']} documents, {os.cpu_count()} cores, Python {sys.version.split()[0]}\n"
+        )
         table.print(markdown=args.markdown)
     finally:
         if temp is not None:

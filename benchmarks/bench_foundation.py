@@ -168,19 +168,33 @@ def generate_vault(vault: str, n_docs: int, seed: int) -> dict:
     here = os.path.dirname(os.path.abspath(__file__))
     if os.path.isdir(vault) and not os.path.exists(os.path.join(vault, ".bench.json")):
         raise SystemExit(f"{vault} exists and is not a generated vault")
-    run([sys.executable, os.path.join(here, "gen_vault.py"), vault, "--docs", str(n_docs),
-         "--seed", str(seed)], check=True)
+    run(
+        [
+            sys.executable,
+            os.path.join(here, "gen_vault.py"),
+            vault,
+            "--docs",
+            str(n_docs),
+            "--seed",
+            str(seed),
+        ],
+        check=True,
+    )
     with open(os.path.join(vault, ".bench.json"), encoding="utf-8") as fh:
         return json.load(fh)
 
 
-def bench_size(n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
-               ) -> tuple[Table, dict]:
+def bench_size(
+    n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
+) -> tuple[Table, dict]:
     vault = os.path.join(workdir, f"vault-{n_docs}")
     t0 = time.perf_counter()
     info = generate_vault(vault, n_docs, seed)
-    print(f"\n== {n_docs} documents ({info['bytes'] / 1e6:.1f} MB), generated in "
-          f"{time.perf_counter() - t0:.1f} s: {vault}", flush=True)
+    print(
+        f"\n== {n_docs} documents ({info['bytes'] / 1e6:.1f} MB), generated in "
+        f"{time.perf_counter() - t0:.1f} s: {vault}",
+        flush=True,
+    )
     sk = studykb_cmd() + ["--vault", vault]
     heavy = max(3, runs // 2) if n_docs >= 5000 else runs
     env = LOCAL
@@ -190,14 +204,19 @@ def bench_size(n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
     def note(group: dict[str, Timing]) -> None:
         for name, timing in group.items():
             res[name] = timing
-            print(f"  {name:<44} median {timing.median:6.3f} s ({timing.spread()}, "
-                  f"{len(timing.runs)} runs)  cpu {timing.cpu:6.2f} s  "
-                  f"rss {timing.rss_mb:4.0f} MB  tree {timing.tree_mb:4.0f} MB", flush=True)
+            print(
+                f"  {name:<44} median {timing.median:6.3f} s ({timing.spread()}, "
+                f"{len(timing.runs)} runs)  cpu {timing.cpu:6.2f} s  "
+                f"rss {timing.rss_mb:4.0f} MB  tree {timing.tree_mb:4.0f} MB",
+                flush=True,
+            )
 
     wipe = {}
-    full = {"markdown-it": python_cmd(BASELINE_PARSE, vault),
-            "full parse+resolve (library)": python_cmd(REFRESH, vault),
-            "full parse+resolve+graph (library)": python_cmd(BUILD_GRAPH, vault)}
+    full = {
+        "markdown-it": python_cmd(BASELINE_PARSE, vault),
+        "full parse+resolve (library)": python_cmd(REFRESH, vault),
+        "full parse+resolve+graph (library)": python_cmd(BUILD_GRAPH, vault),
+    }
     if with_index:
         full["full build: studykb build (+ search index)"] = sk + ["build", "--json"]
     for name in full:
@@ -208,17 +227,21 @@ def bench_size(n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
     note(interleave(full, heavy, before=wipe, sample=HEAVY_SAMPLE, **opts))
 
     run(sk + ["build"], **opts)  # state (and search index) up to date from here on
-    quick = {"python start": python_cmd(BASELINE_PYTHON),
-             "walk+stat": python_cmd(BASELINE_WALK, vault),
-             "no-op refresh: studykb build": sk + ["build", "--json"],
-             "no-op refresh (library)": python_cmd(REFRESH, vault),
-             "check": sk + ["check", "--json"],
-             "backlinks": sk + ["backlinks", info["backlinks_target"], "--json"]}
+    quick = {
+        "python start": python_cmd(BASELINE_PYTHON),
+        "walk+stat": python_cmd(BASELINE_WALK, vault),
+        "no-op refresh: studykb build": sk + ["build", "--json"],
+        "no-op refresh (library)": python_cmd(REFRESH, vault),
+        "check": sk + ["check", "--json"],
+        "backlinks": sk + ["backlinks", info["backlinks_target"], "--json"],
+    }
     note(interleave(quick, runs, warmup=1, **opts))
 
     editor = Editor(os.path.join(vault, info["edit_file"]))
-    edits = {"refresh after 1 edit: studykb build": sk + ["build", "--json"],
-             "refresh after 1 edit (library)": python_cmd(REFRESH, vault)}
+    edits = {
+        "refresh after 1 edit: studykb build": sk + ["build", "--json"],
+        "refresh after 1 edit (library)": python_cmd(REFRESH, vault),
+    }
     try:
         timed = interleave(edits, runs, before={k: editor for k in edits}, **opts)
     finally:
@@ -233,22 +256,31 @@ def bench_size(n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
     # the same commands answered by a running `studykb watch` (see client.py)
     served_opts = {**opts, "env": SERVED}
     with watching(studykb_cmd(), vault):
-        served = {"no-op refresh: studykb build, watch running": sk + ["build", "--json"],
-                  "check, watch running": sk + ["check", "--json"],
-                  "backlinks, watch running": sk + ["backlinks", info["backlinks_target"],
-                                                    "--json"]}
+        served = {
+            "no-op refresh: studykb build, watch running": sk + ["build", "--json"],
+            "check, watch running": sk + ["check", "--json"],
+            "backlinks, watch running": sk + ["backlinks", info["backlinks_target"], "--json"],
+        }
         note(interleave(served, runs, warmup=1, **served_opts))
         try:
-            note(interleave({"refresh after 1 edit: studykb build, watch running":
-                             sk + ["build", "--json"]}, runs,
-                            before={"refresh after 1 edit: studykb build, watch running": editor},
-                            **served_opts))
+            note(
+                interleave(
+                    {
+                        "refresh after 1 edit: studykb build, watch running": sk
+                        + ["build", "--json"]
+                    },
+                    runs,
+                    before={"refresh after 1 edit: studykb build, watch running": editor},
+                    **served_opts,
+                )
+            )
         finally:
             editor.restore()
     run(sk + ["build"], **opts)
 
-    table = Table("figure", "docs", "median s", "cpu s", "baseline", "baseline s", "ratio",
-                  "target", "result")
+    table = Table(
+        "figure", "docs", "median s", "cpu s", "baseline", "baseline s", "ratio", "target", "result"
+    )
     judged = n_docs >= 10000
     for name, base, target_ratio, target_abs in FIGURES:
         if name not in res:
@@ -262,34 +294,71 @@ def bench_size(n_docs: int, runs: int, workdir: str, seed: int, with_index: bool
         else:
             target, ok = "-", None
         verdict = "-" if ok is None or not judged else ("pass" if ok else "FAIL")
-        table.add(name, n_docs, value, res[name].cpu, base, base_s, f"{rt:.2f}x" if rt else "-",
-                  target, verdict)
+        table.add(
+            name,
+            n_docs,
+            value,
+            res[name].cpu,
+            base,
+            base_s,
+            f"{rt:.2f}x" if rt else "-",
+            target,
+            verdict,
+        )
     builds = [k for k in full if k != "markdown-it"]
     for name in builds:
         peak = res[name].tree_mb
-        table.add(f"peak memory MB: {name}", n_docs, peak, "-", "markdown-it",
-                  res["markdown-it"].tree_mb, f"{peak / res['markdown-it'].tree_mb:.2f}x",
-                  f"<= {MEMORY_TARGET_MB:g} MB",
-                  ("pass" if peak <= MEMORY_TARGET_MB else "FAIL") if judged else "-")
-    table.add("python start (reference)", n_docs, res["python start"].median,
-              res["python start"].cpu, "-", None, "-", "-", "-")
-    figures = {k: {"median": v.median, "best": v.best, "cpu": v.cpu, "rss_mb": v.rss_mb,
-                   "tree_mb": v.tree_mb, "runs": [r.seconds for r in v.runs]}
-               for k, v in res.items()}
+        table.add(
+            f"peak memory MB: {name}",
+            n_docs,
+            peak,
+            "-",
+            "markdown-it",
+            res["markdown-it"].tree_mb,
+            f"{peak / res['markdown-it'].tree_mb:.2f}x",
+            f"<= {MEMORY_TARGET_MB:g} MB",
+            ("pass" if peak <= MEMORY_TARGET_MB else "FAIL") if judged else "-",
+        )
+    table.add(
+        "python start (reference)",
+        n_docs,
+        res["python start"].median,
+        res["python start"].cpu,
+        "-",
+        None,
+        "-",
+        "-",
+        "-",
+    )
+    figures = {
+        k: {
+            "median": v.median,
+            "best": v.best,
+            "cpu": v.cpu,
+            "rss_mb": v.rss_mb,
+            "tree_mb": v.tree_mb,
+            "runs": [r.seconds for r in v.runs],
+        }
+        for k, v in res.items()
+    }
     return table, {"docs": n_docs, "bytes": info["bytes"], "figures": figures}
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--docs", type=int, action="append",
-                    help="vault size (repeatable; default 1000 and 10000)")
+    ap.add_argument(
+        "--docs", type=int, action="append", help="vault size (repeatable; default 1000 and 10000)"
+    )
     ap.add_argument("--runs", type=int, default=5, help="runs per quick figure (default 5)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workdir", help="where to generate vaults (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the generated vaults")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
-    ap.add_argument("--no-index", action="store_true",
-                    help="skip the full `studykb build` (it also builds the search index)")
+    ap.add_argument(
+        "--no-index",
+        action="store_true",
+        help="skip the full `studykb build` (it also builds the search index)",
+    )
     ap.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
     args = ap.parse_args(argv)
     sizes = args.docs or [1000, 10000]

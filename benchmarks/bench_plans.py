@@ -64,8 +64,12 @@ def in_process(vault_dir: str, target: str, runs: int) -> tuple[float, float, fl
         plans.plan(vault, doc, include_known=True, kb=fresh)
         cold.append(time.perf_counter() - start)
     vault.close()
-    return (statistics.median(warm) * 1000, statistics.median(cold) * 1000,
-            statistics.median(walk) * 1000, steps)
+    return (
+        statistics.median(warm) * 1000,
+        statistics.median(cold) * 1000,
+        statistics.median(walk) * 1000,
+        steps,
+    )
 
 
 def main() -> None:
@@ -91,26 +95,44 @@ def main() -> None:
         floor = repeat(python_cmd("import studykb.cli, studykb.cli.core"), args.runs)
         warm_ms, cold_ms, walk_ms, steps = in_process(root, target, max(args.runs * 3, 15))
         cmds = {
-            "before --all --json": [*STUDYKB, "--vault", root, "before", target, "--all",
-                                    "--json"],
+            "before --all --json": [*STUDYKB, "--vault", root, "before", target, "--all", "--json"],
             "before (text)": [*STUDYKB, "--vault", root, "before", target],
             "status --json": [*STUDYKB, "--vault", root, "status", "--json"],
             "next --json": [*STUDYKB, "--vault", root, "next", "--json"],
-            "ask --json": [*STUDYKB, "--vault", root, "ask",
-                           f"what should I read before {target}", "--json"],
+            "ask --json": [
+                *STUDYKB,
+                "--vault",
+                root,
+                "ask",
+                f"what should I read before {target}",
+                "--json",
+            ],
         }
         table = Table("figure", "value", "baseline", "ratio", "target", "ok")
-        table.add(f"plan in-process, {steps} steps (ms)", warm_ms, walk_ms,
-                  ratio(warm_ms, walk_ms), "<= 50", "yes" if warm_ms <= 50 else "NO")
+        table.add(
+            f"plan in-process, {steps} steps (ms)",
+            warm_ms,
+            walk_ms,
+            ratio(warm_ms, walk_ms),
+            "<= 50",
+            "yes" if warm_ms <= 50 else "NO",
+        )
         table.add("knowledge from state + plan (ms)", cold_ms, None, None, "-", "-")
         for name, cmd in cmds.items():
             timing = repeat(cmd, args.runs, warmup=1)
-            table.add(f"{name} end to end (s)", timing.median, floor.median,
-                      ratio(timing.median, floor.median), "<= 0.4",
-                      "yes" if timing.median <= 0.4 else "NO")
+            table.add(
+                f"{name} end to end (s)",
+                timing.median,
+                floor.median,
+                ratio(timing.median, floor.median),
+                "<= 0.4",
+                "yes" if timing.median <= 0.4 else "NO",
+            )
             table.add(f"{name} peak memory (MB)", timing.rss_mb, None, None, "-", "-")
-        print(f"\n{args.docs} documents; target {target} ({meta.get('mid_ancestors')} ancestors);"
-              f" baseline: python -c 'import studykb.cli' = {floor.median:.3f} s\n")
+        print(
+            f"\n{args.docs} documents; target {target} ({meta.get('mid_ancestors')} ancestors);"
+            f" baseline: python -c 'import studykb.cli' = {floor.median:.3f} s\n"
+        )
         table.print(markdown=args.markdown)
     finally:
         if not args.keep:

@@ -92,8 +92,11 @@ class Editor:
 
     def __call__(self) -> None:
         self.n += 1
-        line = (f"\n新加的一行：张量并行和流水线并行的调度，第 {self.n} 次。\n" if self.chinese
-                else f"\nEdited line {self.n} with [[entry-00001]].\n")
+        line = (
+            f"\n新加的一行：张量并行和流水线并行的调度，第 {self.n} 次。\n"
+            if self.chinese
+            else f"\nEdited line {self.n} with [[entry-00001]].\n"
+        )
         with open(self.path, "a", encoding="utf-8") as fh:
             fh.write(line)
 
@@ -141,16 +144,37 @@ def whole_vault(sk, vault, workdir, heavy, opts, add, wipe):  # type: ignore[no-
     """The full build (the baseline) and the sidebar of every document; their count."""
     build = repeat(sk + ["build", "--json"], heavy, before=wipe, **opts)
     base = build.median
-    add("full index build: studykb build", base, len(build.runs), build.rss_mb, "baseline",
-        None, build.cpu)
+    add(
+        "full index build: studykb build",
+        base,
+        len(build.runs),
+        build.rss_mb,
+        "baseline",
+        None,
+        build.cpu,
+    )
     drop_related_caches(vault)
     out = os.path.join(workdir, "sidebar.json")
     cold = run(sk + ["sidebar", "--format", "json", "-o", out], **opts)
-    add("sidebar, every document (cold caches)", cold.seconds, 1, cold.rss_mb,
-        f"<= {base:.1f} s (1.0x build)", cold.seconds <= base, cold.cpu)
+    add(
+        "sidebar, every document (cold caches)",
+        cold.seconds,
+        1,
+        cold.rss_mb,
+        f"<= {base:.1f} s (1.0x build)",
+        cold.seconds <= base,
+        cold.cpu,
+    )
     warm = repeat(sk + ["sidebar", "--format", "json", "-o", out], heavy, **opts)
-    add("sidebar, every document", warm.median, len(warm.runs), warm.rss_mb,
-        f"<= {base:.1f} s (1.0x build)", warm.median <= base, warm.cpu)
+    add(
+        "sidebar, every document",
+        warm.median,
+        len(warm.runs),
+        warm.rss_mb,
+        f"<= {base:.1f} s (1.0x build)",
+        warm.median <= base,
+        warm.cpu,
+    )
     with open(out, encoding="utf-8") as fh:
         return len(json.load(fh))
 
@@ -163,29 +187,42 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--workdir", help="keep the generated vault here")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--json", help="write the figures to this file")
-    ap.add_argument("--quick", action="store_true",
-                    help="leave out the full build and the whole-vault sidebar")
+    ap.add_argument(
+        "--quick", action="store_true", help="leave out the full build and the whole-vault sidebar"
+    )
     args = ap.parse_args(argv)
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="studykb-bench-related-")
     vault = os.path.join(workdir, f"vault-{args.docs}")
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.exists(os.path.join(vault, ".bench.json")):
-        run([sys.executable, os.path.join(here, "gen_vault.py"), vault, "--docs",
-             str(args.docs)], check=True)
+        run(
+            [sys.executable, os.path.join(here, "gen_vault.py"), vault, "--docs", str(args.docs)],
+            check=True,
+        )
     sk = studykb_cmd() + ["--vault", vault]
     opts = {"check": True, "ok_codes": (0, 1), "env": {"NO_COLOR": "1"}}
     heavy = max(2, args.runs // 2)
     table = Table("figure", "median s", "cpu s", "runs", "peak MB", "target", "ok")
     figures: dict[str, dict] = {}
 
-    def add(name: str, seconds: float, runs: int, mb: float, target: str, ok: bool | None,
-            cpu: float | None = None) -> None:
+    def add(
+        name: str,
+        seconds: float,
+        runs: int,
+        mb: float,
+        target: str,
+        ok: bool | None,
+        cpu: float | None = None,
+    ) -> None:
         figures[name] = {"seconds": seconds, "cpu": cpu, "runs": runs, "peak_mb": mb, "ok": ok}
-        table.add(name, seconds, cpu, runs, mb, target,
-                  "-" if ok is None else ("yes" if ok else "NO"))
-        print(f"  {name:<46} {seconds:8.3f} s  cpu {cpu or 0:7.3f} s  {mb:6.0f} MB  {target}",
-              flush=True)
+        table.add(
+            name, seconds, cpu, runs, mb, target, "-" if ok is None else ("yes" if ok else "NO")
+        )
+        print(
+            f"  {name:<46} {seconds:8.3f} s  cpu {cpu or 0:7.3f} s  {mb:6.0f} MB  {target}",
+            flush=True,
+        )
 
     def wipe() -> None:
         shutil.rmtree(os.path.join(vault, ".studykb"), ignore_errors=True)
@@ -198,42 +235,91 @@ def main(argv: list[str] | None = None) -> int:
 
     lib = run(python_cmd(IN_PROCESS, vault, str(args.calls)), **opts)
     stats = json.loads(lib.stdout)
-    add(f"related, in-process (median of {stats['n']} calls)", stats["median"], stats["n"],
-        lib.rss_mb, "<= 0.050 s", stats["median"] <= 0.05)
-    add("related, in-process p95", stats["p95"], stats["n"], lib.rss_mb, "<= 0.050 s",
-        stats["p95"] <= 0.05)
+    add(
+        f"related, in-process (median of {stats['n']} calls)",
+        stats["median"],
+        stats["n"],
+        lib.rss_mb,
+        "<= 0.050 s",
+        stats["median"] <= 0.05,
+    )
+    add(
+        "related, in-process p95",
+        stats["p95"],
+        stats["n"],
+        lib.rss_mb,
+        "<= 0.050 s",
+        stats["p95"] <= 0.05,
+    )
     add("related, first call of a process", stats["first"], 1, lib.rss_mb, "(info)", None)
 
     with open(os.path.join(vault, ".bench.json"), encoding="utf-8") as fh:
         info = json.load(fh)
     note = info["edit_file"].rsplit("/", 1)[-1][:-3]
-    e2e = interleave({"related": sk + ["related", note, "--json"],
-                      "python": python_cmd("pass")}, args.runs + 2, warmup=1, **opts)
-    add("related, end to end (studykb related --json)", e2e["related"].median,
-        len(e2e["related"].runs), e2e["related"].rss_mb, "<= 0.400 s",
-        e2e["related"].median <= 0.4, e2e["related"].cpu)
-    add("python start-up (reference)", e2e["python"].median, len(e2e["python"].runs),
-        e2e["python"].rss_mb, "(info)", None, e2e["python"].cpu)
+    e2e = interleave(
+        {"related": sk + ["related", note, "--json"], "python": python_cmd("pass")},
+        args.runs + 2,
+        warmup=1,
+        **opts,
+    )
+    add(
+        "related, end to end (studykb related --json)",
+        e2e["related"].median,
+        len(e2e["related"].runs),
+        e2e["related"].rss_mb,
+        "<= 0.400 s",
+        e2e["related"].median <= 0.4,
+        e2e["related"].cpu,
+    )
+    add(
+        "python start-up (reference)",
+        e2e["python"].median,
+        len(e2e["python"].runs),
+        e2e["python"].rss_mb,
+        "(info)",
+        None,
+        e2e["python"].cpu,
+    )
 
-    edits = {"related after 1 edit (a line with a link)": False,
-             "related after 1 edit (a Chinese line)": True}
+    edits = {
+        "related after 1 edit (a line with a link)": False,
+        "related after 1 edit (a Chinese line)": True,
+    }
     for name, chinese in edits.items():
         editor = Editor(os.path.join(vault, info["edit_file"]), chinese)
         baseline = "backlinks after the same kind of edit"
         try:
-            turns = interleave({name: sk + ["related", note, "--json"],
-                                baseline: sk + ["backlinks", note, "--json"]},
-                               args.runs + 2, warmup=1, before={name: editor, baseline: editor},
-                               **opts)
+            turns = interleave(
+                {
+                    name: sk + ["related", note, "--json"],
+                    baseline: sk + ["backlinks", note, "--json"],
+                },
+                args.runs + 2,
+                warmup=1,
+                before={name: editor, baseline: editor},
+                **opts,
+            )
         finally:
             editor.restore()
         base_q = turns[baseline].median
-        add(name, turns[name].median, len(turns[name].runs), turns[name].rss_mb,
+        add(
+            name,
+            turns[name].median,
+            len(turns[name].runs),
+            turns[name].rss_mb,
             f"<= 0.400 s ({turns[name].median / base_q:.2f}x backlinks {base_q:.3f} s)",
-            turns[name].median <= 0.4, turns[name].cpu)
-        add(f"  {baseline} ({'Chinese' if chinese else 'link'})", base_q,
-            len(turns[baseline].runs), turns[baseline].rss_mb, "(baseline)", None,
-            turns[baseline].cpu)
+            turns[name].median <= 0.4,
+            turns[name].cpu,
+        )
+        add(
+            f"  {baseline} ({'Chinese' if chinese else 'link'})",
+            base_q,
+            len(turns[baseline].runs),
+            turns[baseline].rss_mb,
+            "(baseline)",
+            None,
+            turns[baseline].cpu,
+        )
     run(sk + ["related", note, "--json"], **opts)  # the restored note, read again
 
     drift_dir = os.path.join(workdir, f"drift-{args.docs}")
@@ -241,19 +327,30 @@ def main(argv: list[str] | None = None) -> int:
     shutil.copytree(vault, drift_dir)
     drift = json.loads(run(python_cmd(DRIFT, drift_dir, "0.005,0.01,0.02"), **opts).stdout)
     for share, overlap in drift.items():
-        add(f"top-10 overlap with a full rebuild, {float(share):.1%} edited", overlap, 1, 0.0,
-            ">= 0.90", overlap >= 0.9)
+        add(
+            f"top-10 overlap with a full rebuild, {float(share):.1%} edited",
+            overlap,
+            1,
+            0.0,
+            ">= 0.90",
+            overlap >= 0.9,
+        )
     shutil.rmtree(drift_dir, ignore_errors=True)
 
     peak = max(f["peak_mb"] for name, f in figures.items() if "build" not in name)
-    add("peak memory of the related/sidebar runs", 0.0, 0, peak, f"<= {MEMORY_TARGET_MB:.0f} MB",
-        peak <= MEMORY_TARGET_MB)
+    add(
+        "peak memory of the related/sidebar runs",
+        0.0,
+        0,
+        peak,
+        f"<= {MEMORY_TARGET_MB:.0f} MB",
+        peak <= MEMORY_TARGET_MB,
+    )
     print(f"\n{args.docs} documents, {count} sidebars; machine: {os.cpu_count()} cores\n")
     table.print(markdown=args.markdown)
     if args.json:
         with open(args.json, "w", encoding="utf-8") as fh:
-            json.dump({"docs": args.docs, "figures": figures, "in_process": stats}, fh,
-                      indent=2)
+            json.dump({"docs": args.docs, "figures": figures, "in_process": stats}, fh, indent=2)
     return 0 if all(f["ok"] is not False for f in figures.values()) else 1
 
 

@@ -221,25 +221,39 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
     vault = os.path.join(workdir, f"search-{n_docs}")
     t0 = time.perf_counter()
     info = generate(vault, n_docs, seed)
-    print(f"\n== {n_docs} documents ({info['bytes'] / 1e6:.1f} MB), generated in "
-          f"{time.perf_counter() - t0:.1f} s: {vault}", flush=True)
+    print(
+        f"\n== {n_docs} documents ({info['bytes'] / 1e6:.1f} MB), generated in "
+        f"{time.perf_counter() - t0:.1f} s: {vault}",
+        flush=True,
+    )
     sk = studykb_cmd() + ["--vault", vault]
     env = LOCAL
     res: dict[str, Timing] = {}
 
     def note(name: str, timing: Timing) -> None:
         res[name] = timing
-        print(f"  {name:<34} median {timing.median:.3f} s  ({timing.spread()} over "
-              f"{len(timing.runs)} runs)  tree {timing.tree_mb:.0f} MB", flush=True)
+        print(
+            f"  {name:<34} median {timing.median:.3f} s  ({timing.spread()} over "
+            f"{len(timing.runs)} runs)  tree {timing.tree_mb:.0f} MB",
+            flush=True,
+        )
 
     fts = os.path.join(workdir, "baseline-fts5.sqlite")
     heavy_runs = interleave(  # in turns, so a busy machine disturbs them alike
-        {"jieba+FTS5": python_cmd(BASELINE, vault, fts),
-         "full build (parse+graph+index)": python_cmd(BUILD_ALL, vault),
-         "studykb build (fresh state)": sk + ["build", "--json"]}, heavy,
-        before={"full build (parse+graph+index)": lambda: wipe_state(vault),
-                "studykb build (fresh state)": lambda: wipe_state(vault)},
-        check=True, env=env, sample=QUICK)  # a sampler every 5 ms takes CPU from the build
+        {
+            "jieba+FTS5": python_cmd(BASELINE, vault, fts),
+            "full build (parse+graph+index)": python_cmd(BUILD_ALL, vault),
+            "studykb build (fresh state)": sk + ["build", "--json"],
+        },
+        heavy,
+        before={
+            "full build (parse+graph+index)": lambda: wipe_state(vault),
+            "studykb build (fresh state)": lambda: wipe_state(vault),
+        },
+        check=True,
+        env=env,
+        sample=QUICK,
+    )  # a sampler every 5 ms takes CPU from the build
     for name, timing in heavy_runs.items():
         note(name, timing)
     fts_mb = os.path.getsize(fts) / 1e6
@@ -257,17 +271,23 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
                 raise RuntimeError(f"the edit was not found by search: {found}")
             timing.runs.append(got)
         note("one-edit update, end to end", timing)
-        note("studykb build after 1 edit", repeat(sk + ["build", "--json"], runs, before=editor,
-                                                  check=True, env=env, sample=QUICK))
-        upd = run(python_cmd(UPDATE_ONE, vault, info["edit_file"], str(max(runs, 5))),
-                  check=True, env=env)
+        note(
+            "studykb build after 1 edit",
+            repeat(
+                sk + ["build", "--json"], runs, before=editor, check=True, env=env, sample=QUICK
+            ),
+        )
+        upd = run(
+            python_cmd(UPDATE_ONE, vault, info["edit_file"], str(max(runs, 5))), check=True, env=env
+        )
         update = json.loads(upd.stdout)
         with watching(studykb_cmd(), vault):  # the same, answered by a running watch
             timing = Timing()
             for _ in range(runs):
                 editor()
-                got = run(sk + ["search", editor.word(), "--json"], env=SERVED, check=True,
-                          sample=QUICK)
+                got = run(
+                    sk + ["search", editor.word(), "--json"], env=SERVED, check=True, sample=QUICK
+                )
                 found = [h["path"] for h in json.loads(got.stdout)["hits"]]
                 if found != [info["edit_file"]]:
                     raise RuntimeError(f"the edit was not found through watch: {found}")
@@ -276,28 +296,53 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
             served_ms: list[float] = []
             for q in QUERIES:
                 args = [q["q"], "--json"] + [x for t in q.get("type", ()) for x in ("--type", t)]
-                t = repeat(sk + ["search", *args], max(2, runs // 2), warmup=1, check=True,
-                           ok_codes=(0, 1), env=SERVED, sample=QUICK)
+                t = repeat(
+                    sk + ["search", *args],
+                    max(2, runs // 2),
+                    warmup=1,
+                    check=True,
+                    ok_codes=(0, 1),
+                    env=SERVED,
+                    sample=QUICK,
+                )
                 served_ms.extend(r.seconds for r in t.runs)
-            print(f"  {'search, end to end, watch running':<34} p50 "
-                  f"{pct(served_ms, 0.5):.3f} s  p95 {pct(served_ms, 0.95):.3f} s", flush=True)
+            print(
+                f"  {'search, end to end, watch running':<34} p50 "
+                f"{pct(served_ms, 0.5):.3f} s  p95 {pct(served_ms, 0.95):.3f} s",
+                flush=True,
+            )
     finally:
         editor.restore()
     run(sk + ["build"], check=True, env=env)
 
-    lat = json.loads(run(python_cmd(LATENCY, vault, json.dumps(QUERIES, ensure_ascii=False),
-                                    str(max(runs, 5))), check=True, env=env).stdout)
+    lat = json.loads(
+        run(
+            python_cmd(LATENCY, vault, json.dumps(QUERIES, ensure_ascii=False), str(max(runs, 5))),
+            check=True,
+            env=env,
+        ).stdout
+    )
     e2e = Timing()
     e2e_ms: list[float] = []
     for q in QUERIES:
         args = [q["q"], "--json"] + [x for t in q.get("type", ()) for x in ("--type", t)]
-        t = repeat(sk + ["search", *args], max(2, runs // 2), warmup=1, check=True,
-                   ok_codes=(0, 1), env=env, sample=QUICK)
+        t = repeat(
+            sk + ["search", *args],
+            max(2, runs // 2),
+            warmup=1,
+            check=True,
+            ok_codes=(0, 1),
+            env=env,
+            sample=QUICK,
+        )
         e2e.runs.extend(t.runs)
         e2e_ms.extend(r.seconds for r in t.runs)
     res["search, end to end"] = e2e
-    print(f"  {'search, end to end':<34} p50 {pct(e2e_ms, 0.5):.3f} s  p95 "
-          f"{pct(e2e_ms, 0.95):.3f} s  tree {e2e.tree_mb:.0f} MB", flush=True)
+    print(
+        f"  {'search, end to end':<34} p50 {pct(e2e_ms, 0.5):.3f} s  p95 "
+        f"{pct(e2e_ms, 0.95):.3f} s  tree {e2e.tree_mb:.0f} MB",
+        flush=True,
+    )
 
     base = res["jieba+FTS5"].median
     table = Table("figure", "value", "baseline", "ratio", "target", "result")
@@ -307,22 +352,43 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
         return ("pass" if ok else "FAIL") if judged else "-"
 
     build = res["full build (parse+graph+index)"].median
-    table.add("full build (parse+graph+index) s", build, f"{base:.2f} s", f"{build / base:.2f}x",
-              "<= 1.0x", verdict(build <= base))
+    table.add(
+        "full build (parse+graph+index) s",
+        build,
+        f"{base:.2f} s",
+        f"{build / base:.2f}x",
+        "<= 1.0x",
+        verdict(build <= base),
+    )
     cli_build = res["studykb build (fresh state)"].median
-    table.add("studykb build, fresh state s", cli_build, f"{base:.2f} s",
-              f"{cli_build / base:.2f}x", "-", "-")
+    table.add(
+        "studykb build, fresh state s",
+        cli_build,
+        f"{base:.2f} s",
+        f"{cli_build / base:.2f}x",
+        "-",
+        "-",
+    )
     one = res["one-edit update, end to end"].median
     table.add("one-edit update, end to end s", one, "-", "-", "<= 0.3 s", verdict(one <= 0.3))
-    table.add("studykb build after 1 edit s", res["studykb build after 1 edit"].median, "-", "-",
-              "-", "-")
+    table.add(
+        "studykb build after 1 edit s", res["studykb build after 1 edit"].median, "-", "-", "-", "-"
+    )
     one_w = res["one-edit update, watch running"].median
-    table.add("one-edit update, studykb watch running s", one_w, "-", "-", "<= 0.3 s",
-              verdict(one_w <= 0.3))
-    table.add("  in-process: refresh s", statistics.median(r for r, _ in update), "-", "-", "-",
-              "-")
-    table.add("  in-process: index update s", statistics.median(s for _, s in update), "-", "-",
-              "-", "-")
+    table.add(
+        "one-edit update, studykb watch running s",
+        one_w,
+        "-",
+        "-",
+        "<= 0.3 s",
+        verdict(one_w <= 0.3),
+    )
+    table.add(
+        "  in-process: refresh s", statistics.median(r for r, _ in update), "-", "-", "-", "-"
+    )
+    table.add(
+        "  in-process: index update s", statistics.median(s for _, s in update), "-", "-", "-", "-"
+    )
     p50, p95 = pct(lat["all"], 0.5) / 1000, pct(lat["all"], 0.95) / 1000
     table.add("search p50, in-process s", p50, "-", "-", "<= 0.030 s", verdict(p50 <= 0.030))
     table.add("search p95, in-process s", p95, "-", "-", "-", "-")
@@ -331,39 +397,57 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
     table.add("search p50, end to end s", e50, "-", "-", "<= 0.4 s", verdict(e50 <= 0.4))
     table.add("search p95, end to end s", e95, "-", "-", "-", "-")
     w50, w95 = pct(served_ms, 0.5), pct(served_ms, 0.95)
-    table.add("search p50, end to end, watch running s", w50, "-", "-", "<= 0.4 s",
-              verdict(w50 <= 0.4))
+    table.add(
+        "search p50, end to end, watch running s", w50, "-", "-", "<= 0.4 s", verdict(w50 <= 0.4)
+    )
     table.add("search p95, end to end, watch running s", w95, "-", "-", "-", "-")
-    table.add("index size MB", index_mb, f"{fts_mb:.1f} MB", f"{index_mb / fts_mb:.2f}x", "-",
-              "-")
+    table.add("index size MB", index_mb, f"{fts_mb:.1f} MB", f"{index_mb / fts_mb:.2f}x", "-", "-")
     table.add("state (parse) size MB", state_mb, "-", "-", "-", "-")
-    peak = max(res["full build (parse+graph+index)"].tree_mb,
-               res["studykb build (fresh state)"].tree_mb, e2e.tree_mb)
-    table.add("peak memory MB (tree)", peak, f"{res['jieba+FTS5'].tree_mb:.0f} MB",
-              f"{peak / res['jieba+FTS5'].tree_mb:.2f}x", f"<= {MEMORY_TARGET_MB:g} MB",
-              verdict(peak <= MEMORY_TARGET_MB))
+    peak = max(
+        res["full build (parse+graph+index)"].tree_mb,
+        res["studykb build (fresh state)"].tree_mb,
+        e2e.tree_mb,
+    )
+    table.add(
+        "peak memory MB (tree)",
+        peak,
+        f"{res['jieba+FTS5'].tree_mb:.0f} MB",
+        f"{peak / res['jieba+FTS5'].tree_mb:.2f}x",
+        f"<= {MEMORY_TARGET_MB:g} MB",
+        verdict(peak <= MEMORY_TARGET_MB),
+    )
     per_query = Table("query", "p50 ms", "p95 ms", "hits")
     for name, samples in lat["per_query"].items():
         ms = [m for m, _h in samples]
         per_query.add(name, pct(ms, 0.5), pct(ms, 0.95), samples[0][1])
     print("\nin-process latency per query:")
     per_query.print()
-    figures = {k: {"median": v.median, "best": v.best, "tree_mb": v.tree_mb}
-               for k, v in res.items()}
+    figures = {
+        k: {"median": v.median, "best": v.best, "tree_mb": v.tree_mb} for k, v in res.items()
+    }
     figures["latency_ms"] = {"p50": pct(lat["all"], 0.5), "p95": pct(lat["all"], 0.95)}
     figures["end_to_end_s"] = {"p50": e50, "p95": e95}
     figures["end_to_end_watch_s"] = {"p50": w50, "p95": w95}
     figures["update_in_process"] = update
-    return table, {"docs": n_docs, "bytes": info["bytes"], "index_mb": index_mb,
-                   "baseline_fts_mb": fts_mb, "figures": figures}
+    return table, {
+        "docs": n_docs,
+        "bytes": info["bytes"],
+        "index_mb": index_mb,
+        "baseline_fts_mb": fts_mb,
+        "figures": figures,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=10000, help="vault size (default 10000)")
     ap.add_argument("--runs", type=int, default=5, help="runs per quick figure (default 5)")
-    ap.add_argument("--heavy-runs", type=int, default=3,
-                    help="runs of the baseline and the full builds (default 3)")
+    ap.add_argument(
+        "--heavy-runs",
+        type=int,
+        default=3,
+        help="runs of the baseline and the full builds (default 3)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workdir", help="where to generate the vault (default: a temporary folder)")
     ap.add_argument("--keep", action="store_true", help="keep the generated vault")

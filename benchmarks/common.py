@@ -119,13 +119,21 @@ def _tree_kb(pid: int) -> tuple[int, int]:
     return total, top
 
 
-def run(cmd: Cmd, *, cwd: str | None = None, env: dict[str, str] | None = None,
-        check: bool = False, ok_codes: tuple[int, ...] = (0,), sample: float = 0.005) -> Run:
+def run(
+    cmd: Cmd,
+    *,
+    cwd: str | None = None,
+    env: dict[str, str] | None = None,
+    check: bool = False,
+    ok_codes: tuple[int, ...] = (0,),
+    sample: float = 0.005,
+) -> Run:
     """Run ``cmd`` once; wall time, peak memory, exit code and output."""
     full_env = dict(os.environ, **(env or {}))
     start = time.perf_counter()
-    proc = subprocess.Popen(list(cmd), cwd=cwd, env=full_env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        list(cmd), cwd=cwd, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     peak = [0, 0]  # tree sum, single-process high-water mark
     done = threading.Event()
 
@@ -144,8 +152,10 @@ def run(cmd: Cmd, *, cwd: str | None = None, env: dict[str, str] | None = None,
     def reader(name: str, stream) -> None:  # type: ignore[no-untyped-def]
         outs[name] = stream.read()
 
-    readers = [threading.Thread(target=reader, args=("out", proc.stdout)),
-               threading.Thread(target=reader, args=("err", proc.stderr))]
+    readers = [
+        threading.Thread(target=reader, args=("out", proc.stdout)),
+        threading.Thread(target=reader, args=("err", proc.stderr)),
+    ]
     for r in readers:
         r.start()
     _pid, status, usage = os.wait4(proc.pid, 0)
@@ -156,18 +166,25 @@ def run(cmd: Cmd, *, cwd: str | None = None, env: dict[str, str] | None = None,
     thread.join()
     proc.returncode = os.waitstatus_to_exitcode(status)
     single = peak[1] or usage.ru_maxrss  # no sample: a very short run
-    result = Run(seconds, single / 1024, max(peak[0], single) / 1024,
-                 proc.returncode, cpu=usage.ru_utime + usage.ru_stime,
-                 stdout=outs.get("out", b"").decode(errors="replace"),
-                 stderr=outs.get("err", b"").decode(errors="replace"))
+    result = Run(
+        seconds,
+        single / 1024,
+        max(peak[0], single) / 1024,
+        proc.returncode,
+        cpu=usage.ru_utime + usage.ru_stime,
+        stdout=outs.get("out", b"").decode(errors="replace"),
+        stderr=outs.get("err", b"").decode(errors="replace"),
+    )
     if check and result.returncode not in ok_codes:
-        raise RuntimeError(f"{shlex.join(cmd)} exited {result.returncode}:\n"
-                           f"{result.stderr[-2000:]}")
+        raise RuntimeError(
+            f"{shlex.join(cmd)} exited {result.returncode}:\n{result.stderr[-2000:]}"
+        )
     return result
 
 
-def repeat(cmd: Cmd, n: int, *, before: Callable[[], None] | None = None,
-           warmup: int = 0, **kwargs) -> Timing:  # type: ignore[no-untyped-def]
+def repeat(
+    cmd: Cmd, n: int, *, before: Callable[[], None] | None = None, warmup: int = 0, **kwargs
+) -> Timing:  # type: ignore[no-untyped-def]
     """Run ``cmd`` ``warmup`` + ``n`` times (``before()`` ahead of each); keep the last ``n``."""
     timing = Timing()
     for i in range(warmup + n):
@@ -179,8 +196,14 @@ def repeat(cmd: Cmd, n: int, *, before: Callable[[], None] | None = None,
     return timing
 
 
-def interleave(cmds: dict[str, Cmd], n: int, *, before: dict[str, Callable[[], None]] | None = None,
-               warmup: int = 0, **kwargs) -> dict[str, Timing]:  # type: ignore[no-untyped-def]
+def interleave(
+    cmds: dict[str, Cmd],
+    n: int,
+    *,
+    before: dict[str, Callable[[], None]] | None = None,
+    warmup: int = 0,
+    **kwargs,
+) -> dict[str, Timing]:  # type: ignore[no-untyped-def]
     """Run several commands in turns (a, b, a, b...), so a busy machine disturbs them alike."""
     before = before or {}
     out = {name: Timing() for name in cmds}
@@ -205,9 +228,12 @@ def watching(studykb: Sequence[str], vault: str, timeout: float = 300.0) -> Iter
     """``studykb watch`` running on ``vault`` (and answering commands) during the block."""
     import signal
 
-    proc = subprocess.Popen([*studykb, "--vault", vault, "watch", "--quiet"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env=dict(os.environ, NO_COLOR="1"))
+    proc = subprocess.Popen(
+        [*studykb, "--vault", vault, "watch", "--quiet"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ, NO_COLOR="1"),
+    )
     sock = os.path.join(vault, ".studykb", "serve.sock")
     deadline = time.monotonic() + timeout
     try:
@@ -242,9 +268,11 @@ def precompile() -> str:
 
 def preamble() -> None:
     """Print what the figures depend on (Python, cores, load, bytecode), compiling first."""
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
-          f"{os.getloadavg()[0]:.1f}, PYTHONDONTWRITEBYTECODE="
-          f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')}")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} cores, load "
+        f"{os.getloadavg()[0]:.1f}, PYTHONDONTWRITEBYTECODE="
+        f"{os.environ.get('PYTHONDONTWRITEBYTECODE', '')}"
+    )
     print(precompile())
 
 
@@ -284,8 +312,10 @@ class Table:
         rows = [tuple(self.headers)] + self.rows
         widths = [max(len(r[i]) for r in rows) for i in range(len(self.headers))]
         if markdown:
-            lines = ["| " + " | ".join(h for h in self.headers) + " |",
-                     "|" + "|".join(" --- " for _ in self.headers) + "|"]
+            lines = [
+                "| " + " | ".join(h for h in self.headers) + " |",
+                "|" + "|".join(" --- " for _ in self.headers) + "|",
+            ]
             lines += ["| " + " | ".join(r) + " |" for r in self.rows]
             return "\n".join(lines)
         fmt = "  ".join(f"{{:<{w}}}" for w in widths)

@@ -95,8 +95,14 @@ def _level_first(kb: plans.Knowledge, keys: list[str]) -> list[str]:
 
     def key(k: str) -> tuple[bool, bool, int, int, int, str]:
         row = kb.info[k]
-        return (k in kb.known, row.level is None, row.level or 0,
-                type_order.get(row.type, 9), kb.list_pos.get(k, 1 << 30), row.title)
+        return (
+            k in kb.known,
+            row.level is None,
+            row.level or 0,
+            type_order.get(row.type, 9),
+            kb.list_pos.get(k, 1 << 30),
+            row.title,
+        )
 
     return sorted((k for k in keys if kb.info[k].type in type_order), key=key)
 
@@ -117,9 +123,12 @@ def tags_as_covers(vault: Vault, kb: plans.Knowledge, topic: str) -> tuple[str, 
     return tuple(kb.docs[k].id for k in keys)
 
 
-def evaluate(vault: Vault, judged: list[Judged],
-             order: Callable[[Vault, plans.Knowledge, str], tuple[str, ...]],
-             blind: bool = False) -> list[Outcome]:
+def evaluate(
+    vault: Vault,
+    judged: list[Judged],
+    order: Callable[[Vault, plans.Knowledge, str], tuple[str, ...]],
+    blind: bool = False,
+) -> list[Outcome]:
     """Each judged topic with the readings ``order`` gives it; ``blind``: as if nothing
     were done (the learner's progress left out of the order)."""
     kb = plans.knowledge(vault)
@@ -149,31 +158,54 @@ def main() -> None:
         vault.refresh()
         ranked = evaluate(vault, judged, shown_by_plan)
         blind = evaluate(vault, judged, shown_by_plan, blind=True)
-        baselines = {"level first, tags count as covers (baseline)":
-                     evaluate(vault, judged, tags_as_covers),
-                     "level first, covers then tags": evaluate(vault, judged, covers_then_tags)}
+        baselines = {
+            "level first, tags count as covers (baseline)": evaluate(vault, judged, tags_as_covers),
+            "level first, covers then tags": evaluate(vault, judged, covers_then_tags),
+        }
         vault.close()
     base = precision(next(iter(baselines.values())))
-    table = Table("order", "topics", "first is a judged best", f"a judged best in first {SHOWN}",
-                  "vs baseline")
-    for name, outcomes in (*baselines.items(), ("ranked by how much it teaches", ranked),
-                           ("ranked, as if nothing were done", blind)):
-        table.add(name, len(outcomes), precision(outcomes), in_shown(outcomes),
-                  ratio(precision(outcomes), base))
+    table = Table(
+        "order",
+        "topics",
+        "first is a judged best",
+        f"a judged best in first {SHOWN}",
+        "vs baseline",
+    )
+    for name, outcomes in (
+        *baselines.items(),
+        ("ranked by how much it teaches", ranked),
+        ("ranked, as if nothing were done", blind),
+    ):
+        table.add(
+            name,
+            len(outcomes),
+            precision(outcomes),
+            in_shown(outcomes),
+            ratio(precision(outcomes), base),
+        )
     p1 = precision(ranked)
-    figures = {"topics": len(judged), "goal": GOAL, "precision_at_1": p1,
-               "best_in_first_3": in_shown(ranked), "precision_at_1_blind": precision(blind),
-               "baselines": {name: {"precision_at_1": precision(o),
-                                    "best_in_first_3": in_shown(o)}
-                             for name, o in baselines.items()},
-               "misses": [o.topic for o in ranked if not o.first_is_best]}
+    figures = {
+        "topics": len(judged),
+        "goal": GOAL,
+        "precision_at_1": p1,
+        "best_in_first_3": in_shown(ranked),
+        "precision_at_1_blind": precision(blind),
+        "baselines": {
+            name: {"precision_at_1": precision(o), "best_in_first_3": in_shown(o)}
+            for name, o in baselines.items()
+        },
+        "misses": [o.topic for o in ranked if not o.first_is_best],
+    }
     report(table, figures, args.markdown, args.json_out)
     print(f"goal {GOAL}: {'met' if p1 >= GOAL else 'NOT met'}")
     if args.misses:
         for mine in ranked:
             if not mine.first_is_best:
-                print(f"  {mine.topic}: shows {', '.join(mine.shown[:SHOWN]) or '(none)'}; "
-                      f"judged {', '.join(sorted(mine.best))}")
+                print(
+                    f"  {mine.topic}: shows {', '.join(mine.shown[:SHOWN]) or '(none)'}; "
+                    f"judged {', '.join(sorted(mine.best))}"
+                )
+
 
 if __name__ == "__main__":
     main()

@@ -71,8 +71,7 @@ class Case:
     """The source's text, as plain terms, without the hidden link's words."""
 
 
-def link_words(vault: Vault, ix_keys: list[str], ix_titles: list[str], a: int, b: int
-               ) -> list[str]:
+def link_words(vault: Vault, ix_keys: list[str], ix_titles: list[str], a: int, b: int) -> list[str]:
     """The words the body of ``a`` shows for its links to ``b`` (label, or the target)."""
     out = []
     for link in vault.outgoing(ix_keys[a]):
@@ -87,11 +86,25 @@ def link_words(vault: Vault, ix_keys: list[str], ix_titles: list[str], a: int, b
     return out
 
 
-def cases(vault: Vault, ranker: Ranker, src: str, dst: str, max_pairs: int,
-          both_ways: bool = False, seed: int = 1) -> list[Case]:
+def cases(
+    vault: Vault,
+    ranker: Ranker,
+    src: str,
+    dst: str,
+    max_pairs: int,
+    both_ways: bool = False,
+    seed: int = 1,
+) -> list[Case]:
     ix = ranker.ix
-    pairs = sorted({(a, b) for a in range(len(ix.keys)) if ix.types[a] == src
-                    for b in ix.out[a] if ix.types[b] == dst})
+    pairs = sorted(
+        {
+            (a, b)
+            for a in range(len(ix.keys))
+            if ix.types[a] == src
+            for b in ix.out[a]
+            if ix.types[b] == dst
+        }
+    )
     if max_pairs and len(pairs) > max_pairs:
         pairs = sorted(random.Random(seed).sample(pairs, max_pairs))
     vectors = ranker.text
@@ -107,7 +120,8 @@ def cases(vault: Vault, ranker: Ranker, src: str, dst: str, max_pairs: int,
         feats, _words = ranker.candidates(a, hidden)
         ranker.text = vectors
         exclude = frozenset(j for j in ix.out[a] if j != b) | frozenset(
-            j for j in ix.picked[a] if j != b)
+            j for j in ix.picked[a] if j != b
+        )
         words = Counter(plain_terms(text))
         for word in said:
             words.subtract(plain_terms(word))
@@ -118,8 +132,9 @@ def cases(vault: Vault, ranker: Ranker, src: str, dst: str, max_pairs: int,
 class _Unlinked:
     """studykb's text similarity of a source whose text lost the hidden link's words."""
 
-    def __init__(self, vectors: textsim.TermVectors, store: vectorcache.Terms, text: str,
-                 said: list[str]) -> None:
+    def __init__(
+        self, vectors: textsim.TermVectors, store: vectorcache.Terms, text: str, said: list[str]
+    ) -> None:
         self.vectors = vectors
         ((_k, tf, _seen),) = textsim._analyse_part([("", text)])  # noqa: SLF001
         for words in said:
@@ -127,8 +142,12 @@ class _Unlinked:
                 if tf[term] > 0:
                     tf[term] -= 1
         known = vectors.term_numbers()
-        weighed = textsim.weigh(+tf, lambda t: store.df[known[t]] if t in known else 0,
-                                len(vectors.number), textsim.stop_terms())
+        weighed = textsim.weigh(
+            +tf,
+            lambda t: store.df[known[t]] if t in known else 0,
+            len(vectors.number),
+            textsim.stop_terms(),
+        )
         self.vector = {known[t]: w for w, t in weighed if t in known}
 
     def similar(self, key: str, limit: int) -> textsim.Similar:
@@ -140,8 +159,9 @@ class TfIdfCosine:
 
     def __init__(self, vault: Vault, keys: list[str]) -> None:
         texts = textsim._texts(vault)  # noqa: SLF001
-        self.tf = {k: Counter(plain_terms(texts[k].text)) if k in texts else Counter()
-                   for k in keys}
+        self.tf = {
+            k: Counter(plain_terms(texts[k].text)) if k in texts else Counter() for k in keys
+        }
         df: Counter[str] = Counter()
         for tf in self.tf.values():
             df.update(tf.keys())
@@ -175,14 +195,23 @@ def _dot(a: dict[str, float], b: dict[str, float]) -> float:
     return sum(w * b.get(t, 0.0) for t, w in a.items())
 
 
-def score(ranker: Ranker, all_cases: list[Case], weights: Weights, diversity: float = 0.0
-          ) -> tuple[float, float]:
+def score(
+    ranker: Ranker, all_cases: list[Case], weights: Weights, diversity: float = 0.0
+) -> tuple[float, float]:
     """(Hit@5, MRR) of ``weights`` over ``all_cases``."""
     ranks = []
     for case in all_cases:
         if diversity > 0:
-            ranked = ranker.order(case.a, case.feats, CUTOFF, (case.kind,), weights, diversity,
-                                  case.hidden, case.exclude)
+            ranked = ranker.order(
+                case.a,
+                case.feats,
+                CUTOFF,
+                (case.kind,),
+                weights,
+                diversity,
+                case.hidden,
+                case.exclude,
+            )
             order = [r.node for r in ranked]
             ranks.append(order.index(case.b) + 1 if case.b in order else 0)
         else:
@@ -214,11 +243,18 @@ def _rank(ranker: Ranker, case: Case, weights: Weights) -> int:
     return better + 1
 
 
-GRID = {"link_in": (0, 0.5, 1, 2), "link_out": (1,), "course": (0, 0.25, 0.5, 1, 2),
-        "sibling": (0, 0.5, 1, 2), "refs": (0, 0.5, 1, 2, 4),
-        "cocite": (0, 0.25, 0.5, 1, 2), "peers": (0, 0.25, 0.5, 1, 2),
-        "topics": (0, 0.5, 1, 2, 4),
-        "tags": (0, 0.25, 0.5, 1), "text": (0, 0.5, 1, 2, 4, 8)}
+GRID = {
+    "link_in": (0, 0.5, 1, 2),
+    "link_out": (1,),
+    "course": (0, 0.25, 0.5, 1, 2),
+    "sibling": (0, 0.5, 1, 2),
+    "refs": (0, 0.5, 1, 2, 4),
+    "cocite": (0, 0.25, 0.5, 1, 2),
+    "peers": (0, 0.25, 0.5, 1, 2),
+    "topics": (0, 0.5, 1, 2, 4),
+    "tags": (0, 0.25, 0.5, 1),
+    "text": (0, 0.5, 1, 2, 4, 8),
+}
 
 
 def tune(ranker_cases: list[tuple[Ranker, list[Case]]], start: Weights) -> Weights:
@@ -251,21 +287,38 @@ def topical(n: int, keep: str | None) -> Path:
     out = Path(keep) if keep else Path(tempfile.mkdtemp(prefix="studykb-eval-")) / "vault"
     info = out / ".bench.json"
     if not info.exists() or json.loads(info.read_text()).get("docs") != n:
-        subprocess.run([sys.executable, str(REPO / "benchmarks" / "gen_topical.py"), str(out),
-                        "--docs", str(n)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [
+                sys.executable,
+                str(REPO / "benchmarks" / "gen_topical.py"),
+                str(out),
+                "--docs",
+                str(n),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     ap.add_argument("--vault", default=str(REPO), help="vault to evaluate (default: the repo)")
-    ap.add_argument("--topical", type=int, default=0, metavar="N",
-                    help="also evaluate a generated topical vault of N documents (held out)")
+    ap.add_argument(
+        "--topical",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also evaluate a generated topical vault of N documents (held out)",
+    )
     ap.add_argument("--topical-dir", help="where to keep the generated vault")
     ap.add_argument("--max-pairs", type=int, default=600, help="sample at most this many links")
     ap.add_argument("--tune", action="store_true", help="search the weights on --vault")
-    ap.add_argument("--both-ways", action="store_true",
-                    help="also hide the reverse link (b -> a) of each hidden link")
+    ap.add_argument(
+        "--both-ways",
+        action="store_true",
+        help="also hide the reverse link (b -> a) of each hidden link",
+    )
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
 
@@ -276,8 +329,10 @@ def main(argv: list[str] | None = None) -> int:
     loaded = []
     for name, path in vaults:
         vault, ranker = open_vault(path)
-        sets = {task: cases(vault, ranker, src, dst, args.max_pairs, args.both_ways)
-                for task, (src, dst) in TASKS.items()}
+        sets = {
+            task: cases(vault, ranker, src, dst, args.max_pairs, args.both_ways)
+            for task, (src, dst) in TASKS.items()
+        }
         loaded.append((name, vault, ranker, sets))
 
     chosen = Weights()  # the shipped defaults
@@ -293,24 +348,41 @@ def main(argv: list[str] | None = None) -> int:
                 continue
 
             def row(label: str, figs: tuple[float, float]) -> None:
-                rows.append({"vault": name, "task": task, "links": len(task_cases),  # noqa: B023
-                             "ranker": label, "hit5": figs[0], "mrr": figs[1]})
+                rows.append(
+                    {
+                        "vault": name,  # noqa: B023
+                        "task": task,  # noqa: B023
+                        "links": len(task_cases),  # noqa: B023
+                        "ranker": label,
+                        "hit5": figs[0],
+                        "mrr": figs[1],
+                    }
+                )
 
-            row("TF-IDF cosine (baseline)", figures(
-                [baseline.rank(ranker.ix.keys, c, ranker.ix.types) for c in task_cases]))
-            for label, weights in {"text only": TEXT_ONLY, "graph only": replace(chosen, text=0),
-                                   "blend, equal weights": EQUAL, "blend": chosen}.items():
+            row(
+                "TF-IDF cosine (baseline)",
+                figures([baseline.rank(ranker.ix.keys, c, ranker.ix.types) for c in task_cases]),
+            )
+            for label, weights in {
+                "text only": TEXT_ONLY,
+                "graph only": replace(chosen, text=0),
+                "blend, equal weights": EQUAL,
+                "blend": chosen,
+            }.items():
                 row(label, score(ranker, task_cases, weights))
             row("blend + diversity 0.3 (as shipped)", score(ranker, task_cases, chosen, 0.3))
     print("| vault | task | links | ranker | Hit@5 | MRR |")
     print("| --- | --- | ---: | --- | ---: | ---: |")
     for r in rows:
-        print(f"| {r['vault']} | {r['task']} | {r['links']} | {r['ranker']} | "
-              f"{r['hit5']:.3f} | {r['mrr']:.3f} |")
+        print(
+            f"| {r['vault']} | {r['task']} | {r['links']} | {r['ranker']} | "
+            f"{r['hit5']:.3f} | {r['mrr']:.3f} |"
+        )
     print(f"\nchosen weights: {asdict(chosen)}   ({time.perf_counter() - started:.1f} s)")
     if args.json:
-        Path(args.json).write_text(json.dumps({"weights": asdict(chosen), "rows": rows},
-                                              indent=2), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps({"weights": asdict(chosen), "rows": rows}, indent=2), encoding="utf-8"
+        )
     for _name, vault, _r, _s in loaded:
         vault.close()
     return 0

@@ -54,8 +54,10 @@ class Judged:
 
 def load_judged(path: Path) -> list[Judged]:
     data = json.loads(path.read_text(encoding="utf-8"))
-    return [Judged(q["query"], q.get("lang", "?"), {k: int(v) for k, v in q["relevant"].items()})
-            for q in data]
+    return [
+        Judged(q["query"], q.get("lang", "?"), {k: int(v) for k, v in q["relevant"].items()})
+        for q in data
+    ]
 
 
 # -- metrics ------------------------------------------------------------------------------
@@ -67,10 +69,11 @@ def reciprocal_rank(ranked: list[str], relevant: dict[str, int], cutoff: int = C
 
 
 def ndcg(ranked: list[str], relevant: dict[str, int], k: int = 5) -> float:
-    dcg = sum((2 ** relevant.get(doc, 0) - 1) / math.log2(n + 1)
-              for n, doc in enumerate(ranked[:k], 1))
+    dcg = sum(
+        (2 ** relevant.get(doc, 0) - 1) / math.log2(n + 1) for n, doc in enumerate(ranked[:k], 1)
+    )
     ideal = sorted(relevant.values(), reverse=True)[:k]
-    best = sum((2 ** g - 1) / math.log2(n + 1) for n, g in enumerate(ideal, 1))
+    best = sum((2**g - 1) / math.log2(n + 1) for n, g in enumerate(ideal, 1))
     return dcg / best if best else 0.0
 
 
@@ -94,8 +97,7 @@ def plain_terms(text: str) -> list[str]:
         else:
             word = m.group().lower()
             if word not in STOP_WORDS:
-                out.append(stemmer.stemWord(word) if word.isascii() and word.isalpha()
-                           else word)
+                out.append(stemmer.stemWord(word) if word.isascii() and word.isalpha() else word)
     return out
 
 
@@ -121,8 +123,7 @@ class PlainBM25:
         scores: dict[str, float] = {}
         for doc, tf in self.tf.items():
             norm = self.k1 * (1 - self.b + self.b * self.length[doc] / self.avg)
-            s = sum(self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm)
-                    for t in terms if t in tf)
+            s = sum(self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if t in tf)
             if s > 0:
                 scores[doc] = s
         return sorted(scores, key=lambda d: (-scores[d], d))[:CUTOFF]
@@ -151,8 +152,10 @@ def studykb_ranker(vault: object, **switches: bool) -> Ranker:
     return rank
 
 
-ABLATIONS = {"no phrase/proximity": {"proximity": False},
-             "no cross-lingual names": {"expand": False}}
+ABLATIONS = {
+    "no phrase/proximity": {"proximity": False},
+    "no cross-lingual names": {"expand": False},
+}
 
 
 # -- the run ----------------------------------------------------------------------------------
@@ -165,19 +168,25 @@ class Row:
     ndcg5: float
 
 
-def evaluate(name: str, rank: Ranker, judged: list[Judged]
-             ) -> tuple[list[Row], dict[str, tuple[float, float, list[str]]]]:
+def evaluate(
+    name: str, rank: Ranker, judged: list[Judged]
+) -> tuple[list[Row], dict[str, tuple[float, float, list[str]]]]:
     per_query = {}
     for q in judged:
         ranked = rank(q.query)
-        per_query[q.query] = (reciprocal_rank(ranked, q.relevant), ndcg(ranked, q.relevant),
-                              ranked)
+        per_query[q.query] = (reciprocal_rank(ranked, q.relevant), ndcg(ranked, q.relevant), ranked)
     rows = []
     for lang in ("all", *sorted({q.lang for q in judged})):
         chosen = [q for q in judged if lang in ("all", q.lang)]
-        rows.append(Row(name, lang, len(chosen),
-                        sum(per_query[q.query][0] for q in chosen) / len(chosen),
-                        sum(per_query[q.query][1] for q in chosen) / len(chosen)))
+        rows.append(
+            Row(
+                name,
+                lang,
+                len(chosen),
+                sum(per_query[q.query][0] for q in chosen) / len(chosen),
+                sum(per_query[q.query][1] for q in chosen) / len(chosen),
+            )
+        )
     return rows, per_query
 
 
@@ -186,11 +195,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--vault", default=str(REPO), help="vault to search (default: the repo)")
     ap.add_argument("--judged", default=str(JUDGED), help="judged queries (JSON)")
     ap.add_argument("--per-query", action="store_true", help="print every query's ranks")
-    ap.add_argument("--ablations", action="store_true",
-                    help="also run studykb with one part switched off at a time")
-    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                    help="try another value of a ranking constant (studykb.search.ranking), "
-                         "e.g. --set NEAR=0.5")
+    ap.add_argument(
+        "--ablations",
+        action="store_true",
+        help="also run studykb with one part switched off at a time",
+    )
+    ap.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="try another value of a ranking constant (studykb.search.ranking), "
+        "e.g. --set NEAR=0.5",
+    )
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     _override(args.set)
@@ -203,8 +220,10 @@ def main(argv: list[str] | None = None) -> int:
     vault = Vault.open(Path(args.vault))
     vault.refresh()
     index.sync(vault, quiet=True)
-    rankers: dict[str, Ranker] = {"plain BM25 (baseline)": PlainBM25(baseline_texts(vault)),
-                                  "studykb": studykb_ranker(vault)}
+    rankers: dict[str, Ranker] = {
+        "plain BM25 (baseline)": PlainBM25(baseline_texts(vault)),
+        "studykb": studykb_ranker(vault),
+    }
     if args.ablations:
         for label, switches in ABLATIONS.items():
             rankers[f"studykb, {label}"] = studykb_ranker(vault, **switches)
@@ -225,15 +244,28 @@ def main(argv: list[str] | None = None) -> int:
     ours = next(r for r in rows if r.ranker == "studykb" and r.lang == "all")
     base = next(r for r in rows if r.ranker.startswith("plain") and r.lang == "all")
     ok = ours.mrr >= GOAL_MRR and ours.mrr > base.mrr
-    print(f"\n{len(judged)} queries; goal MRR >= {GOAL_MRR} and ahead of the baseline: "
-          f"{'met' if ok else 'NOT met'} ({ours.mrr:.3f} vs {base.mrr:.3f}; "
-          f"{time.perf_counter() - started:.1f} s)")
+    print(
+        f"\n{len(judged)} queries; goal MRR >= {GOAL_MRR} and ahead of the baseline: "
+        f"{'met' if ok else 'NOT met'} ({ours.mrr:.3f} vs {base.mrr:.3f}; "
+        f"{time.perf_counter() - started:.1f} s)"
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "queries": len(judged), "cutoff": CUTOFF, "rows": [r.__dict__ for r in rows],
-            "per_query": {name: {q: {"rr": v[0], "ndcg5": v[1], "top": v[2]}
-                                 for q, v in got.items()} for name, got in queries.items()}},
-            ensure_ascii=False, indent=2), encoding="utf-8")
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "queries": len(judged),
+                    "cutoff": CUTOFF,
+                    "rows": [r.__dict__ for r in rows],
+                    "per_query": {
+                        name: {q: {"rr": v[0], "ndcg5": v[1], "top": v[2]} for q, v in got.items()}
+                        for name, got in queries.items()
+                    },
+                },
+                ensure_ascii=False,
+                indent=2,
+            ),
+            encoding="utf-8",
+        )
     return 0 if ok else 1
 
 
@@ -249,15 +281,17 @@ def _override(settings: list[str]) -> None:
         setattr(module, name, type(getattr(module, name))(value))
 
 
-def _print_queries(judged: list[Judged],
-                   queries: dict[str, dict[str, tuple[float, float, list[str]]]]) -> None:
+def _print_queries(
+    judged: list[Judged], queries: dict[str, dict[str, tuple[float, float, list[str]]]]
+) -> None:
     names = list(queries)
     print("| query | " + " | ".join(f"{n} RR / nDCG@5" for n in names) + " | studykb top 3 |")
     print("| --- |" + " ---: |" * len(names) + " --- |")
     for q in judged:
         cells = [f"{queries[n][q.query][0]:.2f} / {queries[n][q.query][1]:.2f}" for n in names]
-        top = ", ".join(("*" * q.relevant.get(d, 0)) + d
-                        for d in queries["studykb"][q.query][2][:3])
+        top = ", ".join(
+            ("*" * q.relevant.get(d, 0)) + d for d in queries["studykb"][q.query][2][:3]
+        )
         print(f"| {q.query} | " + " | ".join(cells) + f" | {top} |")
     print()
 

@@ -42,8 +42,32 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from gen_vault import EN_WORDS, ZH_WORDS, _yaml  # noqa: E402
 
-SYLLABLES = ["ka", "lo", "mi", "ren", "tor", "vex", "qua", "zim", "pol", "dra", "fen", "sul",
-             "bri", "gon", "hal", "nex", "ori", "pax", "tem", "wyn", "cor", "dal", "ish", "mur"]
+SYLLABLES = [
+    "ka",
+    "lo",
+    "mi",
+    "ren",
+    "tor",
+    "vex",
+    "qua",
+    "zim",
+    "pol",
+    "dra",
+    "fen",
+    "sul",
+    "bri",
+    "gon",
+    "hal",
+    "nex",
+    "ori",
+    "pax",
+    "tem",
+    "wyn",
+    "cor",
+    "dal",
+    "ish",
+    "mur",
+]
 HAN_CHARS = "衡彦珂瑶琛璃瑾砚翊樾霁昀皓岚澈珩钰琪骁煜晗旻渊峤澄弈岑"
 FILLER_ZH = ["这是", "内容", "笔记", "部分", "相关", "介绍", "记录"]
 FILLER_EN = ["page", "notes", "section", "example", "thing", "part", "read"]
@@ -101,24 +125,38 @@ class Topical:
     def plan(self) -> None:
         count = max(5, self.n // SUBJECT_SIZE)
         for _area in range(-(-count // AREA_SUBJECTS)):
-            self.areas.append(([self.made_word() for _ in range(8)],
-                               [self.made_han() for _ in range(6)]))
+            self.areas.append(
+                ([self.made_word() for _ in range(8)], [self.made_han() for _ in range(6)])
+            )
         for s in range(count):
-            subject = Subject(s, s // AREA_SUBJECTS, [self.made_word() for _ in range(12)],
-                              [self.made_han() for _ in range(8)])
+            subject = Subject(
+                s,
+                s // AREA_SUBJECTS,
+                [self.made_word() for _ in range(12)],
+                [self.made_han() for _ in range(8)],
+            )
             subject.name = f"{subject.en[0].title()} {subject.en[1]}"
-            subject.threads = [([self.made_word() for _ in range(4)],
-                                [self.made_han() for _ in range(3)]) for _ in range(THREADS)]
+            subject.threads = [
+                ([self.made_word() for _ in range(4)], [self.made_han() for _ in range(3)])
+                for _ in range(THREADS)
+            ]
             subject.topic = f"s{s:04d}-{subject.en[0]}"
             self.subjects.append(subject)
-            self.docs.append(Doc(f"notes/topics/{subject.topic}.md", subject.topic,
-                                 subject.name, "topic", "en", s,
-                                 meta={"aliases": [subject.zh[0] + subject.zh[1]]}))
+            self.docs.append(
+                Doc(
+                    f"notes/topics/{subject.topic}.md",
+                    subject.topic,
+                    subject.name,
+                    "topic",
+                    "en",
+                    s,
+                    meta={"aliases": [subject.zh[0] + subject.zh[1]]},
+                )
+            )
         rest = self.n - count
         for k in range(rest):
             r = self.rng.random()
-            kind = "note" if r < 0.55 else "entry" if r < 0.93 else "course" if r < 0.96 \
-                else "list"
+            kind = "note" if r < 0.55 else "entry" if r < 0.93 else "course" if r < 0.96 else "list"
             self.docs.append(self._doc(kind, k))
         self._links()
 
@@ -129,16 +167,33 @@ class Topical:
         if rng.random() < 0.3:
             area = self.subjects[main].area
             near = [s.n for s in self.subjects if s.area == area and s.n != main]
-            second = rng.choice(near) if near and rng.random() < 0.7 else \
-                rng.randrange(len(self.subjects))
+            second = (
+                rng.choice(near)
+                if near and rng.random() < 0.7
+                else rng.randrange(len(self.subjects))
+            )
         lang = rng.choices(("zh", "en", "mix"), (0.4, 0.4, 0.2))[0]
         subject = self.subjects[main]
-        folder = {"note": "notes", "entry": "notes/entries", "course": "courses",
-                  "list": "notes/lists"}[kind]
-        title = f"{subject.en[rng.randrange(12)].title()} {rng.choice(EN_WORDS[:60])} " \
-                f"{subject.zh[rng.randrange(8)]} {k}"
-        return Doc(f"{folder}/{kind[0]}{k:05d}.md", f"{kind[0]}{k:05d}", title, kind, lang,
-                   main, second, rng.randrange(THREADS))
+        folder = {
+            "note": "notes",
+            "entry": "notes/entries",
+            "course": "courses",
+            "list": "notes/lists",
+        }[kind]
+        title = (
+            f"{subject.en[rng.randrange(12)].title()} {rng.choice(EN_WORDS[:60])} "
+            f"{subject.zh[rng.randrange(8)]} {k}"
+        )
+        return Doc(
+            f"{folder}/{kind[0]}{k:05d}.md",
+            f"{kind[0]}{k:05d}",
+            title,
+            kind,
+            lang,
+            main,
+            second,
+            rng.randrange(THREADS),
+        )
 
     # -- links -------------------------------------------------------------------------------
     def _links(self) -> None:
@@ -159,7 +214,8 @@ class Topical:
             if d.type == "topic":
                 continue
             topics = [self.subjects[d.main].topic] + (
-                [self.subjects[d.second].topic] if d.second >= 0 else [])
+                [self.subjects[d.second].topic] if d.second >= 0 else []
+            )
             d.meta["tags" if rng.random() < 0.5 else "covers"] = topics
             if d.type == "list":
                 pool = readable if rng.random() < 0.3 else by_subject.get(d.main, readable)
@@ -169,16 +225,24 @@ class Topical:
             if d.type == "course":
                 area = self.subjects[d.main].area
                 units = [s for s in self.subjects if s.area == area]
-                d.meta["units"] = [{"id": f"u{u}", "title": f"Unit {u}: {s.name}",
-                                    "tags": [s.topic]} for u, s in enumerate(units)]
+                d.meta["units"] = [
+                    {"id": f"u{u}", "title": f"Unit {u}: {s.name}", "tags": [s.topic]}
+                    for u, s in enumerate(units)
+                ]
                 continue
             # as in the bundled vault: notes cite 12 documents on average, readings 0.4
             wanted = rng.randint(6, 18) if d.type == "note" else int(rng.random() < 0.4)
             for _ in range(wanted):
                 r = rng.random()
-                pool = by_thread.get((d.main, d.thread), readable) if r < 0.5 else \
-                    by_subject.get(d.main, readable) if r < 0.75 else \
-                    by_area.get(self.subjects[d.main].area, readable) if r < 0.9 else readable
+                pool = (
+                    by_thread.get((d.main, d.thread), readable)
+                    if r < 0.5
+                    else by_subject.get(d.main, readable)
+                    if r < 0.75
+                    else by_area.get(self.subjects[d.main].area, readable)
+                    if r < 0.9
+                    else readable
+                )
                 target = rng.choices(pool, [fame[x.id] for x in pool])[0]
                 if target is not d and target.id not in d.links:
                     d.links.append(target.id)
@@ -224,7 +288,7 @@ class Topical:
         if d.links:
             body_links = d.links[: max(1, len(d.links) // 2)]
             parts += ["See " + ", ".join(f"[[{t}]]" for t in body_links) + ".", ""]
-            d.meta["refs"] = d.links[len(body_links):]
+            d.meta["refs"] = d.links[len(body_links) :]
         return "\n".join(parts)
 
     def render(self, d: Doc) -> str:
@@ -250,9 +314,13 @@ def _dictionary_nouns() -> list[str]:
     with open(path, encoding="utf-8") as fh:
         for line in fh:
             parts = line.split()
-            if len(parts) == 3 and parts[2] == "n" and 2 <= len(parts[0]) <= 3 and \
-                    200 <= int(parts[1]) <= 3000 and all("\u4e00" <= c <= "\u9fff"
-                                                         for c in parts[0]):
+            if (
+                len(parts) == 3
+                and parts[2] == "n"
+                and 2 <= len(parts[0]) <= 3
+                and 200 <= int(parts[1]) <= 3000
+                and all("\u4e00" <= c <= "\u9fff" for c in parts[0])
+            ):
                 out.append(parts[0])
     return sorted(set(out) - set(ZH_WORDS) - set(FILLER_ZH))
 
@@ -271,8 +339,12 @@ def generate(out: str, n: int, seed: int = 1) -> dict:
             fh.write(text)
     with open(os.path.join(out, "studykb.toml"), "w", encoding="utf-8") as fh:
         fh.write(f"# topical vault for the related evaluation: {n} documents, seed {seed}\n")
-    info = {"docs": len(gen.docs), "seed": seed, "subjects": len(gen.subjects),
-            "generator": "gen_topical"}
+    info = {
+        "docs": len(gen.docs),
+        "seed": seed,
+        "subjects": len(gen.subjects),
+        "generator": "gen_topical",
+    }
     with open(os.path.join(out, ".bench.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh, indent=2)
     return info
@@ -284,8 +356,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
-    if os.path.exists(args.out) and os.listdir(args.out) and not os.path.exists(
-            os.path.join(args.out, ".bench.json")):
+    if (
+        os.path.exists(args.out)
+        and os.listdir(args.out)
+        and not os.path.exists(os.path.join(args.out, ".bench.json"))
+    ):
         ap.error(f"{args.out} is not empty and not a generated vault; refusing to overwrite it")
     info = generate(args.out, args.docs, args.seed)
     print(f"{info['docs']} documents, {info['subjects']} subjects -> {args.out}")

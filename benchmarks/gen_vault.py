@@ -29,8 +29,216 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-EN_WORDS = ["tensor", "kernel", "gradient", "attention", "memory", "bandwidth", "latency", "throughput", "batch", "shard", "pipeline", "scheduler", "cache", "token", "embedding", "layer", "optimizer", "warp", "thread", "block", "register", "compiler", "graph", "operator", "fusion", "precision", "quantization", "checkpoint", "collective", "ring", "tree", "allreduce", "scatter", "gather", "overlap", "stream", "launch", "occupancy", "tile", "matrix", "vector", "sparse", "dense", "loss", "schedule", "learning", "rate", "momentum", "variance", "norm", "residual", "projection", "head", "query", "key", "value", "softmax", "causal", "mask", "rotary", "position", "context", "window", "decode", "prefill", "speculative", "draft", "verify", "accept", "reject", "sample", "beam", "greedy", "temperature", "serving", "replica", "router", "queue", "request", "profile", "trace", "timeline", "roofline", "arithmetic", "intensity", "flop", "byte", "the", "a", "of", "to", "and", "in", "is", "that", "for", "with", "on", "as", "by", "this", "we", "it", "from", "at", "which", "can", "be", "are", "when", "more", "than", "each", "one", "two"]
-ZH_WORDS = ["张量", "内核", "梯度", "注意力", "显存", "带宽", "延迟", "吞吐", "批次", "分片", "流水线", "调度", "缓存", "词元", "嵌入", "层", "优化器", "线程", "寄存器", "编译器", "计算图", "算子", "融合", "精度", "量化", "检查点", "通信", "环形", "规约", "重叠", "占用率", "矩阵", "向量", "稀疏", "稠密", "损失", "学习率", "动量", "方差", "归一化", "残差", "投影", "查询", "键", "值", "因果", "掩码", "旋转", "位置", "上下文", "窗口", "解码", "预填充", "投机", "草稿", "验证", "采样", "温度", "服务", "副本", "路由", "队列", "请求", "性能", "分析", "时间线", "屋顶线", "算术", "强度", "的", "是", "在", "和", "了", "与", "对", "把", "可以", "需要", "因为", "所以", "如果", "这个", "一个", "我们", "通过", "进行", "实现", "使用", "问题", "方法"]
+EN_WORDS = [
+    "tensor",
+    "kernel",
+    "gradient",
+    "attention",
+    "memory",
+    "bandwidth",
+    "latency",
+    "throughput",
+    "batch",
+    "shard",
+    "pipeline",
+    "scheduler",
+    "cache",
+    "token",
+    "embedding",
+    "layer",
+    "optimizer",
+    "warp",
+    "thread",
+    "block",
+    "register",
+    "compiler",
+    "graph",
+    "operator",
+    "fusion",
+    "precision",
+    "quantization",
+    "checkpoint",
+    "collective",
+    "ring",
+    "tree",
+    "allreduce",
+    "scatter",
+    "gather",
+    "overlap",
+    "stream",
+    "launch",
+    "occupancy",
+    "tile",
+    "matrix",
+    "vector",
+    "sparse",
+    "dense",
+    "loss",
+    "schedule",
+    "learning",
+    "rate",
+    "momentum",
+    "variance",
+    "norm",
+    "residual",
+    "projection",
+    "head",
+    "query",
+    "key",
+    "value",
+    "softmax",
+    "causal",
+    "mask",
+    "rotary",
+    "position",
+    "context",
+    "window",
+    "decode",
+    "prefill",
+    "speculative",
+    "draft",
+    "verify",
+    "accept",
+    "reject",
+    "sample",
+    "beam",
+    "greedy",
+    "temperature",
+    "serving",
+    "replica",
+    "router",
+    "queue",
+    "request",
+    "profile",
+    "trace",
+    "timeline",
+    "roofline",
+    "arithmetic",
+    "intensity",
+    "flop",
+    "byte",
+    "the",
+    "a",
+    "of",
+    "to",
+    "and",
+    "in",
+    "is",
+    "that",
+    "for",
+    "with",
+    "on",
+    "as",
+    "by",
+    "this",
+    "we",
+    "it",
+    "from",
+    "at",
+    "which",
+    "can",
+    "be",
+    "are",
+    "when",
+    "more",
+    "than",
+    "each",
+    "one",
+    "two",
+]
+ZH_WORDS = [
+    "张量",
+    "内核",
+    "梯度",
+    "注意力",
+    "显存",
+    "带宽",
+    "延迟",
+    "吞吐",
+    "批次",
+    "分片",
+    "流水线",
+    "调度",
+    "缓存",
+    "词元",
+    "嵌入",
+    "层",
+    "优化器",
+    "线程",
+    "寄存器",
+    "编译器",
+    "计算图",
+    "算子",
+    "融合",
+    "精度",
+    "量化",
+    "检查点",
+    "通信",
+    "环形",
+    "规约",
+    "重叠",
+    "占用率",
+    "矩阵",
+    "向量",
+    "稀疏",
+    "稠密",
+    "损失",
+    "学习率",
+    "动量",
+    "方差",
+    "归一化",
+    "残差",
+    "投影",
+    "查询",
+    "键",
+    "值",
+    "因果",
+    "掩码",
+    "旋转",
+    "位置",
+    "上下文",
+    "窗口",
+    "解码",
+    "预填充",
+    "投机",
+    "草稿",
+    "验证",
+    "采样",
+    "温度",
+    "服务",
+    "副本",
+    "路由",
+    "队列",
+    "请求",
+    "性能",
+    "分析",
+    "时间线",
+    "屋顶线",
+    "算术",
+    "强度",
+    "的",
+    "是",
+    "在",
+    "和",
+    "了",
+    "与",
+    "对",
+    "把",
+    "可以",
+    "需要",
+    "因为",
+    "所以",
+    "如果",
+    "这个",
+    "一个",
+    "我们",
+    "通过",
+    "进行",
+    "实现",
+    "使用",
+    "问题",
+    "方法",
+]
 AREAS = ("gpu", "training", "serving", "compilers", "systems", "models", "data", "math")
 KINDS = ("article", "tutorial", "talk", "course", "repo", "paper", "book", "video", "docs", "post")
 LEVELS = (1, 2, 3, 4, 5, "intro", "intermediate", "advanced", "入门", "进阶")
@@ -65,8 +273,11 @@ class Gen:
             return "".join(rng.choices(ZH_WORDS, k=k))
         if lang == "mix":
             half = k // 2
-            return " ".join(rng.choices(EN_WORDS, k=half)) + " " + "".join(
-                rng.choices(ZH_WORDS, k=k - half))
+            return (
+                " ".join(rng.choices(EN_WORDS, k=half))
+                + " "
+                + "".join(rng.choices(ZH_WORDS, k=k - half))
+            )
         return " ".join(rng.choices(EN_WORDS, k=k))
 
     def sentence(self, lang: str) -> str:
@@ -107,9 +318,13 @@ class Gen:
     def _topic(self, i: int) -> Doc:
         area = AREAS[i % len(AREAS)]
         stem = f"t{i:05d}-{EN_WORDS[i % 60]}-{EN_WORDS[(i * 7) % 60]}"
-        doc = Doc(f"notes/topics/{area}/{stem}.md", stem,
-                  f"{EN_WORDS[i % 60].title()} {EN_WORDS[(i * 7) % 60].title()} {i}", "topic",
-                  self.pick_lang())
+        doc = Doc(
+            f"notes/topics/{area}/{stem}.md",
+            stem,
+            f"{EN_WORDS[i % 60].title()} {EN_WORDS[(i * 7) % 60].title()} {i}",
+            "topic",
+            self.pick_lang(),
+        )
         doc.meta["aliases"] = [f"{ZH_WORDS[i % 40]}{ZH_WORDS[(i * 3) % 40]}{i}"]
         doc.meta["level"] = 1 + (i * 5) // max(1, self.n * 15 // 100)
         return doc
@@ -117,8 +332,13 @@ class Gen:
     def _entry(self, i: int) -> Doc:
         kind = KINDS[i % len(KINDS)]
         stem = f"e{i:05d}"
-        doc = Doc(f"notes/entries/{kind}s/{stem}.md", f"entry-{i:05d}",
-                  f"{self.words('en', 4).title()} ({kind} {i})", "entry", self.pick_lang())
+        doc = Doc(
+            f"notes/entries/{kind}s/{stem}.md",
+            f"entry-{i:05d}",
+            f"{self.words('en', 4).title()} ({kind} {i})",
+            "entry",
+            self.pick_lang(),
+        )
         doc.meta["url"] = f"https://example.org/{kind}/{i:05d}"
         doc.meta["kind"] = kind
         doc.meta["source"] = "Synthetic Weekly"
@@ -127,8 +347,13 @@ class Gen:
 
     def _course(self, i: int) -> Doc:
         stem = f"c{i:04d}"
-        doc = Doc(f"courses/{stem}.md", stem, f"Course {i}: {self.words('en', 3).title()}",
-                  "course", self.pick_lang())
+        doc = Doc(
+            f"courses/{stem}.md",
+            stem,
+            f"Course {i}: {self.words('en', 3).title()}",
+            "course",
+            self.pick_lang(),
+        )
         doc.meta["url"] = f"https://courses.example.edu/c{i:04d}/"
         return doc
 
@@ -136,8 +361,14 @@ class Gen:
         area = AREAS[i % len(AREAS)]
         folder = "notes" if i % 5 == 0 else f"notes/{area}"
         stem = f"n{i:05d}"
-        doc = Doc(f"{folder}/{stem}.md", stem, f"Note {i} on {self.words('en', 3)}", "note",
-                  self.pick_lang(), explicit_id=(i % 3 != 0))
+        doc = Doc(
+            f"{folder}/{stem}.md",
+            stem,
+            f"Note {i} on {self.words('en', 3)}",
+            "note",
+            self.pick_lang(),
+            explicit_id=(i % 3 != 0),
+        )
         return doc
 
     def _list(self, i: int) -> Doc:
@@ -181,7 +412,7 @@ class Gen:
         # a deliberate loop among three extra topics nobody requires
         if len(topics) >= 12:
             loop = topics[-3:]
-            for a, b in zip(loop, loop[1:] + loop[:1]):
+            for a, b in zip(loop, loop[1:] + loop[:1], strict=True):
                 a.meta["requires"] = [b.id]
 
     def _cross_refs(self) -> None:
@@ -197,11 +428,14 @@ class Gen:
                 e.meta["requires"] = [topics[rng.randrange(t)].id]
             e.meta["level"] = rng.choice(LEVELS)
             _set(e.meta, "status", rng.choice(STATUSES))
-        for c_i, c in enumerate(courses):
+        for c in courses:
             units = []
             for u in range(5):
-                unit: dict = {"id": f"u{u}", "title": f"Unit {u}: {self.words('en', 3)}",
-                              "tags": [topics[rng.randrange(nt - 3)].id]}
+                unit: dict = {
+                    "id": f"u{u}",
+                    "title": f"Unit {u}: {self.words('en', 3)}",
+                    "tags": [topics[rng.randrange(nt - 3)].id],
+                }
                 if u:
                     unit["requires"] = [f"u{u - 1}"]
                 unit["status"] = rng.choice(("todo", "reading", "done"))
@@ -247,16 +481,32 @@ class Gen:
         e1, e2 = rng.choice(entries), rng.choice(entries)
         n1 = rng.choice(notes)
         u = e1.meta["url"]
-        url_variant = rng.choice((u, u + "/", u.replace("https://example.org", "HTTPS://Example.ORG"),
-                                  u + "?utm_source=feed#part", u + "#intro"))
+        url_variant = rng.choice(
+            (
+                u,
+                u + "/",
+                u.replace("https://example.org", "HTTPS://Example.ORG"),
+                u + "?utm_source=feed#part",
+                u + "#intro",
+            )
+        )
         dangling = rng.random() < 0.02
-        parts = [f"# {d.title}", "", self.paragraph(lang, 4), "", "## Overview", "",
-                 f"{self.sentence(lang)} See [[{t1.id}]] and [[{t2.id}|{t2.title}]], "
-                 f"then [[{e1.id}#Details]] for background.",
-                 f"The entry [{e2.title}]({self.relpath(d.path, e2.path)}) and "
-                 f"[the note]({self.relpath(d.path, n1.path)}#details) help; "
-                 f"read it at {url_variant} or [{self.words('en', 2)}]({e2.meta['url']}/).",
-                 "", self.paragraph(lang, 3), ""]
+        parts = [
+            f"# {d.title}",
+            "",
+            self.paragraph(lang, 4),
+            "",
+            "## Overview",
+            "",
+            f"{self.sentence(lang)} See [[{t1.id}]] and [[{t2.id}|{t2.title}]], "
+            f"then [[{e1.id}#Details]] for background.",
+            f"The entry [{e2.title}]({self.relpath(d.path, e2.path)}) and "
+            f"[the note]({self.relpath(d.path, n1.path)}#details) help; "
+            f"read it at {url_variant} or [{self.words('en', 2)}]({e2.meta['url']}/).",
+            "",
+            self.paragraph(lang, 3),
+            "",
+        ]
         if rng.random() < 0.3:
             parts += [f"![[{t1.id}]]", "", "![[diagram.png]]", ""]
         if rng.random() < 0.25:
@@ -265,16 +515,33 @@ class Gen:
             parts += [f"Which one? [[{rng.choice(self.dup_titles)}]].", ""]
         if dangling:
             parts += [f"A broken one: [[no-such-note-{rng.randrange(10**6)}]].", ""]
-        parts += ["## Details", "", self.paragraph(lang, 3), "",
-                  "```python", f"# {FAKE}", "x = load('[[also-fake]]')", "```", "",
-                  "Inline `[[inline-fake]]` code, external https://www.python.org/doc/ "
-                  "and [docs](https://docs.python.org/3/).", ""]
+        parts += [
+            "## Details",
+            "",
+            self.paragraph(lang, 3),
+            "",
+            "```python",
+            f"# {FAKE}",
+            "x = load('[[also-fake]]')",
+            "```",
+            "",
+            "Inline `[[inline-fake]]` code, external https://www.python.org/doc/ "
+            "and [docs](https://docs.python.org/3/).",
+            "",
+        ]
         if rng.random() < 0.5:
             parts += ["$$", r"\sum_i x_i [[math-fake]] (fake.md)", "$$", ""]
         if rng.random() < 0.2:
             parts += ["    indented [[indented-fake]] code", ""]
-        parts += ["## 要点", "", self.paragraph(lang, 2),
-                  "", "- " + self.sentence(lang), "- " + self.sentence(lang), ""]
+        parts += [
+            "## 要点",
+            "",
+            self.paragraph(lang, 2),
+            "",
+            "- " + self.sentence(lang),
+            "- " + self.sentence(lang),
+            "",
+        ]
         return "\n".join(parts)
 
     # -- front matter -----------------------------------------------------------------------
@@ -355,7 +622,9 @@ def generate(out: str, n: int, seed: int = 1) -> dict:
     if os.path.isdir(out):
         for name in os.listdir(out):
             full = os.path.join(out, name)
-            shutil.rmtree(full) if os.path.isdir(full) and not os.path.islink(full) else os.remove(full)
+            shutil.rmtree(full) if os.path.isdir(full) and not os.path.islink(full) else os.remove(
+                full
+            )
     os.makedirs(out, exist_ok=True)
     made: set[str] = set()
     total = 0
@@ -379,11 +648,16 @@ def generate(out: str, n: int, seed: int = 1) -> dict:
     deep = gen.topics[gen.deep]
     edit = next(d for d in gen.notes if d.explicit_id)
     info = {
-        "docs": len(gen.docs), "seed": seed, "bytes": total,
-        "deep_target": deep.id, "deep_target_path": deep.path,
+        "docs": len(gen.docs),
+        "seed": seed,
+        "bytes": total,
+        "deep_target": deep.id,
+        "deep_target_path": deep.path,
         "deep_ancestors": gen.deep_ancestors,
-        "mid_target": gen.topics[gen.mid].id, "mid_ancestors": gen.mid_ancestors,
-        "backlinks_target": gen.topics[0].id, "edit_file": edit.path,
+        "mid_target": gen.topics[gen.mid].id,
+        "mid_ancestors": gen.mid_ancestors,
+        "backlinks_target": gen.topics[0].id,
+        "edit_file": edit.path,
     }
     with open(os.path.join(out, ".bench.json"), "w", encoding="utf-8") as fh:
         json.dump(info, fh, indent=2)
@@ -392,20 +666,26 @@ def generate(out: str, n: int, seed: int = 1) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("out", help="folder to write (its contents are replaced)")
     ap.add_argument("--docs", type=int, default=1000, help="number of documents (default 1000)")
     ap.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
     args = ap.parse_args(argv)
     if args.docs < 20:
         ap.error("--docs must be at least 20")
-    if os.path.exists(args.out) and os.listdir(args.out) and not os.path.exists(
-            os.path.join(args.out, ".bench.json")):
+    if (
+        os.path.exists(args.out)
+        and os.listdir(args.out)
+        and not os.path.exists(os.path.join(args.out, ".bench.json"))
+    ):
         ap.error(f"{args.out} is not empty and not a generated vault; refusing to overwrite it")
     info = generate(args.out, args.docs, args.seed)
-    print(f"{info['docs']} documents, {info['bytes'] / 1e6:.1f} MB in {info['seconds']} s -> "
-          f"{args.out}")
+    print(
+        f"{info['docs']} documents, {info['bytes'] / 1e6:.1f} MB in {info['seconds']} s -> "
+        f"{args.out}"
+    )
     print(f"deep_target: {info['deep_target']} ({info['deep_ancestors']} ancestors)")
     return 0
 

@@ -25,20 +25,28 @@ FLAVOURS = FIXTURES / "flavours"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-golden", action="store_true", default=False,
-                     help="Rewrite golden files (tests/fixtures/parse/*.json) from the code.")
+    parser.addoption(
+        "--update-golden",
+        action="store_true",
+        default=False,
+        help="Rewrite golden files (tests/fixtures/parse/*.json) from the code.",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
-        "markers", "slow: takes seconds (real processes killed at random moments); "
-                   "leave out with -m 'not slow'")
+        "markers",
+        "slow: takes seconds (real processes killed at random moments); "
+        "leave out with -m 'not slow'",
+    )
 
 
 @pytest.fixture
 def update_golden(request: pytest.FixtureRequest) -> bool:
-    return bool(request.config.getoption("--update-golden")
-                or os.environ.get("STUDYKB_UPDATE_GOLDEN") == "1")
+    return bool(
+        request.config.getoption("--update-golden")
+        or os.environ.get("STUDYKB_UPDATE_GOLDEN") == "1"
+    )
 
 
 @pytest.fixture(autouse=True)
@@ -125,8 +133,13 @@ def run() -> Callable[..., Result]:
     """
     cli = _cli()
 
-    def invoke(*args: str, vault: Path | None = None, env: dict[str, str] | None = None,
-               cwd: Path | None = None, input: str | None = None) -> Result:
+    def invoke(
+        *args: str,
+        vault: Path | None = None,
+        env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        input: str | None = None,
+    ) -> Result:
         argv = (["--vault", str(vault)] if vault is not None else []) + list(args)
         runner = CliRunner()
         old = Path.cwd()

@@ -21,15 +21,26 @@ from typing import Any
 class LspClient:
     """``with LspClient(vault) as lsp: lsp.initialize(); lsp.request(...)``."""
 
-    def __init__(self, vault: Path | None, cwd: Path | None = None,
-                 env: dict[str, str] | None = None, args: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        vault: Path | None,
+        cwd: Path | None = None,
+        env: dict[str, str] | None = None,
+        args: list[str] | None = None,
+    ) -> None:
         cmd = [sys.executable, "-m", "studykb"]
         if vault is not None:
             cmd += ["--vault", str(vault)]
         cmd += args or ["lsp"]
         full_env = {**os.environ, **(env or {})}
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, cwd=cwd, env=full_env)
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=full_env,
+        )
         self._next = 0
         self._responses: dict[int, queue.Queue] = {}
         self._lock = threading.Lock()
@@ -104,8 +115,9 @@ class LspClient:
         try:
             message = box.get(timeout=timeout)
         except queue.Empty:
-            raise TimeoutError(f"no answer to {method} in {timeout}s; stderr:\n"
-                               f"{self.stderr}") from None
+            raise TimeoutError(
+                f"no answer to {method} in {timeout}s; stderr:\n{self.stderr}"
+            ) from None
         if "error" in message:
             raise RuntimeError(f"{method} failed: {message['error']}")
         return message.get("result")
@@ -113,8 +125,13 @@ class LspClient:
     def notify(self, method: str, params: Any) -> None:
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
-    def wait_for(self, method: str, where: Callable[[dict], bool] = lambda p: True,
-                 timeout: float = 20, since: int = 0) -> dict:
+    def wait_for(
+        self,
+        method: str,
+        where: Callable[[dict], bool] = lambda p: True,
+        timeout: float = 20,
+        since: int = 0,
+    ) -> dict:
         """The first notification ``method`` (from index ``since``) whose params match."""
         deadline = time.monotonic() + timeout
         with self._cond:
@@ -128,12 +145,17 @@ class LspClient:
                 self._cond.wait(min(left, 0.5))
 
     def initialize(self, root: Path | None = None) -> dict:
-        result = self.request("initialize", {
-            "processId": os.getpid(),
-            "rootUri": root.as_uri() if root else None,
-            "capabilities": {"textDocument": {"completion": {"completionItem": {
-                "snippetSupport": False}}}},
-        }, timeout=120)
+        result = self.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri() if root else None,
+                "capabilities": {
+                    "textDocument": {"completion": {"completionItem": {"snippetSupport": False}}}
+                },
+            },
+            timeout=120,
+        )
         self.notify("initialized", {})
         return result
 
@@ -141,21 +163,34 @@ class LspClient:
         uri = path.as_uri()
         if text is None:
             text = path.read_text(encoding="utf-8")
-        self.notify("textDocument/didOpen", {"textDocument": {
-            "uri": uri, "languageId": "markdown", "version": version, "text": text}})
+        self.notify(
+            "textDocument/didOpen",
+            {
+                "textDocument": {
+                    "uri": uri,
+                    "languageId": "markdown",
+                    "version": version,
+                    "text": text,
+                }
+            },
+        )
         return uri
 
     def change(self, uri: str, text: str, version: int) -> None:
-        self.notify("textDocument/didChange", {
-            "textDocument": {"uri": uri, "version": version},
-            "contentChanges": [{"text": text}]})
+        self.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]},
+        )
 
-    def diagnostics(self, uri: str, version: int | None = None, timeout: float = 20,
-                    since: int = 0) -> list[dict]:
+    def diagnostics(
+        self, uri: str, version: int | None = None, timeout: float = 20, since: int = 0
+    ) -> list[dict]:
         message = self.wait_for(
             "textDocument/publishDiagnostics",
             lambda p: p.get("uri") == uri and (version is None or p.get("version") == version),
-            timeout, since)
+            timeout,
+            since,
+        )
         return message["params"]["diagnostics"]
 
     def at(self, uri: str, line: int, character: int) -> dict:

@@ -15,13 +15,15 @@ prepare()
 def test_missing_heading_is_a_warning_with_its_line(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text(
         "# A\n\nsee [[b#Nope]] and [[b#Sub Part]]\nand [b](b.md#sub-part) and [[b#^block]]\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     (tmp_path / "b.md").write_text("# B\n\n## Sub Part\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["--vault", str(tmp_path), "check", "--json"])
     assert result.exit_code == 0  # a warning, not an error
     problems = json.loads(result.output)["problems"]
     assert [(p["path"], p["line"], p["code"], p["severity"]) for p in problems] == [
-        ("a.md", 3, "dangling-anchor", "warning")]
+        ("a.md", 3, "dangling-anchor", "warning")
+    ]
     # the heading appears: the warning goes away
     (tmp_path / "b.md").write_text("# B\n\n## Sub Part\n\n## Nope\n", encoding="utf-8")
     result = CliRunner().invoke(cli, ["--vault", str(tmp_path), "check", "--json"])
@@ -31,8 +33,9 @@ def test_missing_heading_is_a_warning_with_its_line(tmp_path: Path) -> None:
 def test_anchor_follows_a_reference_that_moves_to_another_target(tmp_path: Path) -> None:
     (tmp_path / "x").mkdir()
     (tmp_path / "a.md").write_text("see [[Target#Deep]]\n", encoding="utf-8")
-    (tmp_path / "x" / "one.md").write_text("---\ntitle: Target\n---\n## Shallow\n",
-                                           encoding="utf-8")
+    (tmp_path / "x" / "one.md").write_text(
+        "---\ntitle: Target\n---\n## Shallow\n", encoding="utf-8"
+    )
     runner = CliRunner()
     out = json.loads(runner.invoke(cli, ["--vault", str(tmp_path), "check", "--json"]).output)
     assert [p["code"] for p in out["problems"]] == ["dangling-anchor"]
@@ -55,8 +58,9 @@ def test_check_and_go_to_definition_agree(tmp_path: Path) -> None:
 
     note = "---\ntitle: Note\n---\n# Note\n\n## C++ tips\n\n## Usage\n\n## Usage\n"
     (tmp_path / "note.md").write_text(note, encoding="utf-8")
-    (tmp_path / "a.md").write_text("[[note#c-tips]] [[note#C++ tips]] [u](note.md#usage-1)\n",
-                                   encoding="utf-8")
+    (tmp_path / "a.md").write_text(
+        "[[note#c-tips]] [[note#C++ tips]] [u](note.md#usage-1)\n", encoding="utf-8"
+    )
     assert _check(tmp_path) == []
     lines = note.split("\n")
     assert anchor_line(lines, "c-tips") == 5
@@ -69,9 +73,11 @@ def test_check_and_go_to_definition_agree(tmp_path: Path) -> None:
 
 
 def test_same_page_anchors_are_checked(tmp_path: Path) -> None:
-    (tmp_path / "a.md").write_text("# A\n\n## Part one\n\n[ok](#part-one) [[#Part one]]\n"
-                                   "[bad](#part-two) [[#Nothing]] [text](#:~:text=x)\n",
-                                   encoding="utf-8")
+    (tmp_path / "a.md").write_text(
+        "# A\n\n## Part one\n\n[ok](#part-one) [[#Part one]]\n"
+        "[bad](#part-two) [[#Nothing]] [text](#:~:text=x)\n",
+        encoding="utf-8",
+    )
     assert _check(tmp_path) == [("a.md", 6, "dangling-anchor"), ("a.md", 6, "dangling-anchor")]
 
 
@@ -82,21 +88,24 @@ def test_anchors_follow_the_site_generator(tmp_path: Path) -> None:
     (tmp_path / "content").mkdir()
     (tmp_path / "content" / "a.md").write_text(
         "## Using [modules](https://gohugo.io/m/)\n\n## Install {#setup}\n\n"
-        "[m](#using-moduleshttpsgohugoiom) [s](#setup) [no](#install)\n", encoding="utf-8")
+        "[m](#using-moduleshttpsgohugoiom) [s](#setup) [no](#install)\n",
+        encoding="utf-8",
+    )
     assert _check(tmp_path) == [("content/a.md", 5, "dangling-anchor")]
     zola = tmp_path / "zola"
     (zola / "content").mkdir(parents=True)
-    (zola / "config.toml").write_text('base_url = "https://x.org"\n[markdown]\n',
-                                      encoding="utf-8")
-    (zola / "content" / "a.md").write_text("## get_page\n\n[g](#get-page) [u](#get-pages)\n",
-                                           encoding="utf-8")
+    (zola / "config.toml").write_text('base_url = "https://x.org"\n[markdown]\n', encoding="utf-8")
+    (zola / "content" / "a.md").write_text(
+        "## get_page\n\n[g](#get-page) [u](#get-pages)\n", encoding="utf-8"
+    )
     assert _check(zola) == [("content/a.md", 3, "dangling-anchor")]
 
 
 def test_hugo_definition_terms_have_ids_when_configured(tmp_path: Path) -> None:
     """Hugo's docs link to definition terms (``autoDefinitionTermID``): ``#pageref``."""
     (tmp_path / "hugo.toml").write_text(
-        "[markup.goldmark.parser]\nautoDefinitionTermID = true\n", encoding="utf-8")
+        "[markup.goldmark.parser]\nautoDefinitionTermID = true\n", encoding="utf-8"
+    )
     (tmp_path / "content").mkdir()
     page = "## Props\n\npageRef\n: The logical path.\n\n[p](#pageref) [q](#nope)\n"
     (tmp_path / "content" / "a.md").write_text(page, encoding="utf-8")

@@ -22,8 +22,7 @@ ENGLISH = [
     ("What should I learn before flash attention?", "before", "flash attention"),
     ("what do I need to read before FSDP2", "before", "FSDP2"),
     ("What do I need to know before KV cache?", "before", "KV cache"),
-    ("which papers should I read before speculative decoding", "before",
-     "speculative decoding"),
+    ("which papers should I read before speculative decoding", "before", "speculative decoding"),
     ("prerequisites of KV cache", "before", "KV cache"),
     ("what are the prerequisites for FSDP2?", "before", "FSDP2"),
     ("FSDP2 prerequisites", "before", "FSDP2"),
@@ -120,8 +119,9 @@ def test_phrasings(question: str, command: str, target: str | None) -> None:
     assert parse(question) == Question(command, target)
 
 
-@pytest.mark.parametrize("question", ["tell me a joke", "what is the meaning", "FSDP2",
-                                      "今天天气怎么样", "hello"])
+@pytest.mark.parametrize(
+    "question", ["tell me a joke", "what is the meaning", "FSDP2", "今天天气怎么样", "hello"]
+)
 def test_what_is_not_a_question_about_reading_is_refused_with_examples(question: str) -> None:
     with pytest.raises(UsageError) as info:
         parse(question)
@@ -129,8 +129,7 @@ def test_what_is_not_a_question_about_reading_is_refused_with_examples(question:
     assert "我的学习进度" in str(info.value)
 
 
-@pytest.mark.parametrize("question", ["what should I read before", "之前要读什么",
-                                      "related to"])
+@pytest.mark.parametrize("question", ["what should I read before", "之前要读什么", "related to"])
 def test_a_plan_or_related_question_needs_a_target(question: str) -> None:
     with pytest.raises(UsageError, match="which document"):
         parse(question)
@@ -143,12 +142,15 @@ def test_a_target_is_the_name_that_resolves() -> None:
         return name.casefold() in names
 
     # the small words inside a name are kept when the whole name resolves
-    assert parse("what should I read before Learn the Basics", resolves).target == \
-        "Learn the Basics"
+    assert (
+        parse("what should I read before Learn the Basics", resolves).target == "Learn the Basics"
+    )
     # a Chinese name that starts with a verb (学) is found in the question as written
     assert parse("深度学习之前要读什么", resolves).target == "深度学习"
-    assert parse("prerequisites for getting started with FSDP2", resolves).target == \
-        "getting started with FSDP2"
+    assert (
+        parse("prerequisites for getting started with FSDP2", resolves).target
+        == "getting started with FSDP2"
+    )
     # nothing resolves: the leftover is the target (the command then suggests names)
     assert parse("what should I read before Foo Bar", resolves).target == "Foo Bar"
 

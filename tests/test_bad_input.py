@@ -33,21 +33,24 @@ def find(problems: list[dict], code: str) -> list[tuple[str, int]]:
     return sorted((p["path"], p["line"]) for p in problems if p["code"] == code)
 
 
-@pytest.mark.parametrize(("text", "line"), [
-    ("---\ntitle: ok\ntags: [a, b\nstatus: done\n---\nbody [[leaf]]\n", 3),
-    ("---\ntitle: ok\nsummary: this: breaks\n---\n[[leaf]]\n", 3),
-    ("---\ntitle: ok\noops no colon\nstatus: done\n---\n", 3),
-    ("\n\n---\ntitle: 'unclosed\n---\n", 4),
-    ("---\ntitle: x\n\ttabbed: 1\n---\n", 3),
-    ("---\n- a list\n- not a mapping\n---\n", 2),
-    ("---\ntitle: never closed\n\nbody [[leaf]]\n", 1),
-    ("+++\ntitle = \"ok\"\nbad toml line\n+++\n", 3),
-    ("\n+++\ntitle = 'unclosed\n+++\n", 3),
-    ("+++\n[a]\nx = 1\n[a]\nx = 2\n+++\n", 4),
-    ('{\n  "title": "x",\n  "tags": ["a",]\n}\nbody\n', 3),
-    ('{\n  "title": "x"\n  "oops": 1\n}\n', 3),
-    ("---\na: &a [*a]\n---\n", 2),
-])
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("---\ntitle: ok\ntags: [a, b\nstatus: done\n---\nbody [[leaf]]\n", 3),
+        ("---\ntitle: ok\nsummary: this: breaks\n---\n[[leaf]]\n", 3),
+        ("---\ntitle: ok\noops no colon\nstatus: done\n---\n", 3),
+        ("\n\n---\ntitle: 'unclosed\n---\n", 4),
+        ("---\ntitle: x\n\ttabbed: 1\n---\n", 3),
+        ("---\n- a list\n- not a mapping\n---\n", 2),
+        ("---\ntitle: never closed\n\nbody [[leaf]]\n", 1),
+        ('+++\ntitle = "ok"\nbad toml line\n+++\n', 3),
+        ("\n+++\ntitle = 'unclosed\n+++\n", 3),
+        ("+++\n[a]\nx = 1\n[a]\nx = 2\n+++\n", 4),
+        ('{\n  "title": "x",\n  "tags": ["a",]\n}\nbody\n', 3),
+        ('{\n  "title": "x"\n  "oops": 1\n}\n', 3),
+        ("---\na: &a [*a]\n---\n", 2),
+    ],
+)
 def test_malformed_front_matter(make_vault, run, text: str, line: int) -> None:
     root = make_vault({**GOOD, "bad.md": text})
     code, problems = check(run, root)
@@ -73,8 +76,9 @@ def test_yaml_alias_bomb_is_refused_quickly(make_vault, run) -> None:
 
 def test_non_utf8_bytes(make_vault, run, open_vault) -> None:
     latin1 = "---\ntitle: caf\xe9\n---\n[[leaf]]\n".encode("latin-1")
-    root = make_vault({**GOOD, "latin1.md": latin1,
-                       "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"})
+    root = make_vault(
+        {**GOOD, "latin1.md": latin1, "binary.md": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe"}
+    )
     code, problems = check(run, root)
     assert find(problems, "unreadable") == [("binary.md", 1), ("latin1.md", 2)]
     vault = open_vault(root)
@@ -83,8 +87,7 @@ def test_non_utf8_bytes(make_vault, run, open_vault) -> None:
 
 
 def test_empty_and_blank_files(make_vault, run) -> None:
-    root = make_vault({**GOOD, "empty.md": "", "blank.md": "\n\n   \n",
-                       "only-fm.md": "---\n---\n"})
+    root = make_vault({**GOOD, "empty.md": "", "blank.md": "\n\n   \n", "only-fm.md": "---\n---\n"})
     code, problems = check(run, root)
     assert find(problems, "empty-file") == [("blank.md", 1), ("empty.md", 1)]
     assert code == 0  # warnings only
@@ -103,8 +106,9 @@ def test_huge_file_is_skipped_with_a_warning(make_vault, run) -> None:
 
 
 def test_size_limit_is_a_setting(make_vault, run) -> None:
-    root = make_vault({**GOOD, "big.md": "# Big\n" + "x" * 20_000 + "\n"},
-                      config="max_file_mb = 0.01\n")
+    root = make_vault(
+        {**GOOD, "big.md": "# Big\n" + "x" * 20_000 + "\n"}, config="max_file_mb = 0.01\n"
+    )
     code, problems = check(run, root)
     assert find(problems, "too-large") == [("big.md", 0)]
     (root / "studykb.toml").write_text("max_file_mb = 1\n", encoding="utf-8")
@@ -140,25 +144,38 @@ def test_symlinked_note_is_read_once(make_vault, run) -> None:
 
 
 def test_link_climbing_out_of_the_vault(make_vault, run, open_vault) -> None:
-    root = make_vault({**GOOD, "notes/escape.md": (
-        "# Escape\n\nSee [passwd](../../etc/passwd) and [up](../../../../outside.md).\n"
-        "Fine: [hub](../good/hub.md).\n")})
+    root = make_vault(
+        {
+            **GOOD,
+            "notes/escape.md": (
+                "# Escape\n\nSee [passwd](../../etc/passwd) and [up](../../../../outside.md).\n"
+                "Fine: [hub](../good/hub.md).\n"
+            ),
+        }
+    )
     code, problems = check(run, root)
     assert find(problems, "outside-vault") == [("notes/escape.md", 3), ("notes/escape.md", 3)]
     assert code == 1
     vault = open_vault(root)
     states = sorted((lk.ref.text, lk.state) for lk in vault.outgoing("notes/escape.md"))
-    assert states == [("../../../../outside.md", "outside"), ("../../etc/passwd", "outside"),
-                      ("../good/hub.md", "ok")]
+    assert states == [
+        ("../../../../outside.md", "outside"),
+        ("../../etc/passwd", "outside"),
+        ("../good/hub.md", "ok"),
+    ]
     assert "passwd" not in vault.text("notes/escape.md")[0].split("See")[0]
 
 
 def test_duplicate_ids(make_vault, run) -> None:
-    root = make_vault({**GOOD,
-                       "a/one.md": "---\ntitle: One\nid: same\n---\n",
-                       "b/two.md": "---\n# comment\ntitle: Two\nid: Same\n---\n",
-                       "c/same.md": "# implicit id, not a duplicate\n",
-                       "linker.md": "[[same]]\n"})
+    root = make_vault(
+        {
+            **GOOD,
+            "a/one.md": "---\ntitle: One\nid: same\n---\n",
+            "b/two.md": "---\n# comment\ntitle: Two\nid: Same\n---\n",
+            "c/same.md": "# implicit id, not a duplicate\n",
+            "linker.md": "[[same]]\n",
+        }
+    )
     code, problems = check(run, root)
     dups = [p for p in problems if p["code"] == "duplicate-id"]
     assert sorted((p["path"], p["line"]) for p in dups) == [("a/one.md", 3), ("b/two.md", 4)]
@@ -169,8 +186,14 @@ def test_duplicate_ids(make_vault, run) -> None:
 
 
 def test_duplicate_unit_ids_in_a_course(make_vault, run) -> None:
-    root = make_vault({**GOOD, "courses/c.md": (
-        "---\nid: c\nunits:\n  - id: u1\n    title: A\n  - id: u1\n    title: B\n---\n")})
+    root = make_vault(
+        {
+            **GOOD,
+            "courses/c.md": (
+                "---\nid: c\nunits:\n  - id: u1\n    title: A\n  - id: u1\n    title: B\n---\n"
+            ),
+        }
+    )
     code, problems = check(run, root)
     assert find(problems, "duplicate-id") == [("courses/c.md", 6)]
 
@@ -194,8 +217,9 @@ def test_file_name_that_is_not_utf8(make_vault, run) -> None:
     assert find(problems, "unreadable") == [("caf\\xe9.md", 0)]
 
 
-@pytest.mark.skipif(os.geteuid() == 0 if hasattr(os, "geteuid") else True,
-                    reason="root reads anything")
+@pytest.mark.skipif(
+    os.geteuid() == 0 if hasattr(os, "geteuid") else True, reason="root reads anything"
+)
 def test_unreadable_file(make_vault, run) -> None:  # pragma: no cover - not run as root
     root = make_vault({**GOOD, "secret.md": "# Secret\n"})
     (root / "secret.md").chmod(0)
@@ -213,8 +237,21 @@ def test_nul_bytes_and_odd_controls(make_vault, run) -> None:
 
 
 def test_pathological_markdown_is_fast_enough(make_vault, run) -> None:
-    root = make_vault({**GOOD, "brackets.md": "[" * 20_000 + "\n" + "[[" * 10_000 + "\n"
-                       + "`" * 5_000 + "\n" + "> " * 5_000 + "x\n" + "*" * 10_000 + "\n"})
+    root = make_vault(
+        {
+            **GOOD,
+            "brackets.md": "[" * 20_000
+            + "\n"
+            + "[[" * 10_000
+            + "\n"
+            + "`" * 5_000
+            + "\n"
+            + "> " * 5_000
+            + "x\n"
+            + "*" * 10_000
+            + "\n",
+        }
+    )
     code, problems = check(run, root)
     assert code == 0
 

@@ -67,8 +67,13 @@ def test_before_fsdp2_reads_like_an_experts_advice(bundled: Path) -> None:
     steps = [s["id"] for s in data["steps"]]
     everything = plan(bundled, "FSDP2", "--all")
     # what the content makes FSDP2 need, in an order a learner can follow
-    for needed in ("collective-communication", "training-loop", "adamw", "ddp",
-                   "distributed-training-overview"):
+    for needed in (
+        "collective-communication",
+        "training-loop",
+        "adamw",
+        "ddp",
+        "distributed-training-overview",
+    ):
         assert needed in everything
     assert everything.index("training-loop") < everything.index("ddp")
     assert everything.index("collective-communication") < everything.index("ddp")
@@ -198,6 +203,8 @@ def test_status_shows_the_courses_as_the_notes_say(bundled: Path) -> None:
     assert all(c["done"] == 0 for cid, c in courses.items() if cid != "cs336")
     assert data["reading"] == []
     assert {f["id"] for f in data["finished"]} <= {
-        *(u["id"] for u in cs336["units"]), "cs336-summary"}
+        *(u["id"] for u in cs336["units"]),
+        "cs336-summary",
+    }
     lst = next(entry for entry in data["lists"] if entry["id"] == "serving-parallel-lowlevel")
     assert lst["items"] == 44 and lst["beginner"] == 2

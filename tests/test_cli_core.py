@@ -26,7 +26,7 @@ FILES = {
     ),
     "notes/topics/fsdp2.md": (
         "---\ntitle: FSDP2\naliases: [fully sharded]\ntags: [distributed]\nrequires:\n"
-        "  - {ref: ddp, reason: \"sharding builds on data parallelism\"}\n---\n"
+        '  - {ref: ddp, reason: "sharding builds on data parallelism"}\n---\n'
         "# FSDP2\n\nShards parameters; compare [[DDP]].\n"
     ),
     "notes/entries/fsdp-paper.md": (
@@ -101,7 +101,11 @@ def test_check_reports_errors_with_path_line_and_code(broken: Path, run) -> None
     [problem] = data["problems"]
     assert set(problem) >= {"path", "line", "severity", "code", "message"}
     assert (problem["path"], problem["line"], problem["severity"], problem["code"]) == (
-        "notes/broken.md", 4, "error", "dangling-ref")
+        "notes/broken.md",
+        4,
+        "error",
+        "dangling-ref",
+    )
     assert "no such note" in problem["message"]
 
 
@@ -155,8 +159,9 @@ def test_show_by_path_and_by_url(vault: Path, run) -> None:
     for query in ("notes/topics/ddp.md", "notes/topics/ddp", "Distributed Data Parallel"):
         code, data = run_json(run, "show", query, vault=vault)
         assert (code, data["id"]) == (0, "ddp"), query
-    code, data = run_json(run, "show", "HTTPS://arxiv.org/abs/2304.11277/?utm_source=x",
-                          vault=vault)
+    code, data = run_json(
+        run, "show", "HTTPS://arxiv.org/abs/2304.11277/?utm_source=x", vault=vault
+    )
     assert (code, data["path"]) == (0, "notes/entries/fsdp-paper.md")
 
 
@@ -195,9 +200,11 @@ def test_backlinks_text_and_url_references(vault: Path, run) -> None:
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     # refs: [fsdp-paper], a bare URL and a Markdown link to the same normalised URL
-    assert lines == ["notes/study.md:3: ref: My study log",
-                     "notes/study.md:9: link: My study log",
-                     "notes/study.md:9: link: My study log"]
+    assert lines == [
+        "notes/study.md:3: ref: My study log",
+        "notes/study.md:9: link: My study log",
+        "notes/study.md:9: link: My study log",
+    ]
     result = run("backlinks", "gradient-descent", vault=vault)
     assert result.exit_code == 0
     result = run("backlinks", "cs336", vault=vault)
@@ -214,9 +221,12 @@ def _graph(run, vault: Path, *args: str) -> dict:
 def _by_name(data: dict) -> dict:
     """The graph with nodes and edges named by short id (``name``) instead of the key."""
     names = {n["id"]: n["name"] for n in data["nodes"]}
-    return {"nodes": [{**n, "id": n["name"]} for n in data["nodes"]],
-            "edges": [{**e, "source": names[e["source"]], "target": names[e["target"]]}
-                      for e in data["edges"]]}
+    return {
+        "nodes": [{**n, "id": n["name"]} for n in data["nodes"]],
+        "edges": [
+            {**e, "source": names[e["source"]], "target": names[e["target"]]} for e in data["edges"]
+        ],
+    }
 
 
 def test_graph_json_shape_and_edge_kinds(vault: Path, run) -> None:
@@ -233,13 +243,21 @@ def test_graph_json_shape_and_edge_kinds(vault: Path, run) -> None:
     data = _by_name(keyed)
     kinds = {e["kind"] for e in data["edges"]}
     assert kinds == {"link", "ref", "requires", "related", "course", "item", "covers"}
-    assert {"source": "fsdp2", "target": "ddp", "kind": "requires",
-            "path": "notes/topics/fsdp2.md", "line": 6}.items() <= next(
-        e for e in data["edges"] if e["kind"] == "requires" and e["source"] == "fsdp2").items()
-    assert ("fsdp-paper", "fsdp2", "covers") in {(e["source"], e["target"], e["kind"])
-                                                 for e in data["edges"]}
-    assert ("cs336#a1", "cs336", "course") in {(e["source"], e["target"], e["kind"])
-                                               for e in data["edges"]}
+    assert {
+        "source": "fsdp2",
+        "target": "ddp",
+        "kind": "requires",
+        "path": "notes/topics/fsdp2.md",
+        "line": 6,
+    }.items() <= next(
+        e for e in data["edges"] if e["kind"] == "requires" and e["source"] == "fsdp2"
+    ).items()
+    assert ("fsdp-paper", "fsdp2", "covers") in {
+        (e["source"], e["target"], e["kind"]) for e in data["edges"]
+    }
+    assert ("cs336#a1", "cs336", "course") in {
+        (e["source"], e["target"], e["kind"]) for e in data["edges"]
+    }
 
 
 def test_graph_filters(vault: Path, run) -> None:
@@ -303,12 +321,13 @@ def test_graph_dot_and_mermaid(vault: Path, run, tmp_path: Path) -> None:
 
 
 def test_graph_labels_with_quotes_are_escaped(make_vault, run) -> None:
-    root = make_vault({"a.md": '---\ntitle: \'He said "hi" [x] (y) | z; #1\'\n---\n[[b]]\n',
-                       "b.md": "# B\n"})
+    root = make_vault(
+        {"a.md": "---\ntitle: 'He said \"hi\" [x] (y) | z; #1'\n---\n[[b]]\n", "b.md": "# B\n"}
+    )
     mermaid = run("graph", "--format", "mermaid", vault=root).stdout
     label = mermaid.splitlines()[1]
     assert label.startswith('  n0["') and label.endswith('"]')
-    assert '"' not in label[len('  n0["'):-2]
+    assert '"' not in label[len('  n0["') : -2]
     dot = run("graph", "--format", "dot", vault=root).stdout
     assert r'label="He said \"hi\" [x] (y) | z; #1"' in dot
 
@@ -335,14 +354,17 @@ def test_vault_discovery(vault: Path, run, tmp_path: Path) -> None:
     assert data["documents"] == 1
 
 
-@pytest.mark.parametrize("args", [
-    ["--vault", "/nonexistent/studykb-vault", "check"],
-    ["graph", "--format", "svg"],
-    ["graph", "--type", "essay"],
-    ["check", "--no-such-flag"],
-    ["show"],
-    ["no-such-command"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--vault", "/nonexistent/studykb-vault", "check"],
+        ["graph", "--format", "svg"],
+        ["graph", "--type", "essay"],
+        ["check", "--no-such-flag"],
+        ["show"],
+        ["no-such-command"],
+    ],
+)
 def test_bad_usage_exits_2(vault: Path, run, args) -> None:
     result = run(*args, cwd=vault)
     assert result.exit_code == 2, (args, result.stdout, result.stderr)
@@ -359,9 +381,16 @@ def test_bad_config_exits_2(make_vault, run) -> None:
 
 
 def test_exclude_in_config(make_vault, run) -> None:
-    root = make_vault({"a.md": "[[b]]\n", "drafts/b.md": "# B\n", "x/drafts/c.md": "[[zz]]\n",
-                       "tmp/d.md": "[[zz]]\n", "keep/e.md": "# E\n"},
-                      config='exclude = ["drafts", "tmp/"]\n')
+    root = make_vault(
+        {
+            "a.md": "[[b]]\n",
+            "drafts/b.md": "# B\n",
+            "x/drafts/c.md": "[[zz]]\n",
+            "tmp/d.md": "[[zz]]\n",
+            "keep/e.md": "# E\n",
+        },
+        config='exclude = ["drafts", "tmp/"]\n',
+    )
     code, data = run_json(run, "build", vault=root)
     assert data["documents"] == 2  # a.md and keep/e.md
     code, data = run_json(run, "check", vault=root)
@@ -392,14 +421,23 @@ def test_group_help_and_version(run) -> None:
 def test_python_dash_m_in_a_real_process(broken: Path) -> None:
     """The real entry point: exit codes survive, JSON is alone on stdout, no traceback."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "STUDYKB"))}
-    proc = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(broken), "check",
-                           "--json"], capture_output=True, text=True, env=env, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "studykb", "--vault", str(broken), "check", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 1
     assert json.loads(proc.stdout)["problems"][0]["code"] == "dangling-ref"
     assert "Traceback" not in proc.stderr
-    proc = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(broken), "show",
-                           "no-such-thing-at-all"], capture_output=True, text=True, env=env,
-                          timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "studykb", "--vault", str(broken), "show", "no-such-thing-at-all"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert proc.returncode == 1 and "Traceback" not in proc.stderr
 
 
@@ -415,8 +453,12 @@ def test_text_output_keeps_brackets_in_paths_and_titles(make_vault, run) -> None
 
 
 def test_graph_exports_survive_line_breaks_and_control_characters(make_vault, run) -> None:
-    root = make_vault({"a.md": '---\ntitle: |\n  Multi\n  line "title"\n---\n[[b]]\n',
-                       "b.md": '{"title": "bell\\u0007 and \\u0000 nul"}\n[[a]]\n'})
+    root = make_vault(
+        {
+            "a.md": '---\ntitle: |\n  Multi\n  line "title"\n---\n[[b]]\n',
+            "b.md": '{"title": "bell\\u0007 and \\u0000 nul"}\n[[a]]\n',
+        }
+    )
     mermaid = run("graph", "--format", "mermaid", vault=root).stdout.splitlines()
     assert len(mermaid) == 5  # header, two nodes, two edges: no label broke a line
     assert mermaid[1] == '  n0["Multi line #34;title#34;"]'
@@ -434,6 +476,7 @@ def test_library_graph_matches_the_export_and_leaves_gc_on(vault: Path, run, ope
     import gc
 
     from studykb import graph
+
     v = open_vault(vault)
     g = graph.build(v.documents(), v.graph_edges(), v.topics())
     assert gc.isenabled()
@@ -459,6 +502,7 @@ def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open
     import shutil
 
     from studykb import graph
+
     shutil.rmtree(vault / ".studykb", ignore_errors=True)
     first = open_vault(vault, refresh=False)
     stats = first.refresh()
@@ -480,19 +524,23 @@ def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open
 
 @pytest.mark.parametrize("code, expected", [(0, 0), (None, 0), (3, 3), ("bad news", 1)])
 def test_the_entry_point_leaves_with_all_output_and_exit_handlers(
-        tmp_path: Path, code: int | str | None, expected: int) -> None:
+    tmp_path: Path, code: int | str | None, expected: int
+) -> None:
     """``client.leave`` skips the interpreter's teardown, never the output (more than a
     pipe holds), the exit handlers or the exit code."""
     flag = tmp_path / "handler-ran"
-    script = ("import atexit, sys\n"
-              "from studykb.runtime.exit import leave\n"
-              f"atexit.register(lambda: open({str(flag)!r}, 'w').write('yes'))\n"
-              "sys.stdout.write('x' * 300_000)\n"
-              "sys.stderr.write('note\\n')\n"
-              f"leave({code!r})\n"
-              "raise SystemExit('not reached')\n")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                          check=False)
+    script = (
+        "import atexit, sys\n"
+        "from studykb.runtime.exit import leave\n"
+        f"atexit.register(lambda: open({str(flag)!r}, 'w').write('yes'))\n"
+        "sys.stdout.write('x' * 300_000)\n"
+        "sys.stderr.write('note\\n')\n"
+        f"leave({code!r})\n"
+        "raise SystemExit('not reached')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=False
+    )
     assert done.returncode == expected
     assert done.stdout == "x" * 300_000
     assert done.stderr.startswith("note\n")
@@ -500,28 +548,28 @@ def test_the_entry_point_leaves_with_all_output_and_exit_handlers(
     assert flag.read_text() == "yes"
 
 
-def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path,
-                                                                     open_vault) -> None:
+def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path, open_vault) -> None:
     """The graph filled through its adjacency dicts (graph._add_edges) is the graph
     ``add_edges_from`` makes: same edges, keys, attributes, successors, predecessors."""
     import networkx as nx
 
     from studykb import graph
+
     v = open_vault(vault)
     fast = graph.build(v.documents(), v.graph_edges(), v.topics())
     slow = nx.MultiDiGraph()
     slow.add_nodes_from(fast.nodes(data=True))
     edges = list(fast.edges(data=True))
-    edges += [(u, v, {"kind": "extra", "path": "", "line": 0, "reason": ""})
-              for u, v, _d in edges[:5]]  # parallel edges: keys 1, 2 ...
+    edges += [
+        (u, v, {"kind": "extra", "path": "", "line": 0, "reason": ""}) for u, v, _d in edges[:5]
+    ]  # parallel edges: keys 1, 2 ...
     slow.add_edges_from(edges)
     again = nx.MultiDiGraph()
     again.add_nodes_from(fast.nodes(data=True))
     graph._add_edges(again, ((u, v, dict(d)) for u, v, d in edges))
     assert len(edges) > 20
     assert nx.utils.graphs_equal(again, slow)
-    assert sorted(again.edges(keys=True, data="kind")) == sorted(slow.edges(keys=True,
-                                                                            data="kind"))
+    assert sorted(again.edges(keys=True, data="kind")) == sorted(slow.edges(keys=True, data="kind"))
     for node in slow:
         assert again.pred[node] == slow.pred[node] and again.succ[node] == slow.succ[node]
         assert again.in_degree(node) == slow.in_degree(node)
@@ -537,13 +585,18 @@ def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path,
 def test_output_cut_short_by_a_closed_pipe_is_quiet(make_vault) -> None:
     """``studykb graph --format json | head -c 10``: the reader goes away early; the
     command stops without a traceback or an error message."""
-    files = {f"notes/n{i:03}.md": f"# Note {i}\n\n[[n{(i + 1) % 300:03}]] [[n{(i + 7) % 300:03}]]\n"
-             for i in range(300)}
+    files = {
+        f"notes/n{i:03}.md": f"# Note {i}\n\n[[n{(i + 1) % 300:03}]] [[n{(i + 7) % 300:03}]]\n"
+        for i in range(300)
+    }
     root = make_vault(files)
     env = {**os.environ, "STUDYKB_LOCAL": "1"}
-    proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(root), "graph",
-                             "--format", "json"], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studykb", "--vault", str(root), "graph", "--format", "json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
     assert proc.stdout is not None and proc.stderr is not None
     assert proc.stdout.read(10).startswith(b"{")
     proc.stdout.close()  # far less than the output, which does not fit a pipe's buffer

@@ -36,8 +36,13 @@ Optimizer states dominate.
 
 def check(root: Path) -> list[dict]:
     env = {**os.environ, "STUDYKB_LOCAL": "1"}
-    out = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(root), "check",
-                          "--json"], capture_output=True, text=True, env=env, check=False)
+    out = subprocess.run(
+        [sys.executable, "-m", "studykb", "--vault", str(root), "check", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     return json.loads(out.stdout)["problems"]
 
 
@@ -58,21 +63,32 @@ def test_open_type_create_rename_with_a_watch(make_vault) -> None:  # type: igno
             editor.change(uri, typed, 2)
             found = editor.diagnostics(uri, 2, since=since)
             assert [(d["code"], d["range"]["start"]["line"]) for d in found] == [
-                ("dangling-ref", 8)]
+                ("dangling-ref", 8)
+            ]
             note.write_text(typed, encoding="utf-8")  # :w
-            watch.expect(r"^  new: notes/memory\.md:9: error dangling-ref "
-                         r"'\[\[zero-sharding\]\]' resolves to no document")
+            watch.expect(
+                r"^  new: notes/memory\.md:9: error dangling-ref "
+                r"'\[\[zero-sharding\]\]' resolves to no document"
+            )
 
             # the quick fix creates the note from its template
-            actions = editor.request("textDocument/codeAction", {
-                "textDocument": {"uri": uri}, "context": {"diagnostics": found},
-                "range": found[0]["range"]})
+            actions = editor.request(
+                "textDocument/codeAction",
+                {
+                    "textDocument": {"uri": uri},
+                    "context": {"diagnostics": found},
+                    "range": found[0]["range"],
+                },
+            )
             create = next(a for a in actions if a["title"].startswith("Create"))
             since = len(editor.notifications)
             made = editor.request("workspace/executeCommand", create["command"])
             assert made["path"] == "notes/zero-sharding.md"
-            editor.wait_for("textDocument/publishDiagnostics",
-                            lambda p: p["uri"] == uri and p["diagnostics"] == [], since=since)
+            editor.wait_for(
+                "textDocument/publishDiagnostics",
+                lambda p: p["uri"] == uri and p["diagnostics"] == [],
+                since=since,
+            )
             watch.expect(r"^\[[\d:]+\] added notes/zero-sharding\.md$")
             watch.expect(r"^  fixed: notes/memory\.md:9: error dangling-ref")
 
@@ -87,11 +103,15 @@ def test_open_type_create_rename_with_a_watch(make_vault) -> None:  # type: igno
             since = len(editor.notifications)
             editor.change(uri, renamed, 3)
             # (dangling for an instant, until the watch's refresh of the renamed file)
-            editor.wait_for("textDocument/publishDiagnostics",
-                            lambda p: p["uri"] == uri and p["version"] == 3
-                            and p["diagnostics"] == [], since=since)
-            watch.expect(r"^\[[\d:]+\] (added notes/zero-redundancy\.md|"
-                         r"removed notes/zero-sharding\.md|modified notes/memory\.md)$")
+            editor.wait_for(
+                "textDocument/publishDiagnostics",
+                lambda p: p["uri"] == uri and p["version"] == 3 and p["diagnostics"] == [],
+                since=since,
+            )
+            watch.expect(
+                r"^\[[\d:]+\] (added notes/zero-redundancy\.md|"
+                r"removed notes/zero-sharding\.md|modified notes/memory\.md)$"
+            )
             watch.expect(r"^\[[\d:]+\] 3 documents, 0 problems \(0 errors\)")
             moved = root / "notes/zero-redundancy.md"
             assert moved.read_text(encoding="utf-8").startswith("---\nid: zero-redundancy\n")
@@ -106,8 +126,12 @@ def test_open_type_create_rename_with_a_watch(make_vault) -> None:  # type: igno
     # no update lost: each problem reported once as new and once as fixed, every file
     assert out.count("new: notes/memory.md:9: error dangling-ref") == 1
     assert out.count("fixed: notes/memory.md:9: error dangling-ref") == 1
-    for line in ("added notes/zero-sharding.md", "added notes/zero-redundancy.md",
-                 "removed notes/zero-sharding.md", "modified notes/memory.md"):
+    for line in (
+        "added notes/zero-sharding.md",
+        "added notes/zero-redundancy.md",
+        "removed notes/zero-sharding.md",
+        "modified notes/memory.md",
+    ):
         assert line in out, out
     assert "Traceback" not in err
 
@@ -180,14 +204,16 @@ def _nvim() -> str | None:
     found = shutil.which("nvim")
     if found is None:
         return None
-    version = subprocess.run([found, "--version"], capture_output=True, text=True,
-                             check=False).stdout.split("\n", 1)[0]
+    version = subprocess.run(
+        [found, "--version"], capture_output=True, text=True, check=False
+    ).stdout.split("\n", 1)[0]
     parts = version.removeprefix("NVIM v").split(".")
     return found if len(parts) > 1 and (int(parts[0]), int(parts[1])) >= (0, 10) else None
 
 
-@pytest.mark.parametrize("config", [NVIM_011, NVIM_010], ids=["nvim-0.11-config",
-                                                               "nvim-0.10-config"])
+@pytest.mark.parametrize(
+    "config", [NVIM_011, NVIM_010], ids=["nvim-0.11-config", "nvim-0.10-config"]
+)
 def test_neovim_with_the_guides_configuration(make_vault, tmp_path, config) -> None:  # type: ignore[no-untyped-def]
     nvim = _nvim()
     if nvim is None:
@@ -196,16 +222,36 @@ def test_neovim_with_the_guides_configuration(make_vault, tmp_path, config) -> N
     (tmp_path / "init.lua").write_text(config, encoding="utf-8")
     (tmp_path / "session.lua").write_text(NVIM_SESSION, encoding="utf-8")
     result = tmp_path / "result.json"
-    env = {**os.environ, "VAULT": str(root), "RESULT": str(result),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
-           "XDG_STATE_HOME": str(tmp_path / "state"), "XDG_DATA_HOME": str(tmp_path / "data"),
-           "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    env = {
+        **os.environ,
+        "VAULT": str(root),
+        "RESULT": str(result),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
     watch = Watch(root)
     try:
         watch.expect(r"^watching ")
-        subprocess.run([nvim, "--headless", "-n", "-i", "NONE", "-u", str(tmp_path / "init.lua"),
-                        "-c", f"luafile {tmp_path / 'session.lua'}"], env=env, cwd=root,
-                       timeout=240, check=False, capture_output=True)
+        subprocess.run(
+            [
+                nvim,
+                "--headless",
+                "-n",
+                "-i",
+                "NONE",
+                "-u",
+                str(tmp_path / "init.lua"),
+                "-c",
+                f"luafile {tmp_path / 'session.lua'}",
+            ],
+            env=env,
+            cwd=root,
+            timeout=240,
+            check=False,
+            capture_output=True,
+        )
         outcome = json.loads(result.read_text(encoding="utf-8"))
         assert outcome["ok"], outcome
         assert outcome["diagnostic"]["code"] == "dangling-ref"

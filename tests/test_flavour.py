@@ -23,9 +23,12 @@ def _write(root: Path, files: dict[str, str]) -> Path:
 
 # --- Hugo -------------------------------------------------------------------------------------
 
+
 def test_hugo_toml_with_languages(tmp_path: Path) -> None:
-    _write(tmp_path, {
-        "hugo.toml": """
+    _write(
+        tmp_path,
+        {
+            "hugo.toml": """
 baseURL = "https://example.org/docs/"
 defaultContentLanguage = "en"
 contentDir = "content/en"
@@ -42,15 +45,21 @@ autoDefinitionTermID = true
 [markup.goldmark.parser.attribute]
 title = false
 """,
-        "content/en/_index.md": "", "content/zh/_index.md": ""})
+            "content/en/_index.md": "",
+            "content/zh/_index.md": "",
+        },
+    )
     site = detect(tmp_path)
     assert site.generator == "hugo"
     assert site.content_dirs == ("content/en", "content/zh")
     assert site.language_dirs == {"zh": "content/zh"}
     assert site.default_language == "en"
     assert site.heading_flavour == "hugo"
-    assert site.heading_options == {"id_type": "github-ascii", "attributes": False,
-                                    "definition_terms": True}
+    assert site.heading_options == {
+        "id_type": "github-ascii",
+        "attributes": False,
+        "definition_terms": True,
+    }
     assert site.static_dirs == ("static",)
     assert site.ugly_urls and site.pretty_urls
     assert site.permalinks == {"posts": "/:year/:slug/"}
@@ -59,20 +68,31 @@ title = false
 
 
 def test_hugo_every_language_has_its_folder(tmp_path: Path) -> None:
-    _write(tmp_path, {"hugo.yaml": "languages:\n  en:\n    contentDir: content/en\n"
-                                   "  fr:\n    contentDir: content/fr\n",
-                      "content/en/a.md": "", "content/fr/a.md": ""})
+    _write(
+        tmp_path,
+        {
+            "hugo.yaml": "languages:\n  en:\n    contentDir: content/en\n"
+            "  fr:\n    contentDir: content/fr\n",
+            "content/en/a.md": "",
+            "content/fr/a.md": "",
+        },
+    )
     site = detect(tmp_path)
     assert site.content_dirs == ("content/en", "content/fr")
 
 
 def test_hugo_config_dir_and_case_insensitive_keys(tmp_path: Path) -> None:
-    _write(tmp_path, {
-        "config/_default/hugo.toml": 'baseurl = "https://x.org/"\ncontentdir = "site"\n',
-        "config/_default/languages.toml": '[de]\ncontentDir = "site/de"\n',
-        "config/_default/params.yaml": "x: 1\n",
-        "config/_default/menus.en.toml": "[[main]]\nname = 'Home'\n",
-        "site/de/a.md": "", "site/b.md": ""})
+    _write(
+        tmp_path,
+        {
+            "config/_default/hugo.toml": 'baseurl = "https://x.org/"\ncontentdir = "site"\n',
+            "config/_default/languages.toml": '[de]\ncontentDir = "site/de"\n',
+            "config/_default/params.yaml": "x: 1\n",
+            "config/_default/menus.en.toml": "[[main]]\nname = 'Home'\n",
+            "site/de/a.md": "",
+            "site/b.md": "",
+        },
+    )
     site = detect(tmp_path)
     assert site.generator == "hugo"
     assert site.content_dirs == ("site", "site/de")
@@ -88,7 +108,10 @@ def test_hugo_config_toml_needs_hugo_keys_and_content(tmp_path: Path) -> None:
 
 
 def test_hugo_module_mounts(tmp_path: Path) -> None:
-    _write(tmp_path, {"hugo.toml": """
+    _write(
+        tmp_path,
+        {
+            "hugo.toml": """
 [[module.mounts]]
 source = "docs"
 target = "content"
@@ -99,7 +122,10 @@ target = "static/images"
 [[module.mounts]]
 source = "public-files"
 target = "static"
-""", "docs/a.md": ""})
+""",
+            "docs/a.md": "",
+        },
+    )
     site = detect(tmp_path)
     assert site.content_dirs == ("docs",)
     assert site.language_dirs == {"en": "docs"}
@@ -108,27 +134,37 @@ target = "static"
 
 
 def test_hugo_json_and_static_dir_list(tmp_path: Path) -> None:
-    _write(tmp_path, {"hugo.json": json.dumps({"staticDir": ["static", "assets/static"]}),
-                      "content/a.md": ""})
+    _write(
+        tmp_path,
+        {"hugo.json": json.dumps({"staticDir": ["static", "assets/static"]}), "content/a.md": ""},
+    )
     site = detect(tmp_path)
     assert site.static_dirs == ("static", "assets/static")
 
 
 def test_old_ascii_only_setting(tmp_path: Path) -> None:
-    _write(tmp_path, {"hugo.toml": "[markup.goldmark.parser]\nautoHeadingIDAsciiOnly = true\n",
-                      "content/a.md": ""})
+    _write(
+        tmp_path,
+        {
+            "hugo.toml": "[markup.goldmark.parser]\nautoHeadingIDAsciiOnly = true\n",
+            "content/a.md": "",
+        },
+    )
     assert detect(tmp_path).heading_options == {"id_type": "github-ascii"}
 
 
 # --- malformed configuration never raises ---------------------------------------------------------
 
-@pytest.mark.parametrize(("name", "text", "line"), [
-    ("hugo.toml", 'baseURL = "x"\ncontentDir = \n', 2),
-    ("hugo.yaml", "baseURL: x\nlanguages: [\n  - a\n  b: c\n", 3),
-    ("hugo.json", '{"baseURL": "x",\n "a": }', 2),
-])
-def test_malformed_hugo_config_falls_back(tmp_path: Path, name: str, text: str,
-                                          line: int) -> None:
+
+@pytest.mark.parametrize(
+    ("name", "text", "line"),
+    [
+        ("hugo.toml", 'baseURL = "x"\ncontentDir = \n', 2),
+        ("hugo.yaml", "baseURL: x\nlanguages: [\n  - a\n  b: c\n", 3),
+        ("hugo.json", '{"baseURL": "x",\n "a": }', 2),
+    ],
+)
+def test_malformed_hugo_config_falls_back(tmp_path: Path, name: str, text: str, line: int) -> None:
     _write(tmp_path, {name: text, "content/a.md": ""})
     site = detect(tmp_path)
     assert site.generator == "hugo"
@@ -167,10 +203,16 @@ def test_unreadable_bytes(tmp_path: Path) -> None:
 
 # --- other generators ---------------------------------------------------------------------
 
+
 def test_zola(tmp_path: Path) -> None:
-    _write(tmp_path, {"config.toml": 'base_url = "https://x.org/blog"\ncompile_sass = false\n'
-                                     '[slugify]\nanchors = "safe"\n[markdown]\n',
-                      "content/_index.md": ""})
+    _write(
+        tmp_path,
+        {
+            "config.toml": 'base_url = "https://x.org/blog"\ncompile_sass = false\n'
+            '[slugify]\nanchors = "safe"\n[markdown]\n',
+            "content/_index.md": "",
+        },
+    )
     site = detect(tmp_path)
     assert site.generator == "zola"
     assert site.content_dirs == ("content",) and site.static_dirs == ("static",)
@@ -184,8 +226,14 @@ def test_zola_needs_content(tmp_path: Path) -> None:
 
 
 def test_dendron(tmp_path: Path) -> None:
-    _write(tmp_path, {"dendron.yml": "version: 5\nworkspace:\n  vaults:\n    - fsPath: notes\n"
-                                     "    - fsPath: missing\n", "notes/root.md": ""})
+    _write(
+        tmp_path,
+        {
+            "dendron.yml": "version: 5\nworkspace:\n  vaults:\n    - fsPath: notes\n"
+            "    - fsPath: missing\n",
+            "notes/root.md": "",
+        },
+    )
     site = detect(tmp_path)
     assert site.generator == "dendron" and site.label_first
     assert site.content_dirs == ("notes",) and site.heading_flavour == "github"
@@ -195,9 +243,14 @@ def test_obsidian_quartz_jekyll_github(tmp_path: Path) -> None:
     vault = _write(tmp_path / "vault", {".obsidian/app.json": "{}", "a.md": ""})
     assert detect(vault).generator == "obsidian"
     assert detect(vault).heading_flavour == "obsidian"
-    quartz = _write(tmp_path / "quartz", {"quartz.config.ts": "export default {}",
-                                          "content/.obsidian/app.json": "{}",
-                                          "content/index.md": ""})
+    quartz = _write(
+        tmp_path / "quartz",
+        {
+            "quartz.config.ts": "export default {}",
+            "content/.obsidian/app.json": "{}",
+            "content/index.md": "",
+        },
+    )
     assert detect(quartz).generator == "quartz"
     assert detect(quartz).content_dirs == ("content",)
     jekyll = _write(tmp_path / "jekyll", {"_config.yml": "permalink: pretty\nbaseurl: /blog\n"})
@@ -229,8 +282,14 @@ def test_every_generator_has_a_known_heading_flavour() -> None:
 
 # --- the fixture sites ---------------------------------------------------------------------------
 
-FIXTURE_GENERATORS = {"hugo": "hugo", "zola": "zola", "obsidian": "obsidian",
-                      "dendron": "dendron", "github": "github", "d2lbook": "github"}
+FIXTURE_GENERATORS = {
+    "hugo": "hugo",
+    "zola": "zola",
+    "obsidian": "obsidian",
+    "dendron": "dendron",
+    "github": "github",
+    "d2lbook": "github",
+}
 
 
 @pytest.mark.parametrize("name", sorted(FIXTURE_GENERATORS))

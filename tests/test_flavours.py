@@ -15,35 +15,35 @@ FLAVOUR_NAMES = ("obsidian", "hugo", "zola", "dendron")
 #: flavour -> {query: number of backlinks}
 BACKLINKS = {
     "obsidian": {
-        "Home": 5,                 # Alpha, Archive/Ideas, My Note, 笔记, Transformers
-        "Alpha": 5,                # Home x2, Projects/Ideas, Beta (alias), Daily (alias)
-        "Beta": 3,                 # Home [[Beta#Goals]], [[Beta#^goal-block]], Alpha
-        "Projects/Ideas": 2,       # Home, Alpha (path-qualified: two Ideas.md exist)
-        "Archive/Ideas": 1,        # Home
-        "My Note": 2,              # [[My Note]] and [my note](Projects/My%20Note.md)
+        "Home": 5,  # Alpha, Archive/Ideas, My Note, 笔记, Transformers
+        "Alpha": 5,  # Home x2, Projects/Ideas, Beta (alias), Daily (alias)
+        "Beta": 3,  # Home [[Beta#Goals]], [[Beta#^goal-block]], Alpha
+        "Projects/Ideas": 2,  # Home, Alpha (path-qualified: two Ideas.md exist)
+        "Archive/Ideas": 1,  # Home
+        "My Note": 2,  # [[My Note]] and [my note](Projects/My%20Note.md)
         "笔记": 1,
-        "Transformers": 1,         # two folders deep, by name alone
-        "2024-01-01": 1,           # from inside a callout
+        "Transformers": 1,  # two folders deep, by name alone
+        "2024-01-01": 1,  # from inside a callout
     },
     "hugo": {
-        "content/posts/foo/index.md": 4,   # /posts/foo/ x2, the same again from bar, index.md
-        "content/posts/bar.md": 1,         # ../bar/ from the foo bundle
-        "content/docs/bar.md": 3,          # /docs/bar.md, ../docs/bar.md, bar.md
-        "content/docs/_index.md": 1,       # /docs/
-        "content/posts/_index.md": 1,      # /posts/
+        "content/posts/foo/index.md": 4,  # /posts/foo/ x2, the same again from bar, index.md
+        "content/posts/bar.md": 1,  # ../bar/ from the foo bundle
+        "content/docs/bar.md": 3,  # /docs/bar.md, ../docs/bar.md, bar.md
+        "content/docs/_index.md": 1,  # /docs/
+        "content/posts/_index.md": 1,  # /posts/
     },
     "zola": {
-        "content/blog/post.md": 3,         # @/blog/post.md from home, other-post, intro
-        "content/blog/other-post.md": 2,   # @/blog/other-post.md and other-post.md
+        "content/blog/post.md": 3,  # @/blog/post.md from home, other-post, intro
+        "content/blog/other-post.md": 2,  # @/blog/other-post.md and other-post.md
         "content/blog/_index.md": 1,
         "content/docs/intro/index.md": 1,  # @/docs/intro/index.md#setup
-        "content/_index.md": 1,            # @/_index.md
+        "content/_index.md": 1,  # @/_index.md
     },
     "dendron": {
         "lang": 2,
-        "lang.python": 5,          # lang, lang.go, data x2 (link + embed), [[Python|lang.python]]
+        "lang.python": 5,  # lang, lang.go, data x2 (link + embed), [[Python|lang.python]]
         "lang.python.data": 1,
-        "lang.go": 3,              # lang, rust, [[Go, for contrast|lang.go]] (label first)
+        "lang.go": 3,  # lang, rust, [[Go, for contrast|lang.go]] (label first)
         "lang.rust": 2,
         "pro.project": 1,
         "root": 0,
@@ -67,6 +67,7 @@ def test_flavour_checks_clean(name: str, flavour, run) -> None:
 @pytest.mark.parametrize("name", FLAVOUR_NAMES)
 def test_flavour_links_resolve(name: str, flavour, open_vault) -> None:
     from studykb.vault.lookup import find
+
     vault = open_vault(flavour(name))
     for query, count in BACKLINKS[name].items():
         doc = find(vault, query)
@@ -117,7 +118,11 @@ def test_hugo_and_zola_front_matter(flavour, open_vault) -> None:
     hugo = open_vault(flavour("hugo"))
     foo = hugo.document("content/posts/foo/index.md")
     assert (foo.id, foo.title, foo.date, foo.tags) == (
-        "foo", "Foo: a page bundle", "2024-02-03", ("hugo", "bundles"))
+        "foo",
+        "Foo: a page bundle",
+        "2024-02-03",
+        ("hugo", "bundles"),
+    )
     zola = open_vault(flavour("zola"))
     post = zola.document("content/blog/post.md")
     assert (post.title, post.date, post.tags) == ("First post", "2024-01-15", ("rust", "zola"))
@@ -134,4 +139,5 @@ def test_dendron_ids_and_epoch_dates(flavour, open_vault) -> None:
     assert go.date == "2021-11-09"  # created: 1636492398000 ms
     # a random id answers queries too
     from studykb.vault.lookup import find
+
     assert find(vault, "a1s2d3f4g5h6j7k8l9zxcv").path == "notes/lang.go.md"

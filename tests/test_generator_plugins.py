@@ -35,6 +35,7 @@ def _types(tokens: list[Token], *types: str) -> list[Token]:
 
 # --- Hugo shortcodes ------------------------------------------------------------------------
 
+
 @pytest.fixture
 def hugo() -> MarkdownIt:
     return MarkdownIt("commonmark").use(shortcodes_plugin).use(wikilinks_plugin)
@@ -85,10 +86,9 @@ def test_percent_body_is_markdown(hugo: MarkdownIt) -> None:
 
 
 def test_markdown_names_option(hugo: MarkdownIt) -> None:
-    src = "{{< details summary=\"More\" >}}\n[[Inside]]\n{{< /details >}}\n"
+    src = '{{< details summary="More" >}}\n[[Inside]]\n{{< /details >}}\n'
     assert [w.meta["target"] for w in _types(hugo.parse(src), "wikilink")] == ["Inside"]
-    raw = MarkdownIt("commonmark").use(shortcodes_plugin, markdown_names=()).use(
-        wikilinks_plugin)
+    raw = MarkdownIt("commonmark").use(shortcodes_plugin, markdown_names=()).use(wikilinks_plugin)
     tokens = raw.parse(src)
     assert _types(tokens, "wikilink") == []
     assert _types(tokens, "shortcode_block")[0].meta["markdown"] is False
@@ -113,8 +113,10 @@ m := map[string][]int{}
 
 
 def test_self_closing_and_standalone(hugo: MarkdownIt) -> None:
-    src = ("{{< figure src=\"/images/x.png\" alt=\"An \\\"x\\\" >}}\" >}}\n\n"
-           "{{< youtube w7Ft2ymGmfc />}}\n\ntext\n")
+    src = (
+        '{{< figure src="/images/x.png" alt="An \\"x\\" >}}" >}}\n\n'
+        "{{< youtube w7Ft2ymGmfc />}}\n\ntext\n"
+    )
     tokens = hugo.parse(src)
     shortcodes = _types(tokens, "shortcode")
     assert [s.meta["name"] for s in shortcodes] == ["figure", "youtube"]
@@ -124,7 +126,7 @@ def test_self_closing_and_standalone(hugo: MarkdownIt) -> None:
 
 
 def test_multiline_tag(hugo: MarkdownIt) -> None:
-    src = "{{< figure\n  src=\"a.png\"\n  title=\"A\"\n>}}\n\nNext\n"
+    src = '{{< figure\n  src="a.png"\n  title="A"\n>}}\n\nNext\n'
     tokens = hugo.parse(src)
     [figure] = _types(tokens, "shortcode")
     assert figure.map == [0, 4]
@@ -132,18 +134,25 @@ def test_multiline_tag(hugo: MarkdownIt) -> None:
 
 
 def _refs(tokens: list[Token]) -> list[tuple[str, str, str]]:
-    return [(t.meta["target"], t.meta["anchor"], t.meta["label"])
-            for t in _types(tokens, "shortcode_ref")]
+    return [
+        (t.meta["target"], t.meta["anchor"], t.meta["label"])
+        for t in _types(tokens, "shortcode_ref")
+    ]
 
 
 def test_ref_and_relref(hugo: MarkdownIt) -> None:
-    src = ('See [the docs]({{< ref "docs/intro.md#setup" >}}) and\n'
-           '{{< relref path="/blog/post.md" lang="fr" >}}, [here]({{< ref "#local" >}}).\n'
-           "{{% ref \"old.md\" %}}\n")
+    src = (
+        'See [the docs]({{< ref "docs/intro.md#setup" >}}) and\n'
+        '{{< relref path="/blog/post.md" lang="fr" >}}, [here]({{< ref "#local" >}}).\n'
+        '{{% ref "old.md" %}}\n'
+    )
     tokens = hugo.parse(src)
-    assert _refs(tokens) == [("docs/intro.md", "setup", "the docs"),
-                             ("/blog/post.md", "", ""), ("", "local", "here"),
-                             ("old.md", "", "")]
+    assert _refs(tokens) == [
+        ("docs/intro.md", "setup", "the docs"),
+        ("/blog/post.md", "", ""),
+        ("", "local", "here"),
+        ("old.md", "", ""),
+    ]
     lines = [t.meta["line"] for t in _types(tokens, "shortcode_ref")]
     assert lines == [0, 1, 1, 2]
     relref = _types(tokens, "shortcode_ref")[1]
@@ -190,19 +199,22 @@ def test_unclosed_paired_name_is_standalone(hugo: MarkdownIt) -> None:
     assert [w.meta["target"] for w in _types(tokens, "wikilink")] == ["Real"]
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    ('"a" b name="c d"', (["a", "b"], {"name": "c d"})),
-    ("`raw \"x\"` k=v", (['raw "x"'], {"k": "v"})),
-    ("", ([], {})),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        ('"a" b name="c d"', (["a", "b"], {"name": "c d"})),
+        ('`raw "x"` k=v', (['raw "x"'], {"k": "v"})),
+        ("", ([], {})),
+    ],
+)
 def test_parse_args(args: str, expected: tuple[list[str], dict[str, Any]]) -> None:
     assert parse_args(args) == expected
 
 
 def test_read_tag() -> None:
-    tag = read_tag('{{< /note >}}', 0)
+    tag = read_tag("{{< /note >}}", 0)
     assert tag is not None and tag.closing and tag.name == "note"
-    tag = read_tag('{{< name />}}', 0)
+    tag = read_tag("{{< name />}}", 0)
     assert tag is not None and tag.self_closing
     assert read_tag("{{ .Title }}", 0) is None
     assert read_tag("{{< unterminated", 0) is None
@@ -216,6 +228,7 @@ def test_ref_targets_on_a_string() -> None:
 
 
 # --- inline #tags ---------------------------------------------------------------------------
+
 
 @pytest.fixture
 def tags_md() -> MarkdownIt:
@@ -246,23 +259,39 @@ def test_inline_tags(tags_md: MarkdownIt) -> None:
     # rules: help.obsidian.md "Tag format"
     assert inline_tags(tags_md.parse(TAGS_DOC)) == [
         InlineTag("intitle", 1),
-        InlineTag("start", 3), InlineTag("nested/tag", 3), InlineTag("深度学习", 3),
+        InlineTag("start", 3),
+        InlineTag("nested/tag", 3),
+        InlineTag("深度学习", 3),
         InlineTag("y1984", 4),
-        InlineTag("in-list", 13), InlineTag("in-quote", 14),
-        InlineTag("tag", 16), InlineTag("emoji🚀", 16), InlineTag("1-2", 16),
+        InlineTag("in-list", 13),
+        InlineTag("in-quote", 14),
+        InlineTag("tag", 16),
+        InlineTag("emoji🚀", 16),
+        InlineTag("1-2", 16),
     ]
 
 
 def test_heading_marker_is_not_a_tag(tags_md: MarkdownIt) -> None:
     assert inline_tags(tags_md.parse("# Title\n## Sub\n#notheading\n")) == [
-        InlineTag("notheading", 3)]
+        InlineTag("notheading", 3)
+    ]
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("#tag", "tag"), ("#a/b/c", "a/b/c"), ("#1984", None), ("#y1984", "y1984"),
-    ("#tag,next", "tag"), ("#with space", "with"), ("#", None), ("# spaced", None),
-    ("#中文标签。", "中文标签"), ("#x_y-z", "x_y-z"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("#tag", "tag"),
+        ("#a/b/c", "a/b/c"),
+        ("#1984", None),
+        ("#y1984", "y1984"),
+        ("#tag,next", "tag"),
+        ("#with space", "with"),
+        ("#", None),
+        ("# spaced", None),
+        ("#中文标签。", "中文标签"),
+        ("#x_y-z", "x_y-z"),
+    ],
+)
 def test_match_tag(text: str, expected: str | None) -> None:
     assert match_tag(text) == expected
 
@@ -274,10 +303,15 @@ def test_tag_lines_in_a_long_paragraph(tags_md: MarkdownIt) -> None:
 
 # --- d2lbook roles --------------------------------------------------------------------------
 
+
 @pytest.fixture
 def d2l() -> MarkdownIt:
-    return (MarkdownIt("commonmark").enable("table")
-            .use(dollarmath_plugin, double_inline=True).use(sphinx_roles_plugin))
+    return (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .use(dollarmath_plugin, double_inline=True)
+        .use(sphinx_roles_plugin)
+    )
 
 
 D2L_DOC = """\
@@ -323,8 +357,10 @@ def test_d2lbook_roles(d2l: MarkdownIt) -> None:
         RoleRef("ref", "sec_x", 4, "标题"),
         RoleRef("eqref", "eq_softmax", 13),
     ]
-    assert roles.citations == [RoleRef("cite", "Bahdanau.Cho.Bengio.2014", 13),
-                               RoleRef("cite", "Vaswani.2017", 13)]
+    assert roles.citations == [
+        RoleRef("cite", "Bahdanau.Cho.Bengio.2014", 13),
+        RoleRef("cite", "Vaswani.2017", 13),
+    ]
 
 
 def test_d2l_roles_render_without_code(d2l: MarkdownIt) -> None:
@@ -373,8 +409,10 @@ def test_obsidian_fixture_tags(tags_md: MarkdownIt) -> None:
     found = []
     for path in _md_files("obsidian"):
         rel = path.relative_to(SITES / "obsidian").as_posix()
-        found += [{"path": rel, "line": t.line, "tag": t.name}
-                  for t in inline_tags(tags_md.parse(_body(path)))]
+        found += [
+            {"path": rel, "line": t.line, "tag": t.name}
+            for t in inline_tags(tags_md.parse(_body(path)))
+        ]
     assert sorted(found, key=str) == sorted(_expected("obsidian")["tags"], key=str)
 
 
@@ -386,15 +424,26 @@ def test_d2lbook_fixture_roles(d2l: MarkdownIt) -> None:
     for path in _md_files("d2lbook"):
         rel = path.relative_to(SITES / "d2lbook").as_posix()
         roles = read_roles(d2l.parse(_body(path)))
-        labels += [{"path": rel, "line": x.line, "label": x.name, "kind": x.kind}
-                   for x in roles.labels]
-        refs += [{"source": rel, "line": x.line, "role": x.role, "label": x.target}
-                 for x in roles.references]
+        labels += [
+            {"path": rel, "line": x.line, "label": x.name, "kind": x.kind} for x in roles.labels
+        ]
+        refs += [
+            {"source": rel, "line": x.line, "role": x.role, "label": x.target}
+            for x in roles.references
+        ]
         cites += [{"source": rel, "line": x.line, "key": x.target} for x in roles.citations]
     assert sorted(labels, key=str) == sorted(expected["labels"], key=str)
     defined = {x["label"]: x["path"] for x in labels}
-    resolved = [{"source": r["source"], "line": r["line"], "role": r["role"],
-                 "target": defined[r["label"]], "anchor": r["label"]} for r in refs]
+    resolved = [
+        {
+            "source": r["source"],
+            "line": r["line"],
+            "role": r["role"],
+            "target": defined[r["label"]],
+            "anchor": r["label"],
+        }
+        for r in refs
+    ]
     wanted = [r for r in expected["references"] if "role" in r]
     assert sorted(resolved, key=str) == sorted(wanted, key=str)
     assert cites == expected["citations"]

@@ -26,33 +26,36 @@ pytestmark = pytest.mark.slow
 HUGO = shutil.which("hugo")
 GUIDE = Path(__file__).parents[1] / "docs" / "guide" / "sites.md"
 
-LAYOUT = ('<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
-          '{{ partial "getpage.html" . }}\n')
+LAYOUT = (
+    '<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
+    '{{ partial "getpage.html" . }}\n'
+)
 
 SITE = {
     "hugo.toml": 'baseURL = "https://example.org/sub/"\ntitle = "T"\n'
-                 'disableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
-                 '[permalinks]\nposts = "/:year/:slug/"\n',
+    'disableKinds = ["taxonomy", "term", "RSS", "sitemap"]\n'
+    '[permalinks]\nposts = "/:year/:slug/"\n',
     "content/_index.md": "---\ntitle: Home\n---\nWelcome.\n",
     "content/docs/_index.md": "---\ntitle: Docs\nrelated: [docs/install.md]\n---\n",
     "content/docs/install.md": "---\ntitle: Install\nrequires: [My Setup]\n---\n"
-                               "## Steps\n\nRead [the setup]({{< ref \"My Setup.md\" >}}).\n",
+    '## Steps\n\nRead [the setup]({{< ref "My Setup.md" >}}).\n',
     "content/docs/My Setup.md": "---\ntitle: My Setup\nslug: the-setup\n---\nSetup notes.\n",
     "content/docs/usage.md": "---\ntitle: Usage\nrequires: [docs/install.md]\n---\n"
-                             "See [install](../install/) and {{< relref \"install.md\" >}}.\n",
+    'See [install](../install/) and {{< relref "install.md" >}}.\n',
     "content/posts/trip/index.md": "---\ntitle: A Trip Report\ndate: 2024-05-01\n"
-                                   "related: [docs/usage.md]\n---\nBack to [docs](/docs/).\n",
+    "related: [docs/usage.md]\n---\nBack to [docs](/docs/).\n",
     "content/posts/plain.md": "---\ntitle: Plain Post\ndate: 2023-02-03\nslug: plain-one\n"
-                              "related: [posts/trip/index.md, docs/install.md]\n---\nText.\n",
+    "related: [posts/trip/index.md, docs/install.md]\n---\nText.\n",
     "layouts/_default/single.html": LAYOUT,
     "layouts/_default/list.html": LAYOUT,
     # what site.GetPage makes of every "page" the data file names (compared with "href")
     "layouts/partials/getpage.html": (
-        '{{ $page := . }}{{ with site.Data.studykb.sidebar }}{{ with $page.File }}'
-        '{{ with index $.Site.Data.studykb.sidebar .Path }}'
-        '{{ range (slice .related .before .leads_to) }}{{ range . }}'
+        "{{ $page := . }}{{ with site.Data.studykb.sidebar }}{{ with $page.File }}"
+        "{{ with index $.Site.Data.studykb.sidebar .Path }}"
+        "{{ range (slice .related .before .leads_to) }}{{ range . }}"
         '<i data-href="{{ .href }}" data-getpage="{{ with site.GetPage .page }}'
-        '{{ .RelPermalink }}{{ end }}"></i>{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}\n'),
+        '{{ .RelPermalink }}{{ end }}"></i>{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}\n'
+    ),
 }
 
 
@@ -74,15 +77,22 @@ def built(tmp_path: Path) -> Path:
         path = site / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    (site / "layouts" / "partials" / "studykb-sidebar.html").write_text(recipe("hugo"),
-                                                                        encoding="utf-8")
+    (site / "layouts" / "partials" / "studykb-sidebar.html").write_text(
+        recipe("hugo"), encoding="utf-8"
+    )
     prepare()
     out = site / "data" / "studykb" / "sidebar.json"  # the folders do not exist yet
-    result = CliRunner().invoke(cli, ["--vault", str(site), "sidebar", "--format", "json",
-                                      "-o", str(out)])
+    result = CliRunner().invoke(
+        cli, ["--vault", str(site), "sidebar", "--format", "json", "-o", str(out)]
+    )
     assert result.exit_code == 0, result.output
-    done = subprocess.run([HUGO, "-s", str(site), "-d", str(tmp_path / "public")],
-                          capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [HUGO, "-s", str(site), "-d", str(tmp_path / "public")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     return tmp_path / "public"
 
@@ -90,7 +100,7 @@ def built(tmp_path: Path) -> Path:
 def _page(public: Path, href: str) -> Path | None:
     """The generated file an href of the site (below /sub/) leads to, or None."""
     assert href.startswith("/sub/"), href
-    rel = href[len("/sub/"):].split("#", 1)[0]
+    rel = href[len("/sub/") :].split("#", 1)[0]
     target = public / rel
     if rel.endswith("/") or rel == "":
         target = target / "index.html"
@@ -98,17 +108,26 @@ def _page(public: Path, href: str) -> Path | None:
 
 
 def test_every_rendered_sidebar_link_leads_to_a_generated_page(built: Path) -> None:
-    data = json.loads((built.parent / "site" / "data" / "studykb" / "sidebar.json")
-                      .read_text(encoding="utf-8"))
-    assert set(data) == {"_index.md", "docs/_index.md", "docs/install.md", "docs/My Setup.md",
-                         "docs/usage.md", "posts/trip/index.md", "posts/plain.md"}
+    data = json.loads(
+        (built.parent / "site" / "data" / "studykb" / "sidebar.json").read_text(encoding="utf-8")
+    )
+    assert set(data) == {
+        "_index.md",
+        "docs/_index.md",
+        "docs/install.md",
+        "docs/My Setup.md",
+        "docs/usage.md",
+        "posts/trip/index.md",
+        "posts/plain.md",
+    }
     pages = sorted(built.rglob("*.html"))
     links = []
     for page in pages:
         html = page.read_text(encoding="utf-8")
         links.extend(re.findall(r'<a class="studykb-link" href="([^"]+)"', html))
-    expected = sum(len(sb[part]) for sb in data.values()
-                   for part in ("related", "before", "leads_to"))
+    expected = sum(
+        len(sb[part]) for sb in data.values() for part in ("related", "before", "leads_to")
+    )
     assert len(links) == expected > 10  # every page found its sidebar by .File.Path
     missing = [href for href in links if _page(built, href) is None]
     assert missing == []
@@ -122,5 +141,9 @@ def test_hrefs_are_the_urls_hugo_builds(built: Path) -> None:
     assert pairs
     assert [(h, g) for h, g in pairs if h != g] == []
     hrefs = {h for h, _g in pairs}
-    assert {"/sub/docs/the-setup/", "/sub/2024/a-trip-report/", "/sub/2023/plain-one/",
-            "/sub/docs/install/"} <= hrefs
+    assert {
+        "/sub/docs/the-setup/",
+        "/sub/2024/a-trip-report/",
+        "/sub/2023/plain-one/",
+        "/sub/docs/install/",
+    } <= hrefs

@@ -9,22 +9,87 @@ from hypothesis import strategies as st
 
 from studykb.parse import normalize_url, parse_file
 
-SETTINGS = settings(max_examples=150, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 #: Pieces that reach the interesting corners of the parser.
-FRAGMENTS = st.sampled_from([
-    "---", "+++", "...", "{", "}", "[", "]", "[[", "]]", "![[", "|", "#", "\\|", "`", "```",
-    "~~~", "    ", "$", "$$", "<div>", "</div>", "<!--", "-->", "\n", "\r\n", "\r", "\t",
-    "\ufeff", "\x00", "title: x", "id: a", "tags: [a, b", "requires:", "  - ", "{ref: a}",
-    "units:", "  - id: u1", "[[a]]", "[[b|B]]", "[[c#H]]", "[x](y.md)", "[x](../../etc/p)",
-    "[x](/abs/)", "[x](@/z.md)", "https://e.com/a/?utm_x=1#f", "www.e.com", "<https://e.org>",
-    "a = 1", '"k": [', "&amp;", "*", "_", "> ", "- ", "1. ", "| a | b |", "|---|---|",
-    "中文", "😀", "é", " ", "x",
-])
+FRAGMENTS = st.sampled_from(
+    [
+        "---",
+        "+++",
+        "...",
+        "{",
+        "}",
+        "[",
+        "]",
+        "[[",
+        "]]",
+        "![[",
+        "|",
+        "#",
+        "\\|",
+        "`",
+        "```",
+        "~~~",
+        "    ",
+        "$",
+        "$$",
+        "<div>",
+        "</div>",
+        "<!--",
+        "-->",
+        "\n",
+        "\r\n",
+        "\r",
+        "\t",
+        "\ufeff",
+        "\x00",
+        "title: x",
+        "id: a",
+        "tags: [a, b",
+        "requires:",
+        "  - ",
+        "{ref: a}",
+        "units:",
+        "  - id: u1",
+        "[[a]]",
+        "[[b|B]]",
+        "[[c#H]]",
+        "[x](y.md)",
+        "[x](../../etc/p)",
+        "[x](/abs/)",
+        "[x](@/z.md)",
+        "https://e.com/a/?utm_x=1#f",
+        "www.e.com",
+        "<https://e.org>",
+        "a = 1",
+        '"k": [',
+        "&amp;",
+        "*",
+        "_",
+        "> ",
+        "- ",
+        "1. ",
+        "| a | b |",
+        "|---|---|",
+        "中文",
+        "😀",
+        "é",
+        " ",
+        "x",
+    ]
+)
 DOCUMENTS = st.lists(st.one_of(FRAGMENTS, st.text(max_size=8)), max_size=60).map("".join)
-PATHS = st.sampled_from(["a.md", "notes/b.md", "courses/c.md", "x/y/z/index.md",
-                         "topics/t.md", "entries/e.md", "lists/l.md"])
+PATHS = st.sampled_from(
+    [
+        "a.md",
+        "notes/b.md",
+        "courses/c.md",
+        "x/y/z/index.md",
+        "topics/t.md",
+        "entries/e.md",
+        "lists/l.md",
+    ]
+)
 
 
 def check(path: str, raw: bytes) -> None:
@@ -69,11 +134,18 @@ WORD = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_s
 
 
 @SETTINGS
-@given(st.lists(st.lists(st.one_of(WORD, WORD.map(lambda w: f"[[{w}]]")), max_size=6),
-                min_size=1, max_size=20),
-       st.booleans(), st.sampled_from(["\n", "\r\n"]))
-def test_wikilinks_are_found_on_their_line(paragraphs: list[list[str]], front: bool,
-                                           eol: str) -> None:
+@given(
+    st.lists(
+        st.lists(st.one_of(WORD, WORD.map(lambda w: f"[[{w}]]")), max_size=6),
+        min_size=1,
+        max_size=20,
+    ),
+    st.booleans(),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_wikilinks_are_found_on_their_line(
+    paragraphs: list[list[str]], front: bool, eol: str
+) -> None:
     lines = [" ".join(words) for words in paragraphs]
     head = ["---", "title: t", "---"] if front else []
     text = eol.join(head + lines) + eol
@@ -81,16 +153,24 @@ def test_wikilinks_are_found_on_their_line(paragraphs: list[list[str]], front: b
     found = [(r.line, r.target) for r in parsed.references]
     from studykb.parse.links import NOT_LINKS  # [[TOC]]: GitLab's table of contents
 
-    expected = [(len(head) + i + 1, w[2:-2]) for i, words in enumerate(paragraphs)
-                for w in words if w.startswith("[[") and w[2:-2] not in NOT_LINKS]
+    expected = [
+        (len(head) + i + 1, w[2:-2])
+        for i, words in enumerate(paragraphs)
+        for w in words
+        if w.startswith("[[") and w[2:-2] not in NOT_LINKS
+    ]
     assert found == expected
 
 
 @SETTINGS
-@given(st.lists(st.sampled_from(["[[a]]", "[x](y.md)", "https://e.com/p", "[[b|c]]", "text"]),
-                max_size=8).map(" ".join),
-       st.sampled_from(["```\n{}\n```", "~~~\n{}\n~~~", "    {}", "`{}`", "$${}$$",
-                        "$$\n{}\n$$", "<!-- {} -->"]))
+@given(
+    st.lists(
+        st.sampled_from(["[[a]]", "[x](y.md)", "https://e.com/p", "[[b|c]]", "text"]), max_size=8
+    ).map(" ".join),
+    st.sampled_from(
+        ["```\n{}\n```", "~~~\n{}\n~~~", "    {}", "`{}`", "$${}$$", "$$\n{}\n$$", "<!-- {} -->"]
+    ),
+)
 def test_nothing_in_code_or_math_is_a_link(inner: str, wrapper: str) -> None:
     if "`" in wrapper and "`" in inner:
         return
@@ -123,12 +203,37 @@ def test_url_normalisation_is_idempotent_and_drops_noise(url: str) -> None:
 
 #: Plain inline text: words, Chinese, spaces, tabs, line breaks and the punctuation that
 #: starts no inline rule (``#``, ``:``, ``-``, ``]``...).
-PLAIN_WORD = st.sampled_from(["a", "word", "中文", "#", ":", "-", "+", "=", "@", "^", "{", "}",
-                              "~", "%", "]", ">", "|", "https://e.com/a", "www.x.org", "é",
-                              "😀", ".", ","])
+PLAIN_WORD = st.sampled_from(
+    [
+        "a",
+        "word",
+        "中文",
+        "#",
+        ":",
+        "-",
+        "+",
+        "=",
+        "@",
+        "^",
+        "{",
+        "}",
+        "~",
+        "%",
+        "]",
+        ">",
+        "|",
+        "https://e.com/a",
+        "www.x.org",
+        "é",
+        "😀",
+        ".",
+        ",",
+    ]
+)
 PLAIN_GAP = st.sampled_from(["", " ", "  ", "   ", "\t", " \t"])
-PLAIN_LINE = st.tuples(PLAIN_GAP, st.lists(PLAIN_WORD, min_size=1, max_size=6), PLAIN_GAP
-                       ).map(lambda t: t[0] + " ".join(t[1]) + t[2])
+PLAIN_LINE = st.tuples(PLAIN_GAP, st.lists(PLAIN_WORD, min_size=1, max_size=6), PLAIN_GAP).map(
+    lambda t: t[0] + " ".join(t[1]) + t[2]
+)
 PLAIN = st.lists(PLAIN_LINE, min_size=1, max_size=6).map("\n".join)
 
 
@@ -147,13 +252,13 @@ def test_plain_inline_shortcut_builds_the_tokens_of_the_inline_parser(text: str)
         full: list = []
         md.inline.parse(content, md, {}, full)
         fast = plain_inline(content)
-        assert [(t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in fast] == \
-               [(t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in full]
+        assert [(t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in fast] == [
+            (t.type, t.tag, t.content, t.markup, t.level, t.nesting) for t in full
+        ]
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.sampled_from("abcdefgh")),
-                max_size=24))
+@given(st.lists(st.tuples(st.sampled_from("abcdefgh"), st.sampled_from("abcdefgh")), max_size=24))
 def test_loops_found_on_the_peeled_graph_are_all_the_loops(pairs) -> None:
     """Peeling off documents that cannot be on a loop (checks._on_loops) changes none of
     the ``cycle`` problems networkx finds on the whole ``requires`` graph."""

@@ -50,10 +50,14 @@ def write(root: Path, rel: str, text: str) -> None:
 
 def snapshot(vault) -> dict:  # type: ignore[no-untyped-def]
     """Everything a query can see, in a form two vaults can be compared by."""
-    docs = {k: (d.id, d.title, d.type, d.aliases, d.tags, d.url, d.line)
-            for k, d in vault.documents().items()}
-    links = sorted((lk.ref.source, lk.ref.line, lk.ref.kind, lk.ref.text, lk.target or "",
-                    lk.state) for lk in vault.links())
+    docs = {
+        k: (d.id, d.title, d.type, d.aliases, d.tags, d.url, d.line)
+        for k, d in vault.documents().items()
+    }
+    links = sorted(
+        (lk.ref.source, lk.ref.line, lk.ref.kind, lk.ref.text, lk.target or "", lk.state)
+        for lk in vault.links()
+    )
     problems = sorted((p.path, p.line, p.code, p.severity, p.message) for p in vault.problems())
     return {"docs": docs, "links": links, "problems": problems}
 
@@ -96,8 +100,7 @@ def test_touch_without_change_does_not_parse(make_vault, open_vault, spy) -> Non
 def test_added_target_resolves_a_dangling_reference(make_vault, open_vault, spy) -> None:
     root = make_vault(FILES, config="workers = 1\n")
     vault = open_vault(root)
-    assert ("notes/c.md", 3, "dangling-ref") in {(p.path, p.line, p.code)
-                                                 for p in vault.problems()}
+    assert ("notes/c.md", 3, "dangling-ref") in {(p.path, p.line, p.code) for p in vault.problems()}
     spy.clear()
     write(root, "notes/missing.md", "# Missing no more\n")
     stats = vault.refresh()
@@ -127,15 +130,19 @@ def test_rename_re_resolves_references_elsewhere(make_vault, open_vault, spy) ->
     assert snapshot(vault) == fresh(root, root.parent, open_vault)
 
 
-@pytest.mark.parametrize(("rel", "text", "query", "expected"), [
-    # a new alias, title, id or url elsewhere makes a reference resolve
-    ("notes/g.md", "---\naliases: [missing]\n---\n", "notes/c.md", "notes/g.md"),
-    ("notes/g.md", "---\ntitle: Missing\n---\n", "notes/c.md", "notes/g.md"),
-    ("notes/g.md", "---\nid: missing\n---\n", "notes/c.md", "notes/g.md"),
-    ("entries/f.md", "---\nurl: https://example.com/e/\n---\n", "notes/d.md", "entries/e.md"),
-])
-def test_names_added_elsewhere(make_vault, open_vault, tmp_path, rel, text, query,
-                               expected) -> None:
+@pytest.mark.parametrize(
+    ("rel", "text", "query", "expected"),
+    [
+        # a new alias, title, id or url elsewhere makes a reference resolve
+        ("notes/g.md", "---\naliases: [missing]\n---\n", "notes/c.md", "notes/g.md"),
+        ("notes/g.md", "---\ntitle: Missing\n---\n", "notes/c.md", "notes/g.md"),
+        ("notes/g.md", "---\nid: missing\n---\n", "notes/c.md", "notes/g.md"),
+        ("entries/f.md", "---\nurl: https://example.com/e/\n---\n", "notes/d.md", "entries/e.md"),
+    ],
+)
+def test_names_added_elsewhere(
+    make_vault, open_vault, tmp_path, rel, text, query, expected
+) -> None:
     root = make_vault(FILES, config="workers = 1\n")
     vault = open_vault(root)
     write(root, rel, text)
@@ -150,8 +157,9 @@ def test_edits_that_remove_names(make_vault, open_vault, tmp_path) -> None:
     vault = open_vault(root)
     write(root, "notes/b.md", "---\ntitle: Beta\n---\n# Beta\n\n[[a]]\n")  # alias gone
     vault.refresh()
-    assert ("notes/c.md", "dangling") in {(lk.ref.source, lk.state) for lk in vault.links()
-                                          if lk.ref.text == "[[B-note]]"}
+    assert ("notes/c.md", "dangling") in {
+        (lk.ref.source, lk.state) for lk in vault.links() if lk.ref.text == "[[B-note]]"
+    }
     assert snapshot(vault) == fresh(root, tmp_path, open_vault)
     write(root, "entries/e.md", "---\nurl: https://example.com/other\n---\n")
     vault.refresh()
@@ -176,7 +184,9 @@ def test_duplicate_ids_and_cycles_follow_edits(make_vault, open_vault, tmp_path)
     write(root, "topics/t2.md", "---\nid: topic-t\n---\n")
     vault.refresh()
     assert sorted(p.path for p in vault.problems() if p.code == "duplicate-id") == [
-        "topics/t.md", "topics/t2.md"]
+        "topics/t.md",
+        "topics/t2.md",
+    ]
     write(root, "notes/b.md", "---\ntitle: Beta\naliases: [B-note]\nrequires: [a]\n---\n")
     vault.refresh()
     assert [p.code for p in vault.problems()].count("cycle") == 1
@@ -203,15 +213,21 @@ def test_duplicate_groups_shrink_and_grow(make_vault, open_vault, tmp_path) -> N
     write(root, "notes/x.md", "---\nid: x\n---\n")
     write(root, "notes/x2.md", "---\nid: x\n---\n")
     vault.refresh()
-    assert [p for p, _m in dups()] == ["notes/x.md", "notes/x2.md", "topics/t.md",
-                                       "topics/t2.md", "topics/t3.md"]
+    assert [p for p, _m in dups()] == [
+        "notes/x.md",
+        "notes/x2.md",
+        "topics/t.md",
+        "topics/t2.md",
+        "topics/t3.md",
+    ]
     write(root, "topics/t3.md", "---\nid: topic-three\n---\n")  # leaves the group
     vault.refresh()
     assert dups() == [
         ("notes/x.md", "id 'x' is also declared in notes/x2.md"),
         ("notes/x2.md", "id 'x' is also declared in notes/x.md"),
         ("topics/t.md", "id 'topic-t' is also declared in topics/t2.md"),
-        ("topics/t2.md", "id 'topic-t' is also declared in topics/t.md")]
+        ("topics/t2.md", "id 'topic-t' is also declared in topics/t.md"),
+    ]
     assert snapshot(vault) == fresh(root, tmp_path, open_vault)
     write(root, "notes/x2.md", "---\nid: topic-t\n---\n")  # moves to the other group
     vault.refresh()
@@ -259,12 +275,20 @@ def test_random_edits_match_a_fresh_build(make_vault, open_vault, tmp_path) -> N
         if rng.random() < 0.2:
             fm += ["units:", f"  - id: {picks[0]}", f"    requires: [{picks[1]}]"]
         head = "---\n" + "\n".join(fm) + "\n---\n" if fm else ""
-        extra = rng.choice([
-            f"[x](../{rng.choice(folders)}/{picks[0]}.md)", f"[[{picks[0]}.md]]",
-            f"[[Label|{picks[1]}]]", f"[[{picks[2]}#{picks[0]}]]",
-            f"[[{rng.choice(folders)}/{picks[1]}]]", ""])
-        return (head + f"# {rng.choice(names).title()}\n\n[[{picks[1]}]] [[{picks[2]}]] "
-                f"https://ex.org/{picks[0]} {extra}\n")
+        extra = rng.choice(
+            [
+                f"[x](../{rng.choice(folders)}/{picks[0]}.md)",
+                f"[[{picks[0]}.md]]",
+                f"[[Label|{picks[1]}]]",
+                f"[[{picks[2]}#{picks[0]}]]",
+                f"[[{rng.choice(folders)}/{picks[1]}]]",
+                "",
+            ]
+        )
+        return (
+            head + f"# {rng.choice(names).title()}\n\n[[{picks[1]}]] [[{picks[2]}]] "
+            f"https://ex.org/{picks[0]} {extra}\n"
+        )
 
     root = make_vault({}, config="workers = 1\n")
     vault = open_vault(root)

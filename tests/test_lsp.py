@@ -93,8 +93,12 @@ def test_capabilities(vault: Path) -> None:
     with LspClient(vault) as client:
         caps = client.initialize(vault)["capabilities"]
     assert "[" in caps["completionProvider"]["triggerCharacters"]
-    for name in ("definitionProvider", "hoverProvider", "referencesProvider",
-                 "documentLinkProvider"):
+    for name in (
+        "definitionProvider",
+        "hoverProvider",
+        "referencesProvider",
+        "documentLinkProvider",
+    ):
         assert caps[name]
     assert client.proc.returncode == 0
 
@@ -122,9 +126,19 @@ def test_diagnostics_as_you_type(lsp: LspClient, vault: Path) -> None:
 def test_half_typed_documents_never_crash(lsp: LspClient, vault: Path) -> None:
     uri, found = fresh(lsp, vault / "notes/draft.md", "---\nid: draft\ntitle: [oops\n")
     assert [d["code"] for d in found] == ["bad-front-matter"]
-    for version, text in enumerate(["---\nid: d\n", "See [[dd", "See [[", "[[]]", "---\n",
-                                    "{\"id\": ", "+++\nid = \n", "\ufeff---\n---\n[[ddp"],
-                                   start=2):
+    for version, text in enumerate(
+        [
+            "---\nid: d\n",
+            "See [[dd",
+            "See [[",
+            "[[]]",
+            "---\n",
+            '{"id": ',
+            "+++\nid = \n",
+            "\ufeff---\n---\n[[ddp",
+        ],
+        start=2,
+    ):
         since = len(lsp.notifications)
         lsp.change(uri, text, version)
         lsp.diagnostics(uri, version, since=since)
@@ -165,8 +179,10 @@ def test_completion_in_wikilinks(lsp: LspClient, vault: Path) -> None:
 
 
 def test_completion_in_front_matter(lsp: LspClient, vault: Path) -> None:
-    text = ("---\nid: c2\ntitle: dd\nrequires: [fsdp, dd\nrefs:\n  - \n"
-            "course: cs\nrelated:\n  - {ref: lang, reason: dd}\n---\n")
+    text = (
+        "---\nid: c2\ntitle: dd\nrequires: [fsdp, dd\nrefs:\n  - \n"
+        "course: cs\nrelated:\n  - {ref: lang, reason: dd}\n---\n"
+    )
     uri, _ = fresh(lsp, vault / "notes/c2.md", text)
     assert labels(lsp.request("textDocument/completion", lsp.at(uri, 3, 19)))[0] == "ddp"
     assert lsp.request("textDocument/completion", lsp.at(uri, 2, 9)) is None  # title
@@ -189,8 +205,7 @@ def test_definition(lsp: LspClient, vault: Path) -> None:
     assert target(lsp.request("textDocument/definition", lsp.at(uri, 3, 12))) == ("ddp.md", 0)
     assert target(lsp.request("textDocument/definition", lsp.at(uri, 6, 14))) == ("ddp.md", 0)
     assert target(lsp.request("textDocument/definition", lsp.at(uri, 6, 42))) == ("ddp.md", 0)
-    assert target(lsp.request("textDocument/definition", lsp.at(uri, 7, 10))) == (
-        "cs336.md", 6)
+    assert target(lsp.request("textDocument/definition", lsp.at(uri, 7, 10))) == ("cs336.md", 6)
     assert target(lsp.request("textDocument/definition", lsp.at(uri, 7, 25))) == ("ddp.md", 11)
     assert lsp.request("textDocument/definition", lsp.at(uri, 6, 2)) is None
 
@@ -209,8 +224,10 @@ def test_hover(lsp: LspClient, vault: Path) -> None:
 def test_references_are_backlinks(lsp: LspClient, vault: Path) -> None:
     uri, _ = fresh(lsp, vault / "notes/topics/ddp.md", DDP)
     params = {**lsp.at(uri, 7, 0), "context": {"includeDeclaration": True}}
-    found = sorted(target(loc) + (loc["range"]["start"]["character"],)
-                   for loc in lsp.request("textDocument/references", params))
+    found = sorted(
+        target(loc) + (loc["range"]["start"]["character"],)
+        for loc in lsp.request("textDocument/references", params)
+    )
     assert found == [("fsdp.md", 3, 11), ("fsdp.md", 6, 10), ("fsdp.md", 6, 40)]
 
 
@@ -230,8 +247,11 @@ def test_saved_changes_elsewhere_update_open_buffers(vault: Path, tmp_path: Path
         assert codes(found) == [(0, "dangling-ref")]
         since = len(client.notifications)
         (root / "notes/brand-new.md").write_text("# Brand new\n")
-        client.wait_for("textDocument/publishDiagnostics",
-                        lambda p: p["uri"] == uri and not p["diagnostics"], since=since)
+        client.wait_for(
+            "textDocument/publishDiagnostics",
+            lambda p: p["uri"] == uri and not p["diagnostics"],
+            since=since,
+        )
 
 
 def test_deleted_file_and_vanished_vault(vault: Path, tmp_path: Path) -> None:
@@ -242,16 +262,16 @@ def test_deleted_file_and_vanished_vault(vault: Path, tmp_path: Path) -> None:
         uri, _ = fresh(client, root / "notes/topics/fsdp.md", FSDP)
         since = len(client.notifications)
         (root / "notes/topics/fsdp.md").unlink()
-        message = client.wait_for("window/showMessage", lambda p: "deleted" in p["message"],
-                                  since=since)
+        message = client.wait_for(
+            "window/showMessage", lambda p: "deleted" in p["message"], since=since
+        )
         assert "notes/topics/fsdp.md" in message["params"]["message"]
         hover = client.request("textDocument/hover", client.at(uri, 6, 14))
         assert "Distributed Data Parallel" in hover["contents"]["value"]
 
         since = len(client.notifications)
         shutil.rmtree(root)
-        client.wait_for("window/showMessage", lambda p: "disappeared" in p["message"],
-                        since=since)
+        client.wait_for("window/showMessage", lambda p: "disappeared" in p["message"], since=since)
         time.sleep(0.2)
         client.change(uri, FSDP + "[[ddp]] [[nope]]\n", 2)
         assert codes(client.diagnostics(uri, 2)) == [(7, "dangling-ref")]
@@ -266,9 +286,17 @@ def test_documents_outside_the_vault(lsp: LspClient, tmp_path: Path) -> None:
     _uri, found = fresh(lsp, outside, "[[ddp]] [[nowhere]]\n")
     assert codes(found) == [(0, "dangling-ref")]
     since = len(lsp.notifications)
-    lsp.notify("textDocument/didOpen", {"textDocument": {
-        "uri": "untitled:Untitled-1", "languageId": "markdown", "version": 1,
-        "text": "[[ddp]]"}})
+    lsp.notify(
+        "textDocument/didOpen",
+        {
+            "textDocument": {
+                "uri": "untitled:Untitled-1",
+                "languageId": "markdown",
+                "version": 1,
+                "text": "[[ddp]]",
+            }
+        },
+    )
     assert lsp.diagnostics("untitled:Untitled-1", 1, since=since) == []
 
 
@@ -276,14 +304,23 @@ def test_name_index_ranking() -> None:
     from studykb.editor.completion import NameIndex, complete
     from studykb.model import Document
 
-    docs = {d.key: d for d in (
-        Document("t/fsdp2.md", "t/fsdp2.md", "fsdp2", "FSDP2 tutorial", "topic"),
-        Document("t/ddp.md", "t/ddp.md", "ddp", "Distributed Data Parallel", "topic",
-                 aliases=("数据并行",)),
-        Document("n/ddp.md", "n/ddp.md", "ddp", "My DDP notes", "note"),
-        Document("c/cs336.md", "c/cs336.md", "cs336", "Language Models", "course"),
-        Document("c/cs336.md#a1", "c/cs336.md", "cs336#a1", "Data", "unit"),
-    )}
+    docs = {
+        d.key: d
+        for d in (
+            Document("t/fsdp2.md", "t/fsdp2.md", "fsdp2", "FSDP2 tutorial", "topic"),
+            Document(
+                "t/ddp.md",
+                "t/ddp.md",
+                "ddp",
+                "Distributed Data Parallel",
+                "topic",
+                aliases=("数据并行",),
+            ),
+            Document("n/ddp.md", "n/ddp.md", "ddp", "My DDP notes", "note"),
+            Document("c/cs336.md", "c/cs336.md", "cs336", "Language Models", "course"),
+            Document("c/cs336.md#a1", "c/cs336.md", "cs336#a1", "Data", "unit"),
+        )
+    }
     index = NameIndex(docs)
 
     def labels(prefix: str, **kw: object) -> list[str]:
@@ -304,12 +341,14 @@ def test_name_index_ranking() -> None:
 def test_incremental_snapshot_matches_a_full_one(make_vault, open_vault) -> None:
     from studykb.editor.assist import Snapshot
 
-    vault_dir = make_vault({
-        "notes/a.md": "---\nid: a\naliases: [Alpha]\n---\n# A\n",
-        "notes/b.md": "---\nid: b\n---\n# B\n",
-        "courses/c.md": "---\nid: c\nunits:\n  - id: u1\n    title: One\n---\n# C\n",
-        "notes/entries/e.md": "---\nid: e\nurl: https://example.com/e\n---\nE\n",
-    })
+    vault_dir = make_vault(
+        {
+            "notes/a.md": "---\nid: a\naliases: [Alpha]\n---\n# A\n",
+            "notes/b.md": "---\nid: b\n---\n# B\n",
+            "courses/c.md": "---\nid: c\nunits:\n  - id: u1\n    title: One\n---\n# C\n",
+            "notes/entries/e.md": "---\nid: e\nurl: https://example.com/e\n---\nE\n",
+        }
+    )
     vault = open_vault(vault_dir)
     snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
 
@@ -321,16 +360,21 @@ def test_incremental_snapshot_matches_a_full_one(make_vault, open_vault) -> None
         full = Snapshot.build(vault.config, vault.documents(), vault.problems())
         assert snap.docs == full.docs
         assert {k: sorted(v) for k, v in snap.names.table.items()} == {
-            k: sorted(v) for k, v in full.names.table.items()}
+            k: sorted(v) for k, v in full.names.table.items()
+        }
         assert {k: sorted(v) for k, v in snap.names.urls.items() if v} == {
-            k: sorted(v) for k, v in full.names.urls.items()}
+            k: sorted(v) for k, v in full.names.urls.items()
+        }
         assert snap.names.paths == full.names.paths and snap.names.types == full.names.types
         assert sorted(map(repr, snap.index.cands)) == sorted(map(repr, full.index.cands))
         assert snap.index.blob == full.index.blob
 
     step(lambda: (vault_dir / "notes/b.md").write_text("---\nid: a\n---\n# B is A\n"))
-    step(lambda: (vault_dir / "courses/c.md").write_text(
-        "---\nid: c\nunits:\n  - id: u2\n    title: Two\n---\n# C\n"))
+    step(
+        lambda: (vault_dir / "courses/c.md").write_text(
+            "---\nid: c\nunits:\n  - id: u2\n    title: Two\n---\n# C\n"
+        )
+    )
     step(lambda: (vault_dir / "notes/entries/e.md").unlink())
     step(lambda: (vault_dir / "notes/new.md").write_text("---\naliases: [Alpha, Nu]\n---\nN\n"))
     step(lambda: (vault_dir / "notes/b.md").write_text("---\nid: b\n---\n# B again\n"))
@@ -338,8 +382,8 @@ def test_incremental_snapshot_matches_a_full_one(make_vault, open_vault) -> None
 
 PARITY = {
     "notes/a.md": "---\nid: a\n---\n# A\n\n## Real heading\n\n[[zero-shardin]] "
-                  "[[b#No Such Heading]] [[b#Real]] [[Same]] [[a#Real heading]] [[a#nope]]\n"
-                  "[see](b.md#real) [gone](nowhere.md) [[cs-336#u1]]\n",
+    "[[b#No Such Heading]] [[b#Real]] [[Same]] [[a#Real heading]] [[a#nope]]\n"
+    "[see](b.md#real) [gone](nowhere.md) [[cs-336#u1]]\n",
     "notes/zero-sharding.md": "# Zero\n",
     "notes/b.md": "---\nid: b\n---\n# B\n\n## Real\n",
     "notes/x.md": "---\ntitle: Same\n---\nx\n",
@@ -351,7 +395,7 @@ PARITY = {
     "notes/l2.md": "---\nrequires: [l1, {ref: zero-sharing, reason: typo}]\n---\nl\n",
     "notes/lvl.md": "---\nlevel: 9\nstatus: maybe\n---\nx\n",
     "courses/cs336.md": "---\nunits:\n  - id: u1\n    title: U\n    requires: [u9]\n---\n"
-                        "[[cs336#u1]] [[cs336#u9]]\n",
+    "[[cs336#u1]] [[cs336#u9]]\n",
 }
 
 
@@ -364,22 +408,25 @@ def test_diagnostics_are_those_of_check(make_vault, run) -> None:  # type: ignor
         severity = 1 if p["severity"] == "error" else 2
         expected[p["path"]].add((max(p["line"] - 1, 0), p["code"], p["message"], severity))
     assert any("did you mean 'zero-sharding'" in p["message"] for p in checked)
-    assert any("did you mean 'zero-sharding'" in p["message"] and p["path"] == "notes/l2.md"
-               for p in checked)
-    assert any(p["code"] == "dangling-anchor" and "No Such Heading" in p["message"]
-               for p in checked)
+    assert any(
+        "did you mean 'zero-sharding'" in p["message"] and p["path"] == "notes/l2.md"
+        for p in checked
+    )
+    assert any(
+        p["code"] == "dangling-anchor" and "No Such Heading" in p["message"] for p in checked
+    )
     with LspClient(root) as client:
         client.initialize(root)
         for rel in PARITY:
             _uri, found = fresh(client, root / rel, PARITY[rel])
-            got = {(d["range"]["start"]["line"], d["code"], d["message"], d["severity"])
-                   for d in found}
+            got = {
+                (d["range"]["start"]["line"], d["code"], d["message"], d["severity"]) for d in found
+            }
             assert got == expected[rel], rel
 
 
 def test_completion_of_units_tags_and_topics(lsp: LspClient, vault: Path) -> None:
-    uri, _ = fresh(lsp, vault / "notes/c3.md",
-                   "---\ntags: [ds, \ncovers: [f\n---\nSee [[cs336#\n")
+    uri, _ = fresh(lsp, vault / "notes/c3.md", "---\ntags: [ds, \ncovers: [f\n---\nSee [[cs336#\n")
     units = lsp.request("textDocument/completion", lsp.at(uri, 4, 12))
     assert labels(units)[:2] == ["a1", "a2"]  # the course's units, in order, first
     assert units["items"][1]["textEdit"]["newText"] == "a2]]"
@@ -411,14 +458,17 @@ def apply_edit(root: Path, edit: dict) -> None:
             continue
         file = path(change["textDocument"]["uri"])
         lines = file.read_text(encoding="utf-8").split("\n")
-        for e in sorted(change["edits"], key=lambda e: (e["range"]["start"]["line"],
-                                                        e["range"]["start"]["character"]),
-                        reverse=True):
+        for e in sorted(
+            change["edits"],
+            key=lambda e: (e["range"]["start"]["line"], e["range"]["start"]["character"]),
+            reverse=True,
+        ):
             start, end = e["range"]["start"], e["range"]["end"]
             assert start["line"] == end["line"]
             line = lines[start["line"]]
-            lines[start["line"]] = (line[:start["character"]] + e["newText"]
-                                    + line[end["character"]:])
+            lines[start["line"]] = (
+                line[: start["character"]] + e["newText"] + line[end["character"] :]
+            )
         file.write_text("\n".join(lines), encoding="utf-8")
     for uri, edits in (edit.get("changes") or {}).items():
         apply_edit(root, {"documentChanges": [{"textDocument": {"uri": uri}, "edits": edits}]})
@@ -432,30 +482,39 @@ def test_code_actions_fix_a_dangling_name(vault: Path, tmp_path: Path) -> None:
         text = "---\nid: n\n---\nSee [[fdsp]] and [[ddp]] and [[tensor parallelism]].\n"
         uri, found = fresh(client, root / "notes/n.md", text)
         assert [d["message"] for d in found][0].endswith("(did you mean 'fsdp'?)")
-        params = {"textDocument": {"uri": uri}, "context": {"diagnostics": found},
-                  "range": {"start": {"line": 3, "character": 7},
-                            "end": {"line": 3, "character": 7}}}
+        params = {
+            "textDocument": {"uri": uri},
+            "context": {"diagnostics": found},
+            "range": {"start": {"line": 3, "character": 7}, "end": {"line": 3, "character": 7}},
+        }
         acts = client.request("textDocument/codeAction", params)
         assert [a["title"] for a in acts] == ["Replace with 'fsdp'", "Create note 'fdsp'"]
         edit = acts[0]["edit"]["changes"][uri][0]
         assert edit["newText"] == "fsdp" and edit["range"]["start"]["character"] == 6
-        params["range"] = {"start": {"line": 3, "character": 20},
-                           "end": {"line": 3, "character": 20}}
+        params["range"] = {
+            "start": {"line": 3, "character": 20},
+            "end": {"line": 3, "character": 20},
+        }
         acts = client.request("textDocument/codeAction", params)
         assert [a["title"] for a in acts] == ["Add 'ddp' to requires"]
         insert = acts[0]["edit"]["changes"][uri][0]
         assert insert["range"]["start"] == {"line": 2, "character": 0}  # before the fence
         assert insert["newText"] == "requires: [ddp]\n"
-        params["range"] = {"start": {"line": 3, "character": 35},
-                           "end": {"line": 3, "character": 35}}
+        params["range"] = {
+            "start": {"line": 3, "character": 35},
+            "end": {"line": 3, "character": 35},
+        }
         create = client.request("textDocument/codeAction", params)[0]
         assert create["title"] == "Create note 'tensor parallelism'"
         since = len(client.notifications)
         made = client.request("workspace/executeCommand", create["command"])
         assert made["path"] == "notes/tensor-parallelism.md"
         assert (root / made["path"]).read_text().startswith("---\nid: tensor-parallelism\n")
-        client.wait_for("textDocument/publishDiagnostics",
-                        lambda p: p["uri"] == uri and len(p["diagnostics"]) == 1, since=since)
+        client.wait_for(
+            "textDocument/publishDiagnostics",
+            lambda p: p["uri"] == uri and len(p["diagnostics"]) == 1,
+            since=since,
+        )
 
 
 @pytest.mark.slow
@@ -476,21 +535,39 @@ def test_the_language_server_follows_a_watch_and_takes_over(vault: Path, tmp_pat
             assert codes(found) == [(0, "dangling-ref"), (0, "dangling-ref")]
             since = len(client.notifications)
             (root / "notes/first-new.md").write_text("# First\n")
-            client.wait_for("textDocument/publishDiagnostics",
-                            lambda p: p["uri"] == uri and len(p["diagnostics"]) == 1,
-                            since=since)
+            client.wait_for(
+                "textDocument/publishDiagnostics",
+                lambda p: p["uri"] == uri and len(p["diagnostics"]) == 1,
+                since=since,
+            )
             watch.expect(r"added notes/first-new\.md$")
             code, _out, _err = watch.stop()
             assert code == 0
             since = len(client.notifications)
             (root / "notes/second-new.md").write_text("# Second\n")  # the server owns now
-            client.wait_for("textDocument/publishDiagnostics",
-                            lambda p: p["uri"] == uri and not p["diagnostics"], since=since)
+            client.wait_for(
+                "textDocument/publishDiagnostics",
+                lambda p: p["uri"] == uri and not p["diagnostics"],
+                since=since,
+            )
             # and it answers commands for other studykb processes, as the watch did
             env = {k: v for k, v in os.environ.items() if k != "STUDYKB_LOCAL"}
-            done = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(root),
-                                   "show", "second-new", "--json"], capture_output=True,
-                                  text=True, env=env, check=False)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "studykb",
+                    "--vault",
+                    str(root),
+                    "show",
+                    "second-new",
+                    "--json",
+                ],
+                capture_output=True,
+                text=True,
+                env=env,
+                check=False,
+            )
             assert json.loads(done.stdout)["path"] == "notes/second-new.md"
             assert (root / ".studykb/serve.sock").exists()
     finally:
@@ -508,9 +585,11 @@ def test_studykb_toml_is_read_again(vault: Path, tmp_path: Path) -> None:
         assert [d["severity"] for d in found] == [1]
         since = len(client.notifications)
         (root / "studykb.toml").write_text('[severity]\ndangling-ref = "warning"\n')
-        client.wait_for("textDocument/publishDiagnostics",
-                        lambda p: p["uri"] == uri and [d["severity"] for d in
-                                                       p["diagnostics"]] == [2], since=since)
+        client.wait_for(
+            "textDocument/publishDiagnostics",
+            lambda p: p["uri"] == uri and [d["severity"] for d in p["diagnostics"]] == [2],
+            since=since,
+        )
 
 
 def test_by_hand_it_says_it_waits_and_leaves_on_the_first_ctrl_c(vault: Path) -> None:
@@ -522,8 +601,12 @@ def test_by_hand_it_says_it_waits_and_leaves_on_the_first_ctrl_c(vault: Path) ->
     import sys
 
     leader, follower = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(vault), "lsp"],
-                            stdin=follower, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studykb", "--vault", str(vault), "lsp"],
+        stdin=follower,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     os.close(follower)
     try:
         assert proc.stderr is not None
@@ -546,11 +629,13 @@ def test_a_first_build_in_worker_processes_finishes(tmp_path: Path) -> None:
     root = tmp_path / "big"
     (root / "notes").mkdir(parents=True)
     (root / "studykb.toml").write_text("")
-    body = "\n\n".join(f"## Part {k}\n\n" + "Words about sharding and memory. " * 20
-                       for k in range(6))
+    body = "\n\n".join(
+        f"## Part {k}\n\n" + "Words about sharding and memory. " * 20 for k in range(6)
+    )
     for n in range(300):
         (root / "notes" / f"n{n:03}.md").write_text(
-            f"---\nid: n{n:03}\nrequires: [n{n + 1:03}]\n---\n# N{n}\n\n{body}\n")
+            f"---\nid: n{n:03}\nrequires: [n{n + 1:03}]\n---\n# N{n}\n\n{body}\n"
+        )
     with LspClient(root) as client:
         client.initialize(root)
         uri, found = fresh(client, root / "notes/new.md", "[[n001]] [[nope]]\n")
@@ -559,20 +644,25 @@ def test_a_first_build_in_worker_processes_finishes(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_two_language_servers_both_recheck_when_a_linked_note_appears(vault: Path,
-                                                                       tmp_path: Path) -> None:
+def test_two_language_servers_both_recheck_when_a_linked_note_appears(
+    vault: Path, tmp_path: Path
+) -> None:
     root = tmp_path / "v"
     shutil.copytree(vault, root, ignore=shutil.ignore_patterns(".studykb"))
     with LspClient(root) as first, LspClient(root) as second:
         first.initialize(root)
         second.initialize(root)  # follows the first
-        opened = [(client, *fresh(client, root / "notes/n.md", "[[appears-later]]\n"))
-                  for client in (first, second)]
+        opened = [
+            (client, *fresh(client, root / "notes/n.md", "[[appears-later]]\n"))
+            for client in (first, second)
+        ]
         marks = [len(client.notifications) for client in (first, second)]
         for _client, _uri, found in opened:
             assert codes(found) == [(0, "dangling-ref")]
         (root / "notes/appears-later.md").write_text("# Appears later\n")
         for (client, uri, _found), since in zip(opened, marks, strict=True):
-            client.wait_for("textDocument/publishDiagnostics",
-                            lambda p, uri=uri: p["uri"] == uri and not p["diagnostics"],
-                            since=since)
+            client.wait_for(
+                "textDocument/publishDiagnostics",
+                lambda p, uri=uri: p["uri"] == uri and not p["diagnostics"],
+                since=since,
+            )

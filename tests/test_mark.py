@@ -17,17 +17,24 @@ prepare()
 TODAY = dt.date.today().isoformat()
 DAY = dt.date(2026, 11, 30)
 
-YAML_CRLF_BOM = (b"\xef\xbb\xbf---\r\n# a comment that must stay\r\nid: t1\r\ntitle: T1  # why\r\n"
-                 b"status: todo\r\nzeta: 1\r\nalpha: 2\r\n---\r\n# T1\r\n\r\nbody\r\n")
-COURSE = (b"---\nid: c1\ntitle: Course\nunits:\n  - id: u1\n    title: U1  # first\n"
-          b"    status: done\n  - id: u2\n    title: U2\n  - {id: u3, title: U3}\n---\nbody\n")
+YAML_CRLF_BOM = (
+    b"\xef\xbb\xbf---\r\n# a comment that must stay\r\nid: t1\r\ntitle: T1  # why\r\n"
+    b"status: todo\r\nzeta: 1\r\nalpha: 2\r\n---\r\n# T1\r\n\r\nbody\r\n"
+)
+COURSE = (
+    b"---\nid: c1\ntitle: Course\nunits:\n  - id: u1\n    title: U1  # first\n"
+    b"    status: done\n  - id: u2\n    title: U2\n  - {id: u3, title: U3}\n---\nbody\n"
+)
 
 
 def changed_lines(before: bytes, after: bytes) -> list[str]:
     a = before.decode("utf-8").splitlines(keepends=True)
     b = after.decode("utf-8").splitlines(keepends=True)
-    return [line for line in difflib.unified_diff(a, b, n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return [
+        line
+        for line in difflib.unified_diff(a, b, n=0)
+        if line[:1] in "+-" and not line.startswith(("+++", "---"))
+    ]
 
 
 def run(root: Path, *args: str) -> tuple[int, str]:
@@ -43,7 +50,8 @@ def test_mark_replaces_only_the_status_line(tmp_path: Path) -> None:
     after = path.read_bytes()
     assert after.startswith(b"\xef\xbb\xbf")
     assert after == YAML_CRLF_BOM.replace(
-        b"status: todo\r\n", b"status: done\r\n" + f"done: {TODAY}\r\n".encode())
+        b"status: todo\r\n", b"status: done\r\n" + f"done: {TODAY}\r\n".encode()
+    )
     # and back: a round trip restores every byte
     run(tmp_path, "mark", "t1", "todo")
     assert path.read_bytes() == YAML_CRLF_BOM
@@ -53,8 +61,10 @@ def test_mark_adds_the_line_where_missing(tmp_path: Path) -> None:
     before = b"---\r\ntitle: Plain  # c\r\n---\r\nbody\r\n"
     after = set_status(before, "reading")
     assert after == b"---\r\ntitle: Plain  # c\r\nstatus: reading\r\n---\r\nbody\r\n"
-    assert set_status(b"no front matter\n", "done", today=DAY) == \
-        b"---\nstatus: done\ndone: 2026-11-30\n---\nno front matter\n"
+    assert (
+        set_status(b"no front matter\n", "done", today=DAY)
+        == b"---\nstatus: done\ndone: 2026-11-30\n---\nno front matter\n"
+    )
 
 
 def test_mark_a_course_unit(tmp_path: Path) -> None:
@@ -78,8 +88,10 @@ def test_mark_a_course_unit(tmp_path: Path) -> None:
 def test_mark_toml_and_json(tmp_path: Path) -> None:
     toml = b"+++\ntitle = 'Z'\n# keep\n[extra]\nx = 1\n+++\nbody\n"
     out = set_status(toml, "done", today=DAY)
-    assert out == (b"+++\ntitle = 'Z'\n# keep\nstatus = \"done\"\ndone = 2026-11-30\n[extra]\n"
-                   b"x = 1\n+++\nbody\n")
+    assert out == (
+        b"+++\ntitle = 'Z'\n# keep\nstatus = \"done\"\ndone = 2026-11-30\n[extra]\n"
+        b"x = 1\n+++\nbody\n"
+    )
     assert set_status(out, "todo") == toml.replace(b"# keep\n", b'# keep\nstatus = "todo"\n')
     js = b'{"title": "J", "status": "todo", "tags": ["a"]}\nbody\n'
     done = set_status(js, "done", today=DAY)
@@ -92,8 +104,9 @@ def test_mark_leaves_no_temp_files_and_keeps_mode(tmp_path: Path) -> None:
     path.write_bytes(YAML_CRLF_BOM)
     path.chmod(0o640)
     run(tmp_path, "mark", "t1", "done")
-    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".studykb")) == \
-        ["t1.md"]
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith(".studykb")) == [
+        "t1.md"
+    ]
     assert path.stat().st_mode & 0o777 == 0o640
 
 
@@ -114,16 +127,23 @@ def test_mark_is_idempotent(tmp_path: Path, status: str) -> None:
 
 # -- front matter the line edit alone would break (issue: "mark breaks valid front matter") --
 TRICKY = {
-    "flow": (b"---\n{title: X, status: todo}\n---\nbody\n",
-             b"---\n{title: X, status: done, done: 2026-11-30}\n---\nbody\n"),
-    "value-on-next-line": (b"---\ntitle: X\nstatus:\n  todo\nlevel: 2\n---\nbody\n",
-                           b"---\ntitle: X\nstatus: done\nlevel: 2\ndone: 2026-11-30\n---\nbody\n"),
-    "quoted-key": (b'---\ntitle: X\n"status": todo\n---\nbody\n',
-                   b'---\ntitle: X\n"status": done\ndone: 2026-11-30\n---\nbody\n'),
+    "flow": (
+        b"---\n{title: X, status: todo}\n---\nbody\n",
+        b"---\n{title: X, status: done, done: 2026-11-30}\n---\nbody\n",
+    ),
+    "value-on-next-line": (
+        b"---\ntitle: X\nstatus:\n  todo\nlevel: 2\n---\nbody\n",
+        b"---\ntitle: X\nstatus: done\nlevel: 2\ndone: 2026-11-30\n---\nbody\n",
+    ),
+    "quoted-key": (
+        b'---\ntitle: X\n"status": todo\n---\nbody\n',
+        b'---\ntitle: X\n"status": done\ndone: 2026-11-30\n---\nbody\n',
+    ),
     "toml-multiline-string": (
         b'+++\ntitle = "X"\nnotes = """\nstatus = "fake"\n"""\nstatus = "todo"\n+++\nbody\n',
         b'+++\ntitle = "X"\nnotes = """\nstatus = "fake"\n"""\nstatus = "done"\n'
-        b'done = 2026-11-30\n+++\nbody\n'),
+        b"done = 2026-11-30\n+++\nbody\n",
+    ),
 }
 
 

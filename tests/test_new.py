@@ -21,10 +21,16 @@ def parsed(root: Path, rel: str):  # type: ignore[no-untyped-def]
     return parsed
 
 
-@pytest.mark.parametrize(("doc_type", "folder"), [
-    ("note", "notes"), ("entry", "notes/entries"), ("topic", "notes/topics"),
-    ("course", "courses"), ("list", "notes/lists"),
-])
+@pytest.mark.parametrize(
+    ("doc_type", "folder"),
+    [
+        ("note", "notes"),
+        ("entry", "notes/entries"),
+        ("topic", "notes/topics"),
+        ("course", "courses"),
+        ("list", "notes/lists"),
+    ],
+)
 def test_each_type_lands_in_its_folder(run, make_vault, doc_type, folder):
     vault = make_vault({})
     result = run("new", doc_type, "Tensor Parallelism: a first look", vault=vault)
@@ -40,9 +46,21 @@ def test_each_type_lands_in_its_folder(run, make_vault, doc_type, folder):
 
 def test_front_matter_is_filled(run, make_vault, open_vault):
     vault = make_vault({"notes/topics/ddp.md": "---\nid: ddp\n---\n# DDP\n"})
-    result = run("new", "topic", "Tensor", "Parallelism", "--tag", "parallelism",
-                 "--tag", "并行", "--requires", "ddp", "--requires", "Data: loading",
-                 vault=vault)
+    result = run(
+        "new",
+        "topic",
+        "Tensor",
+        "Parallelism",
+        "--tag",
+        "parallelism",
+        "--tag",
+        "并行",
+        "--requires",
+        "ddp",
+        "--requires",
+        "Data: loading",
+        vault=vault,
+    )
     assert result.exit_code == 0, result.output
     meta = parsed(vault, "notes/topics/tensor-parallelism.md").documents[0].meta
     assert meta["tags"] == ["parallelism", "并行"]
@@ -53,8 +71,16 @@ def test_front_matter_is_filled(run, make_vault, open_vault):
 
 def test_entry_gets_url_and_covers(run, make_vault):
     vault = make_vault({})
-    result = run("new", "entry", "FSDP2 tutorial", "--url", "https://pytorch.org/t?a=1#x",
-                 "--tag", "fsdp2", vault=vault)
+    result = run(
+        "new",
+        "entry",
+        "FSDP2 tutorial",
+        "--url",
+        "https://pytorch.org/t?a=1#x",
+        "--tag",
+        "fsdp2",
+        vault=vault,
+    )
     assert result.exit_code == 0, result.output
     doc = parsed(vault, "notes/entries/fsdp2-tutorial.md").documents[0]
     assert doc.url == "https://pytorch.org/t?a=1#x"
@@ -129,26 +155,34 @@ def test_create_never_replaces(tmp_path):
 
 
 def test_vault_template_overrides_the_built_in(run, make_vault):
-    vault = make_vault({".studykb-templates/note.md":
-                        "---\nid: {{id}}\ntitle: {{title}}\nstatus: reading\n---\n"
-                        "# {{title}}\n\nWritten {{date}}. Tags: {{tags}}. {{unknown}}\n"})
-    result = run("new", "note", "My: note", "--tag", "a", "--requires", "b", "--json",
-                 vault=vault)
+    vault = make_vault(
+        {
+            ".studykb-templates/note.md": "---\nid: {{id}}\ntitle: {{title}}\n"
+            "status: reading\n---\n"
+            "# {{title}}\n\nWritten {{date}}. Tags: {{tags}}. {{unknown}}\n"
+        }
+    )
+    result = run("new", "note", "My: note", "--tag", "a", "--requires", "b", "--json", vault=vault)
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["template"] == ".studykb-templates/note.md"
     text = (vault / "notes/my-note.md").read_text()
     assert f"Written {TODAY}. Tags: a. {{{{unknown}}}}" in text
-    assert "template .studykb-templates/note.md:8: unknown placeholder {{unknown}}" \
-        in result.stderr  # left as written, and said so
+    assert (
+        "template .studykb-templates/note.md:8: unknown placeholder {{unknown}}" in result.stderr
+    )  # left as written, and said so
     meta = parsed(vault, "notes/my-note.md").documents[0].meta
     # values the template has no placeholder for are still written
     assert meta["requires"] == ["b"] and meta["tags"] == ["a"] and meta["status"] == "reading"
 
 
 def test_template_folder_from_config(run, make_vault):
-    vault = make_vault({"tpl/topic.md": "+++\nid = {{id}}\ntitle = {{title}}\n"
-                                        "requires = {{requires}}\n+++\nbody\n"},
-                       config='templates = "tpl"\n')
+    vault = make_vault(
+        {
+            "tpl/topic.md": "+++\nid = {{id}}\ntitle = {{title}}\n"
+            "requires = {{requires}}\n+++\nbody\n"
+        },
+        config='templates = "tpl"\n',
+    )
     result = run("new", "topic", "Ring all-reduce", "--requires", "ddp", vault=vault)
     assert result.exit_code == 0, result.output
     doc = parsed(vault, "notes/topics/ring-all-reduce.md").documents[0]
@@ -156,8 +190,10 @@ def test_template_folder_from_config(run, make_vault):
 
 
 def test_render_quotes_what_yaml_would_misread():
-    out = render("---\ntitle: {{title}}\ntags: {{tags}}\nurl: {{url}}\n---\n# {{title}}\n",
-                 {"title": "yes", "tags": ["a: b", "#c"], "url": None})
+    out = render(
+        "---\ntitle: {{title}}\ntags: {{tags}}\nurl: {{url}}\n---\n# {{title}}\n",
+        {"title": "yes", "tags": ["a: b", "#c"], "url": None},
+    )
     assert out == '---\ntitle: "yes"\ntags: ["a: b", "#c"]\nurl: \n---\n# yes\n'
 
 
@@ -203,8 +239,17 @@ def test_daily_note_is_made_once_and_then_found(run, make_vault):
 
 def test_a_typo_in_requires_is_written_with_a_warning(run, make_vault):
     vault = make_vault({"notes/topics/data-parallel.md": "---\nid: data-parallel\n---\n# DP\n"})
-    result = run("new", "topic", "FSDP", "--requires", "dataparallel", "--requires",
-                 "data-parallel", "--json", vault=vault)
+    result = run(
+        "new",
+        "topic",
+        "FSDP",
+        "--requires",
+        "dataparallel",
+        "--requires",
+        "data-parallel",
+        "--json",
+        vault=vault,
+    )
     assert result.exit_code == 0, result.output
     warnings = json.loads(result.stdout)["warnings"]
     assert len(warnings) == 1

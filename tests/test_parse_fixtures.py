@@ -24,8 +24,25 @@ from studykb.parse import parse_file
 HERE = Path(__file__).parent / "fixtures" / "parse"
 CASES = sorted(HERE.glob("*.md"))
 
-DOC_FIELDS = ("key", "id", "title", "type", "line", "aliases", "tags", "covers", "date",
-              "level", "status", "url", "kind", "minutes", "explicit_id", "parent", "summary")
+DOC_FIELDS = (
+    "key",
+    "id",
+    "title",
+    "type",
+    "line",
+    "aliases",
+    "tags",
+    "covers",
+    "date",
+    "level",
+    "status",
+    "url",
+    "kind",
+    "minutes",
+    "explicit_id",
+    "parent",
+    "summary",
+)
 
 
 def vault_path(fixture: Path) -> str:
@@ -43,13 +60,22 @@ def observe(fixture: Path) -> dict[str, Any]:
             for d in parsed.documents
         ],
         "references": [
-            {"source": r.source, "line": r.line, "kind": r.kind, "target": r.target,
-             "style": r.style, "anchor": r.anchor, "text": r.text, "reason": r.reason,
-             "optional": r.optional}
+            {
+                "source": r.source,
+                "line": r.line,
+                "kind": r.kind,
+                "target": r.target,
+                "style": r.style,
+                "anchor": r.anchor,
+                "text": r.text,
+                "reason": r.reason,
+                "optional": r.optional,
+            }
             for r in parsed.references
         ],
-        "problems": [{"line": p.line, "severity": p.severity, "code": p.code}
-                     for p in parsed.problems],
+        "problems": [
+            {"line": p.line, "severity": p.severity, "code": p.code} for p in parsed.problems
+        ],
         "headings": list(parsed.headings),
     }
 
@@ -63,8 +89,9 @@ def test_parse_fixture(fixture: Path, update_golden: bool) -> None:
     expected_file = fixture.with_suffix(".json")
     got = observe(fixture)
     if update_golden or not expected_file.exists():
-        expected_file.write_text(json.dumps(got, ensure_ascii=False, indent=2) + "\n",
-                                 encoding="utf-8")
+        expected_file.write_text(
+            json.dumps(got, ensure_ascii=False, indent=2) + "\n", encoding="utf-8"
+        )
         if not update_golden:
             pytest.fail(f"{expected_file.name} was missing and has been written; review it")
         return

@@ -56,8 +56,12 @@ def test_plan_json_shape_and_readings(vault_dir: Path) -> None:
     code, out = run(vault_dir, "before", "目标", "--all", "--json")
     assert code == 0
     data = json.loads(out)
-    assert data["target"] == {**data["target"], "id": "t-x", "path": "topics/t-x.md",
-                              "title": "X-ray"}
+    assert data["target"] == {
+        **data["target"],
+        "id": "t-x",
+        "path": "topics/t-x.md",
+        "title": "X-ray",
+    }
     bravo = next(s for s in data["steps"] if s["id"] == "t-b")
     assert set(bravo) >= {"id", "path", "title", "type", "level", "status", "readings"}
     # none has a kind or a curated place and each covers one topic: lower level first,
@@ -145,17 +149,22 @@ def test_unknown_target_suggests(vault_dir: Path) -> None:
 
 # -- properties -------------------------------------------------------------------------
 
+
 @st.composite
 def random_vaults(draw):  # type: ignore[no-untyped-def]
     n = draw(st.integers(min_value=2, max_value=9))
     docs = []
     for i in range(n):
-        needs = draw(st.lists(st.integers(min_value=0, max_value=max(0, i - 1)), max_size=3,
-                              unique=True)) if i else []
+        needs = (
+            draw(
+                st.lists(st.integers(min_value=0, max_value=max(0, i - 1)), max_size=3, unique=True)
+            )
+            if i
+            else []
+        )
         level = draw(st.one_of(st.none(), st.integers(min_value=1, max_value=5)))
         status = draw(st.sampled_from([None, "todo", "reading", "done"]))
-        covers = draw(st.lists(st.integers(min_value=0, max_value=n - 1), max_size=2,
-                               unique=True))
+        covers = draw(st.lists(st.integers(min_value=0, max_value=n - 1), max_size=2, unique=True))
         docs.append((needs, level, status, covers))
     return docs
 
@@ -218,6 +227,7 @@ def test_plan_properties(docs) -> None:  # type: ignore[no-untyped-def]
 
 # -- what a document needs, what a plan left out, and the readings it shows --------------
 
+
 def plan_json(vault_dir: Path, *args: str) -> dict:
     code, out = run(vault_dir, "before", *args, "--json")
     assert code == 0, out
@@ -231,7 +241,11 @@ def test_readings_ranked_by_how_much_they_teach(vault_dir: Path) -> None:
     # post is left out because better readings are left to read; the tutorial only
     # tagged with Romeo is not a reading while something covers it
     assert [r["id"] for r in data["target"]["recommended"]] == [
-        "r-paper", "r-focused", "r-broad", "r-article"]
+        "r-paper",
+        "r-focused",
+        "r-broad",
+        "r-article",
+    ]
     assert all(r["teaches"] for r in data["target"]["recommended"])
     assert [s["id"] for s in data["steps"]] == ["t-q"]
     assert [r["id"] for r in data["steps"][0]["recommended"]] == ["r-broad"]
@@ -244,8 +258,7 @@ def test_readings_ranked_by_how_much_they_teach(vault_dir: Path) -> None:
     assert keys == sorted(keys)
 
 
-def test_posts_only_when_nothing_better_and_tags_only_when_nothing_covers(
-        vault_dir: Path) -> None:
+def test_posts_only_when_nothing_better_and_tags_only_when_nothing_covers(vault_dir: Path) -> None:
     papa = plan_json(vault_dir, "Papa")["target"]["recommended"]
     assert [(r["id"], r["teaches"]) for r in papa] == [("p-post", True)]
     oscar = plan_json(vault_dir, "Oscar")["target"]
@@ -277,8 +290,9 @@ def test_the_plan_says_what_it_left_out(vault_dir: Path) -> None:
     assert data["skipped"] == {"known": 1, "through_known": 1}  # Charlie, and Foxtrot
     code, text = run(vault_dir, "before", "t-x")
     assert "4 steps, 3 readings, about 40 min." in text
-    assert ("1 step you already know and 1 step only they need were skipped "
-            "(--all shows them).") in text
+    assert (
+        "1 step you already know and 1 step only they need were skipped (--all shows them)."
+    ) in text
     code, text = run(vault_dir, "before", "t-x", "--all")
     assert "skipped" not in text
 
@@ -287,8 +301,7 @@ def test_everything_known_is_not_the_same_as_no_prerequisites(vault_dir: Path) -
     code, out = run(vault_dir, "mark", "t-q", "done")
     assert code == 0, out
     code, text = run(vault_dir, "before", "r-focused")
-    assert "Nothing to read first: the 1 step it needs is already known (--all shows it)." \
-        in text
+    assert "Nothing to read first: the 1 step it needs is already known (--all shows it)." in text
     code, md = run(vault_dir, "before", "r-focused", "--format", "md")
     assert "the 1 step it needs is already known" in md
 

@@ -37,8 +37,9 @@ def test_hand_picked_comes_first_and_says_so(rv: Path, open_vault: Callable) -> 
     assert all(r.score <= 1 for r in found[1:])
 
 
-def test_shared_readings_rarest_first_same_course_and_topics(rv: Path,
-                                                              open_vault: Callable) -> None:
+def test_shared_readings_rarest_first_same_course_and_topics(
+    rv: Path, open_vault: Callable
+) -> None:
     found = ranked(open_vault, rv, "notes/serving-notes.md")
     first = found[0]
     assert first.id == "kv-notes"
@@ -47,8 +48,7 @@ def test_shared_readings_rarest_first_same_course_and_topics(rv: Path,
     assert first.features["topics"] > 0  # both cover KV Cache (a weaker reason, not shown)
     assert "links here" in reasons  # kv-notes hand-picks serving-notes
     kv = ranked(open_vault, rv, "notes/kv-notes.md")[0]
-    assert "shares 2 readings: Rare reading on cache eviction, Common reading on GPUs" \
-        in kv.reasons
+    assert "shares 2 readings: Rare reading on cache eviction, Common reading on GPUs" in kv.reasons
 
 
 def test_rare_shared_reading_outweighs_common_one(rv: Path, open_vault: Callable) -> None:
@@ -86,8 +86,7 @@ def test_type_filter_and_limit(rv: Path, open_vault: Callable) -> None:
 
 
 def test_text_similarity_alone_names_shared_words(rv: Path, open_vault: Callable) -> None:
-    only_text = Weights(link_in=0, link_out=0, course=0, refs=0, cocite=0, topics=0, tags=0,
-                        text=1)
+    only_text = Weights(link_in=0, link_out=0, course=0, refs=0, cocite=0, topics=0, tags=0, text=1)
     found = ranked(open_vault, rv, "notes/ddp-notes.md", weights=only_text)
     assert found[0].id == "ddp-tutorial"
     words = next(r for r in found[0].reasons if r.startswith("similar text: "))
@@ -107,8 +106,7 @@ def test_search_index_text_gives_the_same_shape(rv: Path, open_vault: Callable) 
     assert found and found[0].id in {"ddp-tutorial", "fsdp-notes"}
 
 
-def test_diversity_keeps_near_duplicates_apart(make_vault: Callable,
-                                               open_vault: Callable) -> None:
+def test_diversity_keeps_near_duplicates_apart(make_vault: Callable, open_vault: Callable) -> None:
     body = "Ring all-reduce bandwidth latency buckets overlap gradient compression.\n"
     files = {
         "notes/hub.md": f"---\ntags: [comm]\n---\n# Hub\n\n{body}",
@@ -135,8 +133,7 @@ def test_hidden_pairs_remove_a_link_from_every_feature(rv: Path, open_vault: Cal
     assert "link_out" not in hidden.get(b, {})
 
 
-def test_topics_are_named_by_id_title_or_alias_and_ids_win(rv: Path, open_vault: Callable
-                                                            ) -> None:
+def test_topics_are_named_by_id_title_or_alias_and_ids_win(rv: Path, open_vault: Callable) -> None:
     table = open_vault(rv).topics()
     for key, did in table.ids.items():
         assert table.key(did) == key  # an id always names its own topic
@@ -163,8 +160,9 @@ def test_an_edit_is_seen(rv: Path, open_vault: Callable) -> None:
     before = ids(ranked(open_vault, rv, "notes/victim.md"))
     assert "ddp-notes" in before
     note = rv / "notes" / "victim.md"
-    note.write_text(note.read_text(encoding="utf-8").replace("tags: [evil]", "tags: [ddp]"),
-                    encoding="utf-8")
+    note.write_text(
+        note.read_text(encoding="utf-8").replace("tags: [evil]", "tags: [ddp]"), encoding="utf-8"
+    )
     after = ranked(open_vault, rv, "notes/victim.md")
     ddp = next(r for r in after if r.id == "ddp-notes")
     assert any("Distributed Data Parallel" in reason for reason in ddp.reasons)
@@ -178,8 +176,9 @@ def test_related_json_contract(rv: Path, run: Callable) -> None:
     assert len(data["related"]) == 4
     for item in data["related"]:
         assert {"id", "path", "title", "score", "reasons"} <= set(item)
-        assert isinstance(item["reasons"], list) and all(isinstance(r, str)
-                                                         for r in item["reasons"])
+        assert isinstance(item["reasons"], list) and all(
+            isinstance(r, str) for r in item["reasons"]
+        )
 
 
 def test_related_text_output_and_errors(rv: Path, run: Callable) -> None:
@@ -193,8 +192,12 @@ def test_related_text_output_and_errors(rv: Path, run: Callable) -> None:
 
 
 def test_nothing_related_exits_1(make_vault: Callable, run: Callable) -> None:
-    root = make_vault({"notes/alone.md": "# Alone\n\nNothing shared.\n",
-                       "notes/other.md": "# Other\n\nCompletely different.\n"})
+    root = make_vault(
+        {
+            "notes/alone.md": "# Alone\n\nNothing shared.\n",
+            "notes/other.md": "# Other\n\nCompletely different.\n",
+        }
+    )
     code, data = run_json(run, "related", "alone", vault=root)
     assert code == 1 and data["related"] == []
 
@@ -213,11 +216,20 @@ def test_cs336_sidebar_names_cs336_and_training_material(bundled: Path, run: Cal
     code, data = run_json(run, "sidebar", "notes/cs336-summary.md", vault=bundled)
     assert code == 0
     related_ids = [r["id"] for r in data["related"]]
-    assert related_ids[:6] == ["deepinfer-part1", "ai-infra-seminars", "deepinfer-part2",
-                               "sjtu-hpc-notes", "cs189-materials", "cuda-guide-zh"]
+    assert related_ids[:6] == [
+        "deepinfer-part1",
+        "ai-infra-seminars",
+        "deepinfer-part2",
+        "sjtu-hpc-notes",
+        "cs189-materials",
+        "cuda-guide-zh",
+    ]
     assert {"cs336", "cs336-course-page"} <= set(related_ids)
-    training = {"pytorch-distributed-overview", "pytorch-fsdp2-tutorial",
-                "pytorch-ddp-video-tutorials"}
+    training = {
+        "pytorch-distributed-overview",
+        "pytorch-fsdp2-tutorial",
+        "pytorch-ddp-video-tutorials",
+    }
     assert training & set(related_ids)
     assert "training-loop" in [n["id"] for n in data["before"]]
 
@@ -228,12 +240,19 @@ FILLER_EN = "These notes are a page of reading, part of the course this week."
 
 
 def _filler_vault(make_vault: Callable) -> Path:
-    files = {f"notes/n{k}.md": f"# Note {k}\n\n{FILLER_ZH}\n{FILLER_EN}\nWords {k} of its own "
-                               f"subject number{k}.\n" for k in range(12)}
-    files["notes/a.md"] = (f"# Ring all-reduce\n\n{FILLER_ZH}\n{FILLER_EN}\nRing allreduce "
-                           "bandwidth 环形 规约 带宽 bucketing.\n")
-    files["notes/b.md"] = (f"# Ring allreduce buckets\n\n{FILLER_ZH}\n{FILLER_EN}\nRing "
-                           "allreduce bucketing 环形 规约 带宽.\n")
+    files = {
+        f"notes/n{k}.md": f"# Note {k}\n\n{FILLER_ZH}\n{FILLER_EN}\nWords {k} of its own "
+        f"subject number{k}.\n"
+        for k in range(12)
+    }
+    files["notes/a.md"] = (
+        f"# Ring all-reduce\n\n{FILLER_ZH}\n{FILLER_EN}\nRing allreduce "
+        "bandwidth 环形 规约 带宽 bucketing.\n"
+    )
+    files["notes/b.md"] = (
+        f"# Ring allreduce buckets\n\n{FILLER_ZH}\n{FILLER_EN}\nRing "
+        "allreduce bucketing 环形 规约 带宽.\n"
+    )
     return make_vault(files)
 
 
@@ -258,21 +277,25 @@ def test_text_reasons_name_subjects_not_filler(make_vault: Callable, open_vault:
 def test_a_list_of_everything_is_no_evidence(make_vault: Callable, open_vault: Callable) -> None:
     from studykb.related.features import COCITE_MAX
 
-    entries = {f"notes/entries/e{k}.md": f"---\ntype: entry\n---\n# Entry {k}\n\nText {k}.\n"
-               for k in range(COCITE_MAX + 5)}
+    entries = {
+        f"notes/entries/e{k}.md": f"---\ntype: entry\n---\n# Entry {k}\n\nText {k}.\n"
+        for k in range(COCITE_MAX + 5)
+    }
     everything = ", ".join(f"e{k}" for k in range(COCITE_MAX + 5))
-    root = make_vault({**entries,
-                       "notes/lists/all.md": f"---\ntype: list\nitems: [{everything}]\n---\n"
-                                             "# Everything\n",
-                       "notes/lists/pair.md": "---\ntype: list\nitems: [e1, e2]\n---\n# Pair\n"})
+    root = make_vault(
+        {
+            **entries,
+            "notes/lists/all.md": f"---\ntype: list\nitems: [{everything}]\n---\n# Everything\n",
+            "notes/lists/pair.md": "---\ntype: list\nitems: [e1, e2]\n---\n# Pair\n",
+        }
+    )
     found = {r.id: r for r in ranked(open_vault, root, "notes/entries/e1.md", text="none")}
     assert "cited together in: Pair" in found["e2"].reasons
     assert "e3" not in found  # only the list of everything cites e1 and e3 together
     assert all("Everything" not in reason for r in found.values() for reason in r.reasons)
 
 
-def test_scores_never_increase_down_the_list_and_ranks_are_given(rv: Path, run: Callable
-                                                                 ) -> None:
+def test_scores_never_increase_down_the_list_and_ranks_are_given(rv: Path, run: Callable) -> None:
     for doc in ("kv-notes", "serving-notes", "ddp-notes", "serving"):
         code, data = run_json(run, "related", doc, vault=rv)
         assert code == 0
@@ -283,17 +306,22 @@ def test_scores_never_increase_down_the_list_and_ranks_are_given(rv: Path, run: 
 
 
 def test_a_course_finds_its_siblings(make_vault: Callable, open_vault: Callable) -> None:
-    topics = {f"notes/topics/{t}.md": f"# {t.upper()}\n\nAbout {t}.\n"
-              for t in ("simd", "cuda", "cache")}
-    course = ("---\ntitle: {title}\nunits:\n  - {{id: u1, title: One, tags: [{a}]}}\n"
-              "  - {{id: u2, title: Two, tags: [{b}]}}\n---\n# {title}\n\nLectures.\n")
-    root = make_vault({**topics,
-                       "courses/par.md": course.format(title="Parallel computing", a="simd",
-                                                       b="cuda"),
-                       "courses/gpu.md": course.format(title="GPU programming", a="cuda",
-                                                       b="cache"),
-                       "notes/digest.md": "---\ntags: [simd]\n---\n# Backends digest\n\n"
-                                          "Lectures and backends.\n"})
+    topics = {
+        f"notes/topics/{t}.md": f"# {t.upper()}\n\nAbout {t}.\n" for t in ("simd", "cuda", "cache")
+    }
+    course = (
+        "---\ntitle: {title}\nunits:\n  - {{id: u1, title: One, tags: [{a}]}}\n"
+        "  - {{id: u2, title: Two, tags: [{b}]}}\n---\n# {title}\n\nLectures.\n"
+    )
+    root = make_vault(
+        {
+            **topics,
+            "courses/par.md": course.format(title="Parallel computing", a="simd", b="cuda"),
+            "courses/gpu.md": course.format(title="GPU programming", a="cuda", b="cache"),
+            "notes/digest.md": "---\ntags: [simd]\n---\n# Backends digest\n\n"
+            "Lectures and backends.\n",
+        }
+    )
     found = ranked(open_vault, root, "courses/par.md")
     assert found[0].id == "gpu"
     assert any(reason.startswith("another course, also on CUDA") for reason in found[0].reasons)
@@ -303,8 +331,7 @@ def _cache_sizes(root: Path) -> dict[str, int]:
     import sqlite3
 
     with sqlite3.connect(root / ".studykb" / "cache.sqlite") as db:
-        return {name: size for name, size in db.execute(
-            "SELECT name, length(value) FROM entries")}
+        return {name: size for name, size in db.execute("SELECT name, length(value) FROM entries")}
 
 
 def _forget() -> None:
@@ -317,22 +344,27 @@ def _forget() -> None:
 def _many_notes(make_vault: Callable, n: int = 80) -> Path:
     """A vault big enough that one edit stays within the text vectors' drift bound."""
     words = ["ring", "allreduce", "kv", "cache", "eviction", "paged", "tensor", "pipeline"]
-    files = {f"notes/n{k:03d}.md": f"# Note {k}\n\n{words[k % 8]} {words[(k * 3) % 8]} "
-                                   f"{words[(k * 5) % 8]} notes on [[n{(k + 1) % n:03d}]].\n"
-             for k in range(n)}
+    files = {
+        f"notes/n{k:03d}.md": f"# Note {k}\n\n{words[k % 8]} {words[(k * 3) % 8]} "
+        f"{words[(k * 5) % 8]} notes on [[n{(k + 1) % n:03d}]].\n"
+        for k in range(n)
+    }
     return make_vault(files)
 
 
-def test_an_edit_updates_the_caches_by_journal_not_whole(make_vault: Callable,
-                                                         open_vault: Callable) -> None:
+def test_an_edit_updates_the_caches_by_journal_not_whole(
+    make_vault: Callable, open_vault: Callable
+) -> None:
     from studykb.related import features, textsim, vectorcache
 
     root = _many_notes(make_vault)
     ranked(open_vault, root, "notes/n000.md")
     before = _cache_sizes(root)
     note = root / "notes" / "n010.md"
-    note.write_text(note.read_text(encoding="utf-8") + "\nEviction of paged blocks, "
-                    "[[n000]].\n", encoding="utf-8")
+    note.write_text(
+        note.read_text(encoding="utf-8") + "\nEviction of paged blocks, [[n000]].\n",
+        encoding="utf-8",
+    )
     _forget()
     vault = open_vault(root)
     after_edit = related(vault, vault.document("notes/n000.md"), RelatedOptions(limit=80))
@@ -347,12 +379,12 @@ def test_an_edit_updates_the_caches_by_journal_not_whole(make_vault: Callable,
     # a fresh process reading the written caches and their journals sees the same
     _forget()
     again = open_vault(root)
-    assert related(again, again.document("notes/n000.md"), RelatedOptions(limit=80)) == \
-        after_edit
+    assert related(again, again.document("notes/n000.md"), RelatedOptions(limit=80)) == after_edit
 
 
-def test_past_the_drift_bound_the_vectors_are_built_again(make_vault: Callable,
-                                                         open_vault: Callable) -> None:
+def test_past_the_drift_bound_the_vectors_are_built_again(
+    make_vault: Callable, open_vault: Callable
+) -> None:
     from studykb.related import textsim
 
     root = _many_notes(make_vault)
@@ -360,8 +392,9 @@ def test_past_the_drift_bound_the_vectors_are_built_again(make_vault: Callable,
     before = _cache_sizes(root)
     for k in range(1, 6):  # 5 of 80 documents: past 2 %
         note = root / "notes" / f"n{k:03d}.md"
-        note.write_text(note.read_text(encoding="utf-8") + "\nMore about tensor.\n",
-                        encoding="utf-8")
+        note.write_text(
+            note.read_text(encoding="utf-8") + "\nMore about tensor.\n", encoding="utf-8"
+        )
     _forget()
     ranked(open_vault, root, "notes/n000.md")
     assert _cache_sizes(root)[textsim.VECTORS_ENTRY] != before[textsim.VECTORS_ENTRY]
@@ -371,8 +404,10 @@ def test_incremental_features_equal_a_full_build(rv: Path, open_vault: Callable)
     from studykb.related import features
 
     ranked(open_vault, rv, "notes/kv-notes.md")
-    for name, text in (("notes/fsdp-notes.md", "\nSee [[ddp-notes]] and [[kv-notes]].\n"),
-                       ("courses/serving.md", "\nSee [[paged-paper]].\n")):
+    for name, text in (
+        ("notes/fsdp-notes.md", "\nSee [[ddp-notes]] and [[kv-notes]].\n"),
+        ("courses/serving.md", "\nSee [[paged-paper]].\n"),
+    ):
         path = rv / name
         path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
     _forget()
@@ -380,8 +415,12 @@ def test_incremental_features_equal_a_full_build(rv: Path, open_vault: Callable)
     updated = features.load(vault)
     full = features.from_vault(vault, updated.fingerprint)
     for n in range(len(full.keys)):
-        assert (updated.out[n], updated.inc[n], updated.topics[n], updated.picked[n]) == \
-            (full.out[n], full.inc[n], full.topics[n], full.picked[n]), full.keys[n]
+        assert (updated.out[n], updated.inc[n], updated.topics[n], updated.picked[n]) == (
+            full.out[n],
+            full.inc[n],
+            full.topics[n],
+            full.picked[n],
+        ), full.keys[n]
         assert updated.tags(n) == full.tags(n) and updated.course[n] == full.course[n]
     for i in range(len(full.keys)):
         assert updated.features(i) == full.features(i)
@@ -393,12 +432,16 @@ def test_renaming_a_document_builds_the_features_again(rv: Path, open_vault: Cal
 
     ranked(open_vault, rv, "notes/kv-notes.md")
     path = rv / "notes" / "entries" / "rare-reading.md"
-    path.write_text(path.read_text(encoding="utf-8").replace("title:", "aliases: [rare]\n"
-                                                                       "title:", 1),
-                    encoding="utf-8")
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("title:", "aliases: [rare]\ntitle:", 1),
+        encoding="utf-8",
+    )
     _forget()
     vault = open_vault(rv)
-    ix = features.FeatureIndex.from_data(vault.cache.get(
-        features.CACHE_ENTRY, __import__("studykb.vault.cache", fromlist=["key"]).key(
-            features.CACHE_ENTRY)))
+    ix = features.FeatureIndex.from_data(
+        vault.cache.get(
+            features.CACHE_ENTRY,
+            __import__("studykb.vault.cache", fromlist=["key"]).key(features.CACHE_ENTRY),
+        )
+    )
     assert features.update(ix, vault, vault.fingerprint()) is None

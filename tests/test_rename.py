@@ -64,11 +64,13 @@ def test_every_form_of_reference_is_rewritten(run, make_vault) -> None:  # type:
     assert "[the DDP note](../topics/ddp.md)" in moved  # its own relative link, re-rooted
     assert "[[zero-redundancy#Stages]]" in moved
     note = (vault / "notes/a.md").read_text()
-    assert "requires: [zero-redundancy, {ref: \"notes/zero/zero-redundancy\", reason: memory}]" \
-        in note
+    assert (
+        'requires: [zero-redundancy, {ref: "notes/zero/zero-redundancy", reason: memory}]' in note
+    )
     assert "  - zero-redundancy\n" in note
-    assert "[[zero-redundancy]], [[zero-redundancy|Z]], ![[zero-redundancy#Stages]], [[ZeRO]]" \
-        in note  # the alias still fits: kept
+    assert (
+        "[[zero-redundancy]], [[zero-redundancy|Z]], ![[zero-redundancy#Stages]], [[ZeRO]]" in note
+    )  # the alias still fits: kept
     assert "[z](zero/zero-redundancy.md#stages), [t](<zero/zero-redundancy.md>)" in note
     assert "[[ZeRO sharding]]" in note  # the title too
     assert problems(run, vault) == []  # nothing dangles after the move
@@ -77,13 +79,16 @@ def test_every_form_of_reference_is_rewritten(run, make_vault) -> None:  # type:
 def test_dry_run_writes_nothing_and_json_lists_the_edits(run, make_vault) -> None:  # type: ignore[no-untyped-def]
     vault = make_vault(FILES)
     before = tree_hashes(vault)
-    code, data = run_json(run, "mv", "zero-sharding", "zero-redundancy", "--dry-run",
-                          vault=vault)
+    code, data = run_json(run, "mv", "zero-sharding", "zero-redundancy", "--dry-run", vault=vault)
     assert code == 0
     assert tree_hashes(vault) == before
     assert data["to"] == "notes/topics/zero-redundancy.md" and data["id"] == "zero-redundancy"
-    assert {"path": "notes/a.md", "line": 4, "old": "zero-sharding",
-            "new": "zero-redundancy"} in data["edits"]
+    assert {
+        "path": "notes/a.md",
+        "line": 4,
+        "old": "zero-sharding",
+        "new": "zero-redundancy",
+    } in data["edits"]
     assert data["files"] == ["notes/a.md", "notes/topics/zero-sharding.md"]
 
 
@@ -92,17 +97,21 @@ def test_a_course_keeps_its_units_and_crlf(run, make_vault) -> None:  # type: ig
     result = run("mv", "cs336", "cs336-2025", vault=vault)
     assert result.exit_code == 0, result.output
     b = (vault / "notes/b.md").read_bytes().decode()
-    assert b == "---\ncourse: cs336-2025\n---\n[[cs336-2025#a1]] and [[cs336-2025]]\r\n" \
-                "CRLF line\r\n"
+    assert (
+        b == "---\ncourse: cs336-2025\n---\n[[cs336-2025#a1]] and [[cs336-2025]]\r\nCRLF line\r\n"
+    )
     assert "id: cs336-2025" in (vault / "courses/cs336-2025.md").read_text()
     assert problems(run, vault) == []
 
 
-@pytest.mark.parametrize(("new", "message"), [
-    ("a", "taken by notes/a.md"),
-    ("notes/topics/ddp.md", "exists already"),
-    ("../outside", "not a name or a path inside the vault"),
-])
+@pytest.mark.parametrize(
+    ("new", "message"),
+    [
+        ("a", "taken by notes/a.md"),
+        ("notes/topics/ddp.md", "exists already"),
+        ("../outside", "not a name or a path inside the vault"),
+    ],
+)
 def test_refusals_change_nothing(run, make_vault, new, message) -> None:  # type: ignore[no-untyped-def]
     vault = make_vault(FILES)
     before = tree_hashes(vault)
@@ -133,8 +142,9 @@ def test_list_for_pickers(run, make_vault, monkeypatch) -> None:  # type: ignore
     paths = run("list").stdout.splitlines()
     assert paths == sorted(paths) and "notes/a.md" in paths
     assert all(os.path.isfile(p) for p in paths)  # usable as they are: xargs $EDITOR
-    rows = run("list", "--type", "course", "--type", "unit", "--format", "{id}\t{title}"
-               ).stdout.splitlines()
+    rows = run(
+        "list", "--type", "course", "--type", "unit", "--format", "{id}\t{title}"
+    ).stdout.splitlines()
     assert rows == ["cs336\tCS336", "cs336#a1\tBasics"]
     bad = run("list", "--format", "{nope}")
     assert bad.exit_code == 2 and "unknown field {nope}" in bad.stderr
@@ -164,8 +174,9 @@ def test_check_text_is_check_json_one_a_line(run, make_vault) -> None:  # type: 
     assert text.exit_code == 1
     lines = text.stdout.splitlines()
     assert lines[-1] == f"{len(listed)} errors, 0 warnings"
-    assert lines[:-1] == [f"{p['path']}:{p['line']}: {p['severity']} {p['code']} {p['message']}"
-                          for p in listed]
+    assert lines[:-1] == [
+        f"{p['path']}:{p['line']}: {p['severity']} {p['code']} {p['message']}" for p in listed
+    ]
     assert "\x1b[" not in text.stdout  # no colours when piped
 
 
@@ -180,8 +191,11 @@ def test_shell_completion_of_document_ids(make_vault) -> None:  # type: ignore[n
 
     def complete(*words: str) -> list[str]:
         line = ["studykb", "--vault", str(vault), *words]
-        env = {"_STUDYKB_COMPLETE": "bash_complete", "COMP_WORDS": " ".join(line),
-               "COMP_CWORD": str(len(line) - 1)}
+        env = {
+            "_STUDYKB_COMPLETE": "bash_complete",
+            "COMP_WORDS": " ".join(line),
+            "COMP_CWORD": str(len(line) - 1),
+        }
         out = CliRunner().invoke(cli, [], env=env, prog_name="studykb").output
         return [row.split(",", 1)[1] for row in out.splitlines() if row.startswith("plain,")]
 
@@ -214,8 +228,11 @@ def test_a_long_build_shows_each_phase() -> None:
         time.sleep(0.3)
     phases.stop()
     shown = screen.getvalue()
-    for step in ("parsing", "resolving references and writing the state",
-                 "building the search index"):
+    for step in (
+        "parsing",
+        "resolving references and writing the state",
+        "building the search index",
+    ):
         assert step in shown, step
     quiet = io.StringIO()
     small = Phases(Console(file=quiet, force_terminal=True))
@@ -227,7 +244,7 @@ def test_a_long_build_shows_each_phase() -> None:
 
 
 def test_list_formats_typed_in_a_shell(run, make_vault, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    vault = make_vault({"notes/t.md": "---\nid: t\ntitle: \"Tabs\\tand\\nlines\"\n---\n"})
+    vault = make_vault({"notes/t.md": '---\nid: t\ntitle: "Tabs\\tand\\nlines"\n---\n'})
     monkeypatch.chdir(vault)
     out = run("list", "--format", "{id}\\t{title}\\n--").stdout  # as typed in '...'
     assert out == "t\tTabs and lines\n--\n"  # escapes understood, values kept on one line

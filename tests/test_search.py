@@ -28,35 +28,35 @@ def keys(run, vault: Path, *args: str) -> list[str]:  # type: ignore[no-untyped-
 
 # query -> the document that must rank first
 FIRST = [
-    ("VACUUM", "notes/postgres-vacuum.md"),                   # Latin glued to Chinese
+    ("VACUUM", "notes/postgres-vacuum.md"),  # Latin glued to Chinese
     ("PostgreSQL", "notes/postgres-vacuum.md"),
-    ("postgresql的vacuum", "notes/postgres-vacuum.md"),       # glued in the query too
+    ("postgresql的vacuum", "notes/postgres-vacuum.md"),  # glued in the query too
     ("死元组", "notes/postgres-vacuum.md"),
-    ("幻读", "notes/mysql-isolation.md"),                      # two-character words
+    ("幻读", "notes/mysql-isolation.md"),  # two-character words
     ("并行", "notes/data-parallel.md"),
     ("显存", "notes/gpu-memory.md"),
-    ("GPU memory usage", "notes/gpu-memory.md"),              # English alias of a Chinese note
-    ("键值缓存", "notes/topics/kv-cache.md"),                  # Chinese alias of an English topic
+    ("GPU memory usage", "notes/gpu-memory.md"),  # English alias of a Chinese note
+    ("键值缓存", "notes/topics/kv-cache.md"),  # Chinese alias of an English topic
     ("数据库", "courses/db-course.md"),
-    ("compactions", "notes/lsm-compaction.md"),               # stemming
+    ("compactions", "notes/lsm-compaction.md"),  # stemming
     ("compacting", "notes/lsm-compaction.md"),
-    ("compac*", "notes/lsm-compaction.md"),                   # prefix
-    ('"return value"', "notes/return-value.md"),              # phrase
+    ("compac*", "notes/lsm-compaction.md"),  # prefix
+    ('"return value"', "notes/return-value.md"),  # phrase
     ("投机解码", "notes/topics/speculative-decoding.md"),
     ("speculative decoding", "notes/topics/speculative-decoding.md"),
-    ("title:compaction", "notes/lsm-compaction.md"),          # field:value
+    ("title:compaction", "notes/lsm-compaction.md"),  # field:value
     ("MVCC AND 幻读", "notes/mysql-isolation.md"),
 ]
 
 # query -> documents that must be in the top 3
 TOP3 = [
-    ("键值缓存", "notes/entries/vllm-paper.md"),               # covers the topic named in Chinese
+    ("键值缓存", "notes/entries/vllm-paper.md"),  # covers the topic named in Chinese
     ("投机解码", "notes/speculative-zh.md"),
-    ("speculative decoding", "notes/speculative-zh.md"),     # a Chinese note tagged with the topic
+    ("speculative decoding", "notes/speculative-zh.md"),  # a Chinese note tagged with the topic
     ("幻读 OR compaction", "notes/mysql-isolation.md"),
     ("幻读 OR compaction", "notes/lsm-compaction.md"),
-    ("vacuum", "courses/db-course.md#l1-mvcc"),               # a course unit is its own document
-    ("SOSP", "notes/entries/vllm-paper.md"),                  # unknown front-matter keys
+    ("vacuum", "courses/db-course.md#l1-mvcc"),  # a course unit is its own document
+    ("SOSP", "notes/entries/vllm-paper.md"),  # unknown front-matter keys
 ]
 
 
@@ -82,23 +82,37 @@ def test_not_excludes(run, vault: Path) -> None:
     assert "courses/db-course.md#l1-mvcc" in found
 
 
-@pytest.mark.parametrize(("args", "expected"), [
-    (("vacuum", "--type", "unit"), ["courses/db-course.md#l1-mvcc"]),
-    (("mvcc", "--type", "note"), ["notes/postgres-vacuum.md", "notes/mysql-isolation.md"]),
-    (("", "--course", "db-course"), ["courses/db-course.md", "courses/db-course.md#l1-mvcc",
-                                     "courses/db-course.md#l2-lsm", "notes/lsm-compaction.md",
-                                     "notes/postgres-vacuum.md"]),
-    (("", "--course", "数据库系统", "--type", "note"), ["notes/lsm-compaction.md",
-                                                   "notes/postgres-vacuum.md"]),
-    (("", "--tag", "KV cache"), ["notes/entries/vllm-paper.md", "notes/topics/kv-cache.md"]),
-    (("", "--tag", "mvcc", "--status", "done"), ["courses/db-course.md#l1-mvcc",
-                                                 "notes/postgres-vacuum.md"]),
-    (("", "--status", "todo", "--level", "4"), ["notes/entries/vllm-paper.md"]),
-    (("", "--level", "advanced"), []),
-    (("memory", "--status", "read"), []),
-    (("type:entry",), ["notes/entries/vllm-paper.md"]),
-    (("tag:mysql",), ["notes/mysql-isolation.md"]),
-])
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (("vacuum", "--type", "unit"), ["courses/db-course.md#l1-mvcc"]),
+        (("mvcc", "--type", "note"), ["notes/postgres-vacuum.md", "notes/mysql-isolation.md"]),
+        (
+            ("", "--course", "db-course"),
+            [
+                "courses/db-course.md",
+                "courses/db-course.md#l1-mvcc",
+                "courses/db-course.md#l2-lsm",
+                "notes/lsm-compaction.md",
+                "notes/postgres-vacuum.md",
+            ],
+        ),
+        (
+            ("", "--course", "数据库系统", "--type", "note"),
+            ["notes/lsm-compaction.md", "notes/postgres-vacuum.md"],
+        ),
+        (("", "--tag", "KV cache"), ["notes/entries/vllm-paper.md", "notes/topics/kv-cache.md"]),
+        (
+            ("", "--tag", "mvcc", "--status", "done"),
+            ["courses/db-course.md#l1-mvcc", "notes/postgres-vacuum.md"],
+        ),
+        (("", "--status", "todo", "--level", "4"), ["notes/entries/vllm-paper.md"]),
+        (("", "--level", "advanced"), []),
+        (("memory", "--status", "read"), []),
+        (("type:entry",), ["notes/entries/vllm-paper.md"]),
+        (("tag:mysql",), ["notes/mysql-isolation.md"]),
+    ],
+)
 def test_filters(run, vault: Path, args: tuple[str, ...], expected: list[str]) -> None:
     found = keys(run, vault, *args)
     if args[0]:
@@ -136,10 +150,20 @@ def test_nothing_matched_exits_1(run, vault: Path) -> None:
     assert (code, data["hits"]) == (1, [])
 
 
-@pytest.mark.parametrize("query", [
-    '"unclosed phrase', "(fsdp OR ddp", "fsdp)", "AND fsdp", "fsdp OR", "NOT",
-    "tilte:compaction", "title:", "[a TO",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"unclosed phrase',
+        "(fsdp OR ddp",
+        "fsdp)",
+        "AND fsdp",
+        "fsdp OR",
+        "NOT",
+        "tilte:compaction",
+        "title:",
+        "[a TO",
+    ],
+)
 def test_syntax_errors_exit_2(run, vault: Path, query: str) -> None:
     result = run("search", query, vault=vault)
     assert result.exit_code == 2, result.stdout
@@ -147,18 +171,21 @@ def test_syntax_errors_exit_2(run, vault: Path, query: str) -> None:
     assert result.stdout == ""
 
 
-@pytest.mark.parametrize(("query", "code"), [
-    ("the of and", 1),               # only stop words
-    ("!!! ??? ...", 1),              # only punctuation
-    ("，。！", 1),
-    ("vacuum\x00\x07\x1b[31m", 0),   # control characters
-    ("vacuum " * 400, 0),            # very long
-    ("死元组" * 300, 0),
-    ("https://arxiv.org/abs/2309.06180", 0),
-    ("C++ OR e.g.", None),
-    ("std::vector", None),
-    ("*", 0),
-])
+@pytest.mark.parametrize(
+    ("query", "code"),
+    [
+        ("the of and", 1),  # only stop words
+        ("!!! ??? ...", 1),  # only punctuation
+        ("，。！", 1),
+        ("vacuum\x00\x07\x1b[31m", 0),  # control characters
+        ("vacuum " * 400, 0),  # very long
+        ("死元组" * 300, 0),
+        ("https://arxiv.org/abs/2309.06180", 0),
+        ("C++ OR e.g.", None),
+        ("std::vector", None),
+        ("*", 0),
+    ],
+)
 def test_odd_queries_answer_sensibly(run, vault: Path, query: str, code: int | None) -> None:
     result = run("search", query, vault=vault)
     if code is not None:
@@ -191,8 +218,9 @@ def test_bad_filter_values(run, vault: Path) -> None:
 def test_index_follows_edits(run, vault: Path) -> None:
     assert keys(run, vault, "zeppelin") == []
     note = vault / "notes" / "lsm-compaction.md"
-    note.write_text(note.read_text(encoding="utf-8") + "\nA zeppelin is not a tree.\n",
-                    encoding="utf-8")
+    note.write_text(
+        note.read_text(encoding="utf-8") + "\nA zeppelin is not a tree.\n", encoding="utf-8"
+    )
     assert keys(run, vault, "zeppelin") == ["notes/lsm-compaction.md"]
     (vault / "notes" / "new.md").write_text("# 飞艇\n\n飞艇 zeppelin 的笔记\n", encoding="utf-8")
     assert sorted(keys(run, vault, "zeppelin")) == ["notes/lsm-compaction.md", "notes/new.md"]
@@ -203,6 +231,7 @@ def test_index_follows_edits(run, vault: Path) -> None:
 
 def test_only_changed_files_are_reindexed(open_vault, vault: Path) -> None:
     from studykb.search import index
+
     v = open_vault(vault)
     first = index.sync(v, quiet=True)
     assert first.rebuilt and first.added == 12 and first.documents == 14
@@ -222,8 +251,9 @@ def test_topic_rename_reindexes_the_documents_that_cover_it(open_vault, vault: P
     v = open_vault(vault)
     index.sync(v, quiet=True)
     topic = vault / "notes" / "topics" / "kv-cache.md"
-    topic.write_text(topic.read_text(encoding="utf-8").replace("KV 缓存", "注意力缓存"),
-                     encoding="utf-8")
+    topic.write_text(
+        topic.read_text(encoding="utf-8").replace("KV 缓存", "注意力缓存"), encoding="utf-8"
+    )
     v.refresh()
     stats = index.sync(v, quiet=True)
     assert "notes/entries/vllm-paper.md" in stats.paths
@@ -255,8 +285,9 @@ def test_topic_tables_kept_on_disk_follow_topic_edits(open_vault, vault: Path) -
     assert (loaded.names, loaded.texts, loaded.ids) == (built.names, built.texts, built.ids)
     assert "kv 缓存" in loaded.names
     topic = vault / "notes" / "topics" / "kv-cache.md"
-    topic.write_text(topic.read_text(encoding="utf-8").replace("KV 缓存", "注意力缓存"),
-                     encoding="utf-8")
+    topic.write_text(
+        topic.read_text(encoding="utf-8").replace("KV 缓存", "注意力缓存"), encoding="utf-8"
+    )
     again = new_process_topics()
     assert "注意力缓存" in again.names and "kv 缓存" not in again.names
 
@@ -293,9 +324,11 @@ def test_damaged_index_is_rebuilt(run, vault: Path, damage: str) -> None:
 
 def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatch) -> None:
     from studykb.search import index
+
     v = open_vault(vault)
     index.sync(v, quiet=True)
     from studykb.search import state as index_state
+
     for module in (index, index_state):  # what a newer studykb would have
         monkeypatch.setattr(module, "INDEX_VERSION", index.INDEX_VERSION + "-newer")
     stats = index.sync(v, quiet=True)
@@ -326,6 +359,7 @@ def test_locked_index_answers_from_last_complete_index(open_vault, vault: Path) 
 
 def test_similar(open_vault, vault: Path) -> None:
     from studykb.search import index
+
     v = open_vault(vault)
     related = index.similar(v, "notes/topics/kv-cache.md", limit=5)
     assert related and all(key != "notes/topics/kv-cache.md" for key, _s, _t in related)
@@ -338,8 +372,26 @@ def test_similar(open_vault, vault: Path) -> None:
     assert index.similar(v, "no/such.md") == []
 
 
-WORDS = ["vacuum", "mvcc", "compaction", "幻读", "并行", "显存", "缓存", "kv", "cache", "value",
-         "return", "decoding", "tokens", "模型", "postgresql", "lsm", "训练", "memory"]
+WORDS = [
+    "vacuum",
+    "mvcc",
+    "compaction",
+    "幻读",
+    "并行",
+    "显存",
+    "缓存",
+    "kv",
+    "cache",
+    "value",
+    "return",
+    "decoding",
+    "tokens",
+    "模型",
+    "postgresql",
+    "lsm",
+    "训练",
+    "memory",
+]
 
 
 def test_a_small_limit_is_the_top_of_a_large_one(open_vault, vault: Path) -> None:
@@ -356,7 +408,8 @@ def test_a_small_limit_is_the_top_of_a_large_one(open_vault, vault: Path) -> Non
     group = st.lists(word, min_size=1, max_size=3).map(lambda ws: "(" + " OR ".join(ws) + ")")
     part = st.one_of(word, group, word.map(lambda w: f"title:{w}"))
     query = st.lists(part, min_size=1, max_size=3).flatmap(
-        lambda parts: st.sampled_from([" OR ", " AND "]).map(lambda op: op.join(parts)))
+        lambda parts: st.sampled_from([" OR ", " AND "]).map(lambda op: op.join(parts))
+    )
 
     @settings(max_examples=60, deadline=None, database=None)
     @given(query, st.integers(min_value=1, max_value=4))
@@ -387,12 +440,14 @@ def test_long_lived_process_never_sees_old_versions(open_vault, vault: Path) -> 
         before = [h.key for h in search(v, SearchOptions(f"wordmark{n - 1}"))] if n else []
         assert now == ["notes/value-semantics.md"], (n, now)
         assert before == [], (n, before)
-        assert len(search(v, SearchOptions("", types=("note",), limit=100))) == \
-            len([d for d in v.documents().values() if d.type == "note"])
+        assert len(search(v, SearchOptions("", types=("note",), limit=100))) == len(
+            [d for d in v.documents().values() if d.type == "note"]
+        )
 
 
 def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
-        open_vault, vault: Path) -> None:
+    open_vault, vault: Path
+) -> None:
     """After an incremental sync the next query reuses the readers of the segments the
     commit left alone; its answers equal those of a searcher opened afresh."""
     from studykb.search import index
@@ -424,7 +479,8 @@ def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
         index.close(v)
         assert kept == answers(), n  # the same queries on a searcher opened afresh
         assert sorted(k for k, _s in kept[0]) == sorted(
-            p.relative_to(vault).as_posix() for p in notes[:min(n + 1, 2)])
+            p.relative_to(vault).as_posix() for p in notes[: min(n + 1, 2)]
+        )
         now = [h.key for h in search(v, SearchOptions(f"wordmark{n}"))]
         assert now == [path.relative_to(vault).as_posix()]
     assert reused > 0

@@ -24,15 +24,24 @@ def test_only_chinese_runs_are_segmented() -> None:
     from studykb.text.analysis import analyze
 
     assert analyze("PostgreSQL的VACUUM会清理死元组") == [
-        "postgresql", "的", "vacuum", "会", "清理", "死", "元组"]
+        "postgresql",
+        "的",
+        "vacuum",
+        "会",
+        "清理",
+        "死",
+        "元组",
+    ]
     assert analyze("The compactions ran") == ["compact", "ran"]
 
 
 def test_positions_are_consecutive_across_languages() -> None:
     from studykb.search.index import ANALYZER
 
-    tokens = [(t.text, t.pos) for t in ANALYZER("用 PyTorch 的 FSDP2 训练 the model",
-                                                positions=True, mode="query")]
+    tokens = [
+        (t.text, t.pos)
+        for t in ANALYZER("用 PyTorch 的 FSDP2 训练 the model", positions=True, mode="query")
+    ]
     assert [p for _t, p in tokens] == list(range(len(tokens)))
     assert [t for t, _p in tokens] == ["用", "pytorch", "的", "fsdp2", "训练", "model"]
 
@@ -50,8 +59,7 @@ def test_long_words_also_index_the_words_inside() -> None:
 def test_pieces_share_the_position_of_their_word() -> None:
     from studykb.search.index import ANALYZER
 
-    tokens = [(t.text, t.pos) for t in ANALYZER("中华人民共和国成立", positions=True,
-                                                mode="index")]
+    tokens = [(t.text, t.pos) for t in ANALYZER("中华人民共和国成立", positions=True, mode="index")]
     positions = dict(tokens)
     assert positions["中华人民共和国"] == positions["人民"] == positions["共和国"] == 0
     assert positions["成立"] == 1
@@ -112,18 +120,24 @@ def test_editing_a_note_again_needs_no_dictionary(tmp_path) -> None:
     vault = tmp_path / "v"
     shutil.copytree(Path(__file__).parent / "fixtures" / "search_vault", vault)
     note = vault / "notes" / "mysql-isolation.md"
-    step = ("import sys\n"
-            "from studykb.vault import Vault\n"
-            "from studykb.search import index\n"
-            "from studykb.search.query import SearchOptions, search\n"
-            "v = Vault.open(sys.argv[1]); v.refresh(); index.sync(v, quiet=True)\n"
-            "loaded = 'rjieba' in sys.modules\n"
-            "hits = [h.key for h in search(v, SearchOptions(sys.argv[2]))]\n"
-            "print(loaded, hits[:1])\n")
+    step = (
+        "import sys\n"
+        "from studykb.vault import Vault\n"
+        "from studykb.search import index\n"
+        "from studykb.search.query import SearchOptions, search\n"
+        "v = Vault.open(sys.argv[1]); v.refresh(); index.sync(v, quiet=True)\n"
+        "loaded = 'rjieba' in sys.modules\n"
+        "hits = [h.key for h in search(v, SearchOptions(sys.argv[2]))]\n"
+        "print(loaded, hits[:1])\n"
+    )
 
     def run(word: str) -> str:
-        return subprocess.run([sys.executable, "-c", step, str(vault), word], check=True,
-                              capture_output=True, text=True).stdout.strip()
+        return subprocess.run(
+            [sys.executable, "-c", step, str(vault), word],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
 
     run("zeppelin")  # the first build
     note.write_text(note.read_text(encoding="utf-8") + "\nzeppelin one\n", encoding="utf-8")

@@ -8,8 +8,11 @@ import pytest
 
 from conftest import run_json
 
-WANTED = {"notes/entries/deepinfer-repo.md", "notes/entries/dflash2-qwen-drafter.md",
-          "notes/topics/speculative-decoding.md"}
+WANTED = {
+    "notes/entries/deepinfer-repo.md",
+    "notes/entries/dflash2-qwen-drafter.md",
+    "notes/topics/speculative-decoding.md",
+}
 
 
 @pytest.mark.parametrize("query", ["投机解码", "speculative decoding"])
@@ -29,16 +32,25 @@ def test_deepinfer_notes(run, bundled: Path) -> None:
 
 
 def test_filters_on_the_bundled_vault(run, bundled: Path) -> None:
-    code, data = run_json(run, "search", "", "--course", "cs336", "--type", "unit",
-                          vault=bundled)
+    code, data = run_json(run, "search", "", "--course", "cs336", "--type", "unit", vault=bundled)
     assert code == 0 and data["hits"]
     assert all(h["type"] == "unit" and h["path"] == "courses/cs336.md" for h in data["hits"])
 
 
-@pytest.mark.parametrize("query", [
-    "投机解码", "speculative decoding", "KV cache", "DeepInfer", "FSDP2 OR DDP",
-    "(kernel OR 算子) AND GPU", "并行", '"tensor parallelism" OR 张量并行', "decod*",
-])
+@pytest.mark.parametrize(
+    "query",
+    [
+        "投机解码",
+        "speculative decoding",
+        "KV cache",
+        "DeepInfer",
+        "FSDP2 OR DDP",
+        "(kernel OR 算子) AND GPU",
+        "并行",
+        '"tensor parallelism" OR 张量并行',
+        "decod*",
+    ],
+)
 def test_a_small_limit_gives_the_top_of_a_large_one(run, bundled: Path, query: str) -> None:
     _code, wide = run_json(run, "search", query, "--limit", "100", vault=bundled)
     scores = [h["score"] for h in wide["hits"]]

@@ -18,8 +18,13 @@ BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 def studykb(vault: Path, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     env = dict(os.environ, NO_COLOR="1")
     env.pop("PYTEST_CURRENT_TEST", None)
-    return subprocess.run([sys.executable, "-m", "studykb", "--vault", str(vault), *args],
-                          capture_output=True, text=True, env=env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "studykb", "--vault", str(vault), *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -38,13 +43,19 @@ def big(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_search_while_another_process_holds_the_index(big: Path) -> None:
     assert studykb(big, "build").returncode == 0
     holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\n"
-         "from whoosh import index\n"
-         "w = index.open_dir(sys.argv[1]).writer()\n"
-         "print('locked', flush=True)\n"
-         "time.sleep(60)\n", str(big / ".studykb" / "index")],
-        stdout=subprocess.PIPE, text=True)
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from whoosh import index\n"
+            "w = index.open_dir(sys.argv[1]).writer()\n"
+            "print('locked', flush=True)\n"
+            "time.sleep(60)\n",
+            str(big / ".studykb" / "index"),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         note = big / "notes" / "zz-new.md"
@@ -72,9 +83,13 @@ def test_a_killed_build_leaves_a_usable_index(big: Path, after: float) -> None:
             fh.write(f"\nedited {after}\n")
     env = dict(os.environ, NO_COLOR="1")
     env.pop("PYTEST_CURRENT_TEST", None)
-    proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(big), "build"],
-                            env=env, start_new_session=True, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "studykb", "--vault", str(big), "build"],
+        env=env,
+        start_new_session=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     time.sleep(after)
     os.killpg(proc.pid, signal.SIGKILL)  # the build, its fork server and workers, at once
     proc.wait()
@@ -94,9 +109,13 @@ def test_concurrent_searches_during_a_full_build(big: Path) -> None:
     shutil.rmtree(big / ".studykb" / "index", ignore_errors=True)
     env = dict(os.environ, NO_COLOR="1")
     env.pop("PYTEST_CURRENT_TEST", None)
-    builder = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(big), "build"],
-                               env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               text=True)
+    builder = subprocess.Popen(
+        [sys.executable, "-m", "studykb", "--vault", str(big), "build"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(0.5)
         got = studykb(big, "search", "gradient", "--json")

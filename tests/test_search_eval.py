@@ -28,7 +28,8 @@ def test_judged_queries_beat_plain_bm25(bundled: Path) -> None:
         index.sync(vault, quiet=True)
         ours, _ = eval_search.evaluate("studykb", eval_search.studykb_ranker(vault), judged)
         base, _ = eval_search.evaluate(
-            "bm25", eval_search.PlainBM25(eval_search.baseline_texts(vault)), judged)
+            "bm25", eval_search.PlainBM25(eval_search.baseline_texts(vault)), judged
+        )
     finally:
         index.close(vault)
         vault.close()

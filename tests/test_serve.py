@@ -26,9 +26,9 @@ pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="needs Un
 
 FILES = {
     "notes/kv-cache.md": "---\nid: kv-cache\ntags: [serving]\n---\n# KV cache\n\n"
-                         "Paged attention keeps the KV cache in blocks. 显存碎片很少。\n",
+    "Paged attention keeps the KV cache in blocks. 显存碎片很少。\n",
     "notes/fsdp2.md": "---\nid: fsdp2\nrequires: [kv-cache]\n---\n# FSDP2\n\n"
-                      "Sharded data parallel training, see [[kv-cache]].\n",
+    "Sharded data parallel training, see [[kv-cache]].\n",
     "notes/broken.md": "# Broken\n\nLinks to [[nowhere]].\n",
 }
 
@@ -48,13 +48,19 @@ def served(make_vault, open_vault, monkeypatch) -> Iterator[tuple[Path, object]]
 def local(root: Path, *args: str) -> subprocess.CompletedProcess:
     """The same command in a fresh process that never asks a server."""
     env = {**os.environ, "STUDYKB_LOCAL": "1"}
-    return subprocess.run([sys.executable, "-m", "studykb", "--vault", str(root), *args],
-                          capture_output=True, text=True, encoding="utf-8", env=env,
-                          check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "studykb", "--vault", str(root), *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        check=False,
+    )
 
 
-def forward(_monkeypatch: pytest.MonkeyPatch, root: Path, *args: str
-            ) -> tuple[int | None, str, str]:
+def forward(
+    _monkeypatch: pytest.MonkeyPatch, root: Path, *args: str
+) -> tuple[int | None, str, str]:
     """``client.forward`` in this process, its output captured (not a terminal)."""
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -62,14 +68,17 @@ def forward(_monkeypatch: pytest.MonkeyPatch, root: Path, *args: str
     return code, out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("args", [
-    ("search", "paged attention", "--json"),
-    ("search", "显存", "--json"),
-    ("check", "--json"),
-    ("backlinks", "kv-cache", "--json"),
-    ("before", "fsdp2", "--json"),
-    ("show", "fsdp2"),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("search", "paged attention", "--json"),
+        ("search", "显存", "--json"),
+        ("check", "--json"),
+        ("backlinks", "kv-cache", "--json"),
+        ("before", "fsdp2", "--json"),
+        ("show", "fsdp2"),
+    ],
+)
 def test_answers_are_those_of_a_fresh_process(served, monkeypatch, args) -> None:
     root, _server = served
     code, out, err = forward(monkeypatch, root, *args)
@@ -98,15 +107,18 @@ def test_exit_codes_and_messages_come_back(served, monkeypatch) -> None:
     assert code == 2 and "limit" in err.lower()
 
 
-@pytest.mark.parametrize("args", [
-    ("sidebar", "--write"),           # writes notes
-    ("graph", "-o", "out.json"),      # writes a file relative to the caller's folder
-    ("new", "note", "A title"),       # writes a note
-    ("mark", "fsdp2", "done"),
-    ("search", "--help"),
-    ("--version",),
-    (),
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("sidebar", "--write"),  # writes notes
+        ("graph", "-o", "out.json"),  # writes a file relative to the caller's folder
+        ("new", "note", "A title"),  # writes a note
+        ("mark", "fsdp2", "done"),
+        ("search", "--help"),
+        ("--version",),
+        (),
+    ],
+)
 def test_commands_that_write_or_ask_for_help_run_here(served, monkeypatch, args) -> None:
     root, _server = served
     assert forward(monkeypatch, root, *args)[0] is None
@@ -173,7 +185,9 @@ def watching(make_vault, monkeypatch) -> Iterator[Callable[[], Path]]:
         root = make_vault(FILES)
         proc = subprocess.Popen(
             [sys.executable, "-m", "studykb", "--vault", str(root), "watch", "--quiet"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         procs.append(proc)
         sock = root / ".studykb" / client.SOCKET_NAME
         deadline = time.monotonic() + 30
@@ -196,8 +210,13 @@ def test_studykb_watch_serves_and_cleans_up(watching, monkeypatch) -> None:
     assert code == 0 and json.loads(out)["hits"][0]["path"] == "notes/kv-cache.md"
     # the console entry point forwards too, and prints the same as a local run
     env = {k: v for k, v in os.environ.items() if k != "STUDYKB_LOCAL"}
-    via = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(root), "check",
-                          "--json"], capture_output=True, text=True, env=env, check=False)
+    via = subprocess.run(
+        [sys.executable, "-m", "studykb", "--vault", str(root), "check", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     here = local(root, "check", "--json")
     assert (via.returncode, via.stdout) == (here.returncode, here.stdout)
 
@@ -232,8 +251,10 @@ def test_a_closed_pipe_exits_the_same_with_or_without_a_watch(watching) -> None:
     """``studykb before X | head -1``: the reader leaves early; the exit code and the
     error output are the same whether a watch answers or not."""
     root = watching()
-    many = {f"notes/s{i:03}.md": f"---\nid: s{i:03}\nrequires: [s{i - 1:03}]\n---\n# S{i}\n"
-            for i in range(1, 400)}
+    many = {
+        f"notes/s{i:03}.md": f"---\nid: s{i:03}\nrequires: [s{i - 1:03}]\n---\n# S{i}\n"
+        for i in range(1, 400)
+    }
     for rel, text in many.items():
         (root / rel).write_text(text, encoding="utf-8")
     (root / "notes/s000.md").write_text("# S0\n", encoding="utf-8")
@@ -242,9 +263,12 @@ def test_a_closed_pipe_exits_the_same_with_or_without_a_watch(watching) -> None:
         env = {k: v for k, v in os.environ.items() if k != "STUDYKB_LOCAL"}
         if local_run:
             env["STUDYKB_LOCAL"] = "1"
-        shell = (f"{sys.executable} -m studykb --vault {root} before s399 --all | head -1; "
-                 "echo \"exit=${PIPESTATUS[0]}\"")
-        done = subprocess.run(["bash", "-c", shell], capture_output=True, text=True, env=env,
-                              check=False, timeout=120)
+        shell = (
+            f"{sys.executable} -m studykb --vault {root} before s399 --all | head -1; "
+            'echo "exit=${PIPESTATUS[0]}"'
+        )
+        done = subprocess.run(
+            ["bash", "-c", shell], capture_output=True, text=True, env=env, check=False, timeout=120
+        )
         outcomes.append((done.stdout.splitlines()[-1], done.stderr))
     assert outcomes[0] == outcomes[1] == ("exit=0", "")

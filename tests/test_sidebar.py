@@ -50,8 +50,10 @@ def test_region_lines_with_crlf_bom_and_front_matter() -> None:
 
 
 def test_markers_in_code_quotes_and_lists_do_not_count() -> None:
-    text = (f"```\n{SIDEBAR_START}\n```\n\n> {SIDEBAR_START}\n\n- {SIDEBAR_END}\n\n"
-            f"    {SIDEBAR_START}\n")
+    text = (
+        f"```\n{SIDEBAR_START}\n```\n\n> {SIDEBAR_START}\n\n- {SIDEBAR_END}\n\n"
+        f"    {SIDEBAR_START}\n"
+    )
     found = find_markers(text)
     assert found.absent and found.region is None
 
@@ -86,15 +88,13 @@ def check_golden(name: str, text: str, update: bool) -> None:
 
 @pytest.mark.parametrize("fmt", ["md", "html", "json"])
 @pytest.mark.parametrize("query", ["kv-notes", "victim"])
-def test_golden_sidebar(rv: Path, run: Callable, update_golden: bool, fmt: str,
-                        query: str) -> None:
+def test_golden_sidebar(rv: Path, run: Callable, update_golden: bool, fmt: str, query: str) -> None:
     result = run("sidebar", query, "--format", fmt, vault=rv)
     assert result.exit_code == 0, result.stderr
     check_golden(f"{query}.{fmt}", result.stdout, update_golden)
 
 
-def test_golden_data_file_for_every_document(rv: Path, run: Callable,
-                                             update_golden: bool) -> None:
+def test_golden_data_file_for_every_document(rv: Path, run: Callable, update_golden: bool) -> None:
     out = rv / "data" / "studykb" / "sidebar.json"
     out.parent.mkdir(parents=True)
     result = run("sidebar", "--format", "json", "-o", str(out), vault=rv)
@@ -169,15 +169,18 @@ def test_only_notes_are_written(rv: Path, run: Callable) -> None:
     run("sidebar", "--write", vault=rv)
     after = tree_hashes(rv)
     changed = {p for p in after if after[p] != before.get(p)}
-    assert changed and all(p.startswith("notes/") and "/" not in p[len("notes/"):]
-                           for p in changed)
+    assert changed and all(
+        p.startswith("notes/") and "/" not in p[len("notes/") :] for p in changed
+    )
     assert run("sidebar", "kv-cache", "--write", vault=rv).exit_code == 2
 
 
 def test_only_between_markers_and_crlf_bom_kept(rv: Path, run: Callable) -> None:
-    head = ("\ufeff---\r\nid: kv-notes\r\ntitle: My KV cache notes\r\ncourse: serving\r\n"
-            "tags: [kv-cache, pagedattention]\r\nrefs: [kv-blog, rare-reading, common-reading]"
-            "\r\nrelated: [serving-notes]\r\n---\r\n# My KV cache notes\r\n\r\nBefore.\r\n\r\n")
+    head = (
+        "\ufeff---\r\nid: kv-notes\r\ntitle: My KV cache notes\r\ncourse: serving\r\n"
+        "tags: [kv-cache, pagedattention]\r\nrefs: [kv-blog, rare-reading, common-reading]"
+        "\r\nrelated: [serving-notes]\r\n---\r\n# My KV cache notes\r\n\r\nBefore.\r\n\r\n"
+    )
     tail = "\r\nAfter the sidebar [[ddp-notes]].\r\n"
     body = head + f"{SIDEBAR_START}\r\nstale content [[fsdp-notes]]\r\n{SIDEBAR_END}\r\n" + tail
     note = rv / "notes" / "kv-notes.md"
@@ -200,7 +203,7 @@ def test_markers_are_added_at_the_end(rv: Path, run: Callable) -> None:
     run("sidebar", "ddp-notes", "--write", vault=rv)
     raw = note.read_bytes()
     assert raw.startswith(original)
-    assert raw[len(original):].startswith(b"\n" + SIDEBAR_START.encode())
+    assert raw[len(original) :].startswith(b"\n" + SIDEBAR_START.encode())
     assert raw.endswith((SIDEBAR_END + "\n").encode())
 
 
@@ -259,8 +262,9 @@ def test_a_concurrent_change_is_detected(rv: Path, open_vault: Callable) -> None
     from studykb.related.sidebar import sidebars
 
     vault = open_vault(rv)
-    outcome = sidebar_write.plan(vault, sidebars(vault, ["notes/kv-notes.md",
-                                                         "notes/ddp-notes.md"]))
+    outcome = sidebar_write.plan(
+        vault, sidebars(vault, ["notes/kv-notes.md", "notes/ddp-notes.md"])
+    )
     assert len(outcome.planned) == 2
     note = rv / "notes" / "kv-notes.md"
     note.write_text(note.read_text(encoding="utf-8") + "\nEdited meanwhile.\n", encoding="utf-8")
@@ -284,19 +288,35 @@ def test_a_change_since_the_index_is_detected(rv: Path, open_vault: Callable) ->
 
 
 # -- properties of the rewrite ----------------------------------------------------------------
-_PIECES = st.sampled_from(["# Title", "text [[link]]", "", "```", "    code", "- item",
-                           "<div>", "---", "title: x", "> quote", SIDEBAR_START, SIDEBAR_END,
-                           "中文", "a|b", "<!-- c -->"])
+_PIECES = st.sampled_from(
+    [
+        "# Title",
+        "text [[link]]",
+        "",
+        "```",
+        "    code",
+        "- item",
+        "<div>",
+        "---",
+        "title: x",
+        "> quote",
+        SIDEBAR_START,
+        SIDEBAR_END,
+        "中文",
+        "a|b",
+        "<!-- c -->",
+    ]
+)
 _EOL = st.sampled_from(["\n", "\r\n"])
 _MD = "## Related\n\n- [A \\| B](a.md) — same course: X\n"
 _MD2 = "## Related\n\n- [C](c.md)\n\n## Leads to\n\n- [D](d.md)\n"
 
 
 @settings(max_examples=300, deadline=None)
-@given(lines=st.lists(_PIECES, max_size=12), eol=_EOL, bom=st.booleans(),
-       final=st.booleans())
-def test_rewrite_is_idempotent_and_keeps_everything_outside(lines: list[str], eol: str,
-                                                           bom: bool, final: bool) -> None:
+@given(lines=st.lists(_PIECES, max_size=12), eol=_EOL, bom=st.booleans(), final=st.booleans())
+def test_rewrite_is_idempotent_and_keeps_everything_outside(
+    lines: list[str], eol: str, bom: bool, final: bool
+) -> None:
     text = eol.join(lines) + (eol if final and lines else "")
     raw = (b"\xef\xbb\xbf" if bom else b"") + text.encode()
     try:
@@ -319,5 +339,5 @@ def test_rewrite_is_idempotent_and_keeps_everything_outside(lines: list[str], eo
         start, end = before.region
         old = raw.decode("utf-8-sig").splitlines(keepends=True)
         new = body.splitlines(keepends=True)
-        assert new[:start + 1] == old[:start + 1]
-        assert new[len(new) - (len(old) - end):] == old[end:]
+        assert new[: start + 1] == old[: start + 1]
+        assert new[len(new) - (len(old) - end) :] == old[end:]

@@ -56,8 +56,9 @@ def _target(vault: Vault, link: Link, files: Files) -> str | None:
         return doc.path if doc else None
     ref = link.ref
     if link.state == "asset":
-        return attachment_path(AttachmentRef(ref.path, ref.line, ref.text, ref.target,
-                                             ref.style), files, vault.reading)
+        return attachment_path(
+            AttachmentRef(ref.path, ref.line, ref.text, ref.target, ref.style), files, vault.reading
+        )
     if link.state == "external" and ref.style == "path" and files.at(ref.target):
         return ref.target  # a file without an extension (LICENSE)
     return None
@@ -75,8 +76,11 @@ def _fragments(vault: Vault) -> list[tuple[str, int, str]]:
 
 def _found_references(vault: Vault) -> set[tuple[str, int, str | None, str]]:
     files = _files(vault)
-    found = {(lk.ref.path, lk.ref.line, _target(vault, lk, files), lk.ref.anchor)
-             for lk in vault.links() if lk.ref.style != "url"}
+    found = {
+        (lk.ref.path, lk.ref.line, _target(vault, lk, files), lk.ref.anchor)
+        for lk in vault.links()
+        if lk.ref.style != "url"
+    }
     found |= {(path, line, path, anchor) for path, line, anchor in _fragments(vault)}
     return found
 
@@ -188,7 +192,9 @@ def test_generator_from_studykb_toml(tmp_path: Path) -> None:
     vault = Vault.open(tmp_path)
     vault.refresh()  # GitLab's ids: digits get a prefix, runs of "-" become one
     assert Outline.from_json(vault.store.outline("a.md")).anchors(vault.reading) == [
-        "anchor-2024", "a-b"]
+        "anchor-2024",
+        "a-b",
+    ]
     vault.close()
 
 
@@ -204,14 +210,16 @@ def test_missing_attachments_are_warnings(tmp_path: Path) -> None:
     (tmp_path / "img").mkdir()
     (tmp_path / "img" / "a.png").write_bytes(b"png")
     (tmp_path / "a.md").write_text(
-        "![ok](img/a.png) ![gone](img/b.png) ![[a.png]] ![[c.png]] [doc](files/x.pdf)\n",
-        "utf-8")
+        "![ok](img/a.png) ![gone](img/b.png) ![[a.png]] ![[c.png]] [doc](files/x.pdf)\n", "utf-8"
+    )
     vault = Vault.open(tmp_path)
     vault.refresh()
     got = {(p.code, p.severity, p.message.split(":")[0]) for p in vault.problems()}
-    assert got == {("missing-attachment", "warning", "'img/b.png'"),
-                   ("missing-attachment", "warning", "'![[c.png]]'"),
-                   ("missing-attachment", "warning", "'files/x.pdf'")}
+    assert got == {
+        ("missing-attachment", "warning", "'img/b.png'"),
+        ("missing-attachment", "warning", "'![[c.png]]'"),
+        ("missing-attachment", "warning", "'files/x.pdf'"),
+    }
     (tmp_path / "img" / "b.png").write_bytes(b"png")  # only the other files changed
     vault.refresh()
     assert len(vault.problems()) == 2
@@ -228,7 +236,8 @@ def test_hugo_static_files_are_never_missing(tmp_path: Path) -> None:
     (tmp_path / "hugo.toml").write_text('baseURL = "https://x.org/"\n', "utf-8")
     (tmp_path / "content").mkdir()
     (tmp_path / "content" / "a.md").write_text(
-        "![a](/images/not-here.png) ![b](/css/site.css)\n", "utf-8")
+        "![a](/images/not-here.png) ![b](/css/site.css)\n", "utf-8"
+    )
     vault = Vault.open(tmp_path)
     vault.refresh()
     assert vault.problems() == []
@@ -236,8 +245,9 @@ def test_hugo_static_files_are_never_missing(tmp_path: Path) -> None:
 
 
 def test_site_links_that_lead_nowhere_are_said(tmp_path: Path) -> None:
-    (tmp_path / "hugo.toml").write_text('baseURL = "https://x.org/"\ncontentDir = "site"\n',
-                                        "utf-8")
+    (tmp_path / "hugo.toml").write_text(
+        'baseURL = "https://x.org/"\ncontentDir = "site"\n', "utf-8"
+    )
     (tmp_path / "site").mkdir()
     (tmp_path / "elsewhere").mkdir()
     links = " ".join(f"[p{n}](/p{n}/)" for n in range(12))
@@ -248,8 +258,9 @@ def test_site_links_that_lead_nowhere_are_said(tmp_path: Path) -> None:
     stats = vault.refresh()
     assert stats.notice is not None and "12 site-absolute links" in stats.notice
     vault.close()
-    (tmp_path / "hugo.toml").write_text('baseURL = "https://x.org/"\ncontentDir = "elsewhere"\n',
-                                        "utf-8")
+    (tmp_path / "hugo.toml").write_text(
+        'baseURL = "https://x.org/"\ncontentDir = "elsewhere"\n', "utf-8"
+    )
     vault = Vault.open(tmp_path)
     stats = vault.refresh()
     assert stats.notice is None or "site-absolute" not in stats.notice
@@ -257,6 +268,7 @@ def test_site_links_that_lead_nowhere_are_said(tmp_path: Path) -> None:
 
 
 # --- outputs of real-sized vaults: the graph --------------------------------------------------
+
 
 def _run(root: Path, *args: str) -> Any:
     from click.testing import CliRunner
@@ -278,7 +290,10 @@ def test_graph_json_keeps_documents_that_share_an_id(tmp_path: Path) -> None:
     result = _run(tmp_path, "graph", "--format", "json")
     data = json.loads(result.output)
     assert sorted(n["id"] for n in data["nodes"]) == [
-        "lecture1/notes.md", "lecture2/notes.md", "summary.md"]
+        "lecture1/notes.md",
+        "lecture2/notes.md",
+        "summary.md",
+    ]
     assert {n["name"] for n in data["nodes"]} == {"notes", "summary"}
     graph = nx.DiGraph()
     graph.add_nodes_from(n["id"] for n in data["nodes"])
@@ -312,6 +327,7 @@ def test_output_folders_are_made(tmp_path: Path) -> None:
 
 # --- where a site generator puts pages (the sidebar data file) --------------------------------
 
+
 def _pages(tmp_path: Path, files: dict[str, str]) -> Any:
     from studykb.outputs.site_pages import SitePages
 
@@ -326,11 +342,16 @@ def _pages(tmp_path: Path, files: dict[str, str]) -> Any:
 
 
 def test_jekyll_pages_and_posts(tmp_path: Path) -> None:
-    pages = _pages(tmp_path, {
-        "_config.yml": "baseurl: /blog\n",
-        "about.md": "# About\n", "docs/index.md": "# Docs\n",
-        "_posts/2024-01-02-hello-world.md": "---\ncategories: [news]\n---\n# Hi\n",
-        "fixed.md": "---\npermalink: /elsewhere/\n---\n"})
+    pages = _pages(
+        tmp_path,
+        {
+            "_config.yml": "baseurl: /blog\n",
+            "about.md": "# About\n",
+            "docs/index.md": "# Docs\n",
+            "_posts/2024-01-02-hello-world.md": "---\ncategories: [news]\n---\n# Hi\n",
+            "fixed.md": "---\npermalink: /elsewhere/\n---\n",
+        },
+    )
     assert pages.key("about.md", "about.md") == "about.md"
     assert pages.href("about.md", "about.md") == "/blog/about.html"
     assert pages.href("docs/index.md", "docs/index.md") == "/blog/docs/"
@@ -344,11 +365,17 @@ def test_jekyll_pages_and_posts(tmp_path: Path) -> None:
 
 
 def test_hugo_languages_and_ugly_urls(tmp_path: Path) -> None:
-    pages = _pages(tmp_path, {
-        "hugo.toml": 'defaultContentLanguage = "en"\nuglyURLs = true\ncontentDir = "content/en"\n'
-                     '[languages.en]\n[languages.zh]\ncontentDir = "content/zh"\n',
-        "content/en/docs/a.md": "# A\n", "content/zh/docs/a.md": "# A\n",
-        "content/zh/docs/_index.md": "# Docs\n"})
+    pages = _pages(
+        tmp_path,
+        {
+            "hugo.toml": 'defaultContentLanguage = "en"\nuglyURLs = true\n'
+            'contentDir = "content/en"\n'
+            '[languages.en]\n[languages.zh]\ncontentDir = "content/zh"\n',
+            "content/en/docs/a.md": "# A\n",
+            "content/zh/docs/a.md": "# A\n",
+            "content/zh/docs/_index.md": "# Docs\n",
+        },
+    )
     assert pages.key("content/zh/docs/a.md", "content/zh/docs/a.md") == "docs/a.md"
     assert pages.href("content/en/docs/a.md", "content/en/docs/a.md") == "/docs/a.html"
     assert pages.href("content/zh/docs/a.md", "content/zh/docs/a.md") == "/zh/docs/a.html"

@@ -31,8 +31,10 @@ GITHUB = [
     ("heading with a - dash", "heading-with-a---dash"),
     ("heading with an _ underscore", "heading-with-an-_-underscore"),
     ("heading with a period.txt", "heading-with-a-periodtxt"),
-    ("exchange.bind_headers(exchange, routing [, bindCallback])",
-     "exchangebind_headersexchange-routing--bindcallback"),
+    (
+        "exchange.bind_headers(exchange, routing [, bindCallback])",
+        "exchangebind_headersexchange-routing--bindcallback",
+    ),
     # html-pipeline PUNCTUATION_REGEXP /[^\p{Word}\- ]/: "&" dropped, both spaces kept
     ("A & B", "a--b"),
     # github-slugger "Non-ascii": ♥ and emoji dropped, en dash dropped, CJK and Cyrillic kept
@@ -103,8 +105,7 @@ ZOLA_ON = [
     ("Something exciting!", "something-exciting"),  # docs: content/linking.md
     ("Something manual! {#manual}", "manual"),
 ]
-ZOLA_SAFE = [("test ", "test_"), ("tes t", "tes_t"), ("test (hey)", "test_hey"),
-             ("日本", "日本")]
+ZOLA_SAFE = [("test ", "test_"), ("tes t", "tes_t"), ("test (hey)", "test_hey"), ("日本", "日本")]
 ZOLA_OFF = [("test ", "test_"), ("test (hey)", "test_(hey)"), ("héhé", "héhé")]
 
 # GitLab docs "Heading IDs and links" + Gitlab::Utils::Markdown#string_to_anchor
@@ -113,8 +114,10 @@ GITLAB = [
     ("This heading has a 😃 in it", "this-heading-has-a-in-it"),
     ("This heading has Unicode in it. 한글", "this-heading-has-unicode-in-it-한글"),
     ("This heading has 3.5 in it (and parentheses)", "this-heading-has-35-in-it-and-parentheses"),
-    ("This heading has  multiple spaces and --- hyphens",
-     "this-heading-has-multiple-spaces-and-hyphens"),
+    (
+        "This heading has  multiple spaces and --- hyphens",
+        "this-heading-has-multiple-spaces-and-hyphens",
+    ),
     ("123", "anchor-123"),  # digits-only ids would clash with issue references
 ]
 
@@ -166,16 +169,30 @@ def test_github_duplicates_follow_github_slugger_fixtures() -> None:
     # github-slugger test/fixtures.json, "Repetition (1)".."(5)" and "More repetition"
     texts = ["echo", "echo", "echo 1", "echo-1", "echo", "foxtrot-1", "foxtrot", "foxtrot"]
     assert anchors(_headings(*texts), "github") == [
-        "echo", "echo-1", "echo-1-1", "echo-1-2", "echo-2", "foxtrot-1", "foxtrot",
-        "foxtrot-2"]
+        "echo",
+        "echo-1",
+        "echo-1-1",
+        "echo-1-2",
+        "echo-2",
+        "foxtrot-1",
+        "foxtrot",
+        "foxtrot-2",
+    ]
 
 
 def test_hugo_duplicates_and_explicit_ids() -> None:
     # Hugo 0.111.3: Dup, Dup, dup-1 -> dup, dup-1, dup-1-1; explicit ids are registered in
     # document order (Goldmark's IDs.Put), so a later auto id steps around them
     hs = _headings("Dup", "Dup", "dup-1", "Intro {#intro}", "Intro", "!!!", "")
-    assert anchors(hs, "hugo") == ["dup", "dup-1", "dup-1-1", "intro", "intro-1", "heading",
-                                   "heading-1"]
+    assert anchors(hs, "hugo") == [
+        "dup",
+        "dup-1",
+        "dup-1-1",
+        "intro",
+        "intro-1",
+        "heading",
+        "heading-1",
+    ]
 
 
 def test_explicit_id_field_wins() -> None:
@@ -187,8 +204,12 @@ def test_explicit_id_field_wins() -> None:
 def test_zola_duplicates() -> None:
     # docs content/linking.md: "Example code" twice -> example-code, example-code-1
     hs = _headings("Something exciting!", "Example code", "Something else", "Example code")
-    assert anchors(hs, "zola") == ["something-exciting", "example-code", "something-else",
-                                   "example-code-1"]
+    assert anchors(hs, "zola") == [
+        "something-exciting",
+        "example-code",
+        "something-else",
+        "example-code-1",
+    ]
 
 
 def test_gitlab_counter_is_per_id() -> None:
@@ -210,46 +231,51 @@ def test_hugo_uses_the_last_line_of_a_setext_heading() -> None:
 
 
 def test_hugo_attributes_off() -> None:
-    assert anchors([Heading("Custom {#my-id}", 2, 1)], "hugo", attributes=False) == [
-        "custom-my-id"]
+    assert anchors([Heading("Custom {#my-id}", 2, 1)], "hugo", attributes=False) == ["custom-my-id"]
 
 
 # --- attribute blocks and plain text -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("text", "dialect", "expected"), [
-    ("Title {#id}", "goldmark", ("Title", "id")),
-    ("Title {#id .cls key=value}", "goldmark", ("Title", "id")),
-    ("Title {.cls}", "goldmark", ("Title", None)),
-    ("Title {id=\"x y\"}", "goldmark", ("Title", "x y")),
-    ("Sets {a, b}", "goldmark", ("Sets {a, b}", None)),  # not attributes: stays text
-    ("Title {#1-s.-incarnata}", "goldmark", ("Title", "1-s")),  # hugo#6548
-    ("Title {#1-s.-incarnata}", "pulldown", ("Title", "1-s.-incarnata")),
-    ("No braces", "goldmark", ("No braces", None)),
-    (r"Escaped \{#id}", "goldmark", (r"Escaped \{#id}", None)),
-])
+@pytest.mark.parametrize(
+    ("text", "dialect", "expected"),
+    [
+        ("Title {#id}", "goldmark", ("Title", "id")),
+        ("Title {#id .cls key=value}", "goldmark", ("Title", "id")),
+        ("Title {.cls}", "goldmark", ("Title", None)),
+        ('Title {id="x y"}', "goldmark", ("Title", "x y")),
+        ("Sets {a, b}", "goldmark", ("Sets {a, b}", None)),  # not attributes: stays text
+        ("Title {#1-s.-incarnata}", "goldmark", ("Title", "1-s")),  # hugo#6548
+        ("Title {#1-s.-incarnata}", "pulldown", ("Title", "1-s.-incarnata")),
+        ("No braces", "goldmark", ("No braces", None)),
+        (r"Escaped \{#id}", "goldmark", (r"Escaped \{#id}", None)),
+    ],
+)
 def test_split_attributes(text: str, dialect: str, expected: tuple[str, str | None]) -> None:
     assert split_attributes(text, dialect) == expected
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("plain", "plain"),
-    ("**b** *i* ~~s~~ ==h==", "b i s h"),
-    ("[label](url.md) and ![alt](img.png)", "label and alt"),
-    ("[[Note|shown]] and [[Other]]", "shown and Other"),
-    ("`a*b*c` code", "a*b*c code"),
-    ("`` a`b ``", "a`b"),
-    ("&lt;tag&gt; &#35;", "<tag> #"),
-    ("<span class='x'>in</span>", "in"),
-    ("<https://example.org>", "https://example.org"),
-])
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("plain", "plain"),
+        ("**b** *i* ~~s~~ ==h==", "b i s h"),
+        ("[label](url.md) and ![alt](img.png)", "label and alt"),
+        ("[[Note|shown]] and [[Other]]", "shown and Other"),
+        ("`a*b*c` code", "a*b*c code"),
+        ("`` a`b ``", "a`b"),
+        ("&lt;tag&gt; &#35;", "<tag> #"),
+        ("<span class='x'>in</span>", "in"),
+        ("<https://example.org>", "https://example.org"),
+    ],
+)
 def test_plain_text(text: str, expected: str) -> None:
     assert plain_text(text) == expected
 
 
 def test_deunicode() -> None:
     assert deunicode("Привет") == "Privet"
-    assert deunicode("深度学习") .split() == ["shen", "du", "xue", "xi"]
+    assert deunicode("深度学习").split() == ["shen", "du", "xue", "xi"]
     assert deunicode("Straße") == "Strasse"
 
 
@@ -299,8 +325,13 @@ def test_find_obsidian_text_case_insensitive() -> None:
 
 
 def test_find_obsidian_nested() -> None:
-    hs = [Heading("Note", 1, 1), Heading("Setup", 2, 3), Heading("Linux", 3, 5),
-          Heading("Usage", 2, 7), Heading("Linux", 3, 9)]
+    hs = [
+        Heading("Note", 1, 1),
+        Heading("Setup", 2, 3),
+        Heading("Linux", 3, 5),
+        Heading("Usage", 2, 7),
+        Heading("Linux", 3, 9),
+    ]
     assert find_heading(hs, "Usage#Linux", "obsidian") is hs[4]
     assert find_heading(hs, "Setup#Linux", "obsidian") is hs[2]
     assert find_heading(hs, "Note#Usage#Linux", "obsidian") is hs[4]
@@ -333,6 +364,7 @@ def test_every_flavour_handles_odd_text(flavour: str) -> None:
 
 def test_many_headings_fast() -> None:
     import time
+
     hs = _headings(*[f"Section {n} – **part** `x_{n}` & more" for n in range(20000)])
     start = time.perf_counter()
     for flavour in ("github", "hugo", "zola"):
@@ -341,6 +373,7 @@ def test_many_headings_fast() -> None:
 
 
 # --- the fixture sites: anchors as the generator renders them ------------------------------------
+
 
 def _site_headings(path: Path) -> list[Heading]:
     from markdown_it import MarkdownIt
@@ -352,8 +385,11 @@ def _site_headings(path: Path) -> list[Heading]:
         end = lines.index(lines[0], 1)
         lines[: end + 1] = [""] * (end + 1)
     tokens = MarkdownIt("commonmark").use(shortcodes_plugin).parse("\n".join(lines))
-    return [Heading(tokens[n + 1].content, int(tok.tag[1]), tok.map[0] + 1)
-            for n, tok in enumerate(tokens) if tok.type == "heading_open" and tok.map]
+    return [
+        Heading(tokens[n + 1].content, int(tok.tag[1]), tok.map[0] + 1)
+        for n, tok in enumerate(tokens)
+        if tok.type == "heading_open" and tok.map
+    ]
 
 
 SITES = Path(__file__).parent / "fixtures" / "sites"
@@ -372,8 +408,9 @@ def test_fixture_site_anchors(name: str) -> None:
     for ref in expected["references"]:
         if ref["anchor"] and ref["target"].endswith(".md"):
             headings = _site_headings(SITES / name / ref["target"])
-            found = find_heading(headings, ref["anchor"], site.heading_flavour,
-                                 **site.heading_options)
+            found = find_heading(
+                headings, ref["anchor"], site.heading_flavour, **site.heading_options
+            )
             assert found is not None, ref
 
 

@@ -73,8 +73,10 @@ def snapshot(root: Path) -> dict:
     vault = Vault.open(root)
     try:
         docs = sorted((k, d.id, d.title) for k, d in vault.documents().items())
-        links = sorted((lk.ref.source, lk.ref.line, lk.ref.text, lk.target or "", lk.state)
-                       for lk in vault.links())
+        links = sorted(
+            (lk.ref.source, lk.ref.line, lk.ref.text, lk.target or "", lk.state)
+            for lk in vault.links()
+        )
         problems = sorted((p.path, p.line, p.code) for p in vault.problems())
         stored = sorted(vault.store.files())
     finally:
@@ -113,8 +115,13 @@ def copy_vault(source: Path, dest: Path) -> None:
 
 def child(root: Path, kill_at: int) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
-    return subprocess.run([sys.executable, "-c", KILLER, str(root), str(kill_at)],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-c", KILLER, str(root), str(kill_at)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def kill_points(verbs: list[str]) -> list[int]:
@@ -183,9 +190,13 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     for delay in (0.3, 0.6, 1.0, 1.5):
         shutil.rmtree(root / ".studykb", ignore_errors=True)
-        proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(root), "build"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "studykb", "--vault", str(root), "build"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
         time.sleep(delay)
         with contextlib.suppress(ProcessLookupError):
             os.killpg(proc.pid, signal.SIGKILL)  # the process and its parse workers
@@ -195,8 +206,7 @@ def test_sigkill_at_random_moments(tmp_path: Path) -> None:
         assert refreshed(root) == new, delay
 
 
-def test_exception_inside_the_transaction_rolls_back(make_vault, open_vault,
-                                                     monkeypatch) -> None:
+def test_exception_inside_the_transaction_rolls_back(make_vault, open_vault, monkeypatch) -> None:
     root = make_vault({"a.md": "[[b]]\n", "b.md": "# B\n"})
     vault = open_vault(root)
     old = snapshot(root)
@@ -216,8 +226,10 @@ def test_exception_inside_the_transaction_rolls_back(make_vault, open_vault,
     again = open_vault(root, refresh=False)
     stats = again.refresh()
     assert stats.added == ["c.md"] and stats.removed == ["b.md"]
-    assert [(p.path, p.code) for p in again.problems()] == [("a.md", "dangling-ref"),
-                                                           ("c.md", "dangling-ref")]
+    assert [(p.path, p.code) for p in again.problems()] == [
+        ("a.md", "dangling-ref"),
+        ("c.md", "dangling-ref"),
+    ]
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated", "wrong-schema", "empty", "wal"])
@@ -258,8 +270,10 @@ def test_two_builds_at_once(tmp_path: Path) -> None:
     root, new = vault_and_expected(tmp_path, "workers = 1\n", 40)
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
     cmd = [sys.executable, "-m", "studykb", "--vault", str(root), "build", "--json"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                              env=env) for _ in range(3)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+        for _ in range(3)
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
@@ -268,8 +282,9 @@ def test_two_builds_at_once(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("finish", ["never", "background"])
-def test_large_first_build_finishes_in_a_thread(make_vault, open_vault, monkeypatch,
-                                               finish: str) -> None:
+def test_large_first_build_finishes_in_a_thread(
+    make_vault, open_vault, monkeypatch, finish: str
+) -> None:
     """A large first build commits into the WAL without the indexes of its references;
     a thread builds them and copies the WAL into the database. A process that ends before the
     thread ran leaves a state the next one reads in full, and indexes it."""

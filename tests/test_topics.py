@@ -27,7 +27,8 @@ def test_topics_count_covering_documents(rv: Path, run: Callable) -> None:
     assert by_id["decoding"]["count"] == 0
     assert data["topics"][0]["id"] == "kv-cache"  # most covered first
     assert [t["count"] for t in data["topics"]] == sorted(
-        (t["count"] for t in data["topics"]), reverse=True)
+        (t["count"] for t in data["topics"]), reverse=True
+    )
 
 
 def test_related_topics_by_co_occurrence(rv: Path, run: Callable) -> None:
@@ -46,11 +47,15 @@ def test_topic_page(rv: Path, run: Callable) -> None:
     assert page["explanation"].startswith("Keys and values of earlier tokens")
     assert [(p["id"], p["note"]) for p in page["prerequisites"]] == [
         ("decoding", "the cache makes step-by-step decoding cheap"),
-        ("attention", "it stores the keys and values attention reads")]
+        ("attention", "it stores the keys and values attention reads"),
+    ]
     assert [n["id"] for n in page["leads_to"]] == ["pagedattention"]
     levels = [(g["level"], [d["id"] for d in g["documents"]]) for g in page["levels"]]
-    assert levels == [(2, ["kv-blog"]), (4, ["paged-paper"]),
-                      (None, ["kv-notes", "serving-notes", "rare-reading", "serving"])]
+    assert levels == [
+        (2, ["kv-blog"]),
+        (4, ["paged-paper"]),
+        (None, ["kv-notes", "serving-notes", "rare-reading", "serving"]),
+    ]
     assert page["related"][0]["id"] == "pagedattention"
 
 
@@ -59,8 +64,14 @@ def test_topic_page_text(rv: Path, run: Callable) -> None:
     assert result.exit_code == 0
     out = result.stdout
     assert out.startswith("KV Cache  6 documents")
-    for part in ("Before this", "Leads to", "Covered by", "level 2:", "Related topics",
-                 "PagedAttention (3)"):
+    for part in (
+        "Before this",
+        "Leads to",
+        "Covered by",
+        "level 2:",
+        "Related topics",
+        "PagedAttention (3)",
+    ):
         assert part in out
 
 

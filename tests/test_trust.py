@@ -30,8 +30,14 @@ def _nobody_can_run_python() -> bool:
     if not IS_ROOT:
         return True
     try:
-        done = subprocess.run([sys.executable, "-c", "pass"], user=65534, group=65534,
-                              capture_output=True, timeout=30, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", "pass"],
+            user=65534,
+            group=65534,
+            capture_output=True,
+            timeout=30,
+            check=False,
+        )
     except OSError:
         return False
     return done.returncode == 0
@@ -39,18 +45,31 @@ def _nobody_can_run_python() -> bool:
 
 AS_NOBODY = _nobody_can_run_python()
 needs_permissions = pytest.mark.skipif(
-    not AS_NOBODY, reason="root ignores file permissions, and user nobody cannot run this "
-                          "Python (it lives in a private folder)")
+    not AS_NOBODY,
+    reason="root ignores file permissions, and user nobody cannot run this "
+    "Python (it lives in a private folder)",
+)
 NOTE = "---\ntitle: Race\nstatus: todo\n---\n# Race\n\nsave 0\n"
 
 
-def studykb(*args: str | bytes, cwd: Path | None = None, env: dict[str, str] | None = None,
-            timeout: float = 120) -> subprocess.CompletedProcess[str]:
+def studykb(
+    *args: str | bytes,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> subprocess.CompletedProcess[str]:
     """``studykb ARGS`` in a fresh process (arguments may be bytes)."""
     full = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "STUDYKB_DEBUG"))}
     full.update(env or {})
-    return subprocess.run([sys.executable, "-m", "studykb", *args], capture_output=True,
-                          text=True, errors="replace", cwd=cwd, env=full, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "studykb", *args],
+        capture_output=True,
+        text=True,
+        errors="replace",
+        cwd=cwd,
+        env=full,
+        timeout=timeout,
+    )
 
 
 # -- mark races an editor -----------------------------------------------------------------------
@@ -89,8 +108,11 @@ def test_mark_never_overwrites_an_editor_save(make_vault, open_vault, style: str
     root = make_vault({"race.md": NOTE})
     vault = open_vault(root)
     doc = vault.document("race.md")
-    editor = subprocess.Popen([sys.executable, "-c", EDITOR, str(root / "race.md"), style,
-                               "1500"], stdout=subprocess.PIPE, text=True)
+    editor = subprocess.Popen(
+        [sys.executable, "-c", EDITOR, str(root / "race.md"), style, "1500"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     written = refused = 0
     try:
         for n in range(300):
@@ -147,14 +169,26 @@ def _payload(marker: Path) -> bytes:
     return pickle.dumps(_Payload(marker))
 
 
-COMMANDS = [("before", "b"), ("related", "a"), ("search", "alpha"), ("sidebar", "a"),
-            ("check",), ("status",), ("topics",), ("build",)]
+COMMANDS = [
+    ("before", "b"),
+    ("related", "a"),
+    ("search", "alpha"),
+    ("sidebar", "a"),
+    ("check",),
+    ("status",),
+    ("topics",),
+    ("build",),
+]
 
 
 def _vault_with_state(make_vault, run) -> Path:
-    root = make_vault({"a.md": "---\ntags: [t]\nrequires: [b]\n---\n# A\n\nalpha [[b]]\n",
-                       "b.md": "---\ntags: [t]\n---\n# B\n\nbeta alpha\n",
-                       "topics/t.md": "# T\n\ntopic\n"})
+    root = make_vault(
+        {
+            "a.md": "---\ntags: [t]\nrequires: [b]\n---\n# A\n\nalpha [[b]]\n",
+            "b.md": "---\ntags: [t]\n---\n# B\n\nbeta alpha\n",
+            "topics/t.md": "# T\n\ntopic\n",
+        }
+    )
     for command in COMMANDS:
         run(*command, vault=root)
     return root
@@ -166,10 +200,16 @@ def test_payloads_planted_in_state_files_never_run(make_vault, run, tmp_path: Pa
     state = root / ".studykb"
     payload = _payload(marker)
     # every file an earlier studykb read with pickle or marshal, and every table now
-    for name in ("plans.pickle", "related.pickle", "related-text.pickle",
-                 "related-terms.pickle", "index/studykb-held.marshal",
-                 "index/studykb-topics.marshal", "index/studykb-segments.marshal",
-                 "index/studykb-sync.json"):
+    for name in (
+        "plans.pickle",
+        "related.pickle",
+        "related-text.pickle",
+        "related-terms.pickle",
+        "index/studykb-held.marshal",
+        "index/studykb-topics.marshal",
+        "index/studykb-segments.marshal",
+        "index/studykb-sync.json",
+    ):
         (state / name).write_bytes(payload)
     with sqlite3.connect(state / "cache.sqlite") as db:
         db.execute("UPDATE entries SET value=?", (payload,))
@@ -187,8 +227,9 @@ def _plant_index_payload(root: Path, marker: Path) -> None:
         toc.write_bytes(_payload(marker))
 
 
-def test_a_state_folder_shipped_with_a_repository_is_not_read(make_vault, run,
-                                                               tmp_path: Path) -> None:
+def test_a_state_folder_shipped_with_a_repository_is_not_read(
+    make_vault, run, tmp_path: Path
+) -> None:
     made = _vault_with_state(make_vault, run)
     marker = tmp_path / "PWNED"
     _plant_index_payload(made, marker)
@@ -265,8 +306,11 @@ def test_links_out_of_the_vault_are_not_followed(make_vault, run, tmp_path: Path
     assert run("search", "root", vault=root).exit_code == 1
     result = run("check", "--json", vault=root)
     problems = {(p["path"], p["code"]) for p in json.loads(result.stdout)["problems"]}
-    assert {("leak.md", "outside-vault"), ("passwd.md", "outside-vault"),
-            ("shared", "outside-vault")} <= problems
+    assert {
+        ("leak.md", "outside-vault"),
+        ("passwd.md", "outside-vault"),
+        ("shared", "outside-vault"),
+    } <= problems
     docs = {n["path"] for n in json.loads(run("graph", "--json", vault=root).stdout)["nodes"]}
     assert docs == {"a.md", "inside/b.md", "alias.md"}
 
@@ -280,8 +324,9 @@ def test_links_out_may_be_allowed(make_vault, run, tmp_path: Path) -> None:
     assert run("search", "zebracorn", vault=root).exit_code == 0
 
 
-def test_new_does_not_write_through_a_link_out_of_the_vault(make_vault, run,
-                                                            tmp_path: Path) -> None:
+def test_new_does_not_write_through_a_link_out_of_the_vault(
+    make_vault, run, tmp_path: Path
+) -> None:
     outside = tmp_path / "elsewhere"
     outside.mkdir()
     root = make_vault({"a.md": "# A\n"})
@@ -367,10 +412,14 @@ def test_a_bad_query_never_touches_the_index(make_vault, run, query: str) -> Non
 def test_arguments_that_are_not_utf8_are_bad_usage(make_vault) -> None:
     root = make_vault({"a.md": "# A\n"})
     for args in ([b"show", b"\xb3"], [b"search", b"\xb3|vS*"]):
-        result = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(root), *args],
-                                capture_output=True, timeout=60,
-                                env={k: v for k, v in os.environ.items()
-                                     if not k.startswith(("PYTEST", "STUDYKB_DEBUG"))})
+        result = subprocess.run(
+            [sys.executable, "-m", "studykb", "--vault", str(root), *args],
+            capture_output=True,
+            timeout=60,
+            env={
+                k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "STUDYKB_DEBUG"))
+            },
+        )
         assert result.returncode == 2
         assert b"not valid UTF-8" in result.stderr
 
@@ -391,8 +440,9 @@ def test_a_full_database_keeps_the_state(make_vault, run, monkeypatch) -> None:
 
     monkeypatch.setattr(store.Store, "_connect", full)
     for i in range(20):
-        (root / f"n{i}.md").write_text(f"# N{i}\n\n{'long text ' * 400}[[m{i}]]\n",
-                                       encoding="utf-8")
+        (root / f"n{i}.md").write_text(
+            f"# N{i}\n\n{'long text ' * 400}[[m{i}]]\n", encoding="utf-8"
+        )
     result = run("check", vault=root)
     assert result.exit_code == 1 and "disk full" in result.stderr
     monkeypatch.undo()
@@ -408,8 +458,15 @@ def tiny_disk(tmp_path: Path):  # type: ignore[no-untyped-def]
     """A 3 MB tmpfs (root only, where mounting is allowed)."""
     where = tmp_path / "disk"
     where.mkdir()
-    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(where)],
-                          capture_output=True, check=False) if IS_ROOT else None
+    done = (
+        subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(where)],
+            capture_output=True,
+            check=False,
+        )
+        if IS_ROOT
+        else None
+    )
     if done is None or done.returncode != 0:
         pytest.skip("cannot mount a tmpfs here")
     try:
@@ -449,12 +506,15 @@ def test_a_full_disk_keeps_the_state(tiny_disk: Path) -> None:
 # -- messages where there were tracebacks (exit 70) ---------------------------------------------
 
 
-@pytest.mark.parametrize(("config", "says"), [
-    ('max_file_mb = "abc"\n', "max_file_mb"),
-    ('workers = "x"\n', "workers"),
-    ("exclude = 3\n", "exclude"),
-    ('[severity]\ndangling-ref = "loud"\n', "dangling-ref"),
-])
+@pytest.mark.parametrize(
+    ("config", "says"),
+    [
+        ('max_file_mb = "abc"\n', "max_file_mb"),
+        ('workers = "x"\n', "workers"),
+        ("exclude = 3\n", "exclude"),
+        ('[severity]\ndangling-ref = "loud"\n', "dangling-ref"),
+    ],
+)
 def test_bad_config_values_are_named(make_vault, run, config: str, says: str) -> None:
     root = make_vault({"a.md": "# A\n"}, config=config)
     result = run("check", vault=root)
@@ -463,8 +523,9 @@ def test_bad_config_values_are_named(make_vault, run, config: str, says: str) ->
 
 
 def test_unknown_config_keys_get_a_did_you_mean(make_vault, run) -> None:
-    root = make_vault({"a.md": "# A\n"},
-                      config='exlude = ["x"]\n[severity]\ndangling-rfe = "ignore"\n')
+    root = make_vault(
+        {"a.md": "# A\n"}, config='exlude = ["x"]\n[severity]\ndangling-rfe = "ignore"\n'
+    )
     result = run("check", vault=root)
     assert result.exit_code == 0
     assert "studykb.toml:1: unknown key 'exlude' (did you mean 'exclude'?)" in result.stderr
@@ -512,8 +573,7 @@ def test_mark_in_a_read_only_folder(tmp_path: Path) -> None:
     kwargs: dict[str, object] = {}
     if IS_ROOT:
         kwargs["user"], kwargs["group"] = 65534, 65534
-    result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120,
-                            **kwargs)  # type: ignore[call-overload]
+    result = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120, **kwargs)  # type: ignore[call-overload]
     assert result.returncode in (1, 2), result.stderr
     assert "Traceback" not in result.stderr and "internal error" not in result.stderr
     assert (root / "notes" / "a.md").read_text(encoding="utf-8") == NOTE
@@ -534,9 +594,14 @@ def test_an_unreadable_note_is_reported(tmp_path: Path) -> None:
         kwargs["user"], kwargs["group"] = 65534, 65534
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "STUDYKB_DEBUG"))}
     env["XDG_STATE_HOME"] = str(root / ".state-key")
-    result = subprocess.run([sys.executable, "-m", "studykb", "--vault", str(root), "check",
-                             "--json"], capture_output=True, text=True, env=env, timeout=120,
-                            **kwargs)  # type: ignore[call-overload]
+    result = subprocess.run(
+        [sys.executable, "-m", "studykb", "--vault", str(root), "check", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        **kwargs,
+    )  # type: ignore[call-overload]
     assert "Traceback" not in result.stderr
     codes = {(p["path"], p["code"]) for p in json.loads(result.stdout)["problems"]}
     assert ("b.md", "unreadable") in codes
@@ -558,13 +623,22 @@ EVIL = "Evil\x1b[2J\x1b]0;pwned\x07\u202eTitle"
 
 
 def test_control_characters_never_reach_the_terminal(make_vault, run) -> None:
-    root = make_vault({"evil.md": f"---\ntitle: \"{EVIL.encode('unicode_escape').decode()}\"\n"
-                                  f"---\nbody with \x1b[31mred\x1b[0m words and "
-                                  "[[gone\x1b[1m]]\n",
-                       "b.md": "# B\n\nsee [[evil]]\n"})
-    outputs = [run("search", "words", vault=root), run("show", "evil", vault=root),
-               run("check", vault=root), run("backlinks", "evil", vault=root),
-               run("related", "b", vault=root), run("before", "evil", vault=root)]
+    root = make_vault(
+        {
+            "evil.md": f'---\ntitle: "{EVIL.encode("unicode_escape").decode()}"\n'
+            f"---\nbody with \x1b[31mred\x1b[0m words and "
+            "[[gone\x1b[1m]]\n",
+            "b.md": "# B\n\nsee [[evil]]\n",
+        }
+    )
+    outputs = [
+        run("search", "words", vault=root),
+        run("show", "evil", vault=root),
+        run("check", vault=root),
+        run("backlinks", "evil", vault=root),
+        run("related", "b", vault=root),
+        run("before", "evil", vault=root),
+    ]
     for result in outputs:
         for stream in (result.stdout, result.stderr):
             assert "\x1b" not in stream and "\x07" not in stream and "\u202e" not in stream
@@ -572,8 +646,12 @@ def test_control_characters_never_reach_the_terminal(make_vault, run) -> None:
 
 def test_a_plan_pasted_as_markdown_is_escaped(make_vault, run) -> None:
     title = '<script>alert(1)</script> {% include x %} {{< shortcode >}} "q" [[x]] | y'
-    root = make_vault({"t.md": f"---\ntitle: '{title}'\n---\n# T\n",
-                       "goal.md": "---\nrequires: [t]\n---\n# Goal\n"})
+    root = make_vault(
+        {
+            "t.md": f"---\ntitle: '{title}'\n---\n# T\n",
+            "goal.md": "---\nrequires: [t]\n---\n# Goal\n",
+        }
+    )
     out = run("before", "goal", "--format", "md", vault=root).stdout
     for raw in ("<script>", "{%", "{{<", '"q"', "[[x]]", "| y"):
         assert raw not in out
@@ -617,15 +695,20 @@ def test_temporary_files_of_a_killed_studykb_are_cleaned(make_vault, run) -> Non
 def test_sidebar_write_killed_at_any_moment_leaves_no_temporaries(make_vault, run) -> None:
     import signal
 
-    files = {f"notes/n{i}.md": f"---\ntags: [t]\n---\n# N{i}\n\nshared words {i % 3}\n"
-             for i in range(60)}
+    files = {
+        f"notes/n{i}.md": f"---\ntags: [t]\n---\n# N{i}\n\nshared words {i % 3}\n"
+        for i in range(60)
+    }
     root = make_vault(files)
     assert run("build", vault=root).exit_code == 0
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "STUDYKB_DEBUG"))}
     for delay in (0.3, 0.5, 0.7, 0.9, 1.2):
-        proc = subprocess.Popen([sys.executable, "-m", "studykb", "--vault", str(root),
-                                 "sidebar", "--write"], env=env, stdout=subprocess.DEVNULL,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "studykb", "--vault", str(root), "sidebar", "--write"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(delay)
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -654,8 +737,9 @@ def test_mark_writes_through_a_link_and_keeps_hard_links(make_vault, run) -> Non
 
 
 @pytest.mark.parametrize("spelling", [["-oOUT.json"], ["-o", "OUT.json"], ["--output=OUT.json"]])
-def test_path_options_are_never_answered_by_a_watch(make_vault, open_vault, tmp_path: Path,
-                                                    monkeypatch, spelling: list[str]) -> None:
+def test_path_options_are_never_answered_by_a_watch(
+    make_vault, open_vault, tmp_path: Path, monkeypatch, spelling: list[str]
+) -> None:
     import threading
 
     from studykb.cli.served import command_server
@@ -677,9 +761,11 @@ def test_path_options_are_never_answered_by_a_watch(make_vault, open_vault, tmp_
     assert not (root / "OUT.json").exists() and not (Path.cwd() / "OUT.json").exists()
 
 
-def test_a_bug_during_a_search_is_reported_not_taken_for_damage(make_vault, run,
-                                                                 monkeypatch) -> None:
+def test_a_bug_during_a_search_is_reported_not_taken_for_damage(
+    make_vault, run, monkeypatch
+) -> None:
     from studykb.search import index
+
     root = make_vault({"a.md": "# A\n\nalpha\n"})
     assert run("search", "alpha", vault=root).exit_code == 0
     folder = root / ".studykb" / "index"

@@ -27,8 +27,12 @@ class Watch:
         env = {**os.environ, "NO_COLOR": "1", "PYTHONUNBUFFERED": "1"}
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "studykb", "--vault", str(vault), "watch"],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, encoding="utf-8",
-            env=env)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            env=env,
+        )
         self.lines: queue.Queue[str] = queue.Queue()
         self.seen: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()
@@ -45,8 +49,7 @@ class Watch:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
-                raise AssertionError(f"no line matching {pattern!r} in {timeout}s; got "
-                                     f"{self.seen}")
+                raise AssertionError(f"no line matching {pattern!r} in {timeout}s; got {self.seen}")
             try:
                 line = self.lines.get(timeout=left)
             except queue.Empty:
@@ -117,7 +120,7 @@ def test_edit_rename_delete(watching):
     os.remove(vault / "notes/topics/ddp.md")
     watch.expect(r"^\[[\d:]+\] removed notes/topics/ddp\.md$")
     watch.expect(r"^  new: notes/b\.md:3: error dangling-ref '\[\[ddp\]\]'")
-    watch.expect(r"^\[[\d:]+\] 1 documents, 1 problems \(1 errors\)")
+    watch.expect(r"^\[[\d:]+\] 1 document, 1 problem \(1 error\)")
 
     code, out, err = watch.stop()
     assert code == 0, err
@@ -140,7 +143,7 @@ def test_a_burst_of_changes_is_taken_in_few_refreshes(watching):
     shutil.move(str(folder), str(vault / "notes/moved"))  # one event for a folder of notes
     watch.expect(r"^\[[\d:]+\] added notes/moved/n00\.md$")
     shutil.rmtree(vault / "notes/moved")
-    watch.expect(r"^\[[\d:]+\] 1 documents, 0 problems")
+    watch.expect(r"^\[[\d:]+\] 1 document, 0 problems")
     code, _out, err = watch.stop()
     assert code == 0 and "Traceback" not in err
 
@@ -172,8 +175,16 @@ def test_relevant_paths(tmp_path):
     assert relevant(str(root / "studykb.toml"), root)
     assert relevant(str(root / "notes"), root)  # a folder (renamed or created)
     assert relevant(str(root / "gone-folder"), root)  # deleted: no extension
-    for noise in (".studykb/state.sqlite", ".git/index", "notes/.a.md.swp", "notes/a.md~",
-                  "notes/4913", "notes/#a.md#", "notes/a.png", "notes/.#a.md"):
+    for noise in (
+        ".studykb/state.sqlite",
+        ".git/index",
+        "notes/.a.md.swp",
+        "notes/a.md~",
+        "notes/4913",
+        "notes/#a.md#",
+        "notes/a.png",
+        "notes/.#a.md",
+    ):
         assert not relevant(str(root / noise), root), noise
     assert not relevant(str(root / "drafts/a.md"), root, ("drafts",))
     assert not relevant("/elsewhere/a.md", root)

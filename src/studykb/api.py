@@ -93,8 +93,9 @@ class KnowledgeBase:
     def __enter__(self) -> KnowledgeBase:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     @property
@@ -117,8 +118,9 @@ class KnowledgeBase:
         record, _state = check(self.vault)
         return record
 
-    def sync_search(self, wait: float | None = None, quiet: bool = False,
-                    building: bool = False) -> SyncStats:
+    def sync_search(
+        self, wait: float | None = None, quiet: bool = False, building: bool = False
+    ) -> SyncStats:
         """Bring the search index in step with the state; ``building``: wait as long as
         another process holds the index (``studykb build``), else answer from the last
         complete index after a moment."""
@@ -158,8 +160,10 @@ class KnowledgeBase:
     def show(self, doc: Document) -> Shown:
         units: list[Document] = []
         if doc.type == "course":
-            units = sorted((d for d in self.vault.documents().values() if d.parent == doc.key),
-                           key=lambda d: d.line)
+            units = sorted(
+                (d for d in self.vault.documents().values() if d.parent == doc.key),
+                key=lambda d: d.line,
+            )
         return Shown(doc, self.vault.outgoing(doc.key), self.vault.backlinks(doc.key), units)
 
     def backlinks(self, doc: Document) -> list[Link]:
@@ -187,8 +191,11 @@ class KnowledgeBase:
             keep.append(key)
         sub = g.subgraph(full, keep)
         if options.kinds:
-            drop = [(u, v, k) for u, v, k, d in sub.edges(keys=True, data=True)
-                    if d["kind"] not in options.kinds]
+            drop = [
+                (u, v, k)
+                for u, v, k, d in sub.edges(keys=True, data=True)
+                if d["kind"] not in options.kinds
+            ]
             sub.remove_edges_from(drop)
         return sub
 
@@ -214,8 +221,13 @@ class KnowledgeBase:
 
         return plans.knowledge(self.vault)
 
-    def plan(self, target: Document, include_known: bool = False, depth: int | None = None,
-             kb: Knowledge | None = None) -> Plan:
+    def plan(
+        self,
+        target: Document,
+        include_known: bool = False,
+        depth: int | None = None,
+        kb: Knowledge | None = None,
+    ) -> Plan:
         """What to read before ``target``, in order, leaving out what is known."""
         from studykb.study import plans
 
@@ -248,8 +260,9 @@ class KnowledgeBase:
         from studykb.study.ask import parse
 
         names = self.vault.names()
-        return parse(question, lambda name: names.resolve("", "", name, "name", "", False)[0]
-                     is not None)
+        return parse(
+            question, lambda name: names.resolve("", "", name, "name", "", False)[0] is not None
+        )
 
     def new(self, spec: NewDoc) -> Created:
         """Create a document from its template (never over an existing file)."""
@@ -281,8 +294,9 @@ class KnowledgeBase:
 
         return sidebar(self.vault, doc, options, self._index_text(options))
 
-    def sidebars(self, keys: list[str] | None = None,
-                 options: RelatedOptions | None = None) -> list[Sidebar]:
+    def sidebars(
+        self, keys: list[str] | None = None, options: RelatedOptions | None = None
+    ) -> list[Sidebar]:
         from studykb.related.sidebar import sidebars
 
         return sidebars(self.vault, keys, options, self._index_text(options))

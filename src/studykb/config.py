@@ -105,8 +105,9 @@ class NoVault(VaultError):
     """No vault here or above, and the current folder does not look like one. Exit 2."""
 
     def __init__(self, folder: Path, why: str) -> None:
-        super().__init__(f"no vault here ({why}): run `studykb init` to make {folder} one, "
-                         "or pass --vault DIR.")
+        super().__init__(
+            f"no vault here ({why}): run `studykb init` to make {folder} one, or pass --vault DIR."
+        )
         self.folder = folder
         self.why = why
 
@@ -117,8 +118,9 @@ def find_vault(vault: str | os.PathLike[str] | None = None, cwd: Path | None = N
     return root
 
 
-def locate(vault: str | os.PathLike[str] | None = None, cwd: Path | None = None
-           ) -> tuple[Path, bool]:
+def locate(
+    vault: str | os.PathLike[str] | None = None, cwd: Path | None = None
+) -> tuple[Path, bool]:
     """(the vault folder, whether it was named or marked by studykb.toml / .studykb)."""
     chosen = vault or os.environ.get("STUDYKB_VAULT")
     if chosen:
@@ -213,8 +215,10 @@ def load_config(root: Path, explicit: bool = True) -> Config:
         severity=values.severity(),
         workers=values.count("workers"),
         templates=values.folder("templates", ".studykb-templates"),
-        allow_outside=tuple(Path(os.path.realpath(os.path.join(root, os.path.expanduser(a))))
-                            for a in values.strings("allow_outside")),
+        allow_outside=tuple(
+            Path(os.path.realpath(os.path.join(root, os.path.expanduser(a))))
+            for a in values.strings("allow_outside")
+        ),
         warnings=tuple(values.warnings),
         explicit=explicit,
         generator=values.choice("generator", GENERATORS),
@@ -256,14 +260,14 @@ class _Values:
 
     def bad(self, key: str) -> VaultError:
         value = self.section.get(key)
-        return VaultError(f"{CONFIG_NAME}:{self.line(key)}: {key} = {value!r} is not "
-                          f"{KEYS[key]}.")
+        return VaultError(f"{CONFIG_NAME}:{self.line(key)}: {key} = {value!r} is not {KEYS[key]}.")
 
     def warn_unknown(self) -> None:
         for key in self.section:
             if key not in KEYS:
-                self.warnings.append((self.line(key), f"unknown key {key!r}"
-                                      f"{_did_you_mean(key, KEYS)}; ignored"))
+                self.warnings.append(
+                    (self.line(key), f"unknown key {key!r}{_did_you_mean(key, KEYS)}; ignored")
+                )
 
     def strings(self, key: str) -> list[str]:
         value = self.section.get(key, [])
@@ -280,8 +284,11 @@ class _Values:
 
     def megabytes(self) -> float:
         value = self.section.get("max_file_mb", 5)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not 0 < value <= 1 << 20:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not 0 < value <= 1 << 20
+        ):
             raise self.bad("max_file_mb")
         return float(value)
 
@@ -306,11 +313,18 @@ class _Values:
         kept: dict[str, str] = {}
         for code, level in table.items():
             if level not in SEVERITIES:
-                raise VaultError(f"{CONFIG_NAME}:{self.line(code)}: severity of {code!r} "
-                                 "must be error, warning or ignore.")
+                raise VaultError(
+                    f"{CONFIG_NAME}:{self.line(code)}: severity of {code!r} "
+                    "must be error, warning or ignore."
+                )
             if code not in DEFAULT_SEVERITY:
-                self.warnings.append((self.line(code), f"unknown problem code {code!r}"
-                                      f"{_did_you_mean(code, DEFAULT_SEVERITY)}; ignored"))
+                self.warnings.append(
+                    (
+                        self.line(code),
+                        f"unknown problem code {code!r}"
+                        f"{_did_you_mean(code, DEFAULT_SEVERITY)}; ignored",
+                    )
+                )
                 continue
             kept[code] = level
         return kept

@@ -25,8 +25,9 @@ class TopicsOf(Protocol):
     def about(self, doc: Document) -> list[str]: ...
 
 
-def build(docs: Mapping[str, Document], edges: Iterable[Sequence[Any]],
-          topics: TopicsOf) -> nx.MultiDiGraph:
+def build(
+    docs: Mapping[str, Document], edges: Iterable[Sequence[Any]], topics: TopicsOf
+) -> nx.MultiDiGraph:
     """The whole typed graph: ``docs`` by key, ``edges`` as (source, target, kind, path,
     line, reason) of every resolved reference, and ``covers`` / ``about`` edges from each
     document to the topics it teaches or is about."""
@@ -34,33 +35,48 @@ def build(docs: Mapping[str, Document], edges: Iterable[Sequence[Any]],
         return _build(docs, edges, topics)
 
 
-def _build(docs: Mapping[str, Document], edges: Iterable[Sequence[Any]],
-           topics: TopicsOf) -> nx.MultiDiGraph:
+def _build(
+    docs: Mapping[str, Document], edges: Iterable[Sequence[Any]], topics: TopicsOf
+) -> nx.MultiDiGraph:
     graph = nx.MultiDiGraph()
     graph.add_nodes_from((key, {"doc": doc}) for key, doc in docs.items())
-    _add_edges(graph, (
-        (source, target, {"kind": kind, "path": path, "line": line, "reason": reason})
-        for source, target, kind, path, line, reason in edges
-        if source in docs and target in docs))
+    _add_edges(
+        graph,
+        (
+            (source, target, {"kind": kind, "path": path, "line": line, "reason": reason})
+            for source, target, kind, path, line, reason in edges
+            if source in docs and target in docs
+        ),
+    )
     extra = []
     for key, doc in docs.items():
         taught = topics.taught(doc)
         for topic in taught:
-            extra.append((key, topic, {"kind": "covers", "path": doc.path, "line": doc.line,
-                                       "reason": ""}))
+            extra.append(
+                (key, topic, {"kind": "covers", "path": doc.path, "line": doc.line, "reason": ""})
+            )
         for topic in topics.about(doc):
             if topic not in taught:
-                extra.append((key, topic, {"kind": "about", "path": doc.path,
-                                           "line": doc.line, "reason": ""}))
+                extra.append(
+                    (
+                        key,
+                        topic,
+                        {"kind": "about", "path": doc.path, "line": doc.line, "reason": ""},
+                    )
+                )
         if doc.parent and doc.parent in docs:
-            extra.append((key, doc.parent, {"kind": "course", "path": doc.path,
-                                            "line": doc.line, "reason": ""}))
+            extra.append(
+                (
+                    key,
+                    doc.parent,
+                    {"kind": "course", "path": doc.path, "line": doc.line, "reason": ""},
+                )
+            )
     _add_edges(graph, extra)
     return graph
 
 
-def _add_edges(graph: nx.MultiDiGraph, edges: Iterable[tuple[str, str, dict[str, Any]]]
-               ) -> None:
+def _add_edges(graph: nx.MultiDiGraph, edges: Iterable[tuple[str, str, dict[str, Any]]]) -> None:
     """``graph.add_edges_from(edges)`` for edges between nodes already in ``graph``, each
     with a fresh attribute dict that the graph may keep.
 
@@ -115,11 +131,19 @@ def to_graphml(graph: nx.MultiDiGraph, fh: Any) -> None:
     flat = nx.MultiDiGraph()
     for key, data in graph.nodes(data=True):
         doc: Document = data["doc"]
-        flat.add_node(_xml(key), id=_xml(doc.id), label=_xml(doc.title), path=_xml(doc.path),
-                      type=doc.type, level=doc.level or 0, status=doc.status or "")
+        flat.add_node(
+            _xml(key),
+            id=_xml(doc.id),
+            label=_xml(doc.title),
+            path=_xml(doc.path),
+            type=doc.type,
+            level=doc.level or 0,
+            status=doc.status or "",
+        )
     for u, v, data in graph.edges(data=True):
-        flat.add_edge(_xml(u), _xml(v), kind=data["kind"], path=_xml(data["path"]),
-                      line=data["line"])
+        flat.add_edge(
+            _xml(u), _xml(v), kind=data["kind"], path=_xml(data["path"]), line=data["line"]
+        )
     nx.write_graphml(flat, fh, encoding="utf-8")
 
 
@@ -217,8 +241,9 @@ def _ordered_with_loops(deps: dict[str, list[str]], sort_key: Any) -> list[list[
     return [blocks[c] for c in order]
 
 
-def within_depth(graph: Prerequisites, start: str, depth: int | None,
-                 stop: Any = None) -> dict[str, int]:
+def within_depth(
+    graph: Prerequisites, start: str, depth: int | None, stop: Any = None
+) -> dict[str, int]:
     """Nodes reachable from ``start`` along needs-edges with their distance.
 
     ``stop(node)`` true means the node is not entered (it is known), so whatever is only

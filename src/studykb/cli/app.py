@@ -73,8 +73,9 @@ def open_kb(vault_dir: str | None) -> KnowledgeBase:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise
         click.echo(safe(f"studykb: no studykb.toml here or above, and {exc.why}."), err=True)
-        if not click.confirm(safe(f"Read {exc.folder} as a vault anyway?"), default=False,
-                             err=True):
+        if not click.confirm(
+            safe(f"Read {exc.folder} as a vault anyway?"), default=False, err=True
+        ):
             raise
         return KnowledgeBase.open(exc.folder)
 
@@ -126,8 +127,13 @@ class Phases:
         if self.bar is None:
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-            self.bar = Progress(TextColumn("parsing"), BarColumn(), MofNCompleteColumn(),
-                                console=self.console, transient=True)
+            self.bar = Progress(
+                TextColumn("parsing"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.bar.start()
             self.task = self.bar.add_task("parse", total=total)
         self.bar.update(self.task, completed=done)
@@ -159,8 +165,13 @@ class Phases:
             if self.current not in (name, None) or self.spinner is not None:
                 return
             self.current = name
-            self.spinner = Progress(SpinnerColumn(), TextColumn(name), TimeElapsedColumn(),
-                                    console=self.console, transient=True)
+            self.spinner = Progress(
+                SpinnerColumn(),
+                TextColumn(name),
+                TimeElapsedColumn(),
+                console=self.console,
+                transient=True,
+            )
             self.spinner.add_task(name, total=None)
             self.spinner.start()
 
@@ -176,8 +187,7 @@ class Phases:
 #: What is never printed raw on a terminal: C0 and C1 control characters (escape
 #: sequences, bells, carriage returns) other than tab and newline, and the bidirectional
 #: overrides that reorder what a line seems to say.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f"
-                     "\u202a-\u202e\u2066-\u2069]")
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -185,6 +195,19 @@ def _picture(match: re.Match[str]) -> str:
     if code < 0x20:
         return chr(0x2400 + code)  # the Unicode control pictures: ␛ for ESC
     return "\ufffd"
+
+
+def counted(n: int, noun: str) -> str:
+    """``1 error``, ``2 errors``, ``0 problems``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
+def tally(documents: int, problems: int, errors: int) -> str:
+    """``232 documents, 1 problem (1 error)``: the summary build and watch print."""
+    return (
+        f"{counted(documents, 'document')}, {counted(problems, 'problem')} "
+        f"({counted(errors, 'error')})"
+    )
 
 
 def safe(text: str) -> str:
@@ -200,8 +223,7 @@ class _SafeConsole:
         self._console = console
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
-        self._console.print(*(safe(o) if isinstance(o, str) else o for o in objects),
-                            **kwargs)
+        self._console.print(*(safe(o) if isinstance(o, str) else o for o in objects), **kwargs)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._console, name)
@@ -218,8 +240,11 @@ def console(err: bool = False):  # type: ignore[no-untyped-def]
             # whether it printed line by line here or a watch answered it (client.py)
             raise BrokenPipeError
 
-    return _SafeConsole(_Console(stderr=err, no_color=bool(os.environ.get("NO_COLOR")),
-                                 highlight=False, soft_wrap=True))
+    return _SafeConsole(
+        _Console(
+            stderr=err, no_color=bool(os.environ.get("NO_COLOR")), highlight=False, soft_wrap=True
+        )
+    )
 
 
 def emit_json(data: Any) -> None:
@@ -229,8 +254,9 @@ def emit_json(data: Any) -> None:
 
 
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--json", "as_json", is_flag=True,
-                        help="Print one JSON object on standard output.")(func)
+    return click.option(
+        "--json", "as_json", is_flag=True, help="Print one JSON object on standard output."
+    )(func)
 
 
 def pass_kb(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -249,8 +275,13 @@ class Group(click.Group):
     error) and the contract's exit code, once, at the edge; with ``--json``, standard
     output also holds one JSON object ``{"error", "suggestions"}``."""
 
-    def make_context(self, info_name: str | None, args: list[str],
-                     parent: click.Context | None = None, **extra: Any) -> click.Context:
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
         try:
             return super().make_context(info_name, args, parent, **extra)
         except click.ClickException as exc:  # the group's own options (--vault)
@@ -261,7 +292,7 @@ class Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
-        as_json = "--json" in raw[1:raw.index("--")] if "--" in raw else "--json" in raw[1:]
+        as_json = "--json" in raw[1 : raw.index("--")] if "--" in raw else "--json" in raw[1:]
         try:
             return super().invoke(ctx)
         except StudyError as exc:
@@ -285,8 +316,7 @@ class Group(click.Group):
                 _closed_pipe()
                 ctx.exit(0)
             if exc.errno == errno.ENOSPC:
-                _fail("disk full; nothing was changed (the previous state is kept).", None,
-                      as_json)
+                _fail("disk full; nothing was changed (the previous state is kept).", None, as_json)
             else:
                 where = f" {exc.filename}" if exc.filename else ""
                 _fail(f"cannot use{where}: {exc.strerror or exc}", None, as_json)
@@ -294,17 +324,20 @@ class Group(click.Group):
         except Exception as exc:
             if os.environ.get("STUDYKB_DEBUG"):
                 raise
-            _fail(f"internal error: {type(exc).__name__}: {exc}",
-                  "Run again with STUDYKB_DEBUG=1 for the traceback, and please report it.",
-                  as_json)
+            _fail(
+                f"internal error: {type(exc).__name__}: {exc}",
+                "Run again with STUDYKB_DEBUG=1 for the traceback, and please report it.",
+                as_json,
+            )
             ctx.exit(70)
         finally:
             if isinstance(ctx.obj, Context):
                 ctx.obj.close()
 
 
-def _fail(message: str, hint: str | None, as_json: bool,
-          suggestions: list[str] | None = None) -> None:
+def _fail(
+    message: str, hint: str | None, as_json: bool, suggestions: list[str] | None = None
+) -> None:
     """Say what failed: ``studykb: message`` (and the hint) on standard error; with
     ``--json``, also one JSON object on standard output."""
     click.echo(safe(f"studykb: {message}"), err=True)
@@ -336,9 +369,13 @@ def _closed_pipe() -> None:
 
 
 @click.group(cls=Group, context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--vault", "vault_dir", type=click.Path(file_okay=False),
-              help="Vault folder (default: $STUDYKB_VAULT, else the nearest folder with "
-                   "studykb.toml, else the current folder).")
+@click.option(
+    "--vault",
+    "vault_dir",
+    type=click.Path(file_okay=False),
+    help="Vault folder (default: $STUDYKB_VAULT, else the nearest folder with "
+    "studykb.toml, else the current folder).",
+)
 @click.version_option(__version__, prog_name="studykb")
 @click.pass_context
 def cli(ctx: click.Context, vault_dir: str | None) -> None:
@@ -389,8 +426,11 @@ def prepare() -> None:
         if name in ("search", "ask"):
             continue  # a search query, a question: not a document
         for param in command.params:
-            if isinstance(param, click.Argument) and param.name == "query" \
-                    and param._custom_shell_complete is None:
+            if (
+                isinstance(param, click.Argument)
+                and param.name == "query"
+                and param._custom_shell_complete is None
+            ):
                 # what click.Argument(shell_complete=...) sets; the commands are others'
                 param._custom_shell_complete = complete_ids
 

@@ -10,6 +10,7 @@ from studykb.cli.app import (
     Context,
     cli,
     console,
+    counted,
     emit_json,
     json_option,
     pass_kb,
@@ -28,8 +29,7 @@ class OutputFile(click.File):
     def __init__(self) -> None:
         super().__init__("w", encoding="utf-8")
 
-    def convert(self, value: Any, param: click.Parameter | None,
-                ctx: click.Context | None) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value != "-":
             import os
 
@@ -68,22 +68,35 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
     if not dry_run:
         written = setup.write(made)
     if as_json:
-        emit_json({"folder": str(root), "config": str(root / "studykb.toml"),
-                   "written": written is not None, "files": made.files,
-                   "folders": dict(made.by_folder), "exclude": list(made.exclude)})
+        emit_json(
+            {
+                "folder": str(root),
+                "config": str(root / "studykb.toml"),
+                "written": written is not None,
+                "files": made.files,
+                "folders": dict(made.by_folder),
+                "exclude": list(made.exclude),
+            }
+        )
         return
     out = console()
     verb = "Would write" if dry_run else "Wrote"
     out.print(f"{verb} {root / 'studykb.toml'}", markup=False)
-    out.print(f"studykb will read {made.files} Markdown file{'s' if made.files != 1 else ''}"
-              + (":" if made.by_folder else "."), markup=False)
+    out.print(
+        f"studykb will read {made.files} Markdown file{'s' if made.files != 1 else ''}"
+        + (":" if made.by_folder else "."),
+        markup=False,
+    )
     for name, count in made.by_folder[:12]:
         out.print(f"  {name if name != '.' else '(top level)'}  {count}", markup=False)
     if len(made.by_folder) > 12:
         out.print(f"  … and {len(made.by_folder) - 12} more folders", markup=False)
     if made.exclude:
-        out.print(f"Left out: {', '.join(e + '/' for e in made.exclude)} (edit exclude in "
-                  "studykb.toml to change it)", markup=False)
+        out.print(
+            f"Left out: {', '.join(e + '/' for e in made.exclude)} (edit exclude in "
+            "studykb.toml to change it)",
+            markup=False,
+        )
     if not dry_run:
         out.print("Next: studykb build", markup=False)
 
@@ -105,27 +118,43 @@ def build(obj: Context, as_json: bool) -> None:
     stats = refresh_with_progress(kb)
     indexed = _sync_search_index(kb)
     if as_json:
-        emit_json({"documents": stats.documents, "links": stats.links,
-                   "problems": stats.problems, "errors": stats.errors,
-                   "added": stats.added, "modified": stats.modified, "removed": stats.removed,
-                   "seconds": round(stats.seconds, 3), "index": indexed})
+        emit_json(
+            {
+                "documents": stats.documents,
+                "links": stats.links,
+                "problems": stats.problems,
+                "errors": stats.errors,
+                "added": stats.added,
+                "modified": stats.modified,
+                "removed": stats.removed,
+                "seconds": round(stats.seconds, 3),
+                "index": indexed,
+            }
+        )
         return
     out = console()
     if stats.notice:
         out.print(f"note: {stats.notice}")
-    for label, paths in (("added", stats.added), ("modified", stats.modified),
-                         ("removed", stats.removed)):
+    for label, paths in (
+        ("added", stats.added),
+        ("modified", stats.modified),
+        ("removed", stats.removed),
+    ):
         for path in paths[:20]:
             out.print(f"{label:>9}  {path}", markup=False)
         if len(paths) > 20:
             out.print(f"{label:>9}  ... and {len(paths) - 20} more")
     if not stats.changed:
         out.print("up to date")
-    out.print(f"{stats.documents} documents, {stats.links} links, {stats.problems} problems "
-              f"({stats.errors} error{'' if stats.errors == 1 else 's'}) in {stats.seconds:.2f}s")
+    out.print(
+        f"{counted(stats.documents, 'document')}, {counted(stats.links, 'link')}, "
+        f"{counted(stats.problems, 'problem')} ({counted(stats.errors, 'error')}) "
+        f"in {stats.seconds:.2f}s"
+    )
     if indexed and indexed["reindexed"]:
-        out.print(f"search index: {indexed['reindexed']} files re-indexed in "
-                  f"{indexed['seconds']:.2f}s")
+        out.print(
+            f"search index: {indexed['reindexed']} files re-indexed in {indexed['seconds']:.2f}s"
+        )
 
 
 def _sync_search_index(kb: KnowledgeBase) -> dict[str, Any]:
@@ -135,12 +164,21 @@ def _sync_search_index(kb: KnowledgeBase) -> dict[str, Any]:
     started = time.perf_counter()
     record = kb.index_current()  # nothing changed: no need to load the search engine
     if record is not None:
-        return {"documents": int(record.get("documents") or 0), "reindexed": 0,
-                "rebuilt": False, "stale": False,
-                "seconds": round(time.perf_counter() - started, 3)}
+        return {
+            "documents": int(record.get("documents") or 0),
+            "reindexed": 0,
+            "rebuilt": False,
+            "stale": False,
+            "seconds": round(time.perf_counter() - started, 3),
+        }
     stats = kb.sync_search(building=True)
-    return {"documents": stats.documents, "reindexed": len(stats.paths),
-            "rebuilt": stats.rebuilt, "stale": stats.stale, "seconds": round(stats.seconds, 3)}
+    return {
+        "documents": stats.documents,
+        "reindexed": len(stats.paths),
+        "rebuilt": stats.rebuilt,
+        "stale": stats.stale,
+        "seconds": round(stats.seconds, 3),
+    }
 
 
 @cli.command()
@@ -162,8 +200,13 @@ def check(kb, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-unty
         problems = [p for p in problems if p.severity == "error"]
     errors = sum(p.severity == "error" for p in problems)
     if as_json:
-        emit_json({"problems": [p.as_dict() for p in problems], "errors": errors,
-                   "warnings": len(problems) - errors})
+        emit_json(
+            {
+                "problems": [p.as_dict() for p in problems],
+                "errors": errors,
+                "warnings": len(problems) - errors,
+            }
+        )
     else:
         _print_problems(problems, errors)
     raise SystemExit(1 if errors else 0)
@@ -176,18 +219,22 @@ def _print_problems(problems: list[Any], errors: int) -> None:
     import sys
 
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
-    shown = {"error": click.style("error", fg="red") if color else "error",
-             "warning": click.style("warning", fg="yellow") if color else "warning"}
+    shown = {
+        "error": click.style("error", fg="red") if color else "error",
+        "warning": click.style("warning", fg="yellow") if color else "warning",
+    }
     lines = []
     for p in problems:
         where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
         code = click.style(p.code, bold=True) if color else p.code
-        lines.append(f"{safe(where)}: {shown.get(p.severity, p.severity)} {code} "
-                     f"{safe(p.message)}")
+        lines.append(f"{safe(where)}: {shown.get(p.severity, p.severity)} {code} {safe(p.message)}")
     warnings = len(problems) - errors
-    lines.append(f"{errors} error{'' if errors == 1 else 's'}, "
-                 f"{warnings} warning{'' if warnings == 1 else 's'}" if problems
-                 else "no problems")
+    lines.append(
+        f"{errors} error{'' if errors == 1 else 's'}, "
+        f"{warnings} warning{'' if warnings == 1 else 's'}"
+        if problems
+        else "no problems"
+    )
     click.echo("\n".join(lines), color=color)
 
 
@@ -213,24 +260,44 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     """
     shown = kb.show(kb.find(query))
     doc = shown.doc
-    docs = kb.documents_for([link.ref.source for link in shown.backlinks]
-                               + [link.target for link in shown.outgoing if link.target])
+    docs = kb.documents_for(
+        [link.ref.source for link in shown.backlinks]
+        + [link.target for link in shown.outgoing if link.target]
+    )
     if as_json:
-        emit_json({**doc.brief(), "key": doc.key, "aliases": list(doc.aliases),
-                   "tags": list(doc.tags), "covers": list(doc.covers), "date": doc.date,
-                   "level": doc.level, "status": doc.status, "url": doc.url, "kind": doc.kind,
-                   "summary": doc.summary, "meta": doc.meta,
-                   "units": [{**u.brief(), "status": u.status} for u in shown.units],
-                   "references": [_link_json(link, docs) for link in shown.outgoing],
-                   "backlinks": [_back_json(link, docs) for link in shown.backlinks]})
+        emit_json(
+            {
+                **doc.brief(),
+                "key": doc.key,
+                "aliases": list(doc.aliases),
+                "tags": list(doc.tags),
+                "covers": list(doc.covers),
+                "date": doc.date,
+                "level": doc.level,
+                "status": doc.status,
+                "url": doc.url,
+                "kind": doc.kind,
+                "summary": doc.summary,
+                "meta": doc.meta,
+                "units": [{**u.brief(), "status": u.status} for u in shown.units],
+                "references": [_link_json(link, docs) for link in shown.outgoing],
+                "backlinks": [_back_json(link, docs) for link in shown.backlinks],
+            }
+        )
         return
     out = console()
     out.print(f"[bold]{_escape(doc.title)}[/]  ({doc.type}, id {_escape(doc.id)})")
     out.print(f"  path: {doc.path}" + (f":{doc.line}" if doc.line > 1 else ""), markup=False)
-    for label, value in (("aliases", ", ".join(doc.aliases)), ("tags", ", ".join(doc.tags)),
-                         ("covers", ", ".join(doc.covers)), ("date", doc.date),
-                         ("level", doc.level), ("status", doc.status), ("url", doc.url),
-                         ("kind", doc.kind)):
+    for label, value in (
+        ("aliases", ", ".join(doc.aliases)),
+        ("tags", ", ".join(doc.tags)),
+        ("covers", ", ".join(doc.covers)),
+        ("date", doc.date),
+        ("level", doc.level),
+        ("status", doc.status),
+        ("url", doc.url),
+        ("kind", doc.kind),
+    ):
         if value:
             out.print(f"  {label}: {value}", markup=False)
     if doc.summary:
@@ -249,22 +316,35 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     for link in shown.backlinks:
         src = docs.get(link.ref.source)
         where = f"{link.ref.path}:{link.ref.line}"
-        out.print(f"  {where:<34} {link.ref.kind:<9} {src.title if src else link.ref.source}",
-                  markup=False)
+        out.print(
+            f"  {where:<34} {link.ref.kind:<9} {src.title if src else link.ref.source}",
+            markup=False,
+        )
 
 
-def _link_json(link, docs) -> dict:  # type: ignore[no-untyped-def]
+def _link_json(link, docs) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     target = docs.get(link.target) if link.target else None
-    return {"kind": link.ref.kind, "text": link.ref.text, "path": link.ref.path,
-            "line": link.ref.line, "state": link.state, "reason": link.ref.reason or None,
-            "target": target.brief() if target else None}
+    return {
+        "kind": link.ref.kind,
+        "text": link.ref.text,
+        "path": link.ref.path,
+        "line": link.ref.line,
+        "state": link.state,
+        "reason": link.ref.reason or None,
+        "target": target.brief() if target else None,
+    }
 
 
-def _back_json(link, docs) -> dict:  # type: ignore[no-untyped-def]
+def _back_json(link, docs) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     src = docs.get(link.ref.source)
-    return {"id": src.id if src else link.ref.source, "path": link.ref.path,
-            "line": link.ref.line, "kind": link.ref.kind, "title": src.title if src else "",
-            "text": link.ref.text}
+    return {
+        "id": src.id if src else link.ref.source,
+        "path": link.ref.path,
+        "line": link.ref.line,
+        "kind": link.ref.kind,
+        "title": src.title if src else "",
+        "text": link.ref.text,
+    }
 
 
 @cli.command()
@@ -283,28 +363,58 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
     links = kb.backlinks(doc)
     docs = kb.documents_for(link.ref.source for link in links)
     if as_json:
-        emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
-                   "backlinks": [_back_json(link, docs) for link in links]})
+        emit_json(
+            {
+                "id": doc.id,
+                "path": doc.path,
+                "title": doc.title,
+                "backlinks": [_back_json(link, docs) for link in links],
+            }
+        )
         return
     out = console()
     if not links:
         out.print(f"no backlinks to {doc.id}", markup=False)
     for link in links:
         src = docs.get(link.ref.source)
-        out.print(f"{link.ref.path}:{link.ref.line}: {link.ref.kind}: "
-                  f"{src.title if src else link.ref.source}", markup=False)
+        out.print(
+            f"{link.ref.path}:{link.ref.line}: {link.ref.kind}: "
+            f"{src.title if src else link.ref.source}",
+            markup=False,
+        )
 
 
 @cli.command()
-@click.option("--format", "fmt", type=click.Choice(["json", "graphml", "dot", "mermaid"]),
-              default="json", show_default=True, help="Output format.")
-@click.option("--type", "types", multiple=True, type=click.Choice(DOC_TYPES),
-              help="Keep only documents of this type (repeatable).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["json", "graphml", "dot", "mermaid"]),
+    default="json",
+    show_default=True,
+    help="Output format.",
+)
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(DOC_TYPES),
+    help="Keep only documents of this type (repeatable).",
+)
 @click.option("--tag", "tags", multiple=True, help="Keep only documents with this tag or topic.")
-@click.option("--kind", "kinds", multiple=True, type=click.Choice(EDGE_KINDS),
-              help="Keep only edges of this kind (repeatable).")
-@click.option("-o", "--output", type=OutputFile(), default="-",
-              help="Write to a file (its folders are made) instead of standard output.")
+@click.option(
+    "--kind",
+    "kinds",
+    multiple=True,
+    type=click.Choice(EDGE_KINDS),
+    help="Keep only edges of this kind (repeatable).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=OutputFile(),
+    default="-",
+    help="Write to a file (its folders are made) instead of standard output.",
+)
 @json_option
 @pass_kb
 def graph(kb, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # type: ignore[no-untyped-def]
@@ -336,4 +446,3 @@ def graph(kb, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # t
         if warning:
             click.echo(safe(f"studykb: warning: {warning}"), err=True)
     output.write(text)
-

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from studykb.cli.app import Context, cli, complete_ids, emit_json, json_option, safe
+from studykb.cli.app import Context, cli, complete_ids, emit_json, json_option, safe, tally
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -24,24 +24,50 @@ TYPES = ("note", "entry", "topic", "course", "list")
 @cli.command()
 @click.argument("doc_type", metavar="TYPE", type=click.Choice(TYPES))
 @click.argument("title", nargs=-1)
-@click.option("--id", "doc_id", help="The id and file name (default: a slug of the title; "
-              "pinyin for a Chinese title).")
-@click.option("--tag", "tags", multiple=True, help="A tag; for an entry, a topic it covers "
-              "(repeatable).")
-@click.option("--requires", multiple=True, shell_complete=complete_ids,
-              help="A prerequisite: an id, alias or title (repeatable); one that names no "
-                   "document is written anyway, with a warning.")
+@click.option(
+    "--id",
+    "doc_id",
+    help="The id and file name (default: a slug of the title; pinyin for a Chinese title).",
+)
+@click.option(
+    "--tag", "tags", multiple=True, help="A tag; for an entry, a topic it covers (repeatable)."
+)
+@click.option(
+    "--requires",
+    multiple=True,
+    shell_complete=complete_ids,
+    help="A prerequisite: an id, alias or title (repeatable); one that names no "
+    "document is written anyway, with a warning.",
+)
 @click.option("--url", help="The resource's address (entries and courses).")
-@click.option("--today", is_flag=True, help="Today's daily note, journal/YYYY-MM-DD.md "
-              "(the existing one when it is there).")
-@click.option("--date", "day", type=click.DateTime(["%Y-%m-%d"]), metavar="YYYY-MM-DD",
-              help="The daily note of another day.")
+@click.option(
+    "--today",
+    is_flag=True,
+    help="Today's daily note, journal/YYYY-MM-DD.md (the existing one when it is there).",
+)
+@click.option(
+    "--date",
+    "day",
+    type=click.DateTime(["%Y-%m-%d"]),
+    metavar="YYYY-MM-DD",
+    help="The daily note of another day.",
+)
 @click.option("--edit", is_flag=True, help="Open the new file in $VISUAL / $EDITOR.")
 @json_option
 @click.pass_obj
-def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
-        tags: tuple[str, ...], requires: tuple[str, ...], url: str | None, today: bool,
-        day: dt.datetime | None, edit: bool, as_json: bool) -> None:
+def new(
+    obj: Context,
+    doc_type: str,
+    title: tuple[str, ...],
+    doc_id: str | None,
+    tags: tuple[str, ...],
+    requires: tuple[str, ...],
+    url: str | None,
+    today: bool,
+    day: dt.datetime | None,
+    edit: bool,
+    as_json: bool,
+) -> None:
     """Create a document from a template and print its path.
 
     TYPE is note, entry, topic, course or list; the file goes to notes/, notes/entries/,
@@ -69,9 +95,17 @@ def new(obj: Context, doc_type: str, title: tuple[str, ...], doc_id: str | None,
     for warning in warnings:
         _say(f"studykb: warning: {warning}", err=True)
     if as_json:
-        emit_json({"path": made.path, "file": str(made.file), "id": made.id,
-                   "type": doc_type, "template": made.template, "existed": made.existed,
-                   "warnings": warnings})
+        emit_json(
+            {
+                "path": made.path,
+                "file": str(made.file),
+                "id": made.id,
+                "type": doc_type,
+                "template": made.template,
+                "existed": made.existed,
+                "warnings": warnings,
+            }
+        )
     else:
         click.echo(safe(_shown(made.file)))
     if edit:
@@ -87,8 +121,7 @@ def _unresolved(kb: KnowledgeBase, requires: tuple[str, ...]) -> list[str]:
         try:
             kb.find(name)
         except NotFound as exc:
-            hint = f" (did you mean {', '.join(exc.suggestions[:3])}?)" if exc.suggestions \
-                else ""
+            hint = f" (did you mean {', '.join(exc.suggestions[:3])}?)" if exc.suggestions else ""
             out.append(f"--requires {name!r} names no document yet{hint}")
     return out
 
@@ -103,8 +136,12 @@ def _shown(file: Path) -> str:
 
 @cli.command()
 @click.option("--quiet", "-q", is_flag=True, help="Print only problems, not changed files.")
-@click.option("--serve/--no-serve", default=True, show_default=True,
-              help="Answer other studykb commands on .studykb/serve.sock (owner only).")
+@click.option(
+    "--serve/--no-serve",
+    default=True,
+    show_default=True,
+    help="Answer other studykb commands on .studykb/serve.sock (owner only).",
+)
 @click.pass_obj
 def watch(obj: Context, quiet: bool, serve: bool) -> None:
     """Keep the state and search index fresh while you edit; print new and fixed problems.
@@ -123,32 +160,44 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
     from studykb.editor.serve import Owner
     from studykb.editor.watch import Change, Watcher, index_sync
 
-    watcher = Watcher(obj.kb(refresh=False).vault, index_sync(),
-                      serve=command_server if serve else None)
+    watcher = Watcher(
+        obj.kb(refresh=False).vault, index_sync(), serve=command_server if serve else None
+    )
     first = watcher.start()
     if first.error:
         _say(f"studykb: {first.error}", err=True)
 
     def ready() -> None:
         st = first.stats
-        _say(f"watching {watcher.root}: {st.documents} documents, {st.problems} problems "
-             f"({st.errors} error{'' if st.errors == 1 else 's'}){'; search index ready' if first.indexed else ''}"
-             f"{'; answering studykb commands' if watcher.serving else ''}. Ctrl-C to stop.")
+        _say(
+            f"watching {watcher.root}: {tally(st.documents, st.problems, st.errors)}"
+            f"{'; search index ready' if first.indexed else ''}"
+            f"{'; answering studykb commands' if watcher.serving else ''}. Ctrl-C to stop."
+        )
 
     def following(owner: Owner | None) -> None:
         if owner is None:
-            _say("studykb: the process this watch followed stopped; this watch keeps the "
-                 "vault fresh now.", err=True)
+            _say(
+                "studykb: the process this watch followed stopped; this watch keeps the "
+                "vault fresh now.",
+                err=True,
+            )
         else:
-            _say(f"studykb: {owner.describe()} already keeps this vault fresh; this watch "
-                 "reports its changes and takes over when it stops.", err=True)
+            _say(
+                f"studykb: {owner.describe()} already keeps this vault fresh; this watch "
+                "reports its changes and takes over when it stops.",
+                err=True,
+            )
 
     def report(change: Change) -> None:
         stamp = time.strftime("%H:%M:%S")
         st = change.stats
         if not quiet:
-            for label, paths in (("added", st.added), ("modified", st.modified),
-                                 ("removed", st.removed)):
+            for label, paths in (
+                ("added", st.added),
+                ("modified", st.modified),
+                ("removed", st.removed),
+            ):
                 for path in paths[:10]:
                     _say(f"[{stamp}] {label} {path}")
                 if len(paths) > 10:
@@ -160,8 +209,8 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
         if change.error:
             _say(f"studykb: {change.error}", err=True)
         elif not quiet:
-            _say(f"[{stamp}] {st.documents} documents, {st.problems} problems ({st.errors} "
-                 f"error{'' if st.errors == 1 else 's'}){'; index updated' if change.indexed else ''}")
+            indexed = "; index updated" if change.indexed else ""
+            _say(f"[{stamp}] {tally(st.documents, st.problems, st.errors)}{indexed}")
 
     def gone() -> None:
         _say(f"studykb: the vault folder {watcher.root} disappeared; stopping.", err=True)
@@ -205,7 +254,10 @@ def lsp(stdio: bool) -> None:
     ctx = click.get_current_context()
     vault_dir = ctx.obj.vault_dir if isinstance(ctx.obj, Context) else None
     if sys.stdin.isatty():
-        _say("studykb lsp: the language server is waiting for an editor to talk to it on "
-             "standard input and output (your editor starts it; see `studykb lsp --help`). "
-             "Ctrl-C to leave.", err=True)
+        _say(
+            "studykb lsp: the language server is waiting for an editor to talk to it on "
+            "standard input and output (your editor starts it; see `studykb lsp --help`). "
+            "Ctrl-C to leave.",
+            err=True,
+        )
     serve(vault_dir, sys.stdin.buffer, sys.stdout.buffer, command_server)

@@ -17,22 +17,38 @@ if TYPE_CHECKING:
     from studykb.model import Document
 
 #: Named formats of ``list``; anything else is a template with ``{field}``s.
-FORMATS = {"path": "{file}", "id": "{id}", "title": "{title}",
-           "tsv": "{file}\t{id}\t{type}\t{title}"}
+FORMATS = {
+    "path": "{file}",
+    "id": "{id}",
+    "title": "{title}",
+    "tsv": "{file}\t{id}\t{type}\t{title}",
+}
 FIELDS = ("id", "path", "file", "title", "type", "status", "level", "date", "tags", "aliases")
 
 
 @cli.command("list")
-@click.option("--type", "types", multiple=True, type=click.Choice(DOC_TYPES),
-              help="Only documents of this type (repeatable; units only when asked).")
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(DOC_TYPES),
+    help="Only documents of this type (repeatable; units only when asked).",
+)
 @click.option("--tag", "tags", multiple=True, help="Only documents with this tag or topic.")
-@click.option("--format", "fmt", default="path", show_default=True,
-              help="path, id, title, tsv, or a template such as '{id}\\t{title}' (fields: "
-                   + ", ".join(FIELDS) + ").")
+@click.option(
+    "--format",
+    "fmt",
+    default="path",
+    show_default=True,
+    help="path, id, title, tsv, or a template such as '{id}\\t{title}' (fields: "
+    + ", ".join(FIELDS)
+    + ").",
+)
 @json_option
 @pass_kb
-def list_(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...], fmt: str,
-          as_json: bool) -> None:
+def list_(
+    kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...], fmt: str, as_json: bool
+) -> None:
     """Every document, one a line, for scripts and pickers.
 
     The default format prints each file's path as you can use it from here, so it feeds
@@ -48,9 +64,21 @@ def list_(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...], fmt:
     _check_template(template)
     docs = _listed(kb, types, tags)
     if as_json:
-        emit_json({"documents": [{**d.brief(), "file": str(kb.root / d.path),
-                                  "tags": list(d.tags), "status": d.status, "level": d.level,
-                                  "date": d.date} for d in docs]})
+        emit_json(
+            {
+                "documents": [
+                    {
+                        **d.brief(),
+                        "file": str(kb.root / d.path),
+                        "tags": list(d.tags),
+                        "status": d.status,
+                        "level": d.level,
+                        "date": d.date,
+                    }
+                    for d in docs
+                ]
+            }
+        )
         return
     root = kb.root
     lines = [safe(template.format_map(_fields(d, root))) for d in docs]
@@ -58,8 +86,7 @@ def list_(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...], fmt:
         click.echo("\n".join(lines))
 
 
-def _listed(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...]
-            ) -> list[Document]:
+def _listed(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...]) -> list[Document]:
     from studykb.vault.resolve import fold
 
     wanted = {fold(t) for t in tags}
@@ -77,28 +104,40 @@ def _unescaped(template: str) -> str:
     """``\\t`` and ``\\n`` typed in a shell's single quotes mean a tab and a new line."""
     import re
 
-    return re.sub(r"\\([tn\\])", lambda m: {"t": "\t", "n": "\n", "\\": "\\"}[m.group(1)],
-                  template)
+    return re.sub(r"\\([tn\\])", lambda m: {"t": "\t", "n": "\n", "\\": "\\"}[m.group(1)], template)
 
 
 def _check_template(template: str) -> None:
     try:
-        names = [name for _lit, name, _spec, _conv in string.Formatter().parse(template)
-                 if name is not None]
+        names = [
+            name
+            for _lit, name, _spec, _conv in string.Formatter().parse(template)
+            if name is not None
+        ]
     except ValueError as exc:
         raise click.BadParameter(f"{template!r}: {exc}", param_hint="--format") from None
     unknown = [n for n in names if n not in FIELDS]
     if unknown:
-        raise click.BadParameter(f"unknown field {{{unknown[0]}}}; use one of "
-                                 + ", ".join(FIELDS), param_hint="--format")
+        raise click.BadParameter(
+            f"unknown field {{{unknown[0]}}}; use one of " + ", ".join(FIELDS),
+            param_hint="--format",
+        )
 
 
 def _fields(doc: Document, root: Path) -> dict[str, Any]:
     """The fields of one line (a value never breaks the line or the columns)."""
-    values = {"id": doc.id, "path": doc.path, "file": _shown(root / doc.path),
-              "title": doc.title, "type": doc.type, "status": doc.status or "",
-              "level": doc.level or "", "date": doc.date or "", "tags": ",".join(doc.tags),
-              "aliases": ",".join(doc.aliases)}
+    values = {
+        "id": doc.id,
+        "path": doc.path,
+        "file": _shown(root / doc.path),
+        "title": doc.title,
+        "type": doc.type,
+        "status": doc.status or "",
+        "level": doc.level or "",
+        "date": doc.date or "",
+        "tags": ",".join(doc.tags),
+        "aliases": ",".join(doc.aliases),
+    }
     return {k: " ".join(str(v).split("\n")).replace("\t", " ") for k, v in values.items()}
 
 
@@ -137,16 +176,27 @@ def mv(kb: KnowledgeBase, query: str, new: str, dry_run: bool, as_json: bool) ->
     if not dry_run:
         kb.move(move)
     if as_json:
-        emit_json({"from": move.old_path, "to": move.new_path, "id": move.new_id,
-                   "dry_run": dry_run, "files": sorted(by_file),
-                   "edits": [{"path": e.path, "line": e.line + 1, "old": e.old, "new": e.new}
-                             for e in move.edits]})
+        emit_json(
+            {
+                "from": move.old_path,
+                "to": move.new_path,
+                "id": move.new_id,
+                "dry_run": dry_run,
+                "files": sorted(by_file),
+                "edits": [
+                    {"path": e.path, "line": e.line + 1, "old": e.old, "new": e.new}
+                    for e in move.edits
+                ],
+            }
+        )
         return
     verb = "would move" if dry_run else "moved"
     lines = [f"{verb} {move.old_path} -> {move.new_path} (id {move.new_id})"]
     lines += [f"  {e.path}:{e.line + 1}: {e.old} -> {e.new}" for e in move.edits]
     refs = len(move.edits)
-    lines.append(f"{'would rewrite' if dry_run else 'rewrote'} {refs} reference"
-                 f"{'s' if refs != 1 else ''} in {len(by_file)} file"
-                 f"{'s' if len(by_file) != 1 else ''}")
+    lines.append(
+        f"{'would rewrite' if dry_run else 'rewrote'} {refs} reference"
+        f"{'s' if refs != 1 else ''} in {len(by_file)} file"
+        f"{'s' if len(by_file) != 1 else ''}"
+    )
     click.echo(safe("\n".join(lines)))

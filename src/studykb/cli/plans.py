@@ -32,13 +32,26 @@ def _facts(doc: Document, known: bool = False) -> str:
 @click.argument("query")
 @click.option("--all", "include_known", is_flag=True, help="Include what is already known.")
 @click.option("--depth", type=click.IntRange(min=1), help="Go back at most N prerequisites.")
-@click.option("--format", "fmt", type=click.Choice(["text", "md", "json"]), default="text",
-              show_default=True, help="Output format (md pastes into a note).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "md", "json"]),
+    default="text",
+    show_default=True,
+    help="Output format (md pastes into a note).",
+)
 @click.option("--tree", is_flag=True, help="Show the prerequisite tree instead of the list.")
 @json_option
 @pass_kb
-def before(kb: KnowledgeBase, query: str, include_known: bool, depth: int | None, fmt: str,
-           tree: bool, as_json: bool) -> None:
+def before(
+    kb: KnowledgeBase,
+    query: str,
+    include_known: bool,
+    depth: int | None,
+    fmt: str,
+    tree: bool,
+    as_json: bool,
+) -> None:
     """The reading plan: what to read before QUERY, in order, skipping what you know.
 
     Each step says why it is there and, for topics, which readings teach it best; for a
@@ -82,8 +95,10 @@ def _print_plan(plan: Plan, known: Knowledge) -> None:
             shown_loop = step.loop
         doc = step.doc
         style = "dim" if step.known else "bold"
-        out.print(f"{n:>3}. [{style}]{_esc(doc.title)}[/]  [dim]{_esc(_facts(doc, step.known))}"
-                  f"  ({_esc(doc.id)})[/]")
+        out.print(
+            f"{n:>3}. [{style}]{_esc(doc.title)}[/]  [dim]{_esc(_facts(doc, step.known))}"
+            f"  ({_esc(doc.id)})[/]"
+        )
         for need in step.needed_by[:3]:
             why = f": {need.reason}" if need.reason else ""
             out.print(f"       for {_esc(need.by.title)}{_esc(why)}")
@@ -107,8 +122,10 @@ def _print_readings(out: Any, readings: tuple[Reading, ...]) -> None:
     for reading in readings[:SHOWN_READINGS]:
         tick = "✓" if reading.known else "·"
         verb = "read" if reading.teaches else "see"
-        out.print(f"       {tick} {verb} {_esc(reading.doc.title)} [dim]"
-                  f"({_esc(_facts(reading.doc, reading.known))})[/]")
+        out.print(
+            f"       {tick} {verb} {_esc(reading.doc.title)} [dim]"
+            f"({_esc(_facts(reading.doc, reading.known))})[/]"
+        )
     more = len(readings) - SHOWN_READINGS
     if more > 0:
         out.print(f"       [dim]… {counted(more, 'more reading')}[/]")
@@ -158,12 +175,24 @@ def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> No
     target = kb.find(query) if query else None
     steps = kb.ready(target, limit=limit)
     if as_json:
-        emit_json({"target": target.brief() if target else None,
-                   "next": [{**s.doc.brief(), "level": s.doc.level, "status": s.doc.status,
-                             "unlocks": [n.by.id for n in s.needed_by],
-                             "readings": [{"id": r.doc.id, "title": r.doc.title,
-                                           "url": r.doc.url} for r in s.readings]}
-                            for s in steps]})
+        emit_json(
+            {
+                "target": target.brief() if target else None,
+                "next": [
+                    {
+                        **s.doc.brief(),
+                        "level": s.doc.level,
+                        "status": s.doc.status,
+                        "unlocks": [n.by.id for n in s.needed_by],
+                        "readings": [
+                            {"id": r.doc.id, "title": r.doc.title, "url": r.doc.url}
+                            for r in s.readings
+                        ],
+                    }
+                    for s in steps
+                ],
+            }
+        )
         raise SystemExit(0 if steps else 1)
     out = console()
     if not steps:
@@ -171,8 +200,9 @@ def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> No
         raise SystemExit(1)
     for n, step in enumerate(steps, 1):
         doc = step.doc
-        out.print(f"{n:>3}. [bold]{_esc(doc.title)}[/]  "
-                  f"[dim]{_esc(_facts(doc))} ({_esc(doc.id)})[/]")
+        out.print(
+            f"{n:>3}. [bold]{_esc(doc.title)}[/]  [dim]{_esc(_facts(doc))} ({_esc(doc.id)})[/]"
+        )
         if step.needed_by:
             out.print("       unlocks " + _esc(", ".join(n.by.title for n in step.needed_by)))
         if step.readings:
@@ -198,14 +228,30 @@ def status(kb: KnowledgeBase, as_json: bool) -> None:
         return
     out = console()
     for title, lines, empty in (
-            ("Courses", _course_lines(t), "(none)"),
-            ("Reading now", [f"  {_esc(d.title)} [dim]({_esc(_facts(d))}; {_esc(d.id)})[/]"
-                             for d in t.reading], "(nothing marked reading)"),
-            ("Finished lately", [f"  {d.done + ' ' if d.done else ''}{_esc(d.title)} [dim]({_esc(d.id)})[/]"
-                                 for d in t.finished], "(nothing marked done)"),
-            ("Reading lists", [f"  {_esc(lp.list.title)}: {_counted(lp.items, 'pick')}, "
-                               f"{lp.beginner} beginner, in recommended order; {lp.read} read"
-                               for lp in t.lists], None)):
+        ("Courses", _course_lines(t), "(none)"),
+        (
+            "Reading now",
+            [f"  {_esc(d.title)} [dim]({_esc(_facts(d))}; {_esc(d.id)})[/]" for d in t.reading],
+            "(nothing marked reading)",
+        ),
+        (
+            "Finished lately",
+            [
+                f"  {d.done + ' ' if d.done else ''}{_esc(d.title)} [dim]({_esc(d.id)})[/]"
+                for d in t.finished
+            ],
+            "(nothing marked done)",
+        ),
+        (
+            "Reading lists",
+            [
+                f"  {_esc(lp.list.title)}: {_counted(lp.items, 'pick')}, "
+                f"{lp.beginner} beginner, in recommended order; {lp.read} read"
+                for lp in t.lists
+            ],
+            None,
+        ),
+    ):
         out.print(f"[bold]{title}[/]")
         for line in lines or ([f"  {empty}"] if empty else []):
             out.print(line)
@@ -221,23 +267,32 @@ def _course_lines(t: Tracker) -> list[str]:
     lines = []
     for c in t.courses:
         filled = round(20 * c.done / c.total) if c.total else 0
-        lines.append(f"  {'█' * filled}{'░' * (20 - filled)} {c.done:>2}/{c.total:<2} "
-                     f"{_esc(c.course.title)}")
+        lines.append(
+            f"  {'█' * filled}{'░' * (20 - filled)} {c.done:>2}/{c.total:<2} {_esc(c.course.title)}"
+        )
         lines.extend(f"{'':28}reading: {_esc(unit.title)}" for unit in c.current)
     return lines
 
 
 def _status_json(t: Tracker) -> dict[str, Any]:
     return {
-        "courses": [{**c.course.brief(), "done": c.done, "total": c.total,
-                     "current": [u.id for u in c.current],
-                     "units": [{**u.brief(), "status": u.status, "done": u.done}
-                               for u in c.units]}
-                    for c in t.courses],
+        "courses": [
+            {
+                **c.course.brief(),
+                "done": c.done,
+                "total": c.total,
+                "current": [u.id for u in c.current],
+                "units": [{**u.brief(), "status": u.status, "done": u.done} for u in c.units],
+            }
+            for c in t.courses
+        ],
         "reading": [{**d.brief(), "status": d.status} for d in t.reading],
         "finished": [{**d.brief(), "done": d.done, "date": d.date} for d in t.finished],
-        "lists": [{**lp.list.brief(), "items": lp.items, "read": lp.read,
-                   "beginner": lp.beginner} for lp in t.lists]}
+        "lists": [
+            {**lp.list.brief(), "items": lp.items, "read": lp.read, "beginner": lp.beginner}
+            for lp in t.lists
+        ],
+    }
 
 
 @cli.command()

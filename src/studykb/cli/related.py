@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import IO, TYPE_CHECKING, Any
 
 import click
 
@@ -11,6 +11,10 @@ from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.cli.core import OutputFile
 from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES
+
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
+    from studykb.outputs.site_pages import SitePages
 
 
 def _esc(text: str) -> str:
@@ -33,24 +37,46 @@ def _options(limit: int, types: tuple[str, ...], text: str = "vectors") -> Any:
     return RelatedOptions(limit=limit, types=tuple(types), text=text)
 
 
-_limit = click.option("--limit", "-n", type=click.IntRange(min=1), default=10, show_default=True,
-                      help="How many related documents.")
-_types = click.option("--type", "types", multiple=True, type=click.Choice(DOC_TYPES),
-                      help="Only documents of this type (repeatable; default: notes, "
-                           "entries, courses and lists, plus hand-picked ones).")
+_limit = click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="How many related documents.",
+)
+_types = click.option(
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(DOC_TYPES),
+    help="Only documents of this type (repeatable; default: notes, "
+    "entries, courses and lists, plus hand-picked ones).",
+)
 
 
 @cli.command()
 @click.argument("query")
 @_limit
 @_types
-@click.option("--text", "text", type=click.Choice(["vectors", "index", "none"]),
-              default="vectors", show_default=True,
-              help="Text similarity: fast term vectors, the search index, or none.")
+@click.option(
+    "--text",
+    "text",
+    type=click.Choice(["vectors", "index", "none"]),
+    default="vectors",
+    show_default=True,
+    help="Text similarity: fast term vectors, the search index, or none.",
+)
 @json_option
 @pass_kb
-def related(kb, query: str, limit: int, types: tuple[str, ...], text: str,  # type: ignore[no-untyped-def]
-            as_json: bool) -> None:
+def related(
+    kb: KnowledgeBase,
+    query: str,
+    limit: int,
+    types: tuple[str, ...],
+    text: str,
+    as_json: bool,
+) -> None:
     """Documents related to QUERY, best first, with the reasons in words.
 
     Hand-picked `related` come first; then a blend of links either way, shared readings
@@ -67,36 +93,70 @@ def related(kb, query: str, limit: int, types: tuple[str, ...], text: str,  # ty
     doc = kb.find(query)
     found = kb.related(doc, _options(limit, types, text))
     if as_json:
-        emit_json({"id": doc.id, "path": doc.path, "title": doc.title,
-                   "related": [r.brief() for r in found]})
+        emit_json(
+            {
+                "id": doc.id,
+                "path": doc.path,
+                "title": doc.title,
+                "related": [r.brief() for r in found],
+            }
+        )
     else:  # plain click output: rich costs 50 ms of import, a third of the budget
         click.echo(_bold(safe(f"Related to {doc.title}")) + safe(f" ({doc.type}, {doc.id})"))
         if not found:
             click.echo("  nothing related yet: no shared links, topics, tags or words")
         for n, r in enumerate(found, 1):
-            click.echo(f"{n:>3}. {_bold(safe(r.title))}  "
-                       f"{_dim(safe(f'{r.type} · {r.id} · {r.score:.3f}'))}")
+            click.echo(
+                f"{n:>3}. {_bold(safe(r.title))}  "
+                f"{_dim(safe(f'{r.type} · {r.id} · {r.score:.3f}'))}"
+            )
             click.echo(safe(f"     {'; '.join(r.reasons)}"))
     raise SystemExit(0 if found else 1)
 
 
 @cli.command()
 @click.argument("query", required=False)
-@click.option("--format", "fmt", type=click.Choice(["md", "html", "json"]), default=None,
-              help="Output format (default md).")
-@click.option("--write", is_flag=True,
-              help="Write the Markdown sidebar into each note, between marker comments.")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["md", "html", "json"]),
+    default=None,
+    help="Output format (default md).",
+)
+@click.option(
+    "--write",
+    is_flag=True,
+    help="Write the Markdown sidebar into each note, between marker comments.",
+)
 @click.option("--dry-run", is_flag=True, help="With --write: print the diff, write nothing.")
 @_limit
-@click.option("--ext", default=None, metavar="EXT",
-              help="Link suffix in place of .md (default: .html for html, .md otherwise).")
-@click.option("-o", "--output", type=OutputFile(), default="-",
-              help="Write to a file instead of standard output (e.g. a Hugo data file); "
-                   "its folders are made.")
+@click.option(
+    "--ext",
+    default=None,
+    metavar="EXT",
+    help="Link suffix in place of .md (default: .html for html, .md otherwise).",
+)
+@click.option(
+    "-o",
+    "--output",
+    type=OutputFile(),
+    default="-",
+    help="Write to a file instead of standard output (e.g. a Hugo data file); "
+    "its folders are made.",
+)
 @json_option
 @pass_kb
-def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool,  # type: ignore[no-untyped-def]
-            limit: int, ext: str | None, output, as_json: bool) -> None:
+def sidebar(
+    kb: KnowledgeBase,
+    query: str | None,
+    fmt: str | None,
+    write: bool,
+    dry_run: bool,
+    limit: int,
+    ext: str | None,
+    output: IO[str],
+    as_json: bool,
+) -> None:
     """The related-posts sidebar of QUERY, or of every document: Related, Before this
     (prerequisites) and Leads to (what requires it).
 
@@ -130,8 +190,10 @@ def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool, 
     if query:
         doc = kb.find(query)
         if (write or dry_run) and doc.type != "note":
-            raise UsageError(f"--write writes sidebars into notes only; {doc.id} is "
-                             f"{'an' if doc.type == 'entry' else 'a'} {doc.type}")
+            raise UsageError(
+                f"--write writes sidebars into notes only; {doc.id} is "
+                f"{'an' if doc.type == 'entry' else 'a'} {doc.type}"
+            )
         keys = [doc.key]
     elif write or dry_run:
         keys = [k for k, d in docs.items() if d.type == "note"]
@@ -143,7 +205,7 @@ def sidebar(kb, query: str | None, fmt: str | None, write: bool, dry_run: bool, 
     _print(found, fmt or "md", ext, single=bool(query), output=output, pages=pages)
 
 
-def _site_pages(kb):  # type: ignore[no-untyped-def]
+def _site_pages(kb: KnowledgeBase) -> SitePages | None:
     """Hugo and Jekyll sites: keys and links as the generator makes them (else None)."""
     from studykb.outputs.site_pages import GENERATORS, SitePages
 
@@ -159,8 +221,9 @@ def _print(found, fmt: str, ext: str | None, single: bool, output, pages=None) -
         if single:
             output.write(fmt_sidebar.to_json(fmt_sidebar.as_dict(found[0], link_ext, pages)))
         else:  # one line: a data file for a site generator, not for reading
-            output.write(fmt_sidebar.to_json(fmt_sidebar.keyed(found, link_ext, pages),
-                                             indent=None))
+            output.write(
+                fmt_sidebar.to_json(fmt_sidebar.keyed(found, link_ext, pages), indent=None)
+            )
     elif fmt == "html":
         output.write("\n".join(fmt_sidebar.to_html(sb, ext or ".html") for sb in found))
     else:
@@ -183,24 +246,34 @@ def _write(kb, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[no-
         click.echo(safe(f"studykb: skipped {path}: {why}"), err=True)
     changed = [p.path for p in outcome.planned if p.changed]
     if as_json:
-        emit_json({"dry_run": dry_run, "written": outcome.written,
-                   "would_change": changed if dry_run else [],
-                   "unchanged": [p.path for p in outcome.planned if not p.changed],
-                   "skipped": [{"path": p, "reason": w} for p, w in outcome.skipped],
-                   "warnings": [{"path": p, "reason": w} for p, w in outcome.warnings]})
+        emit_json(
+            {
+                "dry_run": dry_run,
+                "written": outcome.written,
+                "would_change": changed if dry_run else [],
+                "unchanged": [p.path for p in outcome.planned if not p.changed],
+                "skipped": [{"path": p, "reason": w} for p, w in outcome.skipped],
+                "warnings": [{"path": p, "reason": w} for p, w in outcome.warnings],
+            }
+        )
     elif dry_run:
-        click.echo(f"studykb: {len(changed)} notes would change (dry run, nothing written)",
-                   err=True)
+        click.echo(
+            f"studykb: {len(changed)} notes would change (dry run, nothing written)", err=True
+        )
     else:
         unchanged = len(outcome.planned) - len(changed)
-        click.echo(f"studykb: wrote {len(outcome.written)} notes, {unchanged} unchanged",
-                   err=True)
+        click.echo(f"studykb: wrote {len(outcome.written)} notes, {unchanged} unchanged", err=True)
     raise SystemExit(1 if outcome.skipped or outcome.warnings else 0)
 
 
 @cli.command()
-@click.option("--limit", "-n", type=click.IntRange(min=1), default=None,
-              help="Only the N most covered topics.")
+@click.option(
+    "--limit",
+    "-n",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Only the N most covered topics.",
+)
 @json_option
 @pass_kb
 def topics(kb, limit: int | None, as_json: bool) -> None:  # type: ignore[no-untyped-def]
@@ -228,15 +301,28 @@ def topics(kb, limit: int | None, as_json: bool) -> None:  # type: ignore[no-unt
         out.print("no topics: add files under a topics/ folder or with type: topic")
 
 
-def _topic_json(t) -> dict:  # type: ignore[no-untyped-def]
-    return {"id": t.id, "path": t.path, "title": t.title, "count": t.count,
-            "related": [{"id": r.id, "path": r.path, "title": r.title, "together": r.together}
-                        for r in t.related]}
+def _topic_json(t) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    return {
+        "id": t.id,
+        "path": t.path,
+        "title": t.title,
+        "count": t.count,
+        "related": [
+            {"id": r.id, "path": r.path, "title": r.title, "together": r.together}
+            for r in t.related
+        ],
+    }
 
 
-def _neighbour_json(n) -> dict:  # type: ignore[no-untyped-def]
-    return {"id": n.id, "path": n.path, "title": n.title, "type": n.type, "level": n.level,
-            "note": n.note}
+def _neighbour_json(n) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    return {
+        "id": n.id,
+        "path": n.path,
+        "title": n.title,
+        "type": n.type,
+        "level": n.level,
+        "note": n.note,
+    }
 
 
 @cli.command()
@@ -254,20 +340,34 @@ def topic(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def
     """
     doc = kb.find(query)
     if doc.type != "topic":
-        raise StudyError(f"{doc.id} is {'an' if doc.type == 'entry' else 'a'} {doc.type}, "
-                         "not a topic.",
-                         hint="`studykb topics` lists every topic.")
+        raise StudyError(
+            f"{doc.id} is {'an' if doc.type == 'entry' else 'a'} {doc.type}, not a topic.",
+            hint="`studykb topics` lists every topic.",
+        )
     page = kb.topic_page(doc)
     if as_json:
-        emit_json({**_topic_json(page.topic), "aliases": list(doc.aliases),
-                   "level": doc.level, "explanation": page.explanation,
-                   "prerequisites": [_neighbour_json(n) for n in page.prerequisites],
-                   "leads_to": [_neighbour_json(n) for n in page.leads_to],
-                   "levels": [{"level": g.level, "label": g.label,
-                               "documents": [{**d.brief(), "status": d.status, "url": d.url}
-                                             for d in g.documents]} for g in page.levels],
-                   "mentions": [_neighbour_json(n) for n in page.mentions],
-                   "more_mentions": page.more_mentions})
+        emit_json(
+            {
+                **_topic_json(page.topic),
+                "aliases": list(doc.aliases),
+                "level": doc.level,
+                "explanation": page.explanation,
+                "prerequisites": [_neighbour_json(n) for n in page.prerequisites],
+                "leads_to": [_neighbour_json(n) for n in page.leads_to],
+                "levels": [
+                    {
+                        "level": g.level,
+                        "label": g.label,
+                        "documents": [
+                            {**d.brief(), "status": d.status, "url": d.url} for d in g.documents
+                        ],
+                    }
+                    for g in page.levels
+                ],
+                "mentions": [_neighbour_json(n) for n in page.mentions],
+                "more_mentions": page.more_mentions,
+            }
+        )
         return
     _print_page(page)
 
@@ -276,9 +376,10 @@ def _print_page(page) -> None:  # type: ignore[no-untyped-def]
     out = console()
     doc = page.doc
     count = page.topic.count
-    out.print(f"[bold]{_esc(doc.title)}[/]  {count} document{'s' if count != 1 else ''}"
-              f"  [dim](topic {_esc(doc.id)}"
-              + (f", level {doc.level}" if doc.level else "") + ")[/]")
+    out.print(
+        f"[bold]{_esc(doc.title)}[/]  {count} document{'s' if count != 1 else ''}"
+        f"  [dim](topic {_esc(doc.id)}" + (f", level {doc.level}" if doc.level else "") + ")[/]"
+    )
     if doc.aliases:
         out.print(f"also: {', '.join(doc.aliases)}", markup=False)
     if page.explanation:
@@ -287,8 +388,9 @@ def _print_page(page) -> None:  # type: ignore[no-untyped-def]
         if items:
             out.print(f"\n[bold]{label}[/]")
             for n in items:
-                out.print(f"  - {n.title} ({n.type})" + (f" — {n.note}" if n.note else ""),
-                          markup=False)
+                out.print(
+                    f"  - {n.title} ({n.type})" + (f" — {n.note}" if n.note else ""), markup=False
+                )
     if page.levels:
         out.print("\n[bold]Covered by[/]")
         for group in page.levels:
@@ -304,5 +406,6 @@ def _print_page(page) -> None:  # type: ignore[no-untyped-def]
             out.print(f"  … and {page.more_mentions} more", markup=False)
     if page.topic.related:
         out.print("\n[bold]Related topics[/]")
-        out.print("  " + ", ".join(f"{r.title} ({r.together})" for r in page.topic.related),
-                  markup=False)
+        out.print(
+            "  " + ", ".join(f"{r.title} ({r.together})" for r in page.topic.related), markup=False
+        )

@@ -2,27 +2,55 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from studykb.cli.app import Context, cli, console, emit_json, json_option, pass_kb, safe
 from studykb.model import DOC_TYPES
 
+if TYPE_CHECKING:
+    from studykb.api import KnowledgeBase
+
 
 @cli.command()
 @click.argument("query", required=False, default="")
-@click.option("--type", "types", multiple=True, type=click.Choice(DOC_TYPES),
-              help="Keep only documents of this type (repeatable).")
-@click.option("--tag", "tags", multiple=True,
-              help="Keep only documents with this tag or covering this topic (repeatable).")
+@click.option(
+    "--type",
+    "types",
+    multiple=True,
+    type=click.Choice(DOC_TYPES),
+    help="Keep only documents of this type (repeatable).",
+)
+@click.option(
+    "--tag",
+    "tags",
+    multiple=True,
+    help="Keep only documents with this tag or covering this topic (repeatable).",
+)
 @click.option("--course", help="Keep only notes and units of this course (id, alias or path).")
 @click.option("--status", help="Keep only documents with this status: todo, reading or done.")
 @click.option("--level", help="Keep only documents of this level (1-5, intro, advanced...).")
-@click.option("--limit", type=click.IntRange(min=1), default=10, show_default=True,
-              help="Show at most this many hits.")
+@click.option(
+    "--limit",
+    type=click.IntRange(min=1),
+    default=10,
+    show_default=True,
+    help="Show at most this many hits.",
+)
 @json_option
 @pass_kb
-def search(kb, query: str, types, tags, course, status, level, limit: int,  # type: ignore[no-untyped-def]
-           as_json: bool) -> None:
+def search(
+    kb: KnowledgeBase,
+    query: str,
+    types: tuple[str, ...],
+    tags: tuple[str, ...],
+    course: str | None,
+    status: str | None,
+    level: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
     """Full-text search in Chinese, English or both, ranked, with a snippet per hit.
 
     Plain words rank documents holding more of them first, and those where they
@@ -44,8 +72,15 @@ def search(kb, query: str, types, tags, course, status, level, limit: int,  # ty
     """
     from studykb.search.query import SearchOptions
 
-    opts = SearchOptions(query=query, types=tuple(types), tags=tuple(tags), course=course,
-                         status=status, level=level, limit=limit)
+    opts = SearchOptions(
+        query=query,
+        types=tuple(types),
+        tags=tuple(tags),
+        course=course,
+        status=status,
+        level=level,
+        limit=limit,
+    )
     try:
         found = kb.search(opts)
     finally:
@@ -55,8 +90,14 @@ def search(kb, query: str, types, tags, course, status, level, limit: int,  # ty
     for note in notes:
         click.echo(f"studykb: {note}", err=True)
     if as_json:
-        emit_json({"query": query, "hits": [h.as_dict() for h in hits], "notes": notes,
-                   "also": list(found.also)})
+        emit_json(
+            {
+                "query": query,
+                "hits": [h.as_dict() for h in hits],
+                "notes": notes,
+                "also": list(found.also),
+            }
+        )
     else:
         _print(hits, query, list(found.also))
     raise SystemExit(0 if hits else 1)
@@ -75,8 +116,7 @@ def _print(hits, query: str, also: list[str]) -> None:  # type: ignore[no-untype
         line = ", ".join(also[:ALSO_SHOWN]) + (f" and {more} more" if more > 0 else "")
         out.print(Text(safe(f"also searched: {line}"), style="dim"))
     if not hits:
-        out.print(safe(f"nothing matched {query!r}" if query else "nothing matched"),
-                  markup=False)
+        out.print(safe(f"nothing matched {query!r}" if query else "nothing matched"), markup=False)
         return
     for n, hit in enumerate(hits, 1):
         head = Text(f"{n:>2}. ")
@@ -88,6 +128,7 @@ def _print(hits, query: str, also: list[str]) -> None:  # type: ignore[no-untype
         if hit.snippet:
             snippet = Text("    " + safe(hit.snippet))
             for start, end in hit.highlights:
-                snippet.stylize("bold reverse" if out.no_color else "bold yellow",
-                                start + 4, end + 4)
+                snippet.stylize(
+                    "bold reverse" if out.no_color else "bold yellow", start + 4, end + 4
+                )
             out.print(snippet)

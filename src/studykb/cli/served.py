@@ -34,7 +34,7 @@ def _names_paths(argv: list[str]) -> bool:
     _vault, name = split_argv(argv)
     if name is None:
         return True
-    rest = argv[argv.index(name) + 1:]
+    rest = argv[argv.index(name) + 1 :]
     try:
         with click.Context(cli, info_name="studykb") as group_ctx:
             cmd = cli.get_command(group_ctx, name)
@@ -44,9 +44,12 @@ def _names_paths(argv: list[str]) -> bool:
     except (click.ClickException, click.exceptions.Exit):
         return True  # let the command itself say what is wrong, here
     for param in cmd.params:
-        if isinstance(param.type, (click.File, click.Path)) and param.name and \
-                ctx.get_parameter_source(param.name) not in (
-                    click.core.ParameterSource.DEFAULT, None):
+        if (
+            isinstance(param.type, (click.File, click.Path))
+            and param.name
+            and ctx.get_parameter_source(param.name)
+            not in (click.core.ParameterSource.DEFAULT, None)
+        ):
             return True
     return False
 
@@ -56,8 +59,7 @@ def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:
     prepare()
     out, err = io.StringIO(), io.StringIO()
     code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-            Context.using(vault):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), Context.using(vault):
         try:
             rv = cli.main(args=list(argv), prog_name="studykb", standalone_mode=False)
             code = rv if isinstance(rv, int) else 0
@@ -75,13 +77,12 @@ def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-
-
 def command_server(state_dir: Any, vault: Any, lock: Any) -> Any:
     """The server ``studykb watch`` runs: it answers what :func:`servable` allows with
     :func:`run_command` on the vault ``vault()`` returns (the watch may reopen it)."""
     from studykb.api import KnowledgeBase
     from studykb.editor.serve import CommandServer
 
-    return CommandServer(state_dir, servable,
-                         lambda argv: run_command(KnowledgeBase(vault()), argv), lock)
+    return CommandServer(
+        state_dir, servable, lambda argv: run_command(KnowledgeBase(vault()), argv), lock
+    )

@@ -60,12 +60,16 @@ class Action:
 
 
 #: What a dangling reference of each front-matter key asks to be created as.
-_TYPE_OF_KIND = {"ref": "entry", "item": "entry", "course": "course", "related": "note",
-                 "link": "note"}
+_TYPE_OF_KIND = {
+    "ref": "entry",
+    "item": "entry",
+    "course": "course",
+    "related": "note",
+    "link": "note",
+}
 
 
-def actions(snap: Snapshot, analysis: Analysis, line: int, start: int, end: int
-            ) -> list[Action]:
+def actions(snap: Snapshot, analysis: Analysis, line: int, start: int, end: int) -> list[Action]:
     """The actions for the references between (line, start) and (line, end)."""
     out: list[Action] = []
     for span in analysis.spans:
@@ -87,14 +91,21 @@ def _dangling(snap: Snapshot, analysis: Analysis, span: Span) -> list[Action]:
     doc_type = new_type(analysis, span)
     if name and "/" not in name:
         slug = name if re.fullmatch(r"[\w.-]+", name) else None
-        out.append(Action(f"Create {doc_type} '{name}'", "quickfix",
-                          create=NewNote(doc_type, name, slug), code="dangling-ref"))
+        out.append(
+            Action(
+                f"Create {doc_type} '{name}'",
+                "quickfix",
+                create=NewNote(doc_type, name, slug),
+                code="dangling-ref",
+            )
+        )
     suggestion = snap.suggester.suggest(name)
     offset = analysis.lines[span.line].find(name, span.start, span.end + 1)
     if suggestion and offset != -1:
         edit = TextEdit(span.line, offset, offset + len(name), suggestion)
-        out.insert(0, Action(f"Replace with '{suggestion}'", "quickfix", (edit,),
-                             code="dangling-ref"))
+        out.insert(
+            0, Action(f"Replace with '{suggestion}'", "quickfix", (edit,), code="dangling-ref")
+        )
     return out
 
 
@@ -137,8 +148,14 @@ def requires_edit(lines: list[str], name: str) -> TextEdit | None:
             return None  # JSON front matter
         return TextEdit(0, 0, 0, f"---\nrequires: [{_yaml(name)}]\n---\n")
     toml = fence == "+++"
-    close = next((n for n in range(first + 1, len(lines))
-                  if lines[n].rstrip() in (("+++",) if toml else ("---", "..."))), None)
+    close = next(
+        (
+            n
+            for n in range(first + 1, len(lines))
+            if lines[n].rstrip() in (("+++",) if toml else ("---", "..."))
+        ),
+        None,
+    )
     if close is None:
         return None
     value = json.dumps(name, ensure_ascii=False) if toml else _yaml(name)
@@ -150,8 +167,7 @@ def requires_edit(lines: list[str], name: str) -> TextEdit | None:
     return TextEdit(close, 0, 0, f"{keyword}[{value}]\n")
 
 
-def _into_list(lines: list[str], n: int, close: int, value: str, toml: bool
-               ) -> TextEdit | None:
+def _into_list(lines: list[str], n: int, close: int, value: str, toml: bool) -> TextEdit | None:
     text = lines[n]
     flow = (_TOML_FLOW if toml else _FLOW).match(text)
     if flow:
@@ -179,6 +195,8 @@ def _into_list(lines: list[str], n: int, close: int, value: str, toml: bool
 
 
 def _yaml(name: str) -> str:
-    return name if _YAML_PLAIN.match(name) and fold(name) not in ("true", "false", "null",
-                                                                  "yes", "no") \
+    return (
+        name
+        if _YAML_PLAIN.match(name) and fold(name) not in ("true", "false", "null", "yes", "no")
         else json.dumps(name, ensure_ascii=False)
+    )

@@ -47,14 +47,20 @@ class Snapshot:
     """The rules the vault is read with (its site generator's), as ``check`` reads it."""
 
     @classmethod
-    def build(cls, config: Config, docs: dict[str, Document],
-              problems: list[Problem]) -> Snapshot:
+    def build(cls, config: Config, docs: dict[str, Document], problems: list[Problem]) -> Snapshot:
         """From the vault's documents and problems; the name table is built in memory, so
         the snapshot needs no database connection (it may be made in another thread)."""
         _site, reading = of_config(config)
         names = Names(_rows(docs.values()), reading.content_dirs)
-        return cls(config, docs, names, _vault_problems(problems), NameIndex(docs),
-                   Suggester.of(names.table), reading)
+        return cls(
+            config,
+            docs,
+            names,
+            _vault_problems(problems),
+            NameIndex(docs),
+            Suggester.of(names.table),
+            reading,
+        )
 
     def updated(self, vault: Vault, stats: BuildStats) -> Snapshot:
         """The snapshot after a refresh: only the documents of changed files are reloaded
@@ -67,9 +73,15 @@ class Snapshot:
         docs = {k: d for k, d in self.docs.items() if d.path not in changed}
         docs.update(fresh)
         names = _names_updated(self.names, gone, fresh.values())
-        return Snapshot(vault.config, docs, names, _vault_problems(vault.problems()),
-                        self.index.updated(docs, gone, fresh.values()),
-                        Suggester.of(names.table), vault.reading)
+        return Snapshot(
+            vault.config,
+            docs,
+            names,
+            _vault_problems(vault.problems()),
+            self.index.updated(docs, gone, fresh.values()),
+            Suggester.of(names.table),
+            vault.reading,
+        )
 
     @classmethod
     def empty(cls, config: Config) -> Snapshot:
@@ -171,8 +183,7 @@ class Analysis:
 Headings = Callable[[str], "str | None"]
 
 
-def analyse(snap: Snapshot, path: str, text: str, headings: Headings | None = None
-            ) -> Analysis:
+def analyse(snap: Snapshot, path: str, text: str, headings: Headings | None = None) -> Analysis:
     """Parse ``text`` as the file at vault path ``path`` and resolve its references.
 
     Its problems are those ``check`` would report once it is saved: ``headings`` gives
@@ -209,13 +220,17 @@ def _reference_problems(snap: Snapshot, path: str, spans: list[Span]) -> Iterato
         if level == "ignore":
             continue
         ref = span.ref
-        message = (dangling_message(snap, ref) if span.state == "dangling"
-                   else f"{ref.text!r} fits several documents; using {span.note}")
+        message = (
+            dangling_message(snap, ref)
+            if span.state == "dangling"
+            else f"{ref.text!r} fits several documents; using {span.note}"
+        )
         yield Problem(path, ref.line, level, code, message)
 
 
-def _anchor_problems(snap: Snapshot, path: str, spans: list[Span], own: str,
-                     headings: Headings | None) -> list[Problem]:
+def _anchor_problems(
+    snap: Snapshot, path: str, spans: list[Span], own: str, headings: Headings | None
+) -> list[Problem]:
     """``[[note#heading]]`` where the note has no such heading (as ``check`` finds them)."""
     level = snap.config.severity_of("dangling-anchor")
     if level == "ignore":
@@ -232,8 +247,10 @@ def _anchor_problems(snap: Snapshot, path: str, spans: list[Span], own: str,
 
     if headings is None:  # nothing to compare other files' headings with
         rows = [row for row in rows if row[4] == path]
-    return [Problem(p, line, level, "dangling-anchor", message)
-            for p, line, message, _target in missing_anchors(rows, stored, snap.reading)]
+    return [
+        Problem(p, line, level, "dangling-anchor", message)
+        for p, line, message, _target in missing_anchors(rows, stored, snap.reading)
+    ]
 
 
 def _spans(names: Names, refs: tuple[Reference, ...], lines: list[str]) -> list[Span]:
@@ -259,14 +276,16 @@ def _spans(names: Names, refs: tuple[Reference, ...], lines: list[str]) -> list[
         else:
             end = col + len(text)
             cursor[index] = end
-        key, state, note = names.resolve(ref.source, ref.path, ref.target, ref.style,
-                                         ref.anchor, ref.optional, ref.text)
+        key, state, note = names.resolve(
+            ref.source, ref.path, ref.target, ref.style, ref.anchor, ref.optional, ref.text
+        )
         out.append(Span(index, col, end, ref, key, state, note))
     return out
 
 
-def _duplicate_ids(snap: Snapshot, path: str, docs: tuple[Document, ...],
-                   lines: list[str]) -> list[Problem]:
+def _duplicate_ids(
+    snap: Snapshot, path: str, docs: tuple[Document, ...], lines: list[str]
+) -> list[Problem]:
     level = snap.config.severity_of("duplicate-id")
     if level == "ignore":
         return []
@@ -274,14 +293,33 @@ def _duplicate_ids(snap: Snapshot, path: str, docs: tuple[Document, ...],
     for doc in docs:
         if not doc.explicit_id or doc.type == "unit":
             continue
-        others = sorted({snap.names.paths[k] for lvl, k in snap.names.table.get(fold(doc.id), ())
-                         if lvl == ID and snap.names.paths.get(k) != path
-                         and snap.names.types.get(k) != "unit"})
+        others = sorted(
+            {
+                snap.names.paths[k]
+                for lvl, k in snap.names.table.get(fold(doc.id), ())
+                if lvl == ID
+                and snap.names.paths.get(k) != path
+                and snap.names.types.get(k) != "unit"
+            }
+        )
         if others:
-            line = next((n + 1 for n, text in enumerate(lines[:200])
-                         if re.match(r"""^\s*["']?id["']?\s*[:=]""", text)), 1)
-            out.append(Problem(path, line, level, "duplicate-id",
-                               f"id {fold(doc.id)!r} is also declared in {', '.join(others)}"))
+            line = next(
+                (
+                    n + 1
+                    for n, text in enumerate(lines[:200])
+                    if re.match(r"""^\s*["']?id["']?\s*[:=]""", text)
+                ),
+                1,
+            )
+            out.append(
+                Problem(
+                    path,
+                    line,
+                    level,
+                    "duplicate-id",
+                    f"id {fold(doc.id)!r} is also declared in {', '.join(others)}",
+                )
+            )
     return out
 
 
@@ -320,8 +358,9 @@ def _wrap(text: str, max_lines: int, width: int = 80) -> str:
     return "\n".join(lines[:max_lines])
 
 
-def anchor_line(lines: list[str], anchor: str, reading: Reading = GITHUB,
-                path: str = "note.md") -> int:
+def anchor_line(
+    lines: list[str], anchor: str, reading: Reading = GITHUB, path: str = "note.md"
+) -> int:
     """The 0-based line of the heading (or label) ``anchor`` names, found as ``check`` finds
     it: by ``reading``'s anchor rules (``parse.outline``); 0 when none matches."""
     parsed = parse_file(path, "\n".join(lines).encode("utf-8", errors="surrogatepass"), reading)

@@ -24,8 +24,24 @@ import sys
 from studykb import __version__
 
 #: Commands a server may answer: they read the vault and write nothing of the user's.
-FORWARDED = frozenset({"search", "show", "backlinks", "check", "build", "before", "next",
-                       "status", "related", "topics", "topic", "ask", "graph", "sidebar"})
+FORWARDED = frozenset(
+    {
+        "search",
+        "show",
+        "backlinks",
+        "check",
+        "build",
+        "before",
+        "next",
+        "status",
+        "related",
+        "topics",
+        "topic",
+        "ask",
+        "graph",
+        "sidebar",
+    }
+)
 #: Options that write files or ask for help: the command runs here.
 LOCAL_OPTIONS = frozenset({"-o", "--output", "--write", "-h", "--help", "--version"})
 SOCKET_NAME = "serve.sock"

@@ -56,8 +56,9 @@ class NameIndex:
         cands.sort(key=_folded)
         self._finish(cands)
 
-    def updated(self, docs: dict[str, Document], gone: Iterable[Document],
-                fresh: Iterable[Document]) -> NameIndex:
+    def updated(
+        self, docs: dict[str, Document], gone: Iterable[Document], fresh: Iterable[Document]
+    ) -> NameIndex:
         """The index after ``gone`` documents were removed or replaced by ``fresh`` ones
         (``docs`` is the new whole set); unchanged names are reused."""
         gone, fresh = list(gone), list(fresh)
@@ -74,8 +75,7 @@ class NameIndex:
         redo = {d.key for d in fresh} | {k for k, d in docs.items() if fold(d.id) in touched}
         drop = redo | {d.key for d in gone}
         cands = [c for c in self.cands if c.key not in drop]
-        cands.extend(c for key in redo if key in docs
-                     for c in _candidates(key, docs[key], out.ids))
+        cands.extend(c for key in redo if key in docs for c in _candidates(key, docs[key], out.ids))
         cands.sort(key=_folded)  # mostly sorted already: close to linear
         out._finish(cands)
         return out
@@ -84,8 +84,7 @@ class NameIndex:
         self.cands = cands
         self.folded = [c.folded for c in cands]
         #: the part of the rank that does not depend on the query
-        self.rank = [(c.type == "unit", _WHICH[c.which], len(c.folded), c.folded)
-                     for c in cands]
+        self.rank = [(c.type == "unit", _WHICH[c.which], len(c.folded), c.folded) for c in cands]
         self.blob = "\n".join(self.folded) + "\n"
         self.starts = []
         offset = 0
@@ -111,8 +110,11 @@ def _candidates(key: str, doc: Document, ids: Counter[str]) -> list[Candidate]:
         insert = doc.path[:-3] if doc.path.lower().endswith(".md") else doc.path
     seen: set[str] = set()
     out = []
-    for which, label in (("id", doc.id), *(("alias", a) for a in doc.aliases),
-                         ("title", doc.title)):
+    for which, label in (
+        ("id", doc.id),
+        *(("alias", a) for a in doc.aliases),
+        ("title", doc.title),
+    ):
         folded = fold(label).replace("\n", " ")
         if folded and folded not in seen:
             seen.add(folded)
@@ -120,8 +122,14 @@ def _candidates(key: str, doc: Document, ids: Counter[str]) -> list[Candidate]:
     return out
 
 
-def complete(index: NameIndex, prefix: str, *, prefer: str | None = None,
-             limit: int = MAX_ITEMS, here: str = "") -> tuple[list[Candidate], bool]:
+def complete(
+    index: NameIndex,
+    prefix: str,
+    *,
+    prefer: str | None = None,
+    limit: int = MAX_ITEMS,
+    here: str = "",
+) -> tuple[list[Candidate], bool]:
     """The best ``limit`` names for ``prefix`` and whether there were more.
 
     Names starting with the prefix come first, then those with it at a word start, then
@@ -136,7 +144,8 @@ def complete(index: NameIndex, prefix: str, *, prefer: str | None = None,
         order = index.default
         if prefer:
             order = [i for i in order if cands[i].type == prefer] + [
-                i for i in order if cands[i].type != prefer]
+                i for i in order if cands[i].type != prefer
+            ]
         picked = [cands[i] for i in order[: want + 8] if cands[i].key != here]
         return picked[:limit], len(picked) > limit or len(order) > want + 8
     scores: dict[int, int] = {}
@@ -238,7 +247,7 @@ def completion_context(lines: list[str], line: int, col: int) -> Completion | No
         item = _ITEM_LINE.match(before)
         seg = item.end() if item else 0
     start = seg + len(before[seg:]) - len(before[seg:].lstrip())
-    quoted = before[start:start + 1] in ("'", '"')
+    quoted = before[start : start + 1] in ("'", '"')
     if quoted:
         start += 1
     kind = "tag" if key in TAG_KEYS else "front"
@@ -282,8 +291,6 @@ def _front_key(lines: list[str], line: int, fm_start: int, col: int) -> str:
     return ""
 
 
-
-
 @dataclass(frozen=True, slots=True)
 class Tag:
     """A value offered in ``tags`` or ``covers``: a topic's id, or a tag in use."""
@@ -312,7 +319,8 @@ def tags_for(docs: dict[str, Document], key: str, prefix: str) -> list[Tag]:
                     used[folded] += 1
                     shown.setdefault(folded, tag)
         for folded, n in used.items():
-            out[folded] = Tag(shown[folded], f"tag, used {n} time{'s' if n != 1 else ''}",
-                              False, n)
-    return sorted(out.values(), key=lambda t: (not t.topic, not fold(t.label).startswith(query),
-                                               -t.uses, fold(t.label)))[:MAX_ITEMS]
+            out[folded] = Tag(shown[folded], f"tag, used {n} time{'s' if n != 1 else ''}", False, n)
+    return sorted(
+        out.values(),
+        key=lambda t: (not t.topic, not fold(t.label).startswith(query), -t.uses, fold(t.label)),
+    )[:MAX_ITEMS]

@@ -140,8 +140,11 @@ class StudyServer(LanguageServer):
                 self.on_disk.add(uri)
             elif uri in self.on_disk:
                 self.on_disk.discard(uri)
-                self.message(f"studykb: {self.path_of(uri)} was deleted on disk; its buffer is "
-                             "still open (save it to keep it).", t.MessageType.Warning)
+                self.message(
+                    f"studykb: {self.path_of(uri)} was deleted on disk; its buffer is "
+                    "still open (save it to keep it).",
+                    t.MessageType.Warning,
+                )
 
     def start_watching(self) -> None:
         if self.root is None or self.watching:
@@ -166,21 +169,27 @@ class StudyServer(LanguageServer):
                 watcher = Watcher(self.open_vault(), role="lsp", serve=self.serve)
                 self.watcher = watcher
             except (StudyError, StateError, OSError) as exc:
-                self._call(functools.partial(self.message, f"studykb: {exc}",
-                                             t.MessageType.Error))
+                self._call(functools.partial(self.message, f"studykb: {exc}", t.MessageType.Error))
                 self.watching = False
                 self._call(functools.partial(self.refresh, True))
                 return
             try:
                 with watcher.lock:
                     self._changed(watcher, watcher.start(), full=True)
-                watcher.run(functools.partial(self._changed, watcher), stop=self.stop,
-                            on_follow=self._following)
+                watcher.run(
+                    functools.partial(self._changed, watcher),
+                    stop=self.stop,
+                    on_follow=self._following,
+                )
             except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
                 if root.is_dir():
-                    self._call(functools.partial(
-                        self.message, f"studykb: file watching stopped: {exc}",
-                        t.MessageType.Warning))
+                    self._call(
+                        functools.partial(
+                            self.message,
+                            f"studykb: file watching stopped: {exc}",
+                            t.MessageType.Warning,
+                        )
+                    )
                     self.watching = False
                     return
             finally:
@@ -197,8 +206,9 @@ class StudyServer(LanguageServer):
     def _changed(self, watcher: Watcher, change: Change, full: bool = False) -> None:
         """(watcher thread) The state changed: build the new snapshot, install it."""
         if change.error:
-            self._call(functools.partial(self.message, f"studykb: {change.error}",
-                                         t.MessageType.Warning))
+            self._call(
+                functools.partial(self.message, f"studykb: {change.error}", t.MessageType.Warning)
+            )
         vault = watcher.vault
         try:
             if full or change.config or self._base is None:
@@ -209,9 +219,13 @@ class StudyServer(LanguageServer):
                 return
             self._base = snap
         except (StateError, OSError, StudyError) as exc:
-            self._call(functools.partial(
-                self.message, f"studykb: could not refresh the vault: {exc}",
-                t.MessageType.Warning))
+            self._call(
+                functools.partial(
+                    self.message,
+                    f"studykb: could not refresh the vault: {exc}",
+                    t.MessageType.Warning,
+                )
+            )
             return
         if change.config:
             self._call(self.settings_changed)
@@ -252,8 +266,11 @@ class StudyServer(LanguageServer):
         if self.gone:
             return
         self.gone = True
-        self.message(f"studykb: the vault folder {self.root} disappeared; answers come from the "
-                     "last known state until it is back.", t.MessageType.Error)
+        self.message(
+            f"studykb: the vault folder {self.root} disappeared; answers come from the "
+            "last known state until it is back.",
+            t.MessageType.Error,
+        )
 
     def vault_back(self) -> None:
         if not self.gone or self.root is None or not self.root.is_dir():
@@ -336,7 +353,8 @@ class StudyServer(LanguageServer):
         version = self.workspace.get_text_document(uri).version
         diagnostics = [self.diagnostic(analysis, p) for p in analysis.problems]
         self.text_document_publish_diagnostics(
-            t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version))
+            t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
+        )
 
     def diagnostic(self, analysis: Analysis, p: Problem) -> t.Diagnostic:
         lines = analysis.lines
@@ -348,9 +366,13 @@ class StudyServer(LanguageServer):
                 if span.line == line and repr(span.ref.text) in p.message:
                     start, end = span.start, span.end
                     break
-        return t.Diagnostic(range=self.range(text, line, start, end), message=p.message,
-                            severity=_SEVERITY.get(p.severity, t.DiagnosticSeverity.Warning),
-                            code=p.code, source="studykb")
+        return t.Diagnostic(
+            range=self.range(text, line, start, end),
+            message=p.message,
+            severity=_SEVERITY.get(p.severity, t.DiagnosticSeverity.Warning),
+            code=p.code,
+            source="studykb",
+        )
 
     # -- positions (the client counts UTF-16 units unless it chose otherwise) ---------------
     def _units(self, text: str) -> int:
@@ -362,8 +384,9 @@ class StudyServer(LanguageServer):
         return len(text.encode("utf-16-le", errors="surrogatepass")) // 2
 
     def range(self, text: str, line: int, start: int, end: int) -> t.Range:
-        return t.Range(t.Position(line, self._units(text[:start])),
-                       t.Position(line, self._units(text[:end])))
+        return t.Range(
+            t.Position(line, self._units(text[:start])), t.Position(line, self._units(text[:end]))
+        )
 
     def column(self, text: str, character: int) -> int:
         """Client position -> code-point column in ``text``."""
@@ -388,8 +411,10 @@ class StudyServer(LanguageServer):
         line = doc.line - 1 if doc.type == "unit" else 0
         if anchor and doc.type != "unit":
             line = anchor_line(self.file_lines(file), anchor, self.snap.reading, doc.path)
-        return t.Location(uri=from_fs_path(str(file)) or file.as_uri(),
-                          range=t.Range(t.Position(line, 0), t.Position(line, 0)))
+        return t.Location(
+            uri=from_fs_path(str(file)) or file.as_uri(),
+            range=t.Range(t.Position(line, 0), t.Position(line, 0)),
+        )
 
     def file_lines(self, file: Path) -> list[str]:
         uri = from_fs_path(str(file))
@@ -411,8 +436,12 @@ class StudyServer(LanguageServer):
             self.window_log_message(t.LogMessageParams(type=t.MessageType.Error, message=text))
 
 
-def serve(vault_dir: str | None, stdin: Any = None, stdout: Any = None,
-          commands: ServerFactory | None = None) -> None:
+def serve(
+    vault_dir: str | None,
+    stdin: Any = None,
+    stdout: Any = None,
+    commands: ServerFactory | None = None,
+) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
     from studykb.runtime.memory import long_lived, responsive
 

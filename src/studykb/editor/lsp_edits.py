@@ -32,8 +32,12 @@ Handler = Callable[..., Any]
 def register(server: StudyServer, guarded: Callable[[Handler], Handler]) -> None:
     """Add the handlers of this module to ``server`` (each wrapped by ``guarded``)."""
 
-    @server.feature(t.TEXT_DOCUMENT_CODE_ACTION, t.CodeActionOptions(
-        code_action_kinds=[t.CodeActionKind.QuickFix, t.CodeActionKind.Refactor]))
+    @server.feature(
+        t.TEXT_DOCUMENT_CODE_ACTION,
+        t.CodeActionOptions(
+            code_action_kinds=[t.CodeActionKind.QuickFix, t.CodeActionKind.Refactor]
+        ),
+    )
     @guarded
     def code_action(ls: StudyServer, params: t.CodeActionParams) -> list[t.CodeAction]:
         uri = params.text_document.uri
@@ -46,8 +50,10 @@ def register(server: StudyServer, guarded: Callable[[Handler], Handler]) -> None
             text = analysis.lines[line]
             first = ls.column(text, start.character) if line == start.line else 0
             last = ls.column(text, end.character) if line == end.line else len(text)
-            found.extend(_action(ls, uri, a, params.context.diagnostics)
-                         for a in actions(ls.snap, analysis, line, first, last))
+            found.extend(
+                _action(ls, uri, a, params.context.diagnostics)
+                for a in actions(ls.snap, analysis, line, first, last)
+            )
         return found
 
     @server.command(CREATE_NOTE)
@@ -76,8 +82,7 @@ def register(server: StudyServer, guarded: Callable[[Handler], Handler]) -> None
 
     @server.feature(t.WORKSPACE_SYMBOL)
     @guarded
-    def symbols(ls: StudyServer, params: t.WorkspaceSymbolParams
-                ) -> list[t.SymbolInformation]:
+    def symbols(ls: StudyServer, params: t.WorkspaceSymbolParams) -> list[t.SymbolInformation]:
         return list(workspace_symbols(ls, params.query))
 
 
@@ -87,17 +92,23 @@ def _create(ls: StudyServer, args: list[str | None]) -> dict[str, str] | None:
     return create_note(ls, doc_type, title, doc_id)
 
 
-def _action(ls: StudyServer, uri: str, action: Action,
-            diagnostics: Sequence[t.Diagnostic]) -> t.CodeAction:
+def _action(
+    ls: StudyServer, uri: str, action: Action, diagnostics: Sequence[t.Diagnostic]
+) -> t.CodeAction:
     fixes = [d for d in diagnostics if action.code and d.code == action.code]
-    out = t.CodeAction(title=action.title, kind=action.kind, diagnostics=fixes or None,
-                       is_preferred=action.title.startswith("Replace") or None)
+    out = t.CodeAction(
+        title=action.title,
+        kind=action.kind,
+        diagnostics=fixes or None,
+        is_preferred=action.title.startswith("Replace") or None,
+    )
     if action.edits:
         out.edit = t.WorkspaceEdit(changes={uri: [_edit(ls, uri, e) for e in action.edits]})
     if action.create is not None:
         new = action.create
-        out.command = t.Command(title=action.title, command=CREATE_NOTE,
-                                arguments=[new.type, new.title, new.id])
+        out.command = t.Command(
+            title=action.title, command=CREATE_NOTE, arguments=[new.type, new.title, new.id]
+        )
     return out
 
 
@@ -118,8 +129,9 @@ def fresh_vault(ls: StudyServer) -> Vault:
     return Vault(load_config(ls.root, ls.explicit))
 
 
-def create_note(ls: StudyServer, doc_type: str, title: str, doc_id: str | None
-                ) -> dict[str, str] | None:
+def create_note(
+    ls: StudyServer, doc_type: str, title: str, doc_id: str | None
+) -> dict[str, str] | None:
     """Write the new document from its template; show it; its links resolve at the next
     refresh (the watch sees the file)."""
     from studykb.api import KnowledgeBase
@@ -140,8 +152,7 @@ def create_note(ls: StudyServer, doc_type: str, title: str, doc_id: str | None
     return {"path": made.path, "uri": uri}
 
 
-def renamed(ls: StudyServer, uri: str, position: t.Position
-            ) -> tuple[Document, t.Range] | None:
+def renamed(ls: StudyServer, uri: str, position: t.Position) -> tuple[Document, t.Range] | None:
     """The document a rename at ``position`` renames (the link's target, else the file
     itself) and the range to show."""
     analysis, line, col = ls.cursor(uri, position)
@@ -182,18 +193,30 @@ def rename_edit(ls: StudyServer, doc: Document, new_name: str) -> t.WorkspaceEdi
     for path in move.files:
         lines = move.texts[path].split("\n")
         uri = _uri(root / path)
-        version = (ls.workspace.get_text_document(uri).version
-                   if uri in ls.workspace.text_documents else None)
+        version = (
+            ls.workspace.get_text_document(uri).version
+            if uri in ls.workspace.text_documents
+            else None
+        )
         changes: list[t.TextEdit | t.AnnotatedTextEdit | t.SnippetTextEdit] = [
             t.TextEdit(range=ls.range(lines[e.line], e.line, e.start, e.end), new_text=e.new)
-            for e in move.edits if e.path == path]
+            for e in move.edits
+            if e.path == path
+        ]
         if changes:
-            edits.append(t.TextDocumentEdit(
-                text_document=t.OptionalVersionedTextDocumentIdentifier(uri=uri,
-                                                                         version=version),
-                edits=changes))
-    edits.append(t.RenameFile(kind="rename", old_uri=_uri(root / move.old_path),
-                              new_uri=_uri(root / move.new_path)))
+            edits.append(
+                t.TextDocumentEdit(
+                    text_document=t.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=version
+                    ),
+                    edits=changes,
+                )
+            )
+    edits.append(
+        t.RenameFile(
+            kind="rename", old_uri=_uri(root / move.old_path), new_uri=_uri(root / move.new_path)
+        )
+    )
     return t.WorkspaceEdit(document_changes=edits)
 
 
@@ -211,16 +234,25 @@ def workspace_symbols(ls: StudyServer, query: str) -> Iterator[t.SymbolInformati
         line = doc.line - 1 if doc.type == "unit" else 0
         name = doc.title if cand.which != "alias" else f"{cand.label} → {doc.title}"
         yield t.SymbolInformation(
-            name=name, kind=_SYMBOL.get(doc.type, t.SymbolKind.File),
-            location=t.Location(uri=_uri(ls.root / doc.path),
-                                range=t.Range(t.Position(line, 0), t.Position(line, 0))),
-            container_name=f"{doc.id} ({doc.type})")
+            name=name,
+            kind=_SYMBOL.get(doc.type, t.SymbolKind.File),
+            location=t.Location(
+                uri=_uri(ls.root / doc.path),
+                range=t.Range(t.Position(line, 0), t.Position(line, 0)),
+            ),
+            container_name=f"{doc.id} ({doc.type})",
+        )
 
 
 def _uri(path: Any) -> str:
     return str(from_fs_path(str(path)) or path.as_uri())
 
 
-_SYMBOL = {"topic": t.SymbolKind.Class, "course": t.SymbolKind.Module,
-           "unit": t.SymbolKind.Method, "list": t.SymbolKind.Enum,
-           "entry": t.SymbolKind.Field, "note": t.SymbolKind.File}
+_SYMBOL = {
+    "topic": t.SymbolKind.Class,
+    "course": t.SymbolKind.Module,
+    "unit": t.SymbolKind.Method,
+    "list": t.SymbolKind.Enum,
+    "entry": t.SymbolKind.Field,
+    "note": t.SymbolKind.File,
+}

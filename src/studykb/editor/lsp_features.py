@@ -92,8 +92,7 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
         ls.on_disk.discard(uri)
         ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
-    @server.feature(t.TEXT_DOCUMENT_COMPLETION,
-                    t.CompletionOptions(trigger_characters=TRIGGERS))
+    @server.feature(t.TEXT_DOCUMENT_COMPLETION, t.CompletionOptions(trigger_characters=TRIGGERS))
     @guarded
     def completion(ls: StudyServer, params: t.CompletionParams) -> t.CompletionList | None:
         analysis, line, col = ls.cursor(params.text_document.uri, params.position)
@@ -105,27 +104,47 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
         text = analysis.lines[line]
         edit_range = ls.range(text, line, ctx.start, col)
         if ctx.kind == "heading":
-            return t.CompletionList(is_incomplete=False,
-                                    items=_headings(ls, analysis.path, ctx, edit_range))
+            return t.CompletionList(
+                is_incomplete=False, items=_headings(ls, analysis.path, ctx, edit_range)
+            )
         if ctx.kind == "tag":
-            items = [t.CompletionItem(
-                label=tag.label, detail=tag.detail, sort_text=f"{n:04d}",
-                kind=t.CompletionItemKind.Class if tag.topic else t.CompletionItemKind.Keyword,
-                text_edit=t.TextEdit(range=edit_range, new_text=insert_text(
-                    Candidate(tag.label, "", tag.label, "", "id", "", ""), ctx)))
-                for n, tag in enumerate(tags_for(ls.snap.docs, ctx.key, ctx.prefix))]
+            items = [
+                t.CompletionItem(
+                    label=tag.label,
+                    detail=tag.detail,
+                    sort_text=f"{n:04d}",
+                    kind=t.CompletionItemKind.Class if tag.topic else t.CompletionItemKind.Keyword,
+                    text_edit=t.TextEdit(
+                        range=edit_range,
+                        new_text=insert_text(
+                            Candidate(tag.label, "", tag.label, "", "id", "", ""), ctx
+                        ),
+                    ),
+                )
+                for n, tag in enumerate(tags_for(ls.snap.docs, ctx.key, ctx.prefix))
+            ]
             return t.CompletionList(is_incomplete=False, items=items)
-        found, cut = complete(ls.snap.index, ctx.prefix, here=analysis.path,
-                              prefer="course" if ctx.key == "course" else None)
+        found, cut = complete(
+            ls.snap.index,
+            ctx.prefix,
+            here=analysis.path,
+            prefer="course" if ctx.key == "course" else None,
+        )
         items = []
         for n, cand in enumerate(found):
             detail = f"{cand.title} ({cand.type})"
             if cand.which != "id":
                 detail += f" → {cand.insert}"
-            items.append(t.CompletionItem(
-                label=cand.label, kind=_KIND.get(cand.type, t.CompletionItemKind.File),
-                detail=detail, sort_text=f"{n:04d}", filter_text=cand.label,
-                text_edit=t.TextEdit(range=edit_range, new_text=insert_text(cand, ctx))))
+            items.append(
+                t.CompletionItem(
+                    label=cand.label,
+                    kind=_KIND.get(cand.type, t.CompletionItemKind.File),
+                    detail=detail,
+                    sort_text=f"{n:04d}",
+                    filter_text=cand.label,
+                    text_edit=t.TextEdit(range=edit_range, new_text=insert_text(cand, ctx)),
+                )
+            )
         return t.CompletionList(is_incomplete=cut, items=items)
 
     @server.feature(t.TEXT_DOCUMENT_DEFINITION)
@@ -154,8 +173,10 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
         else:
             return None
         text = analysis.lines[line]
-        return t.Hover(contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=value),
-                       range=ls.range(text, line, span.start, span.end))
+        return t.Hover(
+            contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=value),
+            range=ls.range(text, line, span.start, span.end),
+        )
 
     @server.feature(t.TEXT_DOCUMENT_REFERENCES)
     @guarded
@@ -197,9 +218,13 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
             target = from_fs_path(str(file)) or file.as_uri()
             if doc.type == "unit":
                 target += f"#L{doc.line}"
-            out.append(t.DocumentLink(
-                range=ls.range(analysis.lines[span.line], span.line, span.start, span.end),
-                target=target, tooltip=f"{doc.title} ({doc.type})"))
+            out.append(
+                t.DocumentLink(
+                    range=ls.range(analysis.lines[span.line], span.line, span.start, span.end),
+                    target=target,
+                    tooltip=f"{doc.title} ({doc.type})",
+                )
+            )
         return out
 
     from studykb.editor.lsp_edits import register
@@ -208,8 +233,9 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
     return server
 
 
-def _headings(ls: StudyServer, here: str, ctx: Completion, edit_range: t.Range
-              ) -> list[t.CompletionItem]:
+def _headings(
+    ls: StudyServer, here: str, ctx: Completion, edit_range: t.Range
+) -> list[t.CompletionItem]:
     """After ``[[doc#``: a course's units (in order), then the document's headings."""
     key, _s, _n = ls.snap.names.resolve("", here, ctx.key, "name", "", False)
     doc = ls.snap.docs.get(key) if key else None
@@ -217,22 +243,39 @@ def _headings(ls: StudyServer, here: str, ctx: Completion, edit_range: t.Range
         return []
     items = []
     if doc.type == "course":
-        units = sorted((d for d in ls.snap.docs.values() if d.parent == doc.key),
-                       key=lambda d: d.line)
+        units = sorted(
+            (d for d in ls.snap.docs.values() if d.parent == doc.key), key=lambda d: d.line
+        )
         for n, unit in enumerate(units):
             name = unit.id.split("#", 1)[-1]
-            items.append(t.CompletionItem(
-                label=name, kind=t.CompletionItemKind.Method, sort_text=f"0{n:04d}",
-                detail=f"{unit.title} (unit of {doc.title})",
-                text_edit=t.TextEdit(range=edit_range, new_text=name + ctx.close)))
+            items.append(
+                t.CompletionItem(
+                    label=name,
+                    kind=t.CompletionItemKind.Method,
+                    sort_text=f"0{n:04d}",
+                    detail=f"{unit.title} (unit of {doc.title})",
+                    text_edit=t.TextEdit(range=edit_range, new_text=name + ctx.close),
+                )
+            )
     heads = list(ls.vault.text(doc.path)[1]) if ls.vault else []
-    items.extend(t.CompletionItem(label=h, kind=t.CompletionItemKind.Reference,
-                                  detail=f"heading in {doc.title}", sort_text=f"1{n:04d}",
-                                  text_edit=t.TextEdit(range=edit_range, new_text=h + ctx.close))
-                 for n, h in enumerate(heads))
+    items.extend(
+        t.CompletionItem(
+            label=h,
+            kind=t.CompletionItemKind.Reference,
+            detail=f"heading in {doc.title}",
+            sort_text=f"1{n:04d}",
+            text_edit=t.TextEdit(range=edit_range, new_text=h + ctx.close),
+        )
+        for n, h in enumerate(heads)
+    )
     return items
 
 
-_KIND = {"topic": t.CompletionItemKind.Class, "course": t.CompletionItemKind.Module,
-         "unit": t.CompletionItemKind.Method, "list": t.CompletionItemKind.Enum,
-         "entry": t.CompletionItemKind.Reference, "note": t.CompletionItemKind.File}
+_KIND = {
+    "topic": t.CompletionItemKind.Class,
+    "course": t.CompletionItemKind.Module,
+    "unit": t.CompletionItemKind.Method,
+    "list": t.CompletionItemKind.Enum,
+    "entry": t.CompletionItemKind.Reference,
+    "note": t.CompletionItemKind.File,
+}

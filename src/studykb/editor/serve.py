@@ -73,9 +73,14 @@ class CommandServer:
     Without them it only serves followers.
     """
 
-    def __init__(self, state_dir: Path, accepts: Callable[[list[str]], bool] | None = None,
-                 run: Runner | None = None, lock: threading.Lock | None = None,
-                 role: str = "watch") -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        accepts: Callable[[list[str]], bool] | None = None,
+        run: Runner | None = None,
+        lock: threading.Lock | None = None,
+        role: str = "watch",
+    ) -> None:
         self.path = state_dir / SOCKET_NAME
         self.lock_path = state_dir / LOCK_NAME
         self.accepts = accepts if accepts is not None and run is not None else _never
@@ -166,8 +171,12 @@ class CommandServer:
     def broadcast(self, paths: list[str], config: bool = False) -> None:
         """Tell every follower that the state changed (a follower that cannot take it in
         time is dropped; it notices and catches up on its own)."""
-        line = json.dumps({"event": "changed", "paths": paths, "config": config},
-                          ensure_ascii=False).encode() + b"\n"
+        line = (
+            json.dumps(
+                {"event": "changed", "paths": paths, "config": config}, ensure_ascii=False
+            ).encode()
+            + b"\n"
+        )
         with self._followers_lock:
             followers = list(self._followers)
         dead = []
@@ -213,8 +222,11 @@ class CommandServer:
             raise ValueError("not a request")
         same = request.get("protocol") == PROTOCOL and request.get("version") == __version__
         if same and request.get("subscribe") is True:
-            hello = {"served": True, "subscribed": True,
-                     "owner": {"pid": os.getpid(), "role": self.role, "version": __version__}}
+            hello = {
+                "served": True,
+                "subscribed": True,
+                "owner": {"pid": os.getpid(), "role": self.role, "version": __version__},
+            }
             conn.settimeout(SEND_TIMEOUT)
             conn.sendall(json.dumps(hello).encode() + b"\n")
             with self._followers_lock:
@@ -222,8 +234,13 @@ class CommandServer:
             return True
         argv = request.get("argv")
         answer: dict[str, Any] = {"served": False}
-        if (same and isinstance(argv, list) and all(isinstance(a, str) for a in argv)
-                and self.run is not None and self.accepts(argv)):
+        if (
+            same
+            and isinstance(argv, list)
+            and all(isinstance(a, str) for a in argv)
+            and self.run is not None
+            and self.accepts(argv)
+        ):
             with self.lock:
                 code, out, err = self.run(argv)
             answer = {"served": True, "code": code, "stdout": out, "stderr": err}
@@ -238,8 +255,13 @@ class CommandServer:
 GONE, REFUSED, STOPPED = "gone", "refused", "stopped"
 
 
-def follow(state_dir: Path, stop: threading.Event, on_owner: Callable[[Owner], None],
-           on_event: Callable[[dict[str, Any]], None], connect_timeout: float = 0.5) -> str:
+def follow(
+    state_dir: Path,
+    stop: threading.Event,
+    on_owner: Callable[[Owner], None],
+    on_event: Callable[[dict[str, Any]], None],
+    connect_timeout: float = 0.5,
+) -> str:
     """Subscribe to the owner of the vault and call ``on_event`` for each of its events
     (``on_owner`` first, once subscribed), until the owner goes or ``stop`` is set."""
     path = state_dir / SOCKET_NAME
@@ -263,8 +285,13 @@ def follow(state_dir: Path, stop: threading.Event, on_owner: Callable[[Owner], N
         if not hello.get("subscribed"):
             return REFUSED
         owner = hello.get("owner") or {}
-        on_owner(Owner(int(owner.get("pid") or 0), str(owner.get("role") or "watch"),
-                       str(owner.get("version") or "")))
+        on_owner(
+            Owner(
+                int(owner.get("pid") or 0),
+                str(owner.get("role") or "watch"),
+                str(owner.get("version") or ""),
+            )
+        )
         while True:
             try:
                 event = reader.next(stop)

@@ -38,8 +38,10 @@ from studykb.model import Problem
 from studykb.vault import BuildStats, StateError, Vault
 
 #: Names editors and tools write next to a note that are never notes themselves.
-_NOISE = re.compile(r"(^\d+$)|(~$)|(\.sw[a-p]$)|(\.tmp$)|(___jb_\w+___$)|(^#.*#$)|"
-                    r"(\.kate-swp$)|(\.crswap$)|(\.orig$)")
+_NOISE = re.compile(
+    r"(^\d+$)|(~$)|(\.sw[a-p]$)|(\.tmp$)|(___jb_\w+___$)|(^#.*#$)|"
+    r"(\.kate-swp$)|(\.crswap$)|(\.orig$)"
+)
 Sync = Callable[[Vault], object]
 
 
@@ -72,8 +74,10 @@ def relevant(path: str, root: Path, exclude: Iterable[str] = ()) -> bool:
     if any(p.startswith(".") for p in parts):
         return False  # hidden folders and files, including .studykb/ and .git/
     excluded = set(exclude)
-    if any("/".join(parts[:i]) in excluded or parts[i - 1] in excluded
-           for i in range(1, len(parts) + 1)):
+    if any(
+        "/".join(parts[:i]) in excluded or parts[i - 1] in excluded
+        for i in range(1, len(parts) + 1)
+    ):
         return False
     name = parts[-1]
     if name.lower().endswith(".md"):
@@ -110,9 +114,16 @@ class Watcher:
     """Refreshes a vault (and its index) and diffs its problems; :meth:`run` owns the
     refresh or follows the process that does."""
 
-    def __init__(self, vault: Vault, sync: Sync | None = None, *, step_ms: int = 30,
-                 debounce_ms: int = 1600, role: str = "watch",
-                 serve: ServerFactory | None = None) -> None:
+    def __init__(
+        self,
+        vault: Vault,
+        sync: Sync | None = None,
+        *,
+        step_ms: int = 30,
+        debounce_ms: int = 1600,
+        role: str = "watch",
+        serve: ServerFactory | None = None,
+    ) -> None:
         self.vault = vault
         self.sync = sync
         self.step_ms = step_ms
@@ -205,8 +216,17 @@ class Watcher:
         modified = sorted(p for p in files.keys() & before.keys() if files[p] != before[p])
         if (added or removed or modified) and not own.changed:
             self._reopen()  # another process wrote: what this one keeps in memory is old
-        return BuildStats(added, modified, removed, own.documents, own.links, own.problems,
-                          own.errors, own.seconds, own.notice)
+        return BuildStats(
+            added,
+            modified,
+            removed,
+            own.documents,
+            own.links,
+            own.problems,
+            own.errors,
+            own.seconds,
+            own.notice,
+        )
 
     def _reopen(self) -> None:
         old = self.vault
@@ -228,11 +248,14 @@ class Watcher:
         old.close()
 
     # -- running -------------------------------------------------------------------------
-    def run(self, on_change: Listener | None = None,
-            stop: threading.Event | None = None,
-            on_gone: Callable[[], None] | None = None,
-            on_ready: Callable[[], None] | None = None,
-            on_follow: Callable[[Owner | None], None] | None = None) -> None:
+    def run(
+        self,
+        on_change: Listener | None = None,
+        stop: threading.Event | None = None,
+        on_gone: Callable[[], None] | None = None,
+        on_ready: Callable[[], None] | None = None,
+        on_follow: Callable[[Owner | None], None] | None = None,
+    ) -> None:
         """Keep the state fresh until ``stop`` is set: own the refresh, or follow the
         process that owns it (taking over when it stops).
 
@@ -254,8 +277,13 @@ class Watcher:
                 self.server.stop()
                 self.server = None
 
-    def _run(self, stop: threading.Event, ready: _Once, on_gone: Callable[[], None] | None,
-             on_follow: Callable[[Owner | None], None] | None) -> None:
+    def _run(
+        self,
+        stop: threading.Event,
+        ready: _Once,
+        on_gone: Callable[[], None] | None,
+        on_follow: Callable[[Owner | None], None] | None,
+    ) -> None:
         waited = 0.0
         while not stop.is_set():
             if not self.root.is_dir():
@@ -271,9 +299,12 @@ class Watcher:
                 return
             self.server = None
             followed = self.owner
-            ended = follow(self.vault.config.state_dir, stop,
-                           lambda owner: self._followed(owner, ready, on_follow),
-                           self._event)
+            ended = follow(
+                self.vault.config.state_dir,
+                stop,
+                lambda owner: self._followed(owner, ready, on_follow),
+                self._event,
+            )
             if ended == STOPPED:
                 return
             if ended == REFUSED or waited > FOLLOW_PATIENCE:
@@ -293,8 +324,9 @@ class Watcher:
             return server
         return CommandServer(self.vault.config.state_dir, lock=self.lock, role=self.role)
 
-    def _followed(self, owner: Owner, ready: _Once,
-                  on_follow: Callable[[Owner | None], None] | None) -> None:
+    def _followed(
+        self, owner: Owner, ready: _Once, on_follow: Callable[[Owner | None], None] | None
+    ) -> None:
         """Subscribed to ``owner``: catch up, then say so."""
         self.owner = owner
         if on_follow:
@@ -320,8 +352,7 @@ class Watcher:
         for listener in list(self._listeners):
             listener(change)
 
-    def _own(self, stop: threading.Event, ready: _Once,
-             on_gone: Callable[[], None] | None) -> None:
+    def _own(self, stop: threading.Event, ready: _Once, on_gone: Callable[[], None] | None) -> None:
         """Watch the folder and refresh after every batch of relevant changes."""
         import watchfiles
 
@@ -333,9 +364,16 @@ class Watcher:
 
         first = True
         try:
-            for batch in watchfiles.watch(root, watch_filter=wanted, debounce=self.debounce_ms,
-                                          step=self.step_ms, stop_event=stop, rust_timeout=500,
-                                          yield_on_timeout=True, raise_interrupt=True):
+            for batch in watchfiles.watch(
+                root,
+                watch_filter=wanted,
+                debounce=self.debounce_ms,
+                step=self.step_ms,
+                stop_event=stop,
+                rust_timeout=500,
+                yield_on_timeout=True,
+                raise_interrupt=True,
+            ):
                 if not root.is_dir():
                     break
                 if first:  # the first wake-up: the watch is in place; catch up
@@ -343,7 +381,8 @@ class Watcher:
                 if not batch:
                     continue
                 settings = any(Path(p).name == CONFIG_NAME for _c, p in batch) or (
-                    first and self._settings_changed())
+                    first and self._settings_changed()
+                )
                 with self.lock:
                     if settings:
                         try:
@@ -355,8 +394,11 @@ class Watcher:
                     change = self.refresh(force=settings, config=settings)
                     if _worth_telling(change):
                         self._emit(change)
-                    if self.server is not None and self.server.listening and (
-                            change.stats.changed or settings):
+                    if (
+                        self.server is not None
+                        and self.server.listening
+                        and (change.stats.changed or settings)
+                    ):
                         st = change.stats
                         self.server.broadcast([*st.added, *st.modified, *st.removed], settings)
                 if first:
@@ -383,8 +425,7 @@ class _Once:
 
 def _worth_telling(change: Change) -> bool:
     """Whether listeners hear of a refresh: something changed, or the settings did."""
-    return bool(change.stats.changed or change.new or change.fixed or change.error
-                or change.config)
+    return bool(change.stats.changed or change.new or change.fixed or change.error or change.config)
 
 
 def _identity(p: Problem) -> tuple[str, str, str, str]:

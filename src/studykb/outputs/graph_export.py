@@ -14,8 +14,15 @@ from typing import Any
 from studykb.model import Document
 
 #: Edge styles shared by DOT and Mermaid, so the two pictures read the same.
-_DOT_STYLE = {"requires": "bold", "covers": "dashed", "course": "dotted", "item": "solid",
-              "link": "solid", "ref": "solid", "related": "dashed"}
+_DOT_STYLE = {
+    "requires": "bold",
+    "covers": "dashed",
+    "course": "dotted",
+    "item": "solid",
+    "link": "solid",
+    "ref": "solid",
+    "related": "dashed",
+}
 
 
 def _docs(graph: Any) -> list[tuple[str, Document]]:
@@ -23,18 +30,33 @@ def _docs(graph: Any) -> list[tuple[str, Document]]:
 
 
 def _edges(graph: Any) -> list[tuple[str, str, dict[str, Any]]]:
-    return sorted(((u, v, d) for u, v, d in graph.edges(data=True)),
-                  key=lambda e: (e[0], e[1], e[2]["kind"], e[2]["line"]))
+    return sorted(
+        ((u, v, d) for u, v, d in graph.edges(data=True)),
+        key=lambda e: (e[0], e[1], e[2]["kind"], e[2]["line"]),
+    )
 
 
 def to_json(graph: Any) -> dict[str, Any]:
     """Nodes ``{id, name, path, title, type, ...}`` with ``id`` the unique key and ``name``
     the document's short id; edges ``{source, target, kind, path, line}`` by key."""
-    nodes = [{"id": key, "name": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
-              "key": key, "level": doc.level, "status": doc.status, "tags": list(doc.tags)}
-             for key, doc in _docs(graph)]
-    edges = [{"source": u, "target": v, "kind": d["kind"], "path": d["path"], "line": d["line"]}
-             for u, v, d in _edges(graph)]
+    nodes = [
+        {
+            "id": key,
+            "name": doc.id,
+            "path": doc.path,
+            "title": doc.title,
+            "type": doc.type,
+            "key": key,
+            "level": doc.level,
+            "status": doc.status,
+            "tags": list(doc.tags),
+        }
+        for key, doc in _docs(graph)
+    ]
+    edges = [
+        {"source": u, "target": v, "kind": d["kind"], "path": d["path"], "line": d["line"]}
+        for u, v, d in _edges(graph)
+    ]
     return {"nodes": nodes, "edges": edges}
 
 
@@ -52,12 +74,16 @@ def size_warning(fmt: str, graph: Any, text: str = "") -> str | None:
     for the tool that draws it, or None."""
     nodes, edges = graph.number_of_nodes(), graph.number_of_edges()
     if fmt == "dot" and (nodes > DOT_MAX_NODES or edges > DOT_MAX_EDGES):
-        return (f"{nodes} nodes and {edges} edges: Graphviz's dot may take minutes on this; "
-                f"{_FILTERS}, or lay it out with sfdp (sfdp -Tsvg graph.dot > graph.svg)")
+        return (
+            f"{nodes} nodes and {edges} edges: Graphviz's dot may take minutes on this; "
+            f"{_FILTERS}, or lay it out with sfdp (sfdp -Tsvg graph.dot > graph.svg)"
+        )
     if fmt == "mermaid" and (edges > MERMAID_MAX_EDGES or len(text) > MERMAID_MAX_TEXT):
-        return (f"{edges} edges and {len(text):,} characters: Mermaid draws at most "
-                f"{MERMAID_MAX_EDGES} edges and {MERMAID_MAX_TEXT:,} characters by default; "
-                f"{_FILTERS}")
+        return (
+            f"{edges} edges and {len(text):,} characters: Mermaid draws at most "
+            f"{MERMAID_MAX_EDGES} edges and {MERMAID_MAX_TEXT:,} characters by default; "
+            f"{_FILTERS}"
+        )
     return None
 
 
@@ -81,12 +107,15 @@ def _dot_str(text: str) -> str:
 def to_dot(graph: Any) -> str:
     lines = ["digraph studykb {", "  rankdir=LR;", '  node [shape=box, fontname="sans-serif"];']
     for key, doc in _docs(graph):
-        lines.append(f"  {_dot_str(key)} [label={_dot_str(doc.title)}, tooltip={_dot_str(doc.id)},"
-                     f" class={_dot_str(doc.type)}];")
+        lines.append(
+            f"  {_dot_str(key)} [label={_dot_str(doc.title)}, tooltip={_dot_str(doc.id)},"
+            f" class={_dot_str(doc.type)}];"
+        )
     for u, v, d in _edges(graph):
         style = _DOT_STYLE.get(d["kind"], "solid")
-        lines.append(f"  {_dot_str(u)} -> {_dot_str(v)} [label={_dot_str(d['kind'])},"
-                     f" style={style}];")
+        lines.append(
+            f"  {_dot_str(u)} -> {_dot_str(v)} [label={_dot_str(d['kind'])}, style={style}];"
+        )
     lines.append("}")
     return "\n".join(lines) + "\n"
 
@@ -105,7 +134,12 @@ def to_mermaid(graph: Any) -> str:
     for key, doc in _docs(graph):
         lines.append(f'  {ids[key]}["{_mermaid_label(doc.title)}"]')
     for u, v, d in _edges(graph):
-        arrow = "-.->" if d["kind"] in ("covers", "related") else "==>" if d["kind"] == "requires" \
+        arrow = (
+            "-.->"
+            if d["kind"] in ("covers", "related")
+            else "==>"
+            if d["kind"] == "requires"
             else "-->"
+        )
         lines.append(f"  {ids[u]} {arrow}|{d['kind']}| {ids[v]}")
     return "\n".join(lines) + "\n"

@@ -40,8 +40,10 @@ def empty_sentence(plan: Plan) -> str:
         return f"Nothing to read first: {title} has no prerequisites."
     if plan.skipped == 1:
         return "Nothing to read first: the 1 step it needs is already known (--all shows it)."
-    return (f"Nothing to read first: the {plan.skipped} steps it needs are already known "
-            "(--all shows them).")
+    return (
+        f"Nothing to read first: the {plan.skipped} steps it needs are already known "
+        "(--all shows them)."
+    )
 
 
 def skipped_sentence(plan: Plan) -> str:
@@ -60,8 +62,11 @@ def skipped_sentence(plan: Plan) -> str:
 
 def totals_sentence(plan: Plan) -> str:
     minutes = plan.minutes
-    about = f", about {minutes} min" if minutes and minutes < 90 else (
-        f", about {minutes / 60:.1f} h" if minutes else "")
+    about = (
+        f", about {minutes} min"
+        if minutes and minutes < 90
+        else (f", about {minutes / 60:.1f} h" if minutes else "")
+    )
     counts = [counted(len(plan.steps), "step")] if plan.steps else []
     counts.append(counted(len(plan.readings), "reading"))
     return f"{', '.join(counts)}{about}."
@@ -69,45 +74,88 @@ def totals_sentence(plan: Plan) -> str:
 
 def _reading(reading: Reading) -> dict[str, Any]:
     doc = reading.doc
-    return {"id": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
-            "kind": doc.kind, "level": doc.level, "url": doc.url, "status": doc.status,
-            "known": reading.known, "teaches": reading.teaches, "minutes": doc.minutes}
+    return {
+        "id": doc.id,
+        "path": doc.path,
+        "title": doc.title,
+        "type": doc.type,
+        "kind": doc.kind,
+        "level": doc.level,
+        "url": doc.url,
+        "status": doc.status,
+        "known": reading.known,
+        "teaches": reading.teaches,
+        "minutes": doc.minutes,
+    }
 
 
 def step_json(step: Step, n: int, ids: dict[str, str] | None = None) -> dict[str, Any]:
     doc = step.doc
     ids = ids or {}
-    return {"n": n, "id": doc.id, "path": doc.path, "title": doc.title, "type": doc.type,
-            "level": doc.level, "status": doc.status, "known": step.known,
-            "depth": step.depth,
-            "needed_by": [{"id": need.by.id, "title": need.by.title, "reason": need.reason}
-                          for need in step.needed_by],
-            "readings": [_reading(r) for r in step.covering],
-            "recommended": [_reading(r) for r in step.readings],
-            "loop": [ids.get(k, k) for k in step.loop]}
+    return {
+        "n": n,
+        "id": doc.id,
+        "path": doc.path,
+        "title": doc.title,
+        "type": doc.type,
+        "level": doc.level,
+        "status": doc.status,
+        "known": step.known,
+        "depth": step.depth,
+        "needed_by": [
+            {"id": need.by.id, "title": need.by.title, "reason": need.reason}
+            for need in step.needed_by
+        ],
+        "readings": [_reading(r) for r in step.covering],
+        "recommended": [_reading(r) for r in step.readings],
+        "loop": [ids.get(k, k) for k in step.loop],
+    }
 
 
 def plan_json(plan: Plan) -> dict[str, Any]:
     target = plan.target
     ids = {s.doc.key: s.doc.id for s in plan.steps}
-    return {"target": {"id": target.id, "path": target.path, "title": target.title,
-                       "type": target.type, "level": target.level, "status": target.status,
-                       "readings": [_reading(r) for r in plan.target_covering],
-                       "recommended": [_reading(r) for r in plan.target_readings]},
-            "steps": [step_json(s, n, ids) for n, s in enumerate(plan.steps, 1)],
-            "all": plan.include_known, "depth": plan.depth,
-            "loops": [[ids.get(k, k) for k in loop] for loop in plan.loops],
-            "skipped": {"known": plan.skipped_known, "through_known": plan.skipped_through},
-            "totals": {"steps": len(plan.steps), "readings": len(plan.readings),
-                       "minutes": plan.minutes}}
+    return {
+        "target": {
+            "id": target.id,
+            "path": target.path,
+            "title": target.title,
+            "type": target.type,
+            "level": target.level,
+            "status": target.status,
+            "readings": [_reading(r) for r in plan.target_covering],
+            "recommended": [_reading(r) for r in plan.target_readings],
+        },
+        "steps": [step_json(s, n, ids) for n, s in enumerate(plan.steps, 1)],
+        "all": plan.include_known,
+        "depth": plan.depth,
+        "loops": [[ids.get(k, k) for k in loop] for loop in plan.loops],
+        "skipped": {"known": plan.skipped_known, "through_known": plan.skipped_through},
+        "totals": {
+            "steps": len(plan.steps),
+            "readings": len(plan.readings),
+            "minutes": plan.minutes,
+        },
+    }
 
 
 #: What a wikilink's label may not hold as written: its own syntax, HTML, and the
 #: template syntax of Hugo (``{{< >}}``) and Jekyll/Liquid (``{% %}``), written as
 #: character references, which Obsidian and the site generators show as the character.
-_LABEL_REFS = {"[": "&#91;", "]": "&#93;", "|": "&#124;", "<": "&lt;", ">": "&gt;",
-               "{": "&#123;", "}": "&#125;", "%": "&#37;", '"': "&quot;", "&": "&amp;",
-               "#": "&#35;", "\\": "&#92;"}
+_LABEL_REFS = {
+    "[": "&#91;",
+    "]": "&#93;",
+    "|": "&#124;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "{": "&#123;",
+    "}": "&#125;",
+    "%": "&#37;",
+    '"': "&quot;",
+    "&": "&amp;",
+    "#": "&#35;",
+    "\\": "&#92;",
+}
 _LABEL = re.compile("[" + re.escape("".join(_LABEL_REFS)) + "]")
 _SAFE_TARGET = re.compile(r"^[^\[\]|#<>{}%\"&\\\s]+$")
 
@@ -115,14 +163,17 @@ _SAFE_TARGET = re.compile(r"^[^\[\]|#<>{}%\"&\\\s]+$")
 def _wl(doc: Document) -> str:
     """A wikilink to ``doc`` with its title as label, escaped as the sidebar escapes text."""
     target = doc.id if _SAFE_TARGET.match(doc.id) else doc.path
-    label = _LABEL.sub(lambda m: _LABEL_REFS[m.group()],
-                       CONTROL.sub("\ufffd", " ".join(doc.title.split())))
+    label = _LABEL.sub(
+        lambda m: _LABEL_REFS[m.group()], CONTROL.sub("\ufffd", " ".join(doc.title.split()))
+    )
     return f"[[{target}|{label}]]" if label != target else f"[[{target}]]"
 
 
 def _md_readings(readings: tuple[Reading, ...]) -> list[str]:
-    return [f"    - [{'x' if r.known else ' '}] {_wl(r.doc)} ({md_escape(', '.join(facts(r.doc)))})"
-            for r in readings]
+    return [
+        f"    - [{'x' if r.known else ' '}] {_wl(r.doc)} ({md_escape(', '.join(facts(r.doc)))})"
+        for r in readings
+    ]
 
 
 def plan_markdown(plan: Plan) -> str:
@@ -137,12 +188,16 @@ def plan_markdown(plan: Plan) -> str:
         doc = step.doc
         box = "x" if step.known else " "
         needed = ", ".join(_wl(need.by) for need in step.needed_by)
-        lines.append(f"{n}. [{box}] {_wl(doc)} ({md_escape(', '.join(facts(doc, step.known)))})"
-                     + (f"; for {needed}" if needed else ""))
+        lines.append(
+            f"{n}. [{box}] {_wl(doc)} ({md_escape(', '.join(facts(doc, step.known)))})"
+            + (f"; for {needed}" if needed else "")
+        )
         lines += _md_readings(step.readings)
     if plan.target_readings:
         lines += ["", f"Then {_wl(plan.target)} itself:"] + _md_readings(plan.target_readings)
     if plan.steps or plan.target_readings:
-        lines += ["", md_escape(" ".join(filter(None, (totals_sentence(plan),
-                                                        skipped_sentence(plan)))))]
+        lines += [
+            "",
+            md_escape(" ".join(filter(None, (totals_sentence(plan), skipped_sentence(plan))))),
+        ]
     return "\n".join(lines) + "\n"

@@ -36,8 +36,7 @@ from studykb.related.sidebar import Neighbour, Sidebar
 LABELS = {"related": "Related", "before": "Before this", "leads_to": "Leads to"}
 _MD_SPECIAL = set("\\`*_{}[]<>|!~$&#%")
 #: Control characters and bidirectional overrides: never written into a page or a note.
-CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-                     "\u2066-\u2069]")
+CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
 # -- links -------------------------------------------------------------------------------------
@@ -79,12 +78,14 @@ def md_escape(text: str) -> str:
 def to_markdown(sb: Sidebar, ext: str = ".md", heading: str = "##") -> str:
     """The three sections as Markdown (empty sections left out), ending with a newline."""
     blocks = []
-    related = [_md_item(sb, r.key, r.path, r.title or r.id, "; ".join(r.reasons), ext)
-               for r in sb.related]
-    sections = (("related", related, 0),
-                ("before", [_md_neighbour(sb, n, ext) for n in sb.before], sb.more_before),
-                ("leads_to", [_md_neighbour(sb, n, ext) for n in sb.leads_to],
-                 sb.more_leads_to))
+    related = [
+        _md_item(sb, r.key, r.path, r.title or r.id, "; ".join(r.reasons), ext) for r in sb.related
+    ]
+    sections = (
+        ("related", related, 0),
+        ("before", [_md_neighbour(sb, n, ext) for n in sb.before], sb.more_before),
+        ("leads_to", [_md_neighbour(sb, n, ext) for n in sb.leads_to], sb.more_leads_to),
+    )
     for name, items, more in sections:
         if not items:
             continue
@@ -107,19 +108,20 @@ def _md_item(sb: Sidebar, key: str, path: str, title: str, note: str, ext: str) 
 # -- HTML --------------------------------------------------------------------------------------
 def html_escape(text: str) -> str:
     text = CONTROL.sub("\ufffd", " ".join(str(text).split()))
-    return html.escape(text, quote=True).replace(
-        "{", "&#123;").replace("}", "&#125;")
+    return html.escape(text, quote=True).replace("{", "&#123;").replace("}", "&#125;")
 
 
 def to_html(sb: Sidebar, ext: str = ".html") -> str:
     """A fragment: ``<aside class="studykb-sidebar">`` with one ``<section>`` per list."""
     out = [f'<aside class="studykb-sidebar" data-id="{html_escape(sb.id)}">']
-    related = [_html_item(sb, r.key, r.path, r.title or r.id, r.type, r.reasons, ext)
-               for r in sb.related]
-    sections = (("related", related, 0),
-                ("before", [_html_neighbour(sb, n, ext) for n in sb.before], sb.more_before),
-                ("leads_to", [_html_neighbour(sb, n, ext) for n in sb.leads_to],
-                 sb.more_leads_to))
+    related = [
+        _html_item(sb, r.key, r.path, r.title or r.id, r.type, r.reasons, ext) for r in sb.related
+    ]
+    sections = (
+        ("related", related, 0),
+        ("before", [_html_neighbour(sb, n, ext) for n in sb.before], sb.more_before),
+        ("leads_to", [_html_neighbour(sb, n, ext) for n in sb.leads_to], sb.more_leads_to),
+    )
     for name, items, more in sections:
         if not items:
             continue
@@ -137,15 +139,17 @@ def to_html(sb: Sidebar, ext: str = ".html") -> str:
 
 
 def _html_neighbour(sb: Sidebar, n: Neighbour, ext: str) -> str:
-    return _html_item(sb, n.key, n.path, n.title or n.id, n.type, [n.note] if n.note else [],
-                      ext)
+    return _html_item(sb, n.key, n.path, n.title or n.id, n.type, [n.note] if n.note else [], ext)
 
 
-def _html_item(sb: Sidebar, key: str, path: str, title: str, dtype: str, notes: list[str],
-               ext: str) -> str:
+def _html_item(
+    sb: Sidebar, key: str, path: str, title: str, dtype: str, notes: list[str], ext: str
+) -> str:
     link = html_escape(href(sb.path, key, path, ext))
-    item = (f'<li class="studykb-item studykb-{html_escape(dtype)}">'
-            f'<a class="studykb-link" href="{link}">{html_escape(title)}</a>')
+    item = (
+        f'<li class="studykb-item studykb-{html_escape(dtype)}">'
+        f'<a class="studykb-link" href="{link}">{html_escape(title)}</a>'
+    )
     if notes:
         item += f' <span class="studykb-why">{html_escape("; ".join(notes))}</span>'
     return item + "</li>"
@@ -154,26 +158,39 @@ def _html_item(sb: Sidebar, key: str, path: str, title: str, dtype: str, notes: 
 # -- JSON --------------------------------------------------------------------------------------
 def as_dict(sb: Sidebar, ext: str = ".md", pages: SitePages | None = None) -> dict[str, Any]:
     """One sidebar as data; with ``pages``, links as the site generator builds them."""
+
     def link(key: str, path: str) -> dict[str, Any]:
         if pages is None:
             return {"href": href(sb.path, key, path, ext)}
         return {"href": pages.href(key, path), "page": pages.key(key, path)}
 
     def neighbour(n: Neighbour) -> dict[str, Any]:
-        return {"id": n.id, "path": n.path, "title": n.title, "type": n.type,
-                "level": n.level, "note": n.note, **link(n.key, n.path)}
+        return {
+            "id": n.id,
+            "path": n.path,
+            "title": n.title,
+            "type": n.type,
+            "level": n.level,
+            "note": n.note,
+            **link(n.key, n.path),
+        }
 
     return {
-        "id": sb.id, "path": sb.path, "title": sb.title, "type": sb.type,
+        "id": sb.id,
+        "path": sb.path,
+        "title": sb.title,
+        "type": sb.type,
         "related": [{**r.brief(), **link(r.key, r.path)} for r in sb.related],
         "before": [neighbour(n) for n in sb.before],
         "leads_to": [neighbour(n) for n in sb.leads_to],
-        "more_before": sb.more_before, "more_leads_to": sb.more_leads_to,
+        "more_before": sb.more_before,
+        "more_leads_to": sb.more_leads_to,
     }
 
 
-def keyed(sidebars: list[Sidebar], ext: str = ".md",
-          pages: SitePages | None = None) -> dict[str, Any]:
+def keyed(
+    sidebars: list[Sidebar], ext: str = ".md", pages: SitePages | None = None
+) -> dict[str, Any]:
     """``{page path: sidebar}`` for a data file: the vault path, or with ``pages`` the
     path the site generator names the page by (``.File.Path`` in Hugo, ``page.path`` in
     Jekyll); a path two languages share gets the language in front (``zh/docs/a.md``)."""
@@ -194,7 +211,12 @@ def to_json(data: Any, indent: int | None = 2) -> str:
     a lone closing ``}}`` cannot start a template tag.
     """
     text = json.dumps(data, ensure_ascii=False, indent=indent)
-    for raw, safe in (("<", "\\u003c"), (">", "\\u003e"), ("&", "\\u0026"),
-                      ("{{", "\\u007b\\u007b"), ("{%", "\\u007b%")):
+    for raw, safe in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("{{", "\\u007b\\u007b"),
+        ("{%", "\\u007b%"),
+    ):
         text = text.replace(raw, safe)
     return text + "\n"

@@ -61,9 +61,14 @@ class Planned:
     def diff(self) -> str:
         old = _decode(self.old)
         new = _decode(self.new)
-        return "".join(difflib.unified_diff(
-            old.splitlines(keepends=True), new.splitlines(keepends=True),
-            fromfile=f"a/{self.path}", tofile=f"b/{self.path}"))
+        return "".join(
+            difflib.unified_diff(
+                old.splitlines(keepends=True),
+                new.splitlines(keepends=True),
+                fromfile=f"a/{self.path}",
+                tofile=f"b/{self.path}",
+            )
+        )
 
 
 @dataclass
@@ -100,8 +105,9 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
             continue
         raw = read.data
         if hashlib.blake2b(raw, digest_size=16).hexdigest() != stored.get(sb.path):
-            out.skipped.append((sb.path, "changed since the index was brought up to date; "
-                                         "run again"))
+            out.skipped.append(
+                (sb.path, "changed since the index was brought up to date; run again")
+            )
             continue
         try:
             new = rewrite(raw, to_markdown(sb, ext=".md"))
@@ -127,8 +133,9 @@ def apply(outcome: Outcome) -> Outcome:
         try:
             replace(item.read, item.new)
         except FileChanged:
-            outcome.skipped.append((item.path, "changed while the sidebars were computed; "
-                                               "not written"))
+            outcome.skipped.append(
+                (item.path, "changed while the sidebars were computed; not written")
+            )
             continue
         except StudyError as exc:
             outcome.skipped.append((item.path, exc.message))
@@ -144,7 +151,7 @@ class MarkerError(ValueError):
 def rewrite(raw: bytes, markdown: str) -> bytes:
     """``raw`` with ``markdown`` between the sidebar markers (added at the end if absent)."""
     bom = BOM if raw.startswith(BOM) else b""
-    text = raw[len(bom):].decode("utf-8")
+    text = raw[len(bom) :].decode("utf-8")
     markers = find_markers(text)
     eol = _line_end(text)
     block = "".join(line + eol for line in markdown.split("\n")[:-1]) if markdown else ""
@@ -154,7 +161,7 @@ def rewrite(raw: bytes, markdown: str) -> bytes:
     region = markers.region
     if region is not None:
         start, end = region
-        new = "".join(lines[:start + 1]) + block + "".join(lines[end:])
+        new = "".join(lines[: start + 1]) + block + "".join(lines[end:])
     elif markers.absent:
         sep = ""
         if text and not text.endswith(("\n", "\r")):
@@ -163,8 +170,10 @@ def rewrite(raw: bytes, markdown: str) -> bytes:
             sep += eol
         new = text + sep + SIDEBAR_START + eol + block + SIDEBAR_END + eol
         if find_markers(new).region is None:  # e.g. the note ends inside an open code fence
-            raise MarkerError("ends inside a code block or HTML block, so markers added at the "
-                              "end would not count; left untouched (add them by hand)")
+            raise MarkerError(
+                "ends inside a code block or HTML block, so markers added at the "
+                "end would not count; left untouched (add them by hand)"
+            )
     else:
         raise MarkerError(_marker_problem(markers.starts, markers.ends))
     return bom + new.encode("utf-8")

@@ -53,8 +53,8 @@ class SitePages:
     def key(self, key: str, path: str) -> str:
         """The page's path as the generator names it (``docs/install.md``)."""
         root = self.root(path)
-        rel = path[len(root) + 1:] if root else path
-        return rel + key[len(path):]  # a course unit keeps its "#unit"
+        rel = path[len(root) + 1 :] if root else path
+        return rel + key[len(path) :]  # a course unit keeps its "#unit"
 
     def language(self, path: str) -> str:
         """The language of the content folder holding ``path`` (``""`` for the default)."""
@@ -77,7 +77,7 @@ class SitePages:
             url = _hugo_url(rel, meta, self.site, self.language(path))
         else:
             url = _jekyll_url(rel, meta, self.site)
-        anchor = key[len(path) + 1:] if key != path else ""
+        anchor = key[len(path) + 1 :] if key != path else ""
         return _based(self.site.base_path, url) + (f"#{anchor}" if anchor else "")
 
 
@@ -111,16 +111,24 @@ def _hugo_url(rel: str, meta: Mapping[str, Any], site: Site, lang: str) -> str:
     return prefix + "/" + "/".join(p for p in (_urlize(folder), last) if p) + "/"
 
 
-def _expand(pattern: str, meta: Mapping[str, Any], section: str, folder: str, slug: str,
-            stem: str) -> str:
+def _expand(
+    pattern: str, meta: Mapping[str, Any], section: str, folder: str, slug: str, stem: str
+) -> str:
     """A Hugo ``[permalinks]`` pattern for one page (unknown tokens are left to Hugo)."""
     date = str(meta.get("date") or "")
     year, month, day = date[:4], date[5:7], date[8:10]
     title = str(meta.get("title") or stem)
-    values = {"year": year, "month": month, "day": day, "section": section,
-              "sections": folder, "slug": _urlize(slug if "slug" in meta else title),
-              "title": _urlize(title), "filename": _urlize(stem),
-              "contentbasename": _urlize(stem)}
+    values = {
+        "year": year,
+        "month": month,
+        "day": day,
+        "section": section,
+        "sections": folder,
+        "slug": _urlize(slug if "slug" in meta else title),
+        "title": _urlize(title),
+        "filename": _urlize(stem),
+        "contentbasename": _urlize(stem),
+    }
     out = _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), pattern)
     return "/" + re.sub("/+", "/", out).strip("/") + ("/" if out.endswith("/") else "")
 
@@ -138,9 +146,16 @@ def _jekyll_url(rel: str, meta: Mapping[str, Any], site: Site) -> str:
         categories = _categories(meta)
         parts = [*categories, year, month, day, title]
         if style not in ("date", "pretty"):
-            values = {"year": year, "month": month, "day": day, "title": title,
-                      "categories": "/".join(categories), "i_month": str(int(month)),
-                      "i_day": str(int(day)), "short_year": year[2:]}
+            values = {
+                "year": year,
+                "month": month,
+                "day": day,
+                "title": title,
+                "categories": "/".join(categories),
+                "i_month": str(int(month)),
+                "i_day": str(int(day)),
+                "short_year": year[2:],
+            }
             out = _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), style)
             return "/" + re.sub("/+", "/", out).lstrip("/")
         return "/" + "/".join(parts) + ("/" if pretty else ".html")

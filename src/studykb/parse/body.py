@@ -115,10 +115,12 @@ def _add(out: Body, found: RawRef | Fragment | None) -> None:
         out.refs.append(found)
 
 
-def _shortcode_ref(meta: dict[str, Any], markup: str, line: int,
-                   walk: _Walk) -> RawRef | Fragment | None:
-    return hugo_ref(line, markup, meta["target"], meta["anchor"], meta["lang"], walk.path,
-                    walk.reading)
+def _shortcode_ref(
+    meta: dict[str, Any], markup: str, line: int, walk: _Walk
+) -> RawRef | Fragment | None:
+    return hugo_ref(
+        line, markup, meta["target"], meta["anchor"], meta["lang"], walk.path, walk.reading
+    )
 
 
 class _Cursor:
@@ -170,8 +172,10 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
                 words.append(child.markup + child.content + child.markup)
         elif ctype == "link_open":
             in_link += 1
-            _add(walk.body, link_target(str(child.attrs.get("href", "")), walk.path,
-                                        cursor.line, walk.reading))
+            _add(
+                walk.body,
+                link_target(str(child.attrs.get("href", "")), walk.path, cursor.line, walk.reading),
+            )
         elif ctype == "link_close":
             in_link -= 1
         elif ctype == "image":
@@ -189,8 +193,10 @@ def _bare_urls(text: str, line: int, out: Body) -> None:
 
 def _image(child: Token, cursor: _Cursor, walk: _Walk, words: list[str]) -> None:
     words.append(child.content)
-    _add(walk.body, link_target(str(child.attrs.get("src", "")), walk.path, cursor.line,
-                                walk.reading))
+    _add(
+        walk.body,
+        link_target(str(child.attrs.get("src", "")), walk.path, cursor.line, walk.reading),
+    )
     for grandchild in child.children or ():
         if grandchild.type in ("softbreak", "hardbreak"):
             cursor.seek("\n")
@@ -204,8 +210,9 @@ def _special(child: Token, cursor: _Cursor, walk: _Walk, words: list[str]) -> No
     if ctype == "wikilink":
         words.append(meta["label"] or meta["target"])
         at = cursor.seek(child.markup)
-        found = wikilink(at, child.markup, meta["target"], meta["anchor"], meta["label"],
-                         walk.reading)
+        found = wikilink(
+            at, child.markup, meta["target"], meta["anchor"], meta["label"], walk.reading
+        )
         if isinstance(found, RawRef) and is_attachment(found.target):
             found.attachment = found.optional = True
         _add(out, found)
@@ -234,16 +241,69 @@ def _role(meta: dict[str, Any], markup: str, line: int, out: Body) -> None:
 
 #: Extensions of files a note links to or embeds that are not documents. A closed list:
 #: Dendron names such as ``lang.go`` or ``a.b.c`` are notes, and must be able to dangle.
-ATTACHMENT_EXTS = frozenset((
-    "png", "jpg", "jpeg", "gif", "svg", "webp", "bmp", "ico", "tif", "tiff", "avif", "heic",
-    "pdf", "epub", "djvu", "mp3", "wav", "ogg", "m4a", "flac", "mp4", "webm", "mov", "mkv",
-    "avi", "ogv", "csv", "tsv", "xls", "xlsx", "doc", "docx", "ppt", "pptx", "odt", "ods",
-    "odp", "zip", "gz", "tgz", "tar", "7z", "canvas", "excalidraw", "drawio", "ipynb",
-    "txt", "json", "yaml", "yml", "toml", "html", "htm", "css", "tex", "bib",
-))
+ATTACHMENT_EXTS = frozenset(
+    (
+        "png",
+        "jpg",
+        "jpeg",
+        "gif",
+        "svg",
+        "webp",
+        "bmp",
+        "ico",
+        "tif",
+        "tiff",
+        "avif",
+        "heic",
+        "pdf",
+        "epub",
+        "djvu",
+        "mp3",
+        "wav",
+        "ogg",
+        "m4a",
+        "flac",
+        "mp4",
+        "webm",
+        "mov",
+        "mkv",
+        "avi",
+        "ogv",
+        "csv",
+        "tsv",
+        "xls",
+        "xlsx",
+        "doc",
+        "docx",
+        "ppt",
+        "pptx",
+        "odt",
+        "ods",
+        "odp",
+        "zip",
+        "gz",
+        "tgz",
+        "tar",
+        "7z",
+        "canvas",
+        "excalidraw",
+        "drawio",
+        "ipynb",
+        "txt",
+        "json",
+        "yaml",
+        "yml",
+        "toml",
+        "html",
+        "htm",
+        "css",
+        "tex",
+        "bib",
+    )
+)
 
 
 def is_attachment(target: str) -> bool:
     """``![[diagram.png]]``: a file that is not a document (an image, a PDF...)."""
     dot = target.rfind(".")
-    return dot != -1 and "/" not in target[dot:] and target[dot + 1:].lower() in ATTACHMENT_EXTS
+    return dot != -1 and "/" not in target[dot:] and target[dot + 1 :].lower() in ATTACHMENT_EXTS

@@ -17,13 +17,36 @@ from studykb.parse.urls import normalize_url
 from studykb.parse.wikilinks import WIKILINK_RE, split_target
 
 #: Front-matter keys whose values are references, and the reference kind each gives.
-REF_KEYS = {"refs": "ref", "requires": "requires", "related": "related", "course": "course",
-            "items": "item"}
-LEVEL_WORDS = {"intro": 1, "beginner": 1, "入门": 1, "basic": 1, "intermediate": 3, "进阶": 3,
-               "advanced": 5, "高级": 5, "expert": 5}
-STATUS_WORDS = {"todo": "todo", "reading": "reading", "done": "done", "read": "done",
-                "learned": "done", "doing": "reading", "in-progress": "reading",
-                "wip": "reading", "to-read": "todo", "unread": "todo"}
+REF_KEYS = {
+    "refs": "ref",
+    "requires": "requires",
+    "related": "related",
+    "course": "course",
+    "items": "item",
+}
+LEVEL_WORDS = {
+    "intro": 1,
+    "beginner": 1,
+    "入门": 1,
+    "basic": 1,
+    "intermediate": 3,
+    "进阶": 3,
+    "advanced": 5,
+    "高级": 5,
+    "expert": 5,
+}
+STATUS_WORDS = {
+    "todo": "todo",
+    "reading": "reading",
+    "done": "done",
+    "read": "done",
+    "learned": "done",
+    "doing": "reading",
+    "in-progress": "reading",
+    "wip": "reading",
+    "to-read": "todo",
+    "unread": "todo",
+}
 FOLDER_TYPES = {"entries": "entry", "topics": "topic", "lists": "list"}
 TYPES = ("note", "entry", "topic", "course", "list")
 _SCHEME = re.compile(r"^https?://", re.I)
@@ -38,9 +61,16 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        problems.append(Problem(path, line, ERROR, "unreadable",
-                                f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
-                                f"{exc.start}); read with replacement characters"))
+        problems.append(
+            Problem(
+                path,
+                line,
+                ERROR,
+                "unreadable",
+                f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset "
+                f"{exc.start}); read with replacement characters",
+            )
+        )
         text = raw.decode("utf-8-sig", errors="replace")
     if "\x00" in text:
         text = text.replace("\x00", "\ufffd")
@@ -51,9 +81,16 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
         problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
     body = read_body(parts.body, parts.body_line, path, reading)
     if body.too_complex:
-        problems.append(Problem(path, parts.body_line, WARNING, "too-complex",
-                                "some paragraphs are too complex to parse in time (thousands "
-                                "of [ or * in one paragraph); they were read as plain text"))
+        problems.append(
+            Problem(
+                path,
+                parts.body_line,
+                WARNING,
+                "too-complex",
+                "some paragraphs are too complex to parse in time (thousands "
+                "of [ or * in one paragraph); they were read as plain text",
+            )
+        )
     ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     meta = parts.meta
     doc, refs = _document(ctx, meta, body)
@@ -63,22 +100,41 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     outline = body.the_outline()
     for fragment in body.fragments:
         if checkable(fragment.anchor) and outline.find(fragment.anchor, reading) is None:
-            problems.append(Problem(path, fragment.line, WARNING, "dangling-anchor",
-                                    f"{fragment.text!r}: this page has no heading "
-                                    f"{fragment.anchor!r}"))
+            problems.append(
+                Problem(
+                    path,
+                    fragment.line,
+                    WARNING,
+                    "dangling-anchor",
+                    f"{fragment.text!r}: this page has no heading {fragment.anchor!r}",
+                )
+            )
     if doc.type == "course" and "units" in meta:
         for unit, unit_refs in _units(ctx, doc, meta["units"]):
             docs.append(unit)
             refs.extend(unit_refs)
-    return Parsed(path, tuple(docs), tuple(refs), tuple(problems), body.text,
-                  tuple(body.headings), outline.to_json())
+    return Parsed(
+        path,
+        tuple(docs),
+        tuple(refs),
+        tuple(problems),
+        body.text,
+        tuple(body.headings),
+        outline.to_json(),
+    )
 
 
 class _Context:
     """Finds the line of a value inside the raw front matter, for messages."""
 
-    def __init__(self, path: str, fm_text: str, fm_line: int, problems: list[Problem],
-                 reading: Reading = GITHUB) -> None:
+    def __init__(
+        self,
+        path: str,
+        fm_text: str,
+        fm_line: int,
+        problems: list[Problem],
+        reading: Reading = GITHUB,
+    ) -> None:
         self.path = path
         self.reading = reading
         self.lines = fm_text.split("\n") if fm_text else []
@@ -144,22 +200,35 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
     doc_id = str(raw_id).strip() if explicit else stem
     dtype = _type(ctx, meta.get("type"), path)
     title = meta.get("title")
-    title = str(title).strip() if isinstance(title, (str, int, float)) and str(title).strip() else (
-        body.title or stem)
-    text_summary = (meta.get("summary") or meta.get("description") or meta.get("desc")
-                    or body.summary)
+    title = (
+        str(title).strip()
+        if isinstance(title, (str, int, float)) and str(title).strip()
+        else (body.title or stem)
+    )
+    text_summary = (
+        meta.get("summary") or meta.get("description") or meta.get("desc") or body.summary
+    )
     tags = _tags(meta.get("tags", _taxonomy(meta, "tags")))
     doc = Document(
-        key=path, path=path, id=doc_id, title=title, type=dtype, line=1,
+        key=path,
+        path=path,
+        id=doc_id,
+        title=title,
+        type=dtype,
+        line=1,
         aliases=_strings(meta.get("aliases", meta.get("alias"))),
-        tags=_merged(tags, body.tags), covers=_tags(meta.get("covers")),
+        tags=_merged(tags, body.tags),
+        covers=_tags(meta.get("covers")),
         date=_date(meta.get("date", meta.get("created"))),
-        level=_level(ctx, meta.get("level")), status=_status(ctx, meta.get("status")),
+        level=_level(ctx, meta.get("level")),
+        status=_status(ctx, meta.get("status")),
         done=_date(meta.get("done")),
         url=str(meta["url"]).strip() if isinstance(meta.get("url"), str) else None,
         kind=str(meta["kind"]) if isinstance(meta.get("kind"), str) else None,
         minutes=_minutes(meta.get("minutes")),
-        summary=_clip(str(text_summary)), explicit_id=explicit, meta=meta,
+        summary=_clip(str(text_summary)),
+        explicit_id=explicit,
+        meta=meta,
         labels=tuple(dict.fromkeys(label.name for label in body.labels)),
     )
     refs = _front_refs(ctx, doc.key, meta, skip=("units",))
@@ -184,29 +253,53 @@ def _units(ctx: _Context, course: Document, units: Any):  # type: ignore[no-unty
         index = ctx.find_next(needle, start) if n > 1 else ctx.find(needle, start)
         start = index
         if uid in seen:
-            ctx.problems.append(Problem(ctx.path, ctx.line(index), ERROR, "duplicate-id",
-                                        f"unit id {uid!r} appears twice in this course"))
+            ctx.problems.append(
+                Problem(
+                    ctx.path,
+                    ctx.line(index),
+                    ERROR,
+                    "duplicate-id",
+                    f"unit id {uid!r} appears twice in this course",
+                )
+            )
             continue
         seen.add(uid)
         key = f"{course.key}#{uid}"
         title = str(unit.get("title") or uid)
         doc = Document(
-            key=key, path=course.path, id=f"{course.id}#{uid}", title=title, type="unit",
-            line=ctx.line(index), aliases=_strings(unit.get("aliases")),
-            tags=_tags(unit.get("tags")), covers=_tags(unit.get("covers")),
-            date=_date(unit.get("date")), level=_level(ctx, unit.get("level"), index),
-            status=_status(ctx, unit.get("status"), index), done=_date(unit.get("done")),
+            key=key,
+            path=course.path,
+            id=f"{course.id}#{uid}",
+            title=title,
+            type="unit",
+            line=ctx.line(index),
+            aliases=_strings(unit.get("aliases")),
+            tags=_tags(unit.get("tags")),
+            covers=_tags(unit.get("covers")),
+            date=_date(unit.get("date")),
+            level=_level(ctx, unit.get("level"), index),
+            status=_status(ctx, unit.get("status"), index),
+            done=_date(unit.get("done")),
             url=str(unit["url"]) if isinstance(unit.get("url"), str) else None,
             kind=str(unit.get("kind")) if unit.get("kind") else None,
             minutes=_minutes(unit.get("minutes")),
-            summary=_clip(str(unit.get("summary") or title)), explicit_id=True,
-            parent=course.key, meta=unit,
+            summary=_clip(str(unit.get("summary") or title)),
+            explicit_id=True,
+            parent=course.key,
+            meta=unit,
         )
         yield doc, _front_refs(ctx, key, unit, start=index, unit_scope=True)
 
 
-def _front_refs(ctx: _Context, source: str, meta: dict[str, Any], *, start: int = 0,
-                skip: tuple[str, ...] = (), unit_scope: bool = False) -> list[Reference]:
+def _front_refs(
+    ctx: _Context,
+    source: str,
+    meta: dict[str, Any],
+    *,
+    start: int = 0,
+    skip: tuple[str, ...] = (),
+    unit_scope: bool = False,
+) -> list[Reference]:
     refs: list[Reference] = []
     for key, value in meta.items():
         if key in skip:
@@ -232,36 +325,66 @@ def _front_refs(ctx: _Context, source: str, meta: dict[str, Any], *, start: int 
             if "[[" in text:
                 refs.extend(_wikilinks_in(ctx, source, text, kind, index, reason))
             elif _SCHEME.match(text):
-                refs.append(Reference(source, ctx.path, ctx.line(index), kind, text,
-                                      normalize_url(text), "url", reason=reason))
+                refs.append(
+                    Reference(
+                        source,
+                        ctx.path,
+                        ctx.line(index),
+                        kind,
+                        text,
+                        normalize_url(text),
+                        "url",
+                        reason=reason,
+                    )
+                )
             else:
                 style = "unit" if unit_scope else "name"
-                refs.append(Reference(source, ctx.path, ctx.line(index), kind, text,
-                                      text, style, "", reason))
+                refs.append(
+                    Reference(
+                        source, ctx.path, ctx.line(index), kind, text, text, style, "", reason
+                    )
+                )
     return refs
 
 
-def _wikilinks_in(ctx: _Context, source: str, text: str, kind: str, index: int,
-                  reason: str = "") -> list[Reference]:
+def _wikilinks_in(
+    ctx: _Context, source: str, text: str, kind: str, index: int, reason: str = ""
+) -> list[Reference]:
     out = []
     for match in WIKILINK_RE.finditer(text):
         target, anchor, label = split_target(match.group(2))
         found = wikilink(ctx.line(index), match.group(0), target, anchor, label, ctx.reading)
         if isinstance(found, RawRef):
-            out.append(Reference(source, ctx.path, found.line, kind, found.text, found.target,
-                                 "name", found.anchor, reason))
+            out.append(
+                Reference(
+                    source,
+                    ctx.path,
+                    found.line,
+                    kind,
+                    found.text,
+                    found.target,
+                    "name",
+                    found.anchor,
+                    reason,
+                )
+            )
     return out
 
 
 def _body_ref(source: str, path: str, ref: RawRef, problems: list[Problem]) -> Reference:
     if ref.outside:
-        problems.append(Problem(path, ref.line, ERROR, "outside-vault",
-                                f"link {ref.text!r} climbs out of the vault"))
+        problems.append(
+            Problem(
+                path, ref.line, ERROR, "outside-vault", f"link {ref.text!r} climbs out of the vault"
+            )
+        )
     target = normalize_url(ref.target) if ref.style == "url" else ref.target
-    optional = (ref.optional or ref.outside or ref.style == "url" or ref.attachment
-                or is_attachment(target))
-    return Reference(source, path, ref.line, "link", ref.text, target, ref.style, ref.anchor,
-                     optional=optional)
+    optional = (
+        ref.optional or ref.outside or ref.style == "url" or ref.attachment or is_attachment(target)
+    )
+    return Reference(
+        source, path, ref.line, "link", ref.text, target, ref.style, ref.anchor, optional=optional
+    )
 
 
 def _taxonomy(meta: dict[str, Any], name: str) -> Any:
@@ -293,8 +416,11 @@ def _type(ctx: _Context, value: Any, path: str) -> str:
     if isinstance(value, str) and value.strip().lower() in TYPES:
         return value.strip().lower()
     if value not in (None, ""):
-        ctx.warn(ctx.key_line("type"), "bad-field",
-                 f"type {value!r} is not one of {', '.join(TYPES)}; using the folder's type")
+        ctx.warn(
+            ctx.key_line("type"),
+            "bad-field",
+            f"type {value!r} is not one of {', '.join(TYPES)}; using the folder's type",
+        )
     parts = path.split("/")[:-1]
     if parts and parts[0] == "courses":
         return "course"

@@ -43,18 +43,22 @@ def set_values(raw: bytes, changes: Changes, unit: str | None = None) -> bytes:
     or ``UnicodeDecodeError``.
     """
     bom = BOM if raw.startswith(BOM) else b""
-    text = raw[len(bom):].decode("utf-8")
+    text = raw[len(bom) :].decode("utf-8")
     parts = split(text)
     if parts.error:
         line, message = parts.error
-        raise EditError(f"line {line}: {message}; fix it first (or an editor may be saving "
-                        "the file)")
+        raise EditError(
+            f"line {line}: {message}; fix it first (or an editor may be saving the file)"
+        )
     if not parts.fm_format:
         if unit:
             raise EditError("this course has no front matter, so it has no units to mark")
         nl = "\r\n" if "\r\n" in text else "\n"
-        head = "---" + nl + "".join(f"{k}: {_yaml_scalar(v)}{nl}" for k, v in changes.items()
-                                    if v is not None)
+        head = (
+            "---"
+            + nl
+            + "".join(f"{k}: {_yaml_scalar(v)}{nl}" for k, v in changes.items() if v is not None)
+        )
         return bom + (head + "---" + nl + text).encode("utf-8")
     old = _load(text)
     want = _expected(old, changes, unit)
@@ -92,8 +96,7 @@ def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = F
     return yaml.SafeLoader.construct_mapping(loader, node, deep)
 
 
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-                              _no_duplicates)
+_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
 
 
 def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -124,11 +127,14 @@ def _load(text: str) -> tuple[str, dict[str, Any], str]:
     return parts.fm_format, data, parts.body
 
 
-def _expected(old: tuple[str, dict[str, Any], str], changes: Changes, unit: str | None
-              ) -> tuple[str, dict[str, Any], str]:
+def _expected(
+    old: tuple[str, dict[str, Any], str], changes: Changes, unit: str | None
+) -> tuple[str, dict[str, Any], str]:
     fmt, meta, body = old
-    values = {k: (v.isoformat() if fmt == "json" and isinstance(v, dt.date) else v)
-              for k, v in changes.items()}
+    values = {
+        k: (v.isoformat() if fmt == "json" and isinstance(v, dt.date) else v)
+        for k, v in changes.items()
+    }
 
     def apply(mapping: dict[str, Any]) -> dict[str, Any]:
         out = {k: v for k, v in mapping.items() if not (k in values and values[k] is None)}
@@ -190,8 +196,9 @@ def _line_edit(text: str, fmt: str, changes: Changes, unit: str | None) -> str |
             start += 1
         fence = lines[start].rstrip()
         closers = (fence, "...") if fence == "---" else (fence,)
-        close = next((i for i in range(start + 1, len(lines))
-                      if lines[i].rstrip() in closers), None)
+        close = next(
+            (i for i in range(start + 1, len(lines)) if lines[i].rstrip() in closers), None
+        )
         if close is None:
             raise EditError("the front matter is never closed")
         if value is None:
@@ -207,22 +214,27 @@ def _line_edit(text: str, fmt: str, changes: Changes, unit: str | None) -> str |
     return text
 
 
-def _remove(lines: list[str], first: int, close: int, unit: str | None, key: str,
-            toml: bool) -> list[str]:
+def _remove(
+    lines: list[str], first: int, close: int, unit: str | None, key: str, toml: bool
+) -> list[str]:
     """Without the line ``key: value`` (top-level, or inside unit ``unit``'s entry); a key
     that is not there leaves the lines as they are."""
     pattern = _value_re(key, toml)
     start, end = first, close
     if unit:
-        id_re = re.compile(r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?""" + re.escape(unit) +
-                           r"""["']?\s*(?:$|[,}\s#])""")
+        id_re = re.compile(
+            r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?"""
+            + re.escape(unit)
+            + r"""["']?\s*(?:$|[,}\s#])"""
+        )
         at = next((i for i in range(first, close) if id_re.search(lines[i])), None)
         if at is None:
             return lines
         line = lines[at]
         if "{" in line and "}" in line:
-            flow = re.compile(r""",\s*["']?""" + re.escape(key) +
-                              r"""["']?\s*[:=]\s*("[^"]*"|'[^']*'|[^,}\s]+)""")
+            flow = re.compile(
+                r""",\s*["']?""" + re.escape(key) + r"""["']?\s*[:=]\s*("[^"]*"|'[^']*'|[^,}\s]+)"""
+            )
             lines[at] = flow.sub("", line, count=1)
             return lines
         start = at
@@ -230,8 +242,7 @@ def _remove(lines: list[str], first: int, close: int, unit: str | None, key: str
         for i in range(at + 1, close):
             stripped = lines[i].strip()
             cur = len(lines[i]) - len(lines[i].lstrip(" \t"))
-            if stripped and ((toml and stripped.startswith("[")) or
-                             (not toml and cur < indent)):
+            if stripped and ((toml and stripped.startswith("[")) or (not toml and cur < indent)):
                 end = i
                 break
     for i in range(start, end):
@@ -264,19 +275,32 @@ def _json_remove(text: str, key: str, unit: str | None) -> str:
                 continue
             at = m.start() + (0 if shape.startswith('"') else m.group().index('"'))
             if unit is not None or _depth(head, at) == 1:
-                return text[: m.start()] + text[m.end():]
+                return text[: m.start()] + text[m.end() :]
     return text
 
 
 def _value_re(key: str, toml: bool) -> re.Pattern[str]:
     sep = "=" if toml else ":"
-    return re.compile(r"^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)" + re.escape(key) +
-                      r"(?P=q)[ \t]*" + sep +
-                      r"[ \t]*(?P<value>\"[^\"]*\"|'[^']*'|[^\s#]*)(?P<rest>.*)$", re.S)
+    return re.compile(
+        r"^(?P<indent>[ \t]*(?:-[ \t]+)?)(?P<q>[\"']?)"
+        + re.escape(key)
+        + r"(?P=q)[ \t]*"
+        + sep
+        + r"[ \t]*(?P<value>\"[^\"]*\"|'[^']*'|[^\s#]*)(?P<rest>.*)$",
+        re.S,
+    )
 
 
-def _top(lines: list[str], first: int, close: int, key: str, value: str, toml: bool,
-         nl: str, after: str | None = None) -> list[str]:
+def _top(
+    lines: list[str],
+    first: int,
+    close: int,
+    key: str,
+    value: str,
+    toml: bool,
+    nl: str,
+    after: str | None = None,
+) -> list[str]:
     pattern = _value_re(key, toml)
     before = _value_re(after, toml) if after else None
     anchor = None
@@ -288,15 +312,17 @@ def _top(lines: list[str], first: int, close: int, key: str, value: str, toml: b
             break  # a table starts: top-level keys are above it
         m = pattern.match(line)
         if m:
-            lines[i] = line[: m.start("value")] + _quoted_like(m.group("value"), value, toml) \
-                + line[m.end("value"):]
+            lines[i] = (
+                line[: m.start("value")]
+                + _quoted_like(m.group("value"), value, toml)
+                + line[m.end("value") :]
+            )
             return lines
         if before is not None and before.match(line):
             anchor = i
     insert = close if anchor is None else anchor + 1
     if toml and anchor is None:  # top-level keys must come before the first [table]
-        insert = next((i for i in range(first, close) if lines[i].lstrip().startswith("[")),
-                      close)
+        insert = next((i for i in range(first, close) if lines[i].lstrip().startswith("[")), close)
     sep = " = " if toml else ": "
     lines.insert(insert, f"{key}{sep}{value}{nl}")
     return lines
@@ -314,21 +340,35 @@ def _quoted_like(old: str, value: str, toml: bool) -> str:
     return bare
 
 
-def _unit(lines: list[str], first: int, close: int, unit: str, key: str, value: str,
-          toml: bool, nl: str, after: str | None = None) -> list[str]:
-    id_re = re.compile(r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?""" + re.escape(unit) +
-                       r"""["']?\s*(?:$|[,}\s#])""")
+def _unit(
+    lines: list[str],
+    first: int,
+    close: int,
+    unit: str,
+    key: str,
+    value: str,
+    toml: bool,
+    nl: str,
+    after: str | None = None,
+) -> list[str]:
+    id_re = re.compile(
+        r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?"""
+        + re.escape(unit)
+        + r"""["']?\s*(?:$|[,}\s#])"""
+    )
     at = next((i for i in range(first, close) if id_re.search(lines[i])), None)
     if at is None:
         raise EditError(f"unit {unit!r} not found in the front matter")
     line = lines[at]
     sep = " = " if toml else ": "
     if "{" in line and "}" in line:  # flow style: - {id: a1, title: x, status: todo}
-        flow = re.compile(r"""(["']?""" + re.escape(key) +
-                          r"""["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^,}\s]+)""")
+        flow = re.compile(
+            r"""(["']?""" + re.escape(key) + r"""["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^,}\s]+)"""
+        )
         if flow.search(line):
-            lines[at] = flow.sub(lambda m: m.group(1) + _quoted_like(m.group(2), value, toml),
-                                 line, count=1)
+            lines[at] = flow.sub(
+                lambda m: m.group(1) + _quoted_like(m.group(2), value, toml), line, count=1
+            )
         else:
             end = line.rindex("}")
             lines[at] = line[:end].rstrip() + f", {key}{sep}{value}" + line[end:]
@@ -343,8 +383,9 @@ def _unit(lines: list[str], first: int, close: int, unit: str, key: str, value: 
                 begin = i
                 break
     if toml:  # the unit's table starts at the [[units]] header above the id
-        begin = next((i for i in range(at, first - 1, -1) if lines[i].lstrip().startswith("[")),
-                     first)
+        begin = next(
+            (i for i in range(at, first - 1, -1) if lines[i].lstrip().startswith("[")), first
+        )
     end = close
     for i in range(at + 1, close):
         stripped = lines[i].strip()
@@ -361,17 +402,27 @@ def _unit(lines: list[str], first: int, close: int, unit: str, key: str, value: 
         m = pattern.match(body)
         if m and (toml or key_indent == indent):
             pos = key_indent + m.start("value")
-            lines[i] = cur[:pos] + _quoted_like(m.group("value"), value, toml) + \
-                cur[pos + len(m.group("value")):]
+            lines[i] = (
+                cur[:pos]
+                + _quoted_like(m.group("value"), value, toml)
+                + cur[pos + len(m.group("value")) :]
+            )
             return lines
     pad = line[: len(line) - len(line.lstrip(" \t"))] if toml else " " * indent
-    last = max((i for i in range(at, end) if lines[i].strip()
-                and not lines[i].strip().startswith("#")), default=at)
+    last = max(
+        (i for i in range(at, end) if lines[i].strip() and not lines[i].strip().startswith("#")),
+        default=at,
+    )
     if after is not None:
         before = _value_re(after, toml)
-        last = next((i for i in range(begin, end)
-                     if before.match(lines[i].lstrip(" \t-") if not toml else lines[i].lstrip())),
-                    last)
+        last = next(
+            (
+                i
+                for i in range(begin, end)
+                if before.match(lines[i].lstrip(" \t-") if not toml else lines[i].lstrip())
+            ),
+            last,
+        )
     lines.insert(last + 1, pad + f"{key}{sep}{value}{nl}")
     return lines
 
@@ -388,8 +439,8 @@ def _json_set(text: str, key: str, value: str, unit: str | None) -> str:
     if unit is None:
         for found in pattern.finditer(head):
             if _depth(head, found.start()) == 1:
-                return text[: found.start()] + found.group(1) + value + text[found.end():]
-        return text[: start + 1] + f'"{key}": {value}, ' + text[start + 1:]
+                return text[: found.start()] + found.group(1) + value + text[found.end() :]
+        return text[: start + 1] + f'"{key}": {value}, ' + text[start + 1 :]
     m = re.search(r'"id"\s*:\s*"' + re.escape(unit) + '"', head)
     if not m:
         raise EditError(f"unit {unit!r} not found in the front matter")
@@ -398,7 +449,7 @@ def _json_set(text: str, key: str, value: str, unit: str | None) -> str:
     block = head[open_at:close_at]
     inside = pattern.search(block)
     if inside:
-        block = block[: inside.start()] + inside.group(1) + value + block[inside.end():]
+        block = block[: inside.start()] + inside.group(1) + value + block[inside.end() :]
     else:
         block = block[:1] + f'"{key}": {value}, ' + block[1:]
     return text[:open_at] + block + text[close_at:]
@@ -444,7 +495,7 @@ def _round_trip(text: str, fmt: str, changes: Changes, unit: str | None) -> str 
         fm = _tomlkit_edit(parts.fm_text, changes, unit)
     else:
         fm = _ruamel_edit(parts.fm_text, changes, unit)
-    return text[:head_len] + fm + text[head_len + len(parts.fm_text):]
+    return text[:head_len] + fm + text[head_len + len(parts.fm_text) :]
 
 
 def _target(data: Any, unit: str | None) -> Any:

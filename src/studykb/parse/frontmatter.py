@@ -31,6 +31,8 @@ YAMLError = yaml.YAMLError
 def load_yaml(text: str) -> Any:
     """A YAML document (a site's configuration file), safely: plain data only."""
     return yaml.load(text, Loader=_Loader)
+
+
 _JSON = frontmatter.JSONHandler()
 
 
@@ -107,18 +109,27 @@ def _json(text: str, pos: int, line: int) -> Split:
     try:
         obj, end = json.JSONDecoder().raw_decode(text, pos)
     except json.JSONDecodeError as exc:
-        return Split({}, "json", "", line, text, 1,
-                     (exc.lineno, f"bad JSON front matter: {exc.msg}"))
+        return Split(
+            {}, "json", "", line, text, 1, (exc.lineno, f"bad JSON front matter: {exc.msg}")
+        )
     except RecursionError:
-        return Split({}, "json", "", line, text, 1,
-                     (line, "bad JSON front matter: nested too deeply"))
+        return Split(
+            {}, "json", "", line, text, 1, (line, "bad JSON front matter: nested too deeply")
+        )
     fm_text = text[pos:end]
     nl = text.find("\n", end)
     body_start = len(text) if nl == -1 else nl + 1
     body_line = line + fm_text.count("\n") + 1
     if not isinstance(obj, dict):
-        return Split({}, "json", fm_text, line, text[body_start:], body_line,
-                     (line, "JSON front matter is not an object"))
+        return Split(
+            {},
+            "json",
+            fm_text,
+            line,
+            text[body_start:],
+            body_line,
+            (line, "JSON front matter is not an object"),
+        )
     try:
         meta = _JSON.load(fm_text)
     except ValueError as exc:  # pragma: no cover - raw_decode already accepted it

@@ -30,7 +30,8 @@ from markdown_it.token import Token
 # punctuation, full-width forms) is the tag's name.
 _TAG = re.compile(
     r"#([^\s!-,.:-@\[-^`{-~\u00a1-\u00bf\u2000-\u206f\u2e00-\u2e7f\u3000-\u303f"
-    r"\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+)")
+    r"\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]+)"
+)
 _NOT_ALL_DIGITS = re.compile(r"[^0-9]")
 
 

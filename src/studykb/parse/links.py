@@ -82,8 +82,9 @@ def link_target(href: str, path: str, line: int, reading: Reading) -> RawRef | F
         joined = posixpath.join(reading.page_folder(path), target)
     norm = posixpath.normpath(joined) if joined else "."
     outside = (norm == ".." or norm.startswith("../")) and not attachment
-    return RawRef(line, raw, norm, "path", anchor, optional=not is_doc, outside=outside,
-                  attachment=attachment)
+    return RawRef(
+        line, raw, norm, "path", anchor, optional=not is_doc, outside=outside, attachment=attachment
+    )
 
 
 def _join(root: str, rest: str) -> str:
@@ -95,8 +96,9 @@ def _looks_like_name(ext: str) -> bool:
     return not ext[1:].isalnum() or len(ext) > 6 or ext[1:].isdigit()
 
 
-def wikilink(line: int, markup: str, target: str, anchor: str, label: str,
-             reading: Reading) -> RawRef | Fragment | None:
+def wikilink(
+    line: int, markup: str, target: str, anchor: str, label: str, reading: Reading
+) -> RawRef | Fragment | None:
     """``[[target#anchor|label]]`` (``[[label|target]]`` where the vault writes labels first)."""
     if reading.label_first and label:
         target, _, anchor = label.partition("#")
@@ -108,8 +110,9 @@ def wikilink(line: int, markup: str, target: str, anchor: str, label: str,
     return RawRef(line, markup, target, "name", anchor)
 
 
-def hugo_ref(line: int, markup: str, target: str, anchor: str, lang: str, path: str,
-             reading: Reading) -> RawRef | Fragment | None:
+def hugo_ref(
+    line: int, markup: str, target: str, anchor: str, lang: str, path: str, reading: Reading
+) -> RawRef | Fragment | None:
     """``{{< ref "x.md#a" >}}`` / ``relref``: Hugo looks beside the page, then from the
     content root of the page's language (or of ``lang=``), then by file name."""
     if not target:

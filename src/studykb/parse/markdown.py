@@ -137,7 +137,8 @@ def plain_inline(content: str) -> list[Token]:
 #: when it compiles, 3.5 ms at each start.
 _AUTOLINK = re.compile(
     r"(?<![A-Za-z0-9/@.:_-])((?i:https?://|www\.)[A-Za-z0-9_-]+(?:\.[A-Za-z0-9_-]+)*"
-    r"(?::\d+)?(?:[/?#][^\s<\u3000-\u9fff\uff00-\uffef]*)?)")
+    r"(?::\d+)?(?:[/?#][^\s<\u3000-\u9fff\uff00-\uffef]*)?)"
+)
 _TRAILING = "?!.,:*_~'\""
 
 
@@ -154,8 +155,9 @@ def bare_urls(text: str) -> list[tuple[int, str]]:
     found = []
     for match in _AUTOLINK.finditer(text):
         url = match.group(1)
-        while url and (url[-1] in _TRAILING or (url[-1] == ")" and
-                                                url.count(")") > url.count("("))):
+        while url and (
+            url[-1] in _TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))
+        ):
             url = url[:-1]
         if url.endswith(";") and re.search(r"&[A-Za-z0-9]+;$", url):
             url = url[: url.rindex("&")]

@@ -34,20 +34,27 @@ class Outline:
     headings: tuple[Heading, ...] = ()
     labels: tuple[Label, ...] = ()
     _indexes: dict[tuple[str, tuple[tuple[str, Any], ...]], AnchorIndex] = field(
-        default_factory=dict, compare=False, repr=False)
+        default_factory=dict, compare=False, repr=False
+    )
 
     def to_json(self) -> str:
-        return json.dumps({"h": [[h.text, h.level, h.line, h.explicit_id] for h in self.headings],
-                           "l": [[label.name, label.line] for label in self.labels]},
-                          ensure_ascii=False)
+        return json.dumps(
+            {
+                "h": [[h.text, h.level, h.line, h.explicit_id] for h in self.headings],
+                "l": [[label.name, label.line] for label in self.labels],
+            },
+            ensure_ascii=False,
+        )
 
     @classmethod
     def from_json(cls, text: str | None) -> Outline:
         """The outline stored as :meth:`to_json` (an empty one for anything else)."""
         try:
             data = json.loads(text or "{}")
-            headings = tuple(Heading(str(t), int(lv), int(ln), None if i is None else str(i))
-                             for t, lv, ln, i in data.get("h", ()))
+            headings = tuple(
+                Heading(str(t), int(lv), int(ln), None if i is None else str(i))
+                for t, lv, ln, i in data.get("h", ())
+            )
             labels = tuple(Label(str(n), int(ln)) for n, ln in data.get("l", ()))
         except (ValueError, TypeError, AttributeError):
             return cls()
@@ -76,4 +83,3 @@ class Outline:
     def anchors(self, reading: Reading = GITHUB) -> list[str]:
         """The id of every heading (``""`` for none), in order."""
         return list(self.index(reading).anchors)
-

@@ -48,24 +48,42 @@ from markdown_it.rules_inline import StateInline
 
 #: Names whose ``{{< >}}`` body Hugo's own or popular themes' templates render as Markdown
 #: (Hugo's embedded ``details``; admonitions of Docsy, Hextra, Book, Relearn...).
-MARKDOWN_NAMES = frozenset({
-    "details", "note", "tip", "warning", "caution", "important", "hint", "notice", "alert",
-    "callout", "admonition", "expand", "tab", "blocks/section", "blocks/feature",
-})
+MARKDOWN_NAMES = frozenset(
+    {
+        "details",
+        "note",
+        "tip",
+        "warning",
+        "caution",
+        "important",
+        "hint",
+        "notice",
+        "alert",
+        "callout",
+        "admonition",
+        "expand",
+        "tab",
+        "blocks/section",
+        "blocks/feature",
+    }
+)
 #: Shortcodes that name another page.
 REF_NAMES = frozenset({"ref", "relref"})
 
 _CLOSE_DELIM = {"<": ">}}", "%": "%}}"}
 _OPEN = re.compile(r"\{\{([<%])(?!/\*)[ \t\n]*(/)?[ \t\n]*([^\s/<>%{}\"'`]+)")
 _ARG = re.compile(
-    r"""\s*(?:([A-Za-z_][\w-]*)\s*=\s*)?("(?:[^"\\]|\\.)*"|`[^`]*`|[^\s"`=]+)""", re.S)
+    r"""\s*(?:([A-Za-z_][\w-]*)\s*=\s*)?("(?:[^"\\]|\\.)*"|`[^`]*`|[^\s"`=]+)""", re.S
+)
 _QUOTE_START = re.compile(r'["`]')
 _QUOTED = re.compile(r'"(?:[^"\\]|\\.)*"|`[^`]*`', re.S)
 _ESCAPED = re.compile(r"\{\{([<%])/\*(.*?)\*/([>%])\}\}", re.S)
 _REF_IN_TEXT = re.compile(r"\{\{([<%])[ \t]*(ref|relref)\b(.*?)([>%])\}\}", re.S)
 _LINK_TO_REF = re.compile(
     r"""\[((?:[^\[\]\\]|\\.|\[[^\[\]]*\])*)\]\(\s*<?\s*(\{\{([<%])[ \t]*(ref|relref)\b"""
-    r"""(?:(?!\}\}).)*?[>%]\}\})\s*>?(?:\s+"[^"]*")?\s*\)""", re.S)
+    r"""(?:(?!\}\}).)*?[>%]\}\})\s*>?(?:\s+"[^"]*")?\s*\)""",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -153,8 +171,17 @@ def read_tag(src: str, pos: int, limit: int | None = None) -> Tag | None:
         inner = inner.rstrip()[:-1]
     name = found.group(3)
     positional, named = parse_args(inner)
-    return Tag(name, delim, found.group(2) is not None, self_closing, inner.strip(), pos,
-               end + len(close), positional, named)
+    return Tag(
+        name,
+        delim,
+        found.group(2) is not None,
+        self_closing,
+        inner.strip(),
+        pos,
+        end + len(close),
+        positional,
+        named,
+    )
 
 
 def ref_target(tag: Tag) -> tuple[str, str]:
@@ -178,14 +205,20 @@ def ref_targets(text: str) -> list[tuple[str, str, int]]:
 
 def _ref_meta(tag: Tag, label: str = "") -> dict[str, Any]:
     target, anchor = ref_target(tag)
-    return {"name": tag.name, "kind": tag.name, "target": target, "anchor": anchor,
-            "lang": tag.named.get("lang", ""), "output_format": tag.named.get("outputFormat", ""),
-            "label": label, "args": tag.args}
+    return {
+        "name": tag.name,
+        "kind": tag.name,
+        "target": target,
+        "anchor": anchor,
+        "lang": tag.named.get("lang", ""),
+        "output_format": tag.named.get("outputFormat", ""),
+        "label": label,
+        "args": tag.args,
+    }
 
 
 def _tag_meta(tag: Tag) -> dict[str, Any]:
-    return {"name": tag.name, "args": tag.args, "params": tag.params,
-            "delimiter": tag.delimiter}
+    return {"name": tag.name, "args": tag.args, "params": tag.params, "delimiter": tag.delimiter}
 
 
 def _find_close(src: str, tag: Tag, stop: int) -> Tag | None:
@@ -264,9 +297,11 @@ def _make_block_rule(markdown_names: frozenset[str]) -> Any:
         if silent:
             return True
         markdown_body = tag.delimiter == "%" or tag.name in markdown_names
-        body_fits = (close_first > tag_last
-                     and _rest_is_blank(src, tag.end, state.eMarks[tag_last])
-                     and _rest_is_blank(src, state.bMarks[close_first], closing_tag.start))
+        body_fits = (
+            close_first > tag_last
+            and _rest_is_blank(src, tag.end, state.eMarks[tag_last])
+            and _rest_is_blank(src, state.bMarks[close_first], closing_tag.start)
+        )
         if markdown_body and body_fits:
             token = state.push("shortcode_open", "", 1)
             token.meta = _tag_meta(tag)
@@ -340,8 +375,11 @@ def _make_inline_rule(markdown_names: frozenset[str]) -> Any:
                 token.meta = _ref_meta(tag)
             else:
                 token = state.push("shortcode_inline", "", 0)
-                token.meta = {**_tag_meta(tag), "closing": tag.closing,
-                              "markdown": tag.delimiter == "%" or tag.name in markdown_names}
+                token.meta = {
+                    **_tag_meta(tag),
+                    "closing": tag.closing,
+                    "markdown": tag.delimiter == "%" or tag.name in markdown_names,
+                }
                 token.content = body
             token.markup = src[pos:end]
             token.meta["line"] = src.count("\n", 0, pos)
@@ -379,9 +417,19 @@ def shortcodes_plugin(md: MarkdownIt, markdown_names: Collection[str] = MARKDOWN
     """``md.use(shortcodes_plugin)``; ``markdown_names``: ``{{< >}}`` shortcodes whose body is
     Markdown (the default: :data:`MARKDOWN_NAMES`; pass ``()`` to treat every body as raw)."""
     names = frozenset(markdown_names)
-    md.block.ruler.before("fence", "hugo_shortcode", _make_block_rule(names),
-                          {"alt": ["paragraph", "reference", "blockquote", "list"]})
+    md.block.ruler.before(
+        "fence",
+        "hugo_shortcode",
+        _make_block_rule(names),
+        {"alt": ["paragraph", "reference", "blockquote", "list"]},
+    )
     md.inline.ruler.before("link", "hugo_shortcode", _make_inline_rule(names))
-    for name in ("shortcode_block", "shortcode_open", "shortcode_close", "shortcode",
-                 "shortcode_inline", "shortcode_ref"):
+    for name in (
+        "shortcode_block",
+        "shortcode_open",
+        "shortcode_close",
+        "shortcode",
+        "shortcode_inline",
+        "shortcode_ref",
+    ):
         md.add_render_rule(name, _render_nothing)

@@ -49,8 +49,7 @@ OPTIONS: dict[str, dict[str, Any]] = {
     "gitlab": {},
     # markup.goldmark.parser: autoHeadingIDType, attribute.title, autoDefinitionTermID,
     # autoHeadingID
-    "hugo": {"id_type": "github", "attributes": True, "definition_terms": False,
-             "auto_ids": True},
+    "hugo": {"id_type": "github", "attributes": True, "definition_terms": False, "auto_ids": True},
     # slugify.anchors in config.toml
     "zola": {"strategy": "on"},
     "obsidian": {},
@@ -99,9 +98,11 @@ _ATTR_BLOCK = re.compile(r"^(.*?)[ \t]*(?<!\\)\{([^{}\n]*)\}[ \t]*$", re.S)
 # Goldmark (Hugo) ends an id at "." (issue gohugoio/hugo#6548: {#1-s.-incarnata} -> id "1-s");
 # pulldown-cmark (Zola) reads an id up to white space.
 _ATTR_ITEM_GOLDMARK = re.compile(
-    r"""\s*(?:\#([^\s.#{}]+)|\.([^\s.#{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))""")
+    r"""\s*(?:\#([^\s.#{}]+)|\.([^\s.#{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))"""
+)
 _ATTR_ITEM_PULLDOWN = re.compile(
-    r"""\s*(?:\#([^\s{}]+)|\.([^\s{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))""")
+    r"""\s*(?:\#([^\s{}]+)|\.([^\s{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))"""
+)
 
 
 def split_attributes(text: str, dialect: str = "goldmark") -> tuple[str, str | None]:
@@ -311,21 +312,124 @@ def _hugo_slug(source: str, id_type: str) -> str:
 # Transliteration for Zola's ``slug`` crate (deunicode). Latin letters come from Unicode
 # decomposition; these letters do not decompose, or deunicode spells them otherwise.
 _SPECIAL_LATIN = {
-    "ß": "ss", "æ": "ae", "Æ": "AE", "ø": "o", "Ø": "O", "œ": "oe", "Œ": "OE", "đ": "d",
-    "Đ": "D", "ð": "d", "Ð": "D", "þ": "th", "Þ": "TH", "ł": "l", "Ł": "L", "ı": "i",
-    "ħ": "h", "Ħ": "H", "ŋ": "ng", "Ŋ": "NG", "ĸ": "q", "ſ": "s", "‘": "'", "’": "'",
-    "“": '"', "”": '"', "–": "-", "—": "--", "…": "...", "€": "EUR", "£": "PS", "¥": "Y",
-    "©": "(c)", "®": "(r)", "™": "tm", "×": "x", "÷": "/", "°": "deg",
+    "ß": "ss",
+    "æ": "ae",
+    "Æ": "AE",
+    "ø": "o",
+    "Ø": "O",
+    "œ": "oe",
+    "Œ": "OE",
+    "đ": "d",
+    "Đ": "D",
+    "ð": "d",
+    "Ð": "D",
+    "þ": "th",
+    "Þ": "TH",
+    "ł": "l",
+    "Ł": "L",
+    "ı": "i",
+    "ħ": "h",
+    "Ħ": "H",
+    "ŋ": "ng",
+    "Ŋ": "NG",
+    "ĸ": "q",
+    "ſ": "s",
+    "‘": "'",
+    "’": "'",
+    "“": '"',
+    "”": '"',
+    "–": "-",
+    "—": "--",
+    "…": "...",
+    "€": "EUR",
+    "£": "PS",
+    "¥": "Y",
+    "©": "(c)",
+    "®": "(r)",
+    "™": "tm",
+    "×": "x",
+    "÷": "/",
+    "°": "deg",
 }
-_CYRILLIC = dict(zip(
-    "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў",
-    ["a", "b", "v", "g", "d", "e", "io", "zh", "z", "i", "i", "k", "l", "m", "n", "o", "p",
-     "r", "s", "t", "u", "f", "kh", "ts", "ch", "sh", "shch", "", "y", "'", "e", "iu", "ia",
-     "i", "i", "ie", "g", "u"], strict=True))
-_GREEK = dict(zip(
-    "αβγδεζηθικλμνξοπρσςτυφχψω",
-    ["a", "b", "g", "d", "e", "z", "e", "th", "i", "k", "l", "m", "n", "x", "o", "p", "r",
-     "s", "s", "t", "u", "ph", "kh", "ps", "o"], strict=True))
+_CYRILLIC = dict(
+    zip(
+        "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў",
+        [
+            "a",
+            "b",
+            "v",
+            "g",
+            "d",
+            "e",
+            "io",
+            "zh",
+            "z",
+            "i",
+            "i",
+            "k",
+            "l",
+            "m",
+            "n",
+            "o",
+            "p",
+            "r",
+            "s",
+            "t",
+            "u",
+            "f",
+            "kh",
+            "ts",
+            "ch",
+            "sh",
+            "shch",
+            "",
+            "y",
+            "'",
+            "e",
+            "iu",
+            "ia",
+            "i",
+            "i",
+            "ie",
+            "g",
+            "u",
+        ],
+        strict=True,
+    )
+)
+_GREEK = dict(
+    zip(
+        "αβγδεζηθικλμνξοπρσςτυφχψω",
+        [
+            "a",
+            "b",
+            "g",
+            "d",
+            "e",
+            "z",
+            "e",
+            "th",
+            "i",
+            "k",
+            "l",
+            "m",
+            "n",
+            "x",
+            "o",
+            "p",
+            "r",
+            "s",
+            "s",
+            "t",
+            "u",
+            "ph",
+            "kh",
+            "ps",
+            "o",
+        ],
+        strict=True,
+    )
+)
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
 
@@ -526,7 +630,7 @@ class AnchorIndex:
         if found is not None:
             return found
         if self.flavour == "github" and anchor.startswith("user-content-"):
-            found = self._by_anchor.get(anchor[len("user-content-"):])
+            found = self._by_anchor.get(anchor[len("user-content-") :])
             if found is not None:
                 return found
         # a heading's own text, as Quartz, Dendron and people write it: [[Note#Some Heading]]

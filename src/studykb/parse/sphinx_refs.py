@@ -32,10 +32,17 @@ from markdown_it.token import Token
 
 #: role -> kind
 ROLES = {
-    "label": "label", "eqlabel": "label",
-    "ref": "reference", "numref": "reference", "eqref": "reference",
-    "cite": "citation", "citet": "citation", "citep": "citation",
-    "bibliography": "other", "width": "other", "height": "other",
+    "label": "label",
+    "eqlabel": "label",
+    "ref": "reference",
+    "numref": "reference",
+    "eqref": "reference",
+    "cite": "citation",
+    "citet": "citation",
+    "citep": "citation",
+    "bibliography": "other",
+    "width": "other",
+    "height": "other",
 }
 _ROLE = re.compile(r":([a-z]+):(`+)(?!`)(.+?)(?<!`)\2(?!`)", re.S)
 _TITLED = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
@@ -104,8 +111,13 @@ def _rule(state: StateInline, silent: bool) -> bool:
         token = state.push("sphinx_role", "", 0)
         token.content = body
         token.markup = found.group(0)
-        token.meta = {"role": role, "kind": kind, "targets": targets, "text": text,
-                      "line": src.count("\n", 0, pos)}
+        token.meta = {
+            "role": role,
+            "kind": kind,
+            "targets": targets,
+            "text": text,
+            "line": src.count("\n", 0, pos),
+        }
     state.pos = found.end()
     return True
 
@@ -123,10 +135,22 @@ def sphinx_roles_plugin(md: MarkdownIt) -> None:
     md.add_render_rule("sphinx_role", _render)
 
 
-_BLOCK_ENDS = frozenset({
-    "heading_close", "table_close", "math_block", "math_block_eqno", "paragraph_close",
-    "fence", "code_block", "bullet_list_close", "ordered_list_close", "blockquote_close",
-    "html_block", "hr"})
+_BLOCK_ENDS = frozenset(
+    {
+        "heading_close",
+        "table_close",
+        "math_block",
+        "math_block_eqno",
+        "paragraph_close",
+        "fence",
+        "code_block",
+        "bullet_list_close",
+        "ordered_list_close",
+        "blockquote_close",
+        "html_block",
+        "hr",
+    }
+)
 
 
 def _label_kind(role: str, previous: Token | None, inline: Token) -> str:
@@ -176,8 +200,9 @@ def read_roles(tokens: Iterable[Token]) -> Roles:
             if meta["kind"] == "label":
                 kind = "table" if in_table else _label_kind(meta["role"], previous, token)
                 for name in meta["targets"]:
-                    out.labels.append(LabelDef(name, line, kind,
-                                               last_heading if kind == "section" else ""))
+                    out.labels.append(
+                        LabelDef(name, line, kind, last_heading if kind == "section" else "")
+                    )
             elif meta["kind"] == "reference":
                 for name in meta["targets"]:
                     out.references.append(RoleRef(meta["role"], name, line, meta["text"]))
@@ -185,4 +210,3 @@ def read_roles(tokens: Iterable[Token]) -> Roles:
                 for name in meta["targets"]:
                     out.citations.append(RoleRef(meta["role"], name, line))
     return out
-

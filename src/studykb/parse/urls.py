@@ -16,8 +16,11 @@ def normalize_url(url: str) -> str:
         return url.rstrip("/")
     query = parts.query
     if query:
-        kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True)
-                if not k.lower().startswith("utm_")]
+        kept = [
+            (k, v)
+            for k, v in parse_qsl(query, keep_blank_values=True)
+            if not k.lower().startswith("utm_")
+        ]
         query = urlencode(kept)
     path = parts.path.rstrip("/")
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))

@@ -206,17 +206,30 @@ class FeatureIndex:
     # -- stored as plain data ------------------------------------------------------------
     def to_data(self) -> dict[str, object]:
         """Plain data for the cache (msgpack): strings, numbers, bytes, lists and maps."""
-        return {"keys": "\0".join(self.keys), "ids": "\0".join(self.ids),
-                "paths": "\0".join(self.paths), "titles": "\0".join(self.titles),
-                "types": "\0".join(self.types), "levels": _pack(v or 0 for v in self.levels),
-                "out": self.out.data, "inc": self.inc.data, "picked": self.picked.data,
-                "required": self.required.data, "reasons": ["\x1f".join(r) for r in self.reasons],
-                "topics": self.topics.data, "covering": self.covering.data,
-                "tag_ids": self.tag_ids.data, "tag_names": "\0".join(self.tag_names),
-                "tagged": self.tagged.data, "course": _pack(self.course),
-                "members": self.members.data, "names": "\0".join(self.names),
-                "files": self.files, "topic_digest": self.topic_digest,
-                "fingerprint": self.fingerprint}
+        return {
+            "keys": "\0".join(self.keys),
+            "ids": "\0".join(self.ids),
+            "paths": "\0".join(self.paths),
+            "titles": "\0".join(self.titles),
+            "types": "\0".join(self.types),
+            "levels": _pack(v or 0 for v in self.levels),
+            "out": self.out.data,
+            "inc": self.inc.data,
+            "picked": self.picked.data,
+            "required": self.required.data,
+            "reasons": ["\x1f".join(r) for r in self.reasons],
+            "topics": self.topics.data,
+            "covering": self.covering.data,
+            "tag_ids": self.tag_ids.data,
+            "tag_names": "\0".join(self.tag_names),
+            "tagged": self.tagged.data,
+            "course": _pack(self.course),
+            "members": self.members.data,
+            "names": "\0".join(self.names),
+            "files": self.files,
+            "topic_digest": self.topic_digest,
+            "fingerprint": self.fingerprint,
+        }
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> FeatureIndex:
@@ -229,17 +242,30 @@ class FeatureIndex:
             made.data = dict(data[name])
             return made
 
-        ix = cls(keys=strings("keys"), ids=strings("ids"), paths=strings("paths"),
-                 titles=strings("titles"), types=strings("types"),
-                 levels=[v or None for v in _unpack(data["levels"])],
-                 out=Packed.from_data(data["out"]), inc=Packed.from_data(data["inc"]),
-                 picked=Rows.from_data(data["picked"]), required=Rows.from_data(data["required"]),
-                 reasons=[r.split("\x1f") if r else [] for r in data["reasons"]],
-                 topics=Rows.from_data(data["topics"]), covering=groups("covering"),
-                 tag_ids=Rows.from_data(data["tag_ids"]), tag_names=strings("tag_names"),
-                 tagged=groups("tagged"), course=list(_unpack(data["course"])),
-                 members=groups("members"), names=strings("names"), files=dict(data["files"]),
-                 topic_digest=data["topic_digest"], fingerprint=data["fingerprint"])
+        ix = cls(
+            keys=strings("keys"),
+            ids=strings("ids"),
+            paths=strings("paths"),
+            titles=strings("titles"),
+            types=strings("types"),
+            levels=[v or None for v in _unpack(data["levels"])],
+            out=Packed.from_data(data["out"]),
+            inc=Packed.from_data(data["inc"]),
+            picked=Rows.from_data(data["picked"]),
+            required=Rows.from_data(data["required"]),
+            reasons=[r.split("\x1f") if r else [] for r in data["reasons"]],
+            topics=Rows.from_data(data["topics"]),
+            covering=groups("covering"),
+            tag_ids=Rows.from_data(data["tag_ids"]),
+            tag_names=strings("tag_names"),
+            tagged=groups("tagged"),
+            course=list(_unpack(data["course"])),
+            members=groups("members"),
+            names=strings("names"),
+            files=dict(data["files"]),
+            topic_digest=data["topic_digest"],
+            fingerprint=data["fingerprint"],
+        )
         ix.number = {key: n for n, key in enumerate(ix.keys)}
         return ix
 
@@ -268,8 +294,9 @@ class FeatureIndex:
         return self.out.size(s) > COCITE_MAX
 
     # -- features ------------------------------------------------------------------------
-    def features(self, i: int, hidden: frozenset[Pair] = frozenset()
-                 ) -> dict[int, dict[str, float]]:
+    def features(
+        self, i: int, hidden: frozenset[Pair] = frozenset()
+    ) -> dict[int, dict[str, float]]:
         """Raw graph features of every node related to node ``i`` (``i`` itself left out).
 
         ``picked``, ``link_in``, ``link_out`` and ``course`` are 0/1; ``refs`` is the
@@ -307,8 +334,14 @@ class FeatureIndex:
         feats.pop(i, None)
         return feats
 
-    def _shared_refs(self, feats: dict[int, dict[str, float]], i: int, out: dict[int, int],
-                     out_i: list[int], hidden: frozenset[Pair]) -> None:
+    def _shared_refs(
+        self,
+        feats: dict[int, dict[str, float]],
+        i: int,
+        out: dict[int, int],
+        out_i: list[int],
+        hidden: frozenset[Pair],
+    ) -> None:
         """Documents citing what ``i`` cites (its course counts as "course")."""
         for z in out_i:
             if out[z] == COURSE_BIT or self.inc.size(z) > HUB_CAP:
@@ -320,8 +353,9 @@ class FeatureIndex:
                     f = feats[c]
                     f["refs"] = f.get("refs", 0.0) + w
 
-    def _cocited(self, feats: dict[int, dict[str, float]], i: int, inc_i: list[int],
-                 hidden: frozenset[Pair]) -> None:
+    def _cocited(
+        self, feats: dict[int, dict[str, float]], i: int, inc_i: list[int], hidden: frozenset[Pair]
+    ) -> None:
         """Documents cited by what cites ``i``."""
         for s in inc_i:
             if self.cites_everything(s):
@@ -333,8 +367,9 @@ class FeatureIndex:
                     f = feats[c]
                     f["cocite"] = f.get("cocite", 0.0) + w
 
-    def _peers(self, feats: dict[int, dict[str, float]], i: int, out: dict[int, int],
-               out_i: list[int]) -> None:
+    def _peers(
+        self, feats: dict[int, dict[str, float]], i: int, out: dict[int, int], out_i: list[int]
+    ) -> None:
         """What the documents citing what ``i`` cites also cite ("readers of this also
         read"): resource allocation over two steps, each weighted by how few share it."""
         for z in out_i:
@@ -354,9 +389,14 @@ class FeatureIndex:
     def peers_of(self, i: int, b: int) -> list[int]:
         """Documents that cite ``b`` and something ``i`` cites (for the reason)."""
         mine = set(self.out[i])
-        return sorted((c for c in self.inc[b] if c != i and not self.cites_everything(c)
-                       and mine & set(self.out[c])),
-                      key=lambda c: (self.out.size(c), self.titles[c]))
+        return sorted(
+            (
+                c
+                for c in self.inc[b]
+                if c != i and not self.cites_everything(c) and mine & set(self.out[c])
+            ),
+            key=lambda c: (self.out.size(c), self.titles[c]),
+        )
 
     def members_of_type(self, kind: str) -> list[int]:
         """Every node of type ``kind`` (remembered)."""
@@ -370,15 +410,25 @@ class FeatureIndex:
     def shared_refs(self, i: int, c: int, hidden: frozenset[Pair] = frozenset()) -> list[int]:
         """What both cite, rarest first."""
         out_i, out_c = self.out[i], self.out[c]
-        shared = [z for z in out_i if z in out_c and z != c and (i, z) not in hidden
-                  and out_i[z] != COURSE_BIT and self.inc.size(z) <= HUB_CAP]
+        shared = [
+            z
+            for z in out_i
+            if z in out_c
+            and z != c
+            and (i, z) not in hidden
+            and out_i[z] != COURSE_BIT
+            and self.inc.size(z) <= HUB_CAP
+        ]
         return sorted(shared, key=lambda z: (self.inc.size(z), self.titles[z]))
 
     def shared_citers(self, i: int, c: int, hidden: frozenset[Pair] = frozenset()) -> list[int]:
         """What cites both (a list of everything left out), shortest first."""
         inc_c = self.inc[c]
-        found = [s for s in self.inc[i] if s in inc_c and s != c and (s, i) not in hidden
-                 and not self.cites_everything(s)]
+        found = [
+            s
+            for s in self.inc[i]
+            if s in inc_c and s != c and (s, i) not in hidden and not self.cites_everything(s)
+        ]
         return sorted(found, key=lambda s: (self.out.size(s), self.titles[s]))
 
     def shared_topics(self, i: int, c: int) -> list[int]:
@@ -387,8 +437,11 @@ class FeatureIndex:
 
     def shared_tags(self, i: int, c: int) -> list[str]:
         mine = self.tag_ids[c]
-        return [self.tag_names[t] for t in self.tag_ids[i]
-                if t in mine and self.tagged.size(t) <= HUB_CAP]
+        return [
+            self.tag_names[t]
+            for t in self.tag_ids[i]
+            if t in mine and self.tagged.size(t) <= HUB_CAP
+        ]
 
     def signature(self, i: int) -> frozenset[int]:
         """What a node is made of, for telling near-duplicates apart (MMR).
@@ -412,12 +465,12 @@ class _Requires:
     def __getitem__(self, n: int) -> tuple[tuple[int, str], ...]:
         targets = self.ix.required[n]
         reasons = self.ix.reasons[n]
-        return tuple((j, reasons[k] if k < len(reasons) else "")
-                     for k, j in enumerate(targets))
+        return tuple((j, reasons[k] if k < len(reasons) else "") for k, j in enumerate(targets))
 
 
-def _adamic_adar(feats: dict[int, dict[str, float]], name: str, i: int,
-                 groups: Iterable[Sequence[int]]) -> None:
+def _adamic_adar(
+    feats: dict[int, dict[str, float]], name: str, i: int, groups: Iterable[Sequence[int]]
+) -> None:
     """Add 1/log(1+n) to ``feats[c][name]`` for each shared group of n documents (not hubs)."""
     for members in groups:
         if len(members) > HUB_CAP:
@@ -437,14 +490,19 @@ Ref = tuple[str, str, str, str]
 def names_digest(doc: Document) -> str:
     """What other documents' references resolve by: a document's id, title, aliases, type
     and url."""
-    text = json.dumps([doc.id, doc.title, list(doc.aliases), doc.type, doc.url or ""],
-                      ensure_ascii=False)
+    text = json.dumps(
+        [doc.id, doc.title, list(doc.aliases), doc.type, doc.url or ""], ensure_ascii=False
+    )
     return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
-def build(docs: dict[str, Document], refs: Iterable[Ref], fingerprint: str = "",
-          topic_table: TopicTable | None = None, files: dict[str, str] | None = None
-          ) -> FeatureIndex:
+def build(
+    docs: dict[str, Document],
+    refs: Iterable[Ref],
+    fingerprint: str = "",
+    topic_table: TopicTable | None = None,
+    files: dict[str, str] | None = None,
+) -> FeatureIndex:
     """The index from every document and every resolved (source, kind, target, reason)."""
     ix = FeatureIndex(fingerprint=fingerprint, files=dict(files or {}))
     ordered = sorted(docs.values(), key=lambda d: d.key)
@@ -485,8 +543,9 @@ class _RowsOf(Protocol):
     def __getitem__(self, n: int) -> dict[int, int]: ...
 
 
-def _read_refs(ix: FeatureIndex, i: int, refs: list[Ref], docs: dict[str, Document],
-               inc: _RowsOf) -> None:
+def _read_refs(
+    ix: FeatureIndex, i: int, refs: list[Ref], docs: dict[str, Document], inc: _RowsOf
+) -> None:
     """Node ``i``'s references: out (and ``inc`` of their targets), picked, requires, course."""
     out: dict[int, int] = {}
     picked: list[int] = []
@@ -542,8 +601,9 @@ def _course_topics(ix: FeatureIndex, nodes: Iterable[int]) -> None:
             units[ix.course[n]].append(n)
     for c in nodes:
         if ix.types[c] == "course":
-            ix.topics[c] = dict.fromkeys((*ix.topics[c], *(t for u in units.get(c, ())
-                                                           for t in ix.topics[u])))
+            ix.topics[c] = dict.fromkeys(
+                (*ix.topics[c], *(t for u in units.get(c, ()) for t in ix.topics[u]))
+            )
 
 
 def _group(ix: FeatureIndex) -> None:
@@ -598,8 +658,7 @@ def _reread(ix: FeatureIndex, vault: Vault, paths: list[str]) -> bool:
     return True
 
 
-def _replace(ix: FeatureIndex, nodes: list[int], docs: dict[str, Document],
-             vault: Vault) -> None:
+def _replace(ix: FeatureIndex, nodes: list[int], docs: dict[str, Document], vault: Vault) -> None:
     """Read the references, topics, tags and course of ``nodes`` again."""
     for i in nodes:  # take the old rows out of the inverted tables
         for j in ix.out[i]:
@@ -623,8 +682,9 @@ def _replace(ix: FeatureIndex, nodes: list[int], docs: dict[str, Document],
         doc = docs[ix.keys[i]]
         ix.titles[i], ix.levels[i] = doc.title, doc.level
         incoming = _Incoming(ix, touched)
-        _read_refs(ix, i, by_source.get(i, []), docs | _targets(vault, by_source[i], docs),
-                   incoming)
+        _read_refs(
+            ix, i, by_source.get(i, []), docs | _targets(vault, by_source[i], docs), incoming
+        )
         _read_tags(ix, i, doc, names)
     for j, row in touched.items():
         ix.inc[j] = row
@@ -711,9 +771,16 @@ def _follow(vault: Vault, ix: FeatureIndex, fp: str) -> FeatureIndex | None:
     if len(paths) > JOURNAL_MAX:
         _write(vault, ix)
     else:
-        vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), {
-            "base": base, "paths": paths, "fingerprint": fp,
-            "files": {p: ix.files[p] for p in paths if p in ix.files}})
+        vault.cache.put(
+            JOURNAL_ENTRY,
+            cache_key(JOURNAL_ENTRY),
+            {
+                "base": base,
+                "paths": paths,
+                "fingerprint": fp,
+                "files": {p: ix.files[p] for p in paths if p in ix.files},
+            },
+        )
     return ix
 
 
@@ -721,6 +788,8 @@ def _write(vault: Vault, ix: FeatureIndex) -> None:
     from studykb.vault.cache import key as cache_key
 
     vault.cache.put(CACHE_ENTRY, cache_key(CACHE_ENTRY), ix.to_data())
-    vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), {"base": ix.fingerprint,
-                                                              "paths": [], "files": {},
-                                                              "fingerprint": ix.fingerprint})
+    vault.cache.put(
+        JOURNAL_ENTRY,
+        cache_key(JOURNAL_ENTRY),
+        {"base": ix.fingerprint, "paths": [], "files": {}, "fingerprint": ix.fingerprint},
+    )

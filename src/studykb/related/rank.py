@@ -40,11 +40,21 @@ if TYPE_CHECKING:
 #: (``studykb topic``) and course units live inside their course.
 DEFAULT_TYPES = ("note", "entry", "course", "list")
 TEXT_POOL = 50
-FEATURES = ("picked", "link_in", "link_out", "course", "sibling", "refs", "cocite", "peers",
-            "topics", "tags", "text")
+FEATURES = (
+    "picked",
+    "link_in",
+    "link_out",
+    "course",
+    "sibling",
+    "refs",
+    "cocite",
+    "peers",
+    "topics",
+    "tags",
+    "text",
+)
 #: Value of each continuous feature that counts as half of full evidence.
-HALF = {"refs": 0.25, "cocite": 0.25, "peers": 0.1, "topics": 0.75, "tags": 0.75,
-        "text": 0.15}
+HALF = {"refs": 0.25, "cocite": 0.25, "peers": 0.1, "topics": 0.75, "tags": 0.75, "text": 0.15}
 
 
 @dataclass(frozen=True)
@@ -122,9 +132,16 @@ class Related:
     """The blend in [0, 1] before diversity."""
 
     def brief(self) -> dict[str, object]:
-        return {"id": self.id, "path": self.path, "title": self.title, "type": self.type,
-                "rank": self.rank, "score": self.score, "relevance": self.relevance,
-                "reasons": list(self.reasons)}
+        return {
+            "id": self.id,
+            "path": self.path,
+            "title": self.title,
+            "type": self.type,
+            "rank": self.rank,
+            "score": self.score,
+            "relevance": self.relevance,
+            "reasons": list(self.reasons),
+        }
 
 
 class Ranked(NamedTuple):
@@ -142,8 +159,9 @@ class Ranked(NamedTuple):
 class Ranker:
     """Ranks related documents over one :class:`FeatureIndex` and one text provider."""
 
-    def __init__(self, ix: FeatureIndex, text: TextSimilarity | None,
-                 text_vectors: TermVectors | None = None) -> None:
+    def __init__(
+        self, ix: FeatureIndex, text: TextSimilarity | None, text_vectors: TermVectors | None = None
+    ) -> None:
         self.ix = ix
         self.text = text
         self._vectors = text_vectors  # TermVectors, for near-duplicate checks
@@ -151,8 +169,9 @@ class Ranker:
         self._top: dict[int, frozenset[int]] = {}
 
     @classmethod
-    def for_vault(cls, vault: Vault, text: str = "vectors",
-                  index_text: TextSimilarity | None = None) -> Ranker:
+    def for_vault(
+        cls, vault: Vault, text: str = "vectors", index_text: TextSimilarity | None = None
+    ) -> Ranker:
         """The ranker of ``vault``; ``text``: ``vectors`` (term vectors), ``index`` (the
         search index's more-like-this, given as ``index_text``) or ``none``."""
         from studykb.related import vectorcache
@@ -167,8 +186,9 @@ class Ranker:
         return cls(ix, provider, vectors)
 
     # -- scoring -------------------------------------------------------------------------
-    def candidates(self, i: int, hidden: frozenset[Pair] = frozenset()
-                   ) -> tuple[dict[int, dict[str, float]], dict[int, list[str]]]:
+    def candidates(
+        self, i: int, hidden: frozenset[Pair] = frozenset()
+    ) -> tuple[dict[int, dict[str, float]], dict[int, list[str]]]:
         """Normalised features of every candidate, and the shared words of text matches."""
         feats = self.ix.features(i, hidden)
         words: dict[int, list[str]] = {}
@@ -186,28 +206,50 @@ class Ranker:
                     f[name] = value / (value + half)
         return feats, words
 
-    def rank(self, i: int, limit: int, types: tuple[str, ...] = (), weights: Weights = Weights(),
-             diversity: float = 0.3, hidden: frozenset[Pair] = frozenset(),
-             exclude: frozenset[int] = frozenset()
-             ) -> tuple[list[Ranked], dict[int, list[str]]]:
+    def rank(
+        self,
+        i: int,
+        limit: int,
+        types: tuple[str, ...] = (),
+        weights: Weights = Weights(),
+        diversity: float = 0.3,
+        hidden: frozenset[Pair] = frozenset(),
+        exclude: frozenset[int] = frozenset(),
+    ) -> tuple[list[Ranked], dict[int, list[str]]]:
         """The ranking (hand-picked, then the blend diversified) and the words each text
         match shares with node ``i``."""
         feats, words = self.candidates(i, hidden)
         return self.order(i, feats, limit, types, weights, diversity, hidden, exclude), words
 
-    def order(self, i: int, feats: dict[int, dict[str, float]], limit: int,
-              types: tuple[str, ...] = (), weights: Weights = Weights(), diversity: float = 0.3,
-              hidden: frozenset[Pair] = frozenset(), exclude: frozenset[int] = frozenset()
-              ) -> list[Ranked]:
+    def order(
+        self,
+        i: int,
+        feats: dict[int, dict[str, float]],
+        limit: int,
+        types: tuple[str, ...] = (),
+        weights: Weights = Weights(),
+        diversity: float = 0.3,
+        hidden: frozenset[Pair] = frozenset(),
+        exclude: frozenset[int] = frozenset(),
+    ) -> list[Ranked]:
         """Blend, put hand-picked documents first, diversify the rest."""
         allowed = set(types or DEFAULT_TYPES)
         node_types = self.ix.types
         total = weights.total()
-        picked = [j for j in self.ix.picked[i] if (i, j) not in hidden and j not in exclude
-                  and (not types or node_types[j] in allowed)]
-        out = [Ranked(j, 1.0 + (len(picked) - k) / len(picked),
-                      _blend(feats.get(j, {}), weights) / total, feats.get(j, {}))
-               for k, j in enumerate(picked)]
+        picked = [
+            j
+            for j in self.ix.picked[i]
+            if (i, j) not in hidden and j not in exclude and (not types or node_types[j] in allowed)
+        ]
+        out = [
+            Ranked(
+                j,
+                1.0 + (len(picked) - k) / len(picked),
+                _blend(feats.get(j, {}), weights) / total,
+                feats.get(j, {}),
+            )
+            for k, j in enumerate(picked)
+        ]
         pool = []
         for j, f in feats.items():
             if j in exclude or j in picked or node_types[j] not in allowed:
@@ -217,13 +259,15 @@ class Ranker:
                 pool.append((score, j))
         pool.sort(key=lambda sj: (-sj[0], self.ix.keys[sj[1]]))
         room = max(0, limit - len(out))
-        for j, ordering, relevance in self._diversify(pool[:max(2 * room, 20)],
-                                                      [r.node for r in out], room, diversity):
+        for j, ordering, relevance in self._diversify(
+            pool[: max(2 * room, 20)], [r.node for r in out], room, diversity
+        ):
             out.append(Ranked(j, ordering, relevance, feats[j]))
         return out[:limit]
 
-    def _diversify(self, pool: list[tuple[float, int]], chosen: list[int], room: int,
-                   diversity: float) -> list[tuple[int, float, float]]:
+    def _diversify(
+        self, pool: list[tuple[float, int]], chosen: list[int], room: int, diversity: float
+    ) -> list[tuple[int, float, float]]:
         """Maximal marginal relevance over ``pool`` ((score, node), best first):
         (node, the score that ordered it, its score), in order.
 
@@ -255,8 +299,9 @@ class Ranker:
         return picked
 
     @staticmethod
-    def _like(a: tuple[frozenset[int], frozenset[int]],
-              b: tuple[frozenset[int], frozenset[int]]) -> float:
+    def _like(
+        a: tuple[frozenset[int], frozenset[int]], b: tuple[frozenset[int], frozenset[int]]
+    ) -> float:
         (ga, ta), (gb, tb) = a, b
         both = len(ga & gb)
         graph = both / (len(ga) + len(gb) - both) if both else 0.0
@@ -285,36 +330,55 @@ class Ranker:
     # -- results -------------------------------------------------------------------------
     def related(self, key: str, options: RelatedOptions) -> list[Related]:
         i = self.ix.number[key]
-        ranked, words = self.rank(i, options.limit, options.types, options.weights,
-                                  options.diversity)
+        ranked, words = self.rank(
+            i, options.limit, options.types, options.weights, options.diversity
+        )
         out = []
         for n, r in enumerate(ranked, 1):
             j = r.node
-            out.append(Related(
-                key=self.ix.keys[j], id=self.ix.ids[j], path=self.ix.paths[j],
-                title=self.ix.titles[j], type=self.ix.types[j], score=round(r.score, 3),
-                reasons=explain(self.ix, i, j, r.features, options.weights, words.get(j, [])),
-                features={k: round(v, 3) for k, v in sorted(r.features.items())},
-                rank=n, relevance=round(r.relevance, 3)))
+            out.append(
+                Related(
+                    key=self.ix.keys[j],
+                    id=self.ix.ids[j],
+                    path=self.ix.paths[j],
+                    title=self.ix.titles[j],
+                    type=self.ix.types[j],
+                    score=round(r.score, 3),
+                    reasons=explain(self.ix, i, j, r.features, options.weights, words.get(j, [])),
+                    features={k: round(v, 3) for k, v in sorted(r.features.items())},
+                    rank=n,
+                    relevance=round(r.relevance, 3),
+                )
+            )
         return out
 
 
 def _blend(f: dict[str, float], w: Weights) -> float:
     if not f:
         return 0.0
-    return (w.link_in * f.get("link_in", 0.0) + w.link_out * f.get("link_out", 0.0)
-            + w.course * f.get("course", 0.0) + w.refs * f.get("refs", 0.0)
-            + w.cocite * f.get("cocite", 0.0) + w.topics * f.get("topics", 0.0)
-            + w.sibling * f.get("sibling", 0.0) + w.peers * f.get("peers", 0.0)
-            + w.tags * f.get("tags", 0.0) + w.text * f.get("text", 0.0))
+    return (
+        w.link_in * f.get("link_in", 0.0)
+        + w.link_out * f.get("link_out", 0.0)
+        + w.course * f.get("course", 0.0)
+        + w.refs * f.get("refs", 0.0)
+        + w.cocite * f.get("cocite", 0.0)
+        + w.topics * f.get("topics", 0.0)
+        + w.sibling * f.get("sibling", 0.0)
+        + w.peers * f.get("peers", 0.0)
+        + w.tags * f.get("tags", 0.0)
+        + w.text * f.get("text", 0.0)
+    )
 
 
-def related(vault: Vault, doc: Document, options: RelatedOptions | None = None,
-            index_text: TextSimilarity | None = None) -> list[Related]:
+def related(
+    vault: Vault,
+    doc: Document,
+    options: RelatedOptions | None = None,
+    index_text: TextSimilarity | None = None,
+) -> list[Related]:
     """The documents related to ``doc``, best first, hand-picked ones first of all."""
     options = options or RelatedOptions()
     ranker = Ranker.for_vault(vault, options.text, index_text)
     if doc.key not in ranker.ix.number:
         return []
     return ranker.related(doc.key, options)
-

@@ -35,8 +35,9 @@ def names(items: list[str], limit: int = MAX_NAMES) -> str:
     return f"{shown} and {rest} more" if rest > 0 else shown
 
 
-def explain(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], weights: Weights,
-            words: list[str]) -> list[str]:
+def explain(
+    ix: FeatureIndex, i: int, j: int, feats: dict[str, float], weights: Weights, words: list[str]
+) -> list[str]:
     """Reasons node ``j`` is related to node ``i``, strongest first ("hand-picked" first)."""
     said: list[tuple[float, int, str]] = []  # (weight, order, text)
 
@@ -73,11 +74,10 @@ def explain(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], weights: 
         if tags:
             say("tags", f"same tags: {names(tags)}")
     if strong("text"):  # the words only when a reader would call them subjects
-        say("text", f"similar text: {', '.join(words[:MAX_NAMES])}" if words else
-            "similar text")
+        say("text", f"similar text: {', '.join(words[:MAX_NAMES])}" if words else "similar text")
     said.sort(key=lambda s: (-s[0], s[1]))
     out = [text for _w, _o, text in said][:MAX_REASONS]
-    return (["hand-picked"] + out[:MAX_REASONS - 1]) if feats.get("picked") else out
+    return (["hand-picked"] + out[: MAX_REASONS - 1]) if feats.get("picked") else out
 
 
 def _links(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], say: Say) -> None:
@@ -103,8 +103,7 @@ def _course(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], say: Say)
             say("course", f"same course: {ix.titles[course]}")
     if feats.get("sibling"):
         shared = [ix.titles[t] for t in ix.shared_topics(i, j)]
-        say("sibling", f"another course, also on {names(shared)}" if shared else
-            "another course")
+        say("sibling", f"another course, also on {names(shared)}" if shared else "another course")
 
 
 def _topics(ix: FeatureIndex, i: int, j: int, say: Say) -> None:

@@ -57,16 +57,23 @@ class Sidebar:
     """Documents that require this one, left out beyond the limit."""
 
 
-def sidebar(vault: Vault, doc: Document, options: RelatedOptions | None = None,
-            index_text: TextSimilarity | None = None) -> Sidebar:
+def sidebar(
+    vault: Vault,
+    doc: Document,
+    options: RelatedOptions | None = None,
+    index_text: TextSimilarity | None = None,
+) -> Sidebar:
     options = options or RelatedOptions()
     ranker = Ranker.for_vault(vault, options.text, index_text)
     return build(ranker, doc.key, options)
 
 
-def sidebars(vault: Vault, keys: list[str] | None = None,
-             options: RelatedOptions | None = None,
-             index_text: TextSimilarity | None = None) -> list[Sidebar]:
+def sidebars(
+    vault: Vault,
+    keys: list[str] | None = None,
+    options: RelatedOptions | None = None,
+    index_text: TextSimilarity | None = None,
+) -> list[Sidebar]:
     """Sidebars of ``keys`` (default: every document but course units), in key order."""
     options = options or RelatedOptions()
     ranker = Ranker.for_vault(vault, options.text, index_text)
@@ -88,11 +95,17 @@ def build(ranker: Ranker, key: str, options: RelatedOptions) -> Sidebar:
     before = _before(ranker, i)
     leads = sorted(ix.required_by(i), key=lambda j: (ix.levels[j] or 9, ix.titles[j], ix.keys[j]))
     return Sidebar(
-        key=key, id=ix.ids[i], path=ix.paths[i], title=ix.titles[i], type=ix.types[i],
+        key=key,
+        id=ix.ids[i],
+        path=ix.paths[i],
+        title=ix.titles[i],
+        type=ix.types[i],
         related=ranker.related(key, options),
-        before=before[:limit], more_before=max(0, len(before) - limit),
+        before=before[:limit],
+        more_before=max(0, len(before) - limit),
         leads_to=[_neighbour(ranker, j, "") for j in leads[:limit]],
-        more_leads_to=max(0, len(leads) - limit))
+        more_leads_to=max(0, len(leads) - limit),
+    )
 
 
 def _before(ranker: Ranker, i: int) -> list[Neighbour]:
@@ -111,17 +124,19 @@ def _before(ranker: Ranker, i: int) -> list[Neighbour]:
 
 def _neighbour(ranker: Ranker, j: int, note: str) -> Neighbour:
     ix = ranker.ix
-    return Neighbour(ix.keys[j], ix.ids[j], ix.paths[j], ix.titles[j], ix.types[j],
-                     ix.levels[j], note)
+    return Neighbour(
+        ix.keys[j], ix.ids[j], ix.paths[j], ix.titles[j], ix.types[j], ix.levels[j], note
+    )
 
 
 # -- many at once -----------------------------------------------------------------------------
-def _parallel(ranker: Ranker, keys: list[str], options: RelatedOptions,
-              workers: int) -> list[Sidebar]:
+def _parallel(
+    ranker: Ranker, keys: list[str], options: RelatedOptions, workers: int
+) -> list[Sidebar]:
     """Workers that inherit the loaded ranker compute a slice of the keys each."""
     from studykb.runtime.pools import map_shared
 
-    chunks = [keys[n::workers * 4] for n in range(workers * 4)]
+    chunks = [keys[n :: workers * 4] for n in range(workers * 4)]
     parts = map_shared(_work, (ranker, options), chunks, workers)
     by_key = {s.key: s for part in parts for s in part}
     return [by_key[k] for k in keys]

@@ -111,24 +111,37 @@ class TermVectors:
 
     def to_data(self) -> dict[str, Any]:
         """Plain data for the cache (msgpack)."""
-        return {"keys": "\0".join(self.keys), "vectors": self.packed_vectors,
-                "postings": self.packed_postings, "terms": "\0".join(self.terms),
-                "forms": "\0".join(self.forms), "subjects": bytes(self.subjects),
-                "files": self.files,
-                "fingerprint": self.fingerprint, "protected": self.protected,
-                "built": self.built, "drift": self.drift}
+        return {
+            "keys": "\0".join(self.keys),
+            "vectors": self.packed_vectors,
+            "postings": self.packed_postings,
+            "terms": "\0".join(self.terms),
+            "forms": "\0".join(self.forms),
+            "subjects": bytes(self.subjects),
+            "files": self.files,
+            "fingerprint": self.fingerprint,
+            "protected": self.protected,
+            "built": self.built,
+            "drift": self.drift,
+        }
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TermVectors:
         keys = data["keys"].split("\0") if data["keys"] else []
-        return cls(keys=keys, number={k: n for n, k in enumerate(keys) if not k.startswith("\0")},
-                   packed_vectors=[tuple(v) for v in data["vectors"]],
-                   packed_postings=[tuple(p) for p in data["postings"]],
-                   terms=data["terms"].split("\0") if data["terms"] else [],
-                   forms=data["forms"].split("\0") if data["forms"] else [],
-                   subjects=bytearray(data["subjects"]),
-                   files=dict(data["files"]), fingerprint=data["fingerprint"],
-                   protected=data["protected"], built=data["built"], drift=data["drift"])
+        return cls(
+            keys=keys,
+            number={k: n for n, k in enumerate(keys) if not k.startswith("\0")},
+            packed_vectors=[tuple(v) for v in data["vectors"]],
+            packed_postings=[tuple(p) for p in data["postings"]],
+            terms=data["terms"].split("\0") if data["terms"] else [],
+            forms=data["forms"].split("\0") if data["forms"] else [],
+            subjects=bytearray(data["subjects"]),
+            files=dict(data["files"]),
+            fingerprint=data["fingerprint"],
+            protected=data["protected"],
+            built=data["built"],
+            drift=data["drift"],
+        )
 
     # -- reading -----------------------------------------------------------------------------
     def vector(self, n: int) -> dict[int, float]:
@@ -147,7 +160,7 @@ class TermVectors:
         n = self.number.get(key)
         if n is None:
             return frozenset()
-        return frozenset(_ints(self.packed_vectors[n][0][:4 * k]))
+        return frozenset(_ints(self.packed_vectors[n][0][: 4 * k]))
 
     def posting_size(self, term: int) -> int:
         return len(self.packed_postings[term][0]) // 4
@@ -181,10 +194,14 @@ class TermVectors:
         out = []
         for other, score in best:
             theirs = self.vector(other)
-            shared = sorted((t for t in mine if t in theirs),
-                            key=lambda t: (-mine[t] * theirs[t], t))
-            words = [self.form(t) for t in shared
-                     if t < len(self.subjects) and self.subjects[t] and subject(self.form(t))]
+            shared = sorted(
+                (t for t in mine if t in theirs), key=lambda t: (-mine[t] * theirs[t], t)
+            )
+            words = [
+                self.form(t)
+                for t in shared
+                if t < len(self.subjects) and self.subjects[t] and subject(self.form(t))
+            ]
             out.append((self.keys[other], round(score, 4), words[:5]))
         return out
 
@@ -209,8 +226,9 @@ def df_cap(size: int) -> float:
     return max(MIN_DF_CAP, MAX_DF_SHARE * size)
 
 
-def weigh(tf: Counter[str], df: Callable[[str], int], size: int,
-          stopped: frozenset[str] = frozenset()) -> list[tuple[float, str]]:
+def weigh(
+    tf: Counter[str], df: Callable[[str], int], size: int, stopped: frozenset[str] = frozenset()
+) -> list[tuple[float, str]]:
     """A document's most distinctive terms, (unit-length weight, term), heaviest first.
 
     TF-IDF with a sublinear term frequency; stop words (``stopped``), numbers,
@@ -268,11 +286,15 @@ def _texts(vault: Vault, keys: Iterable[str] | None = None) -> dict[str, Text]:
     import json
 
     if keys is None:
-        rows = [(key, path, title, json.loads(names or "[]"))
-                for key, path, _id, title, _type, names, _url in vault.store.name_rows()]
+        rows = [
+            (key, path, title, json.loads(names or "[]"))
+            for key, path, _id, title, _type, names, _url in vault.store.name_rows()
+        ]
     else:
-        rows = [(d.key, d.path, d.title, list(d.aliases))
-                for d in vault.documents_for(list(keys)).values()]
+        rows = [
+            (d.key, d.path, d.title, list(d.aliases))
+            for d in vault.documents_for(list(keys)).values()
+        ]
     bodies = vault.texts(None if keys is None else {path for _k, path, _t, _a in rows})
     out = {}
     for key, path, title, aliases in rows:
@@ -308,9 +330,8 @@ def _analyse(todo: list[tuple[str, str]], protected: list[str]) -> list[Analysed
     workers = min(cores(), 4)
     if len(todo) < PARALLEL_MIN or workers < 2:
         return _analyse_part(todo)
-    chunks = [(protected, todo[n::workers * 2]) for n in range(workers * 2)]
-    return [item for part in imap(_analyse_protected, chunks, workers, at_least=1)
-            for item in part]
+    chunks = [(protected, todo[n :: workers * 2]) for n in range(workers * 2)]
+    return [item for part in imap(_analyse_protected, chunks, workers, at_least=1) for item in part]
 
 
 def _analyse_protected(job: tuple[list[str], list[tuple[str, str]]]) -> list[Analysed]:
@@ -350,8 +371,8 @@ def _longest(run: str, known: dict[str, int]) -> Iterable[str]:
     i = 0
     while i < len(run):
         for size in range(min(MAX_WORD, len(run) - i), 1, -1):
-            if run[i:i + size] in known:
-                yield run[i:i + size]
+            if run[i : i + size] in known:
+                yield run[i : i + size]
                 i += size
                 break
         else:

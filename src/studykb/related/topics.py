@@ -90,8 +90,10 @@ def summary(ix: FeatureIndex, t: int, limit: int = RELATED_TOPICS) -> Topic:
         cosine = together[u] / math.sqrt(max(1, len(mine)) * max(1, sizes[u]))
         return (-together[u], -cosine, ix.titles[u])
 
-    related = [TopicLink(ix.keys[u], ix.ids[u], ix.paths[u], ix.titles[u], together[u])
-               for u in sorted(together, key=rank)[:limit]]
+    related = [
+        TopicLink(ix.keys[u], ix.ids[u], ix.paths[u], ix.titles[u], together[u])
+        for u in sorted(together, key=rank)[:limit]
+    ]
     return Topic(ix.keys[t], ix.ids[t], ix.paths[t], ix.titles[t], len(mine), related)
 
 
@@ -109,8 +111,9 @@ def topic_page(vault: Vault, doc: Document) -> TopicPage:
     docs = vault.documents()
 
     def neighbour(j: int, note: str = "") -> Neighbour:
-        return Neighbour(ix.keys[j], ix.ids[j], ix.paths[j], ix.titles[j], ix.types[j],
-                         ix.levels[j], note)
+        return Neighbour(
+            ix.keys[j], ix.ids[j], ix.paths[j], ix.titles[j], ix.types[j], ix.levels[j], note
+        )
 
     groups: dict[int | None, list[Document]] = {}
     covering = coverers(ix, t)
@@ -118,19 +121,26 @@ def topic_page(vault: Vault, doc: Document) -> TopicPage:
         groups.setdefault(ix.levels[d], []).append(docs[ix.keys[d]])
     levels = []
     for level in sorted(groups, key=lambda v: (v is None, v or 0)):
-        members = sorted(groups[level], key=lambda m: (_TYPE_ORDER.get(m.type, 9),
-                                                       m.title.casefold(), m.key))
+        members = sorted(
+            groups[level], key=lambda m: (_TYPE_ORDER.get(m.type, 9), m.title.casefold(), m.key)
+        )
         label = f"level {level}" if level else "no level"
         if level in LEVEL_NAMES:
             label += f" ({LEVEL_NAMES[level]})"
         levels.append(LevelGroup(level, label, members))
     covered = set(covering)
-    mentions = sorted((s for s in ix.inc[t] if s not in covered and ix.types[s] != "unit"),
-                      key=lambda s: (ix.titles[s].casefold(), ix.keys[s]))
+    mentions = sorted(
+        (s for s in ix.inc[t] if s not in covered and ix.types[s] != "unit"),
+        key=lambda s: (ix.titles[s].casefold(), ix.keys[s]),
+    )
     leads = sorted(ix.required_by(t), key=lambda j: (ix.levels[j] or 9, ix.titles[j]))
     return TopicPage(
-        topic=summary(ix, t), doc=doc, explanation=doc.summary,
+        topic=summary(ix, t),
+        doc=doc,
+        explanation=doc.summary,
         prerequisites=[neighbour(j, reason) for j, reason in ix.requires[t]],
-        leads_to=[neighbour(j) for j in leads], levels=levels,
+        leads_to=[neighbour(j) for j in leads],
+        levels=levels,
         mentions=[neighbour(s) for s in mentions[:MENTIONS]],
-        more_mentions=max(0, len(mentions) - MENTIONS))
+        more_mentions=max(0, len(mentions) - MENTIONS),
+    )

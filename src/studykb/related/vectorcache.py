@@ -64,8 +64,9 @@ def build(vault: Vault, fingerprint: str) -> tuple[TermVectors, Terms]:
     names, protected = _protect(vault)
     texts = _texts(vault)
     analysed = sorted(_analyse([(k, t.text) for k, t in texts.items()], names))
-    tv = TermVectors(files=_files(vault), fingerprint=fingerprint, protected=protected,
-                     built=len(analysed))
+    tv = TermVectors(
+        files=_files(vault), fingerprint=fingerprint, protected=protected, built=len(analysed)
+    )
     store = Terms()
     term_no: dict[str, int] = {}
     counts: list[Counter[str]] = []
@@ -94,15 +95,13 @@ def build(vault: Vault, fingerprint: str) -> tuple[TermVectors, Terms]:
         for t, w in zip(numbers, weights, strict=True):
             postings[t][0].append(n)
             postings[t][1].append(w)
-    tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes())
-                          for d, w in postings]
+    tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes()) for d, w in postings]
     tv.subjects = bytearray(len(tv.terms))
     _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, known=False)
     return tv, store
 
 
-def _mark_subjects(tv: TermVectors, names: list[str], term_no: dict[str, int],
-                   known: bool) -> None:
+def _mark_subjects(tv: TermVectors, names: list[str], term_no: dict[str, int], known: bool) -> None:
     """Mark the terms of titles and topic names as subjects (``known``: cut Chinese
     against the vocabulary instead of the dictionary)."""
     from studykb.text.analysis import analyze
@@ -120,8 +119,13 @@ def _files(vault: Vault) -> dict[str, str]:
 
 
 # -- an update ----------------------------------------------------------------------------------
-def update(tv: TermVectors, store: Terms, vault: Vault, fingerprint: str,
-           files: dict[str, str] | None = None) -> set[str] | None:
+def update(
+    tv: TermVectors,
+    store: Terms,
+    vault: Vault,
+    fingerprint: str,
+    files: dict[str, str] | None = None,
+) -> set[str] | None:
     """Read again only the documents of changed or new files (``files``: path -> digest
     of every file, when the caller has them): the keys read or removed, or None when a
     full build is due instead (see :mod:`studykb.related.textsim`)."""
@@ -163,8 +167,14 @@ def _drop(tv: TermVectors, store: Terms, key: str) -> None:
     tv.keys[n] = "\0" + key
 
 
-def _replace(tv: TermVectors, store: Terms, key: str, tf: Counter[str], seen: dict[str, str],
-             stopped: frozenset[str]) -> None:
+def _replace(
+    tv: TermVectors,
+    store: Terms,
+    key: str,
+    tf: Counter[str],
+    seen: dict[str, str],
+    stopped: frozenset[str],
+) -> None:
     """A changed or new document: new terms, frequencies, vector and postings."""
     n = tv.number.get(key)
     if n is None:
@@ -204,7 +214,7 @@ def _unpost(tv: TermVectors, n: int) -> None:
             k = _ints(docs).index(n)
         except ValueError:
             continue
-        tv.packed_postings[t] = (docs[:4 * k] + docs[4 * k + 4:], ws[:4 * k] + ws[4 * k + 4:])
+        tv.packed_postings[t] = (docs[: 4 * k] + docs[4 * k + 4 :], ws[: 4 * k] + ws[4 * k + 4 :])
 
 
 # -- the journal of updates ---------------------------------------------------------------------
@@ -234,14 +244,36 @@ class Journal:
     drift: int = 0
 
     def to_data(self) -> dict[str, Any]:
-        return {"base": self.base, "fingerprint": self.fingerprint, "files": self.files,
-                "docs": self.docs, "terms": self.terms, "forms": self.forms,
-                "subjects": self.subjects, "df": self.df, "drift": self.drift}
+        return {
+            "base": self.base,
+            "fingerprint": self.fingerprint,
+            "files": self.files,
+            "docs": self.docs,
+            "terms": self.terms,
+            "forms": self.forms,
+            "subjects": self.subjects,
+            "df": self.df,
+            "drift": self.drift,
+        }
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> Journal:
-        return cls(**{k: data[k] for k in ("base", "fingerprint", "files", "docs", "terms",
-                                          "forms", "subjects", "df", "drift")})
+        return cls(
+            **{
+                k: data[k]
+                for k in (
+                    "base",
+                    "fingerprint",
+                    "files",
+                    "docs",
+                    "terms",
+                    "forms",
+                    "subjects",
+                    "df",
+                    "drift",
+                )
+            }
+        )
 
 
 @dataclass(frozen=True)
@@ -309,18 +341,29 @@ def _post(tv: TermVectors, n: int) -> None:
         tv.packed_postings[t] = (docs + array("i", [n]).tobytes(), ws + array("f", [w]).tobytes())
 
 
-def record(journal: Journal, tv: TermVectors, store: Terms, base: Base, written_df: array[int],
-           keys: set[str]) -> None:
+def record(
+    journal: Journal,
+    tv: TermVectors,
+    store: Terms,
+    base: Base,
+    written_df: array[int],
+    keys: set[str],
+) -> None:
     """Add what an update changed (the documents ``keys``) to ``journal``."""
     for key in keys:
         n = tv.number.get(key)
         journal.docs[key] = [] if n is None else [*tv.packed_vectors[n], store.set_of(tv, n)]
-    journal.terms, journal.forms = tv.terms[base.vocabulary:], tv.forms[base.vocabulary:]
-    journal.subjects = [t for t, on in enumerate(tv.subjects)
-                        if on and (t >= len(base.subjects) or not base.subjects[t])]
-    journal.df = {t: d - (written_df[t] if t < len(written_df) else 0)
-                  for t, d in enumerate(store.df)
-                  if d != (written_df[t] if t < len(written_df) else 0)}
+    journal.terms, journal.forms = tv.terms[base.vocabulary :], tv.forms[base.vocabulary :]
+    journal.subjects = [
+        t
+        for t, on in enumerate(tv.subjects)
+        if on and (t >= len(base.subjects) or not base.subjects[t])
+    ]
+    journal.df = {
+        t: d - (written_df[t] if t < len(written_df) else 0)
+        for t, d in enumerate(store.df)
+        if d != (written_df[t] if t < len(written_df) else 0)
+    }
     journal.files = {p: d for p, d in tv.files.items() if base.files.get(p) != d}
     journal.files.update({p: "" for p in base.files if p not in tv.files})
     journal.fingerprint, journal.drift = tv.fingerprint, tv.drift
@@ -350,8 +393,9 @@ def load(vault: Vault, fingerprint: str, files: dict[str, str] | None = None) ->
         if journal is None or journal.base != tv.fingerprint:
             journal = Journal(base=tv.fingerprint, fingerprint=tv.fingerprint, drift=tv.drift)
         replay(tv, journal)
-        if tv.fingerprint != fingerprint and not _updated(vault, tv, journal, base,
-                                                           written_df, fingerprint, files):
+        if tv.fingerprint != fingerprint and not _updated(
+            vault, tv, journal, base, written_df, fingerprint, files
+        ):
             tv = None
     if tv is None:
         tv, store = build(vault, fingerprint)
@@ -360,8 +404,15 @@ def load(vault: Vault, fingerprint: str, files: dict[str, str] | None = None) ->
     return tv
 
 
-def _updated(vault: Vault, tv: TermVectors, journal: Journal, base: Base,
-             written_df: array[int], fingerprint: str, files: dict[str, str] | None) -> bool:
+def _updated(
+    vault: Vault,
+    tv: TermVectors,
+    journal: Journal,
+    base: Base,
+    written_df: array[int],
+    fingerprint: str,
+    files: dict[str, str] | None,
+) -> bool:
     """Update ``tv`` for what changed and keep it (the journal, or everything once the
     journal is full); False when it must be built again."""
     from studykb.vault.cache import key as cache_key
@@ -385,10 +436,14 @@ def _write(vault: Vault, tv: TermVectors, store: Terms) -> None:
     """Keep the vectors and the document frequencies whole (an empty journal follows)."""
     from studykb.vault.cache import key as cache_key
 
-    vault.cache.put(VECTORS_ENTRY, cache_key(VECTORS_ENTRY),
-                    {**tv.to_data(), "df": store.df.tobytes()})
-    vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), Journal(
-        base=tv.fingerprint, fingerprint=tv.fingerprint, drift=tv.drift).to_data())
+    vault.cache.put(
+        VECTORS_ENTRY, cache_key(VECTORS_ENTRY), {**tv.to_data(), "df": store.df.tobytes()}
+    )
+    vault.cache.put(
+        JOURNAL_ENTRY,
+        cache_key(JOURNAL_ENTRY),
+        Journal(base=tv.fingerprint, fingerprint=tv.fingerprint, drift=tv.drift).to_data(),
+    )
 
 
 def forget(vault: Vault | None = None) -> None:

@@ -36,9 +36,13 @@ def cores() -> int:
     return os.cpu_count() or 1
 
 
-def imap(func: Callable[[T], R], items: Sequence[T], workers: int,
-         progress: Callable[[int, int], None] | None = None,
-         at_least: int = 64) -> Iterator[R]:
+def imap(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    workers: int,
+    progress: Callable[[int, int], None] | None = None,
+    at_least: int = 64,
+) -> Iterator[R]:
     """``func(item)`` of every item, in order, using ``workers`` forked processes when
     there are at least ``at_least`` items; ``progress(done, total)`` after each."""
     total = len(items)
@@ -64,8 +68,9 @@ def _forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> Iterato
 _SHARED: dict[str, Any] = {}
 
 
-def map_shared(func: Callable[[Any, list[T]], list[R]], shared: Any, chunks: list[list[T]],
-               workers: int) -> list[list[R]]:
+def map_shared(
+    func: Callable[[Any, list[T]], list[R]], shared: Any, chunks: list[list[T]], workers: int
+) -> list[list[R]]:
     """``func(shared, chunk)`` for every chunk, in forked workers that inherit ``shared``
     (nothing is pickled but the chunks and the results); in this process without fork."""
     if workers < 2 or not can_fork():
@@ -85,7 +90,7 @@ def _run_shared(chunk: list[Any]) -> list[Any]:
     return func(_SHARED["value"], chunk)
 
 
-def python_workers(entry: str, jobs: list[tuple[str, ...]], workers: int = 2) -> list[int]:
+def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2) -> list[int]:
     """Run ``python -c "from MODULE import FUNC; FUNC()" ARGS...`` for each job's
     arguments, ``workers`` at a time; the exit codes, in job order.
 
@@ -100,8 +105,13 @@ def python_workers(entry: str, jobs: list[tuple[str, ...]], workers: int = 2) ->
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
 
     def one(args: tuple[str, ...]) -> int:
-        done = subprocess.run([sys.executable, "-c", code, *args], env=env,
-                              stdin=subprocess.DEVNULL, capture_output=True, check=False)
+        done = subprocess.run(
+            [sys.executable, "-c", code, *args],
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=False,
+        )
         if done.returncode != 0:
             tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
             raise RuntimeError(f"a worker failed: {' '.join(tail)}")

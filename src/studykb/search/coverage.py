@@ -61,9 +61,16 @@ class Together(NamedTuple):
 class Coverage(Query):
     """See the module docstring."""
 
-    def __init__(self, slots: list[Query], terms: list[tuple[str, ...]], pairs: list[Pair],
-                 exact: Query, together: Together, first: Query | None = None,
-                 boost: float = 1.0) -> None:
+    def __init__(
+        self,
+        slots: list[Query],
+        terms: list[tuple[str, ...]],
+        pairs: list[Pair],
+        exact: Query,
+        together: Together,
+        first: Query | None = None,
+        boost: float = 1.0,
+    ) -> None:
         self.slots, self.slot_terms, self.pairs, self.exact = slots, terms, pairs, exact
         self.together, self.boost = together, boost
         self.first = first
@@ -74,9 +81,12 @@ class Coverage(Query):
         return f"Coverage({self.slots!r}, {self.pairs!r}, {self.exact!r})"
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Coverage)
-                and (self.slots, self.slot_terms, self.pairs, self.exact)
-                == (other.slots, other.slot_terms, other.pairs, other.exact))
+        return isinstance(other, Coverage) and (
+            self.slots,
+            self.slot_terms,
+            self.pairs,
+            self.exact,
+        ) == (other.slots, other.slot_terms, other.pairs, other.exact)
 
     def __hash__(self) -> int:
         return hash((tuple(self.slots), tuple(self.slot_terms), tuple(self.pairs), self.exact))
@@ -88,9 +98,15 @@ class Coverage(Query):
         return iter([*self.slots, self.exact])
 
     def apply(self, fn: Callable[[Query], Query]) -> Coverage:
-        return Coverage([fn(q) for q in self.slots], self.slot_terms, self.pairs,
-                        fn(self.exact), self.together,
-                        None if self.first is None else fn(self.first), self.boost)
+        return Coverage(
+            [fn(q) for q in self.slots],
+            self.slot_terms,
+            self.pairs,
+            fn(self.exact),
+            self.together,
+            None if self.first is None else fn(self.first),
+            self.boost,
+        )
 
     def normalize(self) -> Coverage:
         return self.apply(lambda q: q.normalize())
@@ -107,12 +123,19 @@ class Coverage(Query):
             return float(top.idf(FIELD, term)) if (FIELD, term) in reader else 0.0
 
         weights = [max(map(idf, terms), default=0.0) for terms in self.slot_terms]
-        pairs = [p._replace(weight=p.weight * (idf(p.terms[0]) + idf(p.terms[1])) / 2)
-                 for p in self.pairs]
+        pairs = [
+            p._replace(weight=p.weight * (idf(p.terms[0]) + idf(p.terms[1])) / 2)
+            for p in self.pairs
+        ]
         lengths = _Lengths(searcher.reader(), float(top.avg_field_length(FIELD)))
-        return _CoverageMatcher([q.matcher(searcher, context) for q in self.slots], weights,
-                                _Positions(searcher.reader(), pairs, self.together), pairs,
-                                self.exact.matcher(searcher, context), lengths)
+        return _CoverageMatcher(
+            [q.matcher(searcher, context) for q in self.slots],
+            weights,
+            _Positions(searcher.reader(), pairs, self.together),
+            pairs,
+            self.exact.matcher(searcher, context),
+            lengths,
+        )
 
 
 class _Lengths:
@@ -157,8 +180,9 @@ def together_score(pair: Pair, where: _Positions, lengths: _Lengths, docnum: int
     a, b = pair.terms
     how = where.together
     score = 0.0
-    first, second = ([], []) if pair.named_only else (where.of(FIELD, a, docnum),
-                                                      where.of(FIELD, b, docnum))
+    first, second = (
+        ([], []) if pair.named_only else (where.of(FIELD, a, docnum), where.of(FIELD, b, docnum))
+    )
     if first and second:
         after = set(second)
         phrase = sum(1 for p in first if p + 1 in after)
@@ -178,8 +202,15 @@ def together_score(pair: Pair, where: _Positions, lengths: _Lengths, docnum: int
 class _CoverageMatcher(Matcher):
     """The matcher of :class:`Coverage` (on one segment)."""
 
-    def __init__(self, slots: list[Matcher], weights: list[float], where: _Positions,
-                 pairs: list[Pair], exact: Matcher, lengths: _Lengths) -> None:
+    def __init__(
+        self,
+        slots: list[Matcher],
+        weights: list[float],
+        where: _Positions,
+        pairs: list[Pair],
+        exact: Matcher,
+        lengths: _Lengths,
+    ) -> None:
         self.slots, self.weights, self.where, self.pairs = slots, weights, where, pairs
         self.exact, self.lengths = exact, lengths
         self.total = sum(weights)
@@ -261,8 +292,9 @@ class BestOf(DisjunctionMax):
 
     def _matcher(self, subs: Any, searcher: Any, context: Any) -> Matcher:
         reader = searcher.reader()
-        made: Matcher = self._tree_matcher(  # type: ignore[no-untyped-call]
-            subs, _BestMatcher, searcher, context, lambda q: q.estimate_size(reader))
+        made: Matcher = self._tree_matcher(
+            subs, _BestMatcher, searcher, context, lambda q: q.estimate_size(reader)
+        )
         return made
 
 

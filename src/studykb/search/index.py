@@ -16,10 +16,10 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from whoosh import index as windex
 from whoosh import query as wq
@@ -82,8 +82,19 @@ FIELD_B = {"body_B": 0.5, "tags_B": 0.3, "title_B": 0.5}
 #: Text fields a query may also name (``title:``, ``aliases:``) without searching them by default.
 TEXT_FIELDS = ("title", "aliases", "tags", "body")
 #: Fields holding exact values (filters, and ``field:value`` in a query).
-EXACT_FIELDS = ("type", "tag", "course", "status", "level", "kind", "date", "id", "path", "key",
-                "exact")
+EXACT_FIELDS = (
+    "type",
+    "tag",
+    "course",
+    "status",
+    "level",
+    "kind",
+    "date",
+    "id",
+    "path",
+    "key",
+    "exact",
+)
 
 # -- the index on disk ------------------------------------------------------------------
 
@@ -93,8 +104,14 @@ EXACT_FIELDS = ("type", "tag", "course", "status", "level", "kind", "date", "id"
 #: missing or overwritten (EOFError, struct.error, zlib.error, OSError ENOENT/EINVAL).
 #: These, and only these, make studykb rebuild the index; anything else is a bug or an
 #: error to report, and never destroys it.
-_DAMAGE = (windex.IndexError, EOFError, __import__("pickle").UnpicklingError,
-           __import__("struct").error, __import__("zlib").error, OSError)
+_DAMAGE = (
+    windex.IndexError,
+    EOFError,
+    __import__("pickle").UnpicklingError,
+    __import__("struct").error,
+    __import__("zlib").error,
+    OSError,
+)
 _DAMAGE_ERRNOS = {errno.ENOENT, errno.EINVAL, errno.ENOTDIR, errno.EISDIR}
 
 
@@ -163,8 +180,9 @@ def _open(folder: Path) -> tuple[Any, str | None]:
         else:
             raise
     _discard(folder)
-    return _create(folder), (f"search index was {reason}; rebuilding "
-                             f"{folder.parent.name}/{folder.name}/")
+    return _create(folder), (
+        f"search index was {reason}; rebuilding {folder.parent.name}/{folder.name}/"
+    )
 
 
 def _discard(folder: Path) -> None:
@@ -187,8 +205,13 @@ def _held(reader: Any) -> dict[str, list[str]]:
     return out
 
 
-def _records(store: Store, paths: list[str], wanted: dict[str, str], topics: TopicTable,
-             done: dict[str, list[str]]) -> Iterator[dict[str, Any]]:
+def _records(
+    store: Store,
+    paths: list[str],
+    wanted: dict[str, str],
+    topics: TopicTable,
+    done: dict[str, list[str]],
+) -> Iterator[dict[str, Any]]:
     """The whoosh documents of the files in ``paths`` (a course's units included), read
     from the state. Empty fields are left out (they cost time).
 
@@ -207,8 +230,9 @@ def _records(store: Store, paths: list[str], wanted: dict[str, str], topics: Top
                 yield {k: v for k, v in record.items() if v}
 
 
-def _record(doc: Document, body: str, courses: set[str], topics: TopicTable,
-            sig: list[str]) -> dict[str, Any]:
+def _record(
+    doc: Document, body: str, courses: set[str], topics: TopicTable, sig: list[str]
+) -> dict[str, Any]:
     if doc.type == "unit":
         body = ""
         courses = {doc.parent or doc.path}
@@ -218,15 +242,24 @@ def _record(doc: Document, body: str, courses: set[str], topics: TopicTable,
     covered = topics.about(doc)
     tags = list(dict.fromkeys((*doc.tags, *doc.covers)))
     return {
-        "key": doc.key, "path": doc.path, "sig": sig, "id": doc.id, "type": doc.type,
+        "key": doc.key,
+        "path": doc.path,
+        "sig": sig,
+        "id": doc.id,
+        "type": doc.type,
         "exact": ",".join(dict.fromkeys(fold_name(n) for n in (doc.title, *doc.aliases, doc.id))),
-        "title": doc.title, "aliases": "\n".join(doc.aliases),
+        "title": doc.title,
+        "aliases": "\n".join(doc.aliases),
         "tags": "\n".join((*tags, *(topics.texts[k] for k in covered))),
         "body": _weighted_body(doc, body, topics),
-        "tag": ",".join(t.replace(",", " ").casefold() for t in
-                        dict.fromkeys((*tags, *(topics.ids[k] for k in covered)))),
-        "course": ",".join(sorted(courses)), "status": doc.status or "",
-        "level": str(doc.level) if doc.level else "", "kind": doc.kind or "",
+        "tag": ",".join(
+            t.replace(",", " ").casefold()
+            for t in dict.fromkeys((*tags, *(topics.ids[k] for k in covered)))
+        ),
+        "course": ",".join(sorted(courses)),
+        "status": doc.status or "",
+        "level": str(doc.level) if doc.level else "",
+        "kind": doc.kind or "",
         "date": str(doc.date or ""),
     }
 
@@ -235,9 +268,11 @@ def _weighted_body(doc: Document, body: str, topics: TopicTable) -> tuple[tuple[
     """The ``body`` field's parts and their weights (see :class:`FastPositions`)."""
     tags = dict.fromkeys((*doc.tags, *doc.covers))
     named = (topics.texts[k] for k in topics.about(doc))
-    return (("\n".join((doc.title, *doc.aliases, doc.id)), NAME_WEIGHT),
-            ("\n".join((*tags, *named)), TAG_WEIGHT),
-            ("\n".join((body, _meta_text(doc.meta))), 1.0))
+    return (
+        ("\n".join((doc.title, *doc.aliases, doc.id)), NAME_WEIGHT),
+        ("\n".join((*tags, *named)), TAG_WEIGHT),
+        ("\n".join((body, _meta_text(doc.meta))), 1.0),
+    )
 
 
 def _body_text(doc: Document, body: str, topics: TopicTable) -> str:
@@ -249,8 +284,24 @@ def _body_text(doc: Document, body: str, topics: TopicTable) -> str:
 
 
 #: Front-matter keys indexed in fields of their own, or naming other documents.
-_OWN_KEYS = {"id", "title", "aliases", "tags", "covers", "type", "status", "level", "date",
-             "units", "requires", "refs", "related", "items", "course", "kind"}
+_OWN_KEYS = {
+    "id",
+    "title",
+    "aliases",
+    "tags",
+    "covers",
+    "type",
+    "status",
+    "level",
+    "date",
+    "units",
+    "requires",
+    "refs",
+    "related",
+    "items",
+    "course",
+    "kind",
+}
 
 
 def _meta_text(meta: dict[str, Any]) -> str:
@@ -277,7 +328,7 @@ def _meta_text(meta: dict[str, Any]) -> str:
 
 def _chunks(items: list[str], size: int = 400) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
-        yield items[i: i + size]
+        yield items[i : i + size]
 
 
 # -- sync ----------------------------------------------------------------------------------
@@ -317,8 +368,10 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
             raise
         _discard(folder)
         ix, held, cache, restem = _create(folder), {}, None, set()
-        stats.notice = (f"search index was damaged ({type(exc).__name__}); rebuilding "
-                        f"{folder.parent.name}/{folder.name}/")
+        stats.notice = (
+            f"search index was damaged ({type(exc).__name__}); rebuilding "
+            f"{folder.parent.name}/{folder.name}/"
+        )
     same_topics = cache is not None and cache.get("topics") == topics.digest
     tsigs = None if same_topics else topic_signatures(vault, topics)
     held = {p: (["", ""] if p in restem else sig) for p, sig in held.items()}
@@ -352,8 +405,9 @@ def use_vocabulary(topics: TopicTable) -> list[str]:
     return words
 
 
-def _restemmed(ix: Any, held: dict[str, list[str]], record: dict[str, Any] | None,
-               words: list[str]) -> set[str]:
+def _restemmed(
+    ix: Any, held: dict[str, list[str]], record: dict[str, Any] | None, words: list[str]
+) -> set[str]:
     """Files to index again because a word they hold is protected now, or no longer (an
     index whose record does not say had only :data:`terms.TECH_TERMS` protected)."""
     before = record.get("protected") if record is not None else None
@@ -369,17 +423,27 @@ def _restemmed(ix: Any, held: dict[str, list[str]], record: dict[str, Any] | Non
     return paths
 
 
-def _apply(vault: Vault, ix: Any, wanted: dict[str, str], topics: TopicTable,
-           held: dict[str, list[str]], tsigs: dict[str, str] | None, wait: float,
-           generation: int, stats: SyncStats) -> tuple[int, dict[str, list[str]]] | None:
+def _apply(
+    vault: Vault,
+    ix: Any,
+    wanted: dict[str, str],
+    topics: TopicTable,
+    held: dict[str, list[str]],
+    tsigs: dict[str, str] | None,
+    wait: float,
+    generation: int,
+    stats: SyncStats,
+) -> tuple[int, dict[str, list[str]]] | None:
     """Take the lock and write the difference; (new generation, what it holds), or None
     when another process kept the lock (the last complete index still answers)."""
     try:
         writer = _writer(ix, wait)
     except LockError:
         stats.stale = True
-        stats.notice = stats.notice or ("the search index is being updated by another "
-                                        "studykb process; results may miss the latest edits")
+        stats.notice = stats.notice or (
+            "the search index is being updated by another "
+            "studykb process; results may miss the latest edits"
+        )
         stats.documents = _doc_count(ix)
         return None
     written: dict[str, list[str]] = {}
@@ -419,9 +483,17 @@ def _writer(ix: Any, wait: float) -> Any:
     return ix.writer(timeout=wait, delay=0.05, limitmb=POOL_MB)
 
 
-def _fill(vault: Vault, ix: Any, writer: Any, wanted: dict[str, str], topics: TopicTable,
-          changed: list[str], removed: list[str], full: bool,
-          written: dict[str, list[str]]) -> None:
+def _fill(
+    vault: Vault,
+    ix: Any,
+    writer: Any,
+    wanted: dict[str, str],
+    topics: TopicTable,
+    changed: list[str],
+    removed: list[str],
+    full: bool,
+    written: dict[str, list[str]],
+) -> None:
     """Write the changes and commit (a full build replaces every segment)."""
     if full and len(wanted) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1:
         segments = _build_parallel(vault, wanted, topics, written)
@@ -518,8 +590,11 @@ def _reopened(ix: Any, old: Any) -> Any:
     readers = []
     for seg in toc.segments:
         reader = spare.get(seg.segment_id())
-        if (reader is not None and len(toc.segments) > 1
-                and set(reader.segment().deleted_docs()) == set(seg.deleted_docs())):
+        if (
+            reader is not None
+            and len(toc.segments) > 1
+            and set(reader.segment().deleted_docs()) == set(seg.deleted_docs())
+        ):
             del spare[seg.segment_id()]
         else:
             reader = SegmentReader(ix.storage, toc.schema, seg, generation=toc.generation)
@@ -528,8 +603,7 @@ def _reopened(ix: Any, old: Any) -> Any:
         with contextlib.suppress(Exception):
             reader.close()
     # a lone reader was opened afresh above: it carries the new generation
-    combined = readers[0] if len(readers) == 1 else MultiReader(readers,
-                                                                generation=toc.generation)
+    combined = readers[0] if len(readers) == 1 else MultiReader(readers, generation=toc.generation)
     return Searcher(combined, weighting=BM25F(**FIELD_B), fromindex=ix)
 
 
@@ -554,8 +628,9 @@ def _doc_count(ix: Any) -> int:
     return sum(seg.doc_count() for seg in ix._segments())  # noqa: SLF001
 
 
-def _build_parallel(vault: Vault, wanted: dict[str, str], topics: TopicTable,
-                    written: dict[str, list[str]]) -> list[Any]:
+def _build_parallel(
+    vault: Vault, wanted: dict[str, str], topics: TopicTable, written: dict[str, list[str]]
+) -> list[Any]:
     """Index every file in worker processes, two at a time, a segment per slice of files.
 
     Slices of about :data:`SLICE_FILES` files keep each worker's postings in memory
@@ -579,13 +654,22 @@ def _build_parallel(vault: Vault, wanted: dict[str, str], topics: TopicTable,
     work.mkdir(exist_ok=True)
     jobs: list[tuple[str, str]] = []
     for n in range(-(-len(paths) // size)):
-        job, out = work / f"job-{os.getpid()}-{n}.json", work / f"out-{os.getpid()}-{n}.json"
-        part = paths[n * size:(n + 1) * size]
-        job.write_text(json.dumps({
-            "folder": str(folder), "state": str(vault.store.path), "paths": part,
-            "wanted": {p: wanted[p] for p in part}, "topics": topics.to_data()}),
-            encoding="utf-8")
-        jobs.append((str(job), str(out)))
+        job_file = work / f"job-{os.getpid()}-{n}.json"
+        out_file = work / f"out-{os.getpid()}-{n}.json"
+        part = paths[n * size : (n + 1) * size]
+        job_file.write_text(
+            json.dumps(
+                {
+                    "folder": str(folder),
+                    "state": str(vault.store.path),
+                    "paths": part,
+                    "wanted": {p: wanted[p] for p in part},
+                    "topics": topics.to_data(),
+                }
+            ),
+            encoding="utf-8",
+        )
+        jobs.append((str(job_file), str(out_file)))
     segments = []
     try:
         python_workers(f"{__name__}:_segment_main", jobs, workers=2)
@@ -621,9 +705,16 @@ def _segment_main() -> None:
     segment.SEGMENTS.keep = False  # a worker's cuts are never saved: do not hold them (memory)
     with open(job, encoding="utf-8") as fh:
         seg, done = _segment_job(json.load(fh))
-    made = None if seg is None else {
-        "segid": seg.segid, "doccount": seg.doc_count_all(), "compound": bool(seg.compound),
-        "fieldlengths": dict(seg._fieldlengths)}  # noqa: SLF001 - see _build_parallel
+    made = (
+        None
+        if seg is None
+        else {
+            "segid": seg.segid,
+            "doccount": seg.doc_count_all(),
+            "compound": bool(seg.compound),
+            "fieldlengths": dict(seg._fieldlengths),
+        }
+    )  # noqa: SLF001 - see _build_parallel
     with open(out, "w", encoding="utf-8") as fh:
         json.dump({"segment": made, "done": done}, fh)
 
@@ -717,7 +808,10 @@ def close(vault: Vault | None = None) -> None:
                 searcher.close()
 
 
-def _retrying(vault: Vault, action: Any) -> Any:
+_T = TypeVar("_T")
+
+
+def _retrying(vault: Vault, action: Callable[[Any], _T]) -> _T:
     """Run ``action(searcher)``; a damaged index is rebuilt (with a notice) and tried again."""
     try:
         return action(_searcher(vault))
@@ -725,8 +819,10 @@ def _retrying(vault: Vault, action: Any) -> Any:
         if not _damaged(exc):
             raise
         close(vault)
-        _notify(f"search index was damaged ({type(exc).__name__}); rebuilding "
-                f"{index_dir(vault).parent.name}/{INDEX_DIR}/")
+        _notify(
+            f"search index was damaged ({type(exc).__name__}); rebuilding "
+            f"{index_dir(vault).parent.name}/{INDEX_DIR}/"
+        )
         rebuild(vault)
         return action(_searcher(vault))
 
@@ -737,8 +833,7 @@ def parse_query(text: str) -> Any:
     q = parser.parse(text)
     error = _first_error(q)
     if error:
-        raise UsageError(f"Cannot read the query {text!r}: {error}.",
-                         hint=QUERY_HELP)
+        raise UsageError(f"Cannot read the query {text!r}: {error}.", hint=QUERY_HELP)
     return q
 
 
@@ -788,8 +883,11 @@ def _reranked(searcher: Any, q: Coverage, limit: int, mask: Any) -> list[Found]:
                 scored.append((m.score(), d + offset))
     scored.sort(key=lambda sd: (-sd[0], sd[1]))
     stored = searcher.reader().stored_fields
-    return [Found(fields["key"], score, fields)
-            for score, docnum in scored[:limit] for fields in (stored(docnum),)]
+    return [
+        Found(fields["key"], score, fields)
+        for score, docnum in scored[:limit]
+        for fields in (stored(docnum),)
+    ]
 
 
 def _schema() -> Schema:
@@ -800,9 +898,11 @@ def _schema() -> Schema:
 
 
 _SCHEMA: Schema | None = None
-QUERY_HELP = ('Query syntax: words (all must match), OR, NOT, "a phrase", field:value '
-              '(title, aliases, tags, body, type, tag, course, status, level, kind, id, '
-              'path), prefix*, and parentheses.')
+QUERY_HELP = (
+    'Query syntax: words (all must match), OR, NOT, "a phrase", field:value '
+    "(title, aliases, tags, body, type, tag, course, status, level, kind, id, "
+    "path), prefix*, and parentheses."
+)
 
 
 def _first_error(q: Any) -> str | None:
@@ -816,8 +916,13 @@ def _first_error(q: Any) -> str | None:
     return None
 
 
-def query(vault: Vault, text: str, filters: list[list[tuple[str, str]]] | None = None,
-          limit: int = 10, expansions: Iterable[str] = ()) -> Answer:
+def query(
+    vault: Vault,
+    text: str,
+    filters: list[list[tuple[str, str]]] | None = None,
+    limit: int = 10,
+    expansions: Iterable[str] = (),
+) -> Answer:
     """Run ``text`` (whoosh query language; empty: every document, in path order).
 
     ``filters``: groups of (field, exact value); a document must match one pair of
@@ -838,12 +943,18 @@ def query(vault: Vault, text: str, filters: list[list[tuple[str, str]]] | None =
     return run(vault, q, filters, limit)
 
 
-def run(vault: Vault, q: Any, filters: list[list[tuple[str, str]]] | None = None,
-        limit: int = 10, highlight: frozenset[str] | None = None) -> Answer:
+def run(
+    vault: Vault,
+    q: Any,
+    filters: list[list[tuple[str, str]]] | None = None,
+    limit: int = 10,
+    highlight: frozenset[str] | None = None,
+) -> Answer:
     """The best ``limit`` documents for the whoosh query ``q`` (see :func:`query`);
     ``highlight``: the terms to show in snippets (default: those of ``q``)."""
-    conditions = [wq.Or([wq.Term(name, value) for name, value in group])
-                  for group in (filters or []) if group]
+    conditions = [
+        wq.Or([wq.Term(name, value) for name, value in group]) for group in (filters or []) if group
+    ]
     mask = wq.And(conditions) if conditions else None
     sort = isinstance(q, wq.Every)
 
@@ -851,17 +962,20 @@ def run(vault: Vault, q: Any, filters: list[list[tuple[str, str]]] | None = None
         if sort:
             results = searcher.search(q, limit=max(1, limit), filter=mask, sortedby="key")
         elif isinstance(q, Coverage):
-            return Answer(_reranked(searcher, q, limit, mask),
-                          highlight if highlight is not None else frozenset())
+            return Answer(
+                _reranked(searcher, q, limit, mask),
+                highlight if highlight is not None else frozenset(),
+            )
         else:
             results = _top(searcher, q, limit, allow=mask)
-        hits = [Found(hit["key"], 0.0 if sort else float(hit.score or 0.0),
-                      dict(hit.fields())) for hit in results]
+        hits = [
+            Found(hit["key"], 0.0 if sort else float(hit.score or 0.0), dict(hit.fields()))
+            for hit in results
+        ]
         if sort:
             terms_found: frozenset[str] = frozenset()
         else:
-            terms_found = highlight if highlight is not None else _text_terms(
-                q, searcher.reader())
+            terms_found = highlight if highlight is not None else _text_terms(q, searcher.reader())
         return Answer(hits, terms_found)
 
     return _retrying(vault, answer)
@@ -918,8 +1032,11 @@ def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, l
     text = _body_text(doc, vault.text(doc.path)[0] if doc.type != "unit" else "", topics)
 
     def run(searcher: Any) -> list[tuple[str, float, list[str]]]:
-        terms = [(t, w) for t, w in searcher.key_terms_from_text(
-            "body", text, numterms=40, normalize=False) if _telling(t)][:SIMILAR_TERMS]
+        terms = [
+            (t, w)
+            for t, w in searcher.key_terms_from_text("body", text, numterms=40, normalize=False)
+            if _telling(t)
+        ][:SIMILAR_TERMS]
         if not terms:
             return []
         q = wq.Or([wq.Term("body", word, boost=w) for word, w in terms])
@@ -930,8 +1047,9 @@ def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, l
         for hit in results:
             have = _terms_of(vault, hit["key"], topics)
             shared = [t for t, _w in terms if t in have][:8]
-            out.append((hit["key"], round(float(hit.score or 0.0), 4),
-                        [words.get(t, t) for t in shared]))
+            out.append(
+                (hit["key"], round(float(hit.score or 0.0), 4), [words.get(t, t) for t in shared])
+            )
         return out
 
     return _retrying(vault, run)

@@ -23,8 +23,22 @@ from studykb.vault.topics import TopicTable
 #: Longer queries are cut (at a word boundary) to this many characters.
 MAX_QUERY_CHARS = 500
 #: Fields a query may name as ``field:value``.
-QUERY_FIELDS = ("title", "aliases", "tags", "body", "tag", "type", "course", "status", "level",
-                "kind", "date", "id", "path", "key")
+QUERY_FIELDS = (
+    "title",
+    "aliases",
+    "tags",
+    "body",
+    "tag",
+    "type",
+    "course",
+    "status",
+    "level",
+    "kind",
+    "date",
+    "id",
+    "path",
+    "key",
+)
 _OPERATORS = ("AND", "OR", "NOT", "ANDNOT", "ANDMAYBE")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")
@@ -88,10 +102,20 @@ class Hit:
     """Keys of the course(s) the document belongs to."""
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "path": self.path, "title": self.title, "type": self.type,
-                "score": round(self.score, 3), "snippet": self.snippet, "key": self.key,
-                "highlights": [list(h) for h in self.highlights], "tags": list(self.tags),
-                "status": self.status, "level": self.level, "course": list(self.course)}
+        return {
+            "id": self.id,
+            "path": self.path,
+            "title": self.title,
+            "type": self.type,
+            "score": round(self.score, 3),
+            "snippet": self.snippet,
+            "key": self.key,
+            "highlights": [list(h) for h in self.highlights],
+            "tags": list(self.tags),
+            "status": self.status,
+            "level": self.level,
+            "course": list(self.course),
+        }
 
 
 # -- the query text ----------------------------------------------------------------------
@@ -108,7 +132,7 @@ def clean_query(text: str) -> tuple[str, list[str]]:
     if len(cleaned) > MAX_QUERY_CHARS:
         cut = _cut(cleaned, MAX_QUERY_CHARS)
         if cut.count('"') % 2:
-            cut = cut[:cut.rfind('"')].rstrip()
+            cut = cut[: cut.rfind('"')].rstrip()
         notes.append(f"the query is long; only its first {len(cut)} characters were used")
         cleaned = _balance(cut)
     return cleaned, notes
@@ -117,14 +141,14 @@ def clean_query(text: str) -> tuple[str, list[str]]:
 def _cut(text: str, size: int) -> str:
     """At most ``size`` characters of ``text``, ending at the end of a word."""
     cut = text[:size]
-    if text[size:size + 1].isspace():
+    if text[size : size + 1].isspace():
         return cut
-    if " " in cut[size // 2:]:
-        return cut[:cut.rfind(" ")]
+    if " " in cut[size // 2 :]:
+        return cut[: cut.rfind(" ")]
     from studykb.text.analysis import spans  # no space to cut at (Chinese): drop a cut word
 
     starts = [start for _t, start, _e in spans(cut)]
-    return cut[:max(starts)] if starts and max(starts) > 0 else cut
+    return cut[: max(starts)] if starts and max(starts) > 0 else cut
 
 
 def _balance(text: str) -> str:
@@ -176,8 +200,11 @@ def check_syntax(text: str) -> None:
         elif after and after not in "/\\:" and not name.lower().startswith(("http", "ftp")):
             close = difflib.get_close_matches(name.lower(), QUERY_FIELDS, n=1)
             hint = f" (did you mean {close[0]}:?)" if close else ""
-            _bad(text, f"there is no field {name!r}{hint}; put the words in quotes to "
-                       "search for them as written")
+            _bad(
+                text,
+                f"there is no field {name!r}{hint}; put the words in quotes to "
+                "search for them as written",
+            )
 
 
 def _bad(text: str, why: str) -> None:
@@ -249,8 +276,7 @@ def _level(value: int | str) -> int:
     word = str(value).strip().lower()
     level = LEVEL_WORDS.get(word) or (int(word) if word.isdigit() else 0)
     if not 1 <= level <= 5:
-        raise UsageError(f"Unknown level {value!r}; use 1 to 5 (or intro, intermediate, "
-                         "advanced).")
+        raise UsageError(f"Unknown level {value!r}; use 1 to 5 (or intro, intermediate, advanced).")
     return level
 
 
@@ -267,13 +293,16 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     punctuation finds nothing.
     """
     from studykb.search import index
+
     text, _notes = clean_query(opts.query)
     if opts.limit < 1:
         raise UsageError("--limit must be at least 1.")
     if not text and not opts.filtered:
-        raise UsageError("Nothing to search for.",
-                         hint="Give words, a \"phrase\" or field:value; or a filter such as "
-                              "--type topic to list documents.")
+        raise UsageError(
+            "Nothing to search for.",
+            hint='Give words, a "phrase" or field:value; or a filter such as '
+            "--type topic to list documents.",
+        )
     if text and not has_words(text):
         return []
     if text:
@@ -330,8 +359,12 @@ def explain(opts: SearchOptions) -> list[str]:
     text, notes = clean_query(opts.query)
     if text and not has_words(text):
         notes.append("the query has no words in it (only punctuation)")
-    elif text and text != "*" and not analyze(re.sub(r"\b[A-Za-z_]+:", " ", text)) and \
-            not re.search(r"\b(?:" + "|".join(QUERY_FIELDS) + r"):\S", text):
+    elif (
+        text
+        and text != "*"
+        and not analyze(re.sub(r"\b[A-Za-z_]+:", " ", text))
+        and not re.search(r"\b(?:" + "|".join(QUERY_FIELDS) + r"):\S", text)
+    ):
         notes.append("the query has only common words (the, of, and ...) that are not indexed")
     return notes
 
@@ -339,8 +372,11 @@ def explain(opts: SearchOptions) -> list[str]:
 def _expansions(vault: Vault, text: str) -> list[str]:
     """Other names of the topic the whole query names (投机解码 -> speculative decoding)."""
     bare = text.strip().strip('"').strip()
-    if not bare or any(c in bare for c in '"():*?[]{}^') or \
-            any(w in _OPERATORS for w in bare.split()):
+    if (
+        not bare
+        or any(c in bare for c in '"():*?[]{}^')
+        or any(w in _OPERATORS for w in bare.split())
+    ):
         return []
     return [n for n in vault.topics().named(bare) if n.casefold() != bare.casefold()]
 
@@ -359,9 +395,17 @@ def _hit(vault: Vault, found: Any, terms: frozenset[str]) -> Hit:
     else:
         text = ""
     level = f.get("level") or ""
-    return Hit(key=found.key, id=f.get("id", ""), path=f.get("path", ""),
-               title=f.get("title", ""), type=f.get("type", ""), score=found.score,
-               snippet=text, highlights=marks,
-               tags=tuple(t for t in (f.get("tag") or "").split(",") if t),
-               status=f.get("status") or None, level=int(level) if level.isdigit() else None,
-               course=tuple(c for c in (f.get("course") or "").split(",") if c))
+    return Hit(
+        key=found.key,
+        id=f.get("id", ""),
+        path=f.get("path", ""),
+        title=f.get("title", ""),
+        type=f.get("type", ""),
+        score=found.score,
+        snippet=text,
+        highlights=marks,
+        tags=tuple(t for t in (f.get("tag") or "").split(",") if t),
+        status=f.get("status") or None,
+        level=int(level) if level.isdigit() else None,
+        course=tuple(c for c in (f.get("course") or "").split(",") if c),
+    )

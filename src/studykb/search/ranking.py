@@ -64,13 +64,23 @@ def plain_query(reading: Reading, proximity: bool = True) -> Query:
     slots = _slots(reading)
     if not slots:
         return NullQuery
-    pairs = [Pair((a.term, b.term), WEAK if (a.weak or b.weak) else 1.0, _one_name(reading, a, b))
-             for a, b in reading.pairs()] if proximity else []
+    pairs = (
+        [
+            Pair((a.term, b.term), WEAK if (a.weak or b.weak) else 1.0, _one_name(reading, a, b))
+            for a, b in reading.pairs()
+        ]
+        if proximity
+        else []
+    )
     exact = exact_query(reading.text)
-    return Coverage([q for q, _t, _weak in slots],
-                    [() if weak else terms for _q, terms, weak in slots],
-                    pairs, exact, Together(PHRASE, NEAR, WINDOW, NAMED, NAME_FIELDS),
-                    Or([*_bag(reading), exact]))
+    return Coverage(
+        [q for q, _t, _weak in slots],
+        [() if weak else terms for _q, terms, weak in slots],
+        pairs,
+        exact,
+        Together(PHRASE, NEAR, WINDOW, NAMED, NAME_FIELDS),
+        Or([*_bag(reading), exact]),
+    )
 
 
 def _one_name(reading: Reading, a: Word, b: Word) -> bool:
@@ -108,8 +118,9 @@ def _slots(reading: Reading) -> list[Slot]:
         if id(word) in inside or word.term in seen:
             continue
         seen.add(word.term)
-        out.append((Term(FIELD, word.term, boost=WEAK if word.weak else 1.0), (word.term,),
-                    word.weak))
+        out.append(
+            (Term(FIELD, word.term, boost=WEAK if word.weak else 1.0), (word.term,), word.weak)
+        )
     return out
 
 

@@ -39,10 +39,19 @@ class MixedTokenizer(Tokenizer):
     def __hash__(self) -> int:
         return hash(type(self))
 
-    def __call__(self, value: str, positions: bool = False, chars: bool = False,  # type: ignore[override]
-                 keeporiginal: bool = False, removestops: bool = True, start_pos: int = 0,
-                 start_char: int = 0, tokenize: bool = True, mode: str = "",
-                 **kwargs: Any) -> Iterator[Token]:
+    def __call__(
+        self,
+        value: str,
+        positions: bool = False,
+        chars: bool = False,
+        keeporiginal: bool = False,
+        removestops: bool = True,
+        start_pos: int = 0,
+        start_char: int = 0,
+        tokenize: bool = True,
+        mode: str = "",
+        **kwargs: Any,
+    ) -> Iterator[Token]:
         t: Any = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         t.boost = 1.0
         t.stopped = False
@@ -56,8 +65,9 @@ class MixedTokenizer(Tokenizer):
                 t.startchar, t.endchar = start_char, start_char + len(value)
             yield t
             return
-        for term in tokens(value, pieces=mode != "query", keep_stops=not removestops,
-                           start_pos=start_pos):
+        for term in tokens(
+            value, pieces=mode != "query", keep_stops=not removestops, start_pos=start_pos
+        ):
             t.text = term.text
             t.stopped = term.stopped
             if keeporiginal:
@@ -83,8 +93,12 @@ class FastPositions(Positions):
     every query three times slower).
     """
 
-    def word_values(self, value: Any, analyzer: Any,  # type: ignore[override]
-                    **kwargs: Any) -> Iterable[tuple[Any, int, float, bytes]]:
+    def word_values(
+        self,
+        value: Any,
+        analyzer: Any,
+        **kwargs: Any,
+    ) -> Iterable[tuple[Any, int, float, bytes]]:
         if not isinstance(analyzer, MixedTokenizer):
             yield from super().word_values(value, analyzer, **kwargs)
             return
@@ -113,7 +127,8 @@ class FastPositions(Positions):
         deltas = array("I", poslist)
         for i in range(len(deltas) - 1, 0, -1):
             deltas[i] -= deltas[i - 1]
-        return pack_uint(len(deltas)) + deltas.tobytes()
+        head: bytes = pack_uint(len(deltas))
+        return head + deltas.tobytes()
 
     def decode_positions(self, valuestring: bytes) -> list[int]:
         deltas = array("I")

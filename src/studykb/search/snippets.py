@@ -31,8 +31,9 @@ MAX_WINDOWS = 2000
 Marks = tuple[tuple[int, int], ...]
 
 
-def snippet(vault: Vault, doc: Document, terms: frozenset[str] | set[str],
-            width: int = SNIPPET_CHARS) -> tuple[str, Marks]:
+def snippet(
+    vault: Vault, doc: Document, terms: frozenset[str] | set[str], width: int = SNIPPET_CHARS
+) -> tuple[str, Marks]:
     """The snippet of ``doc`` for a query looking for ``terms``, and where they are in it."""
     body, _headings = vault.text(doc.path)
     body = with_titles(without_title(body, doc.title)[:SNIPPET_SCAN], link_titles(vault, doc))
@@ -43,7 +44,7 @@ def snippet(vault: Vault, doc: Document, terms: frozenset[str] | set[str],
     if not lead:
         return text, marks
     found = tuple((s, e) for _t, s, e in find_terms(lead, terms))
-    rest = text[:max(0, width - len(lead))].rstrip()
+    rest = text[: max(0, width - len(lead))].rstrip()
     return lead + rest + ("…" if len(rest) < len(text) else ""), found
 
 
@@ -76,7 +77,7 @@ def without_title(body: str, title: str) -> str:
     """The body without the heading that repeats the title (already shown above it)."""
     stripped = body.lstrip()
     if title and stripped.startswith(title):
-        rest = stripped[len(title):]
+        rest = stripped[len(title) :]
         if not rest or rest[0].isspace():
             return rest.lstrip()
     return body
@@ -86,8 +87,11 @@ def link_titles(vault: Vault, doc: Document) -> dict[str, str]:
     """Link target as the body text shows it -> the title of the document it names. A
     wikilink without a label shows the name it was written with: a target's title or
     alias reads well already, its id (``kv-cache``) or file name does not."""
-    keys = {e.target for e in vault.store.edges_in([doc.path])
-            if e.kind == "link" and e.source == doc.key}
+    keys = {
+        e.target
+        for e in vault.store.edges_in([doc.path])
+        if e.kind == "link" and e.source == doc.key
+    }
     out: dict[str, str] = {}
     for target in vault.documents_for(sorted(keys)).values():
         stem = target.path.rsplit("/", 1)[-1].removesuffix(".md")
@@ -107,8 +111,12 @@ def with_titles(text: str, titles: dict[str, str]) -> str:
     return _NAME.sub(lambda m: titles.get(m.group(), m.group()), text)
 
 
-def make_snippet(body: str, terms: frozenset[str] | set[str], width: int = SNIPPET_CHARS,
-                 own: frozenset[str] = frozenset()) -> tuple[str, Marks]:
+def make_snippet(
+    body: str,
+    terms: frozenset[str] | set[str],
+    width: int = SNIPPET_CHARS,
+    own: frozenset[str] = frozenset(),
+) -> tuple[str, Marks]:
     """The window of ``body`` with the most distinct matched terms (then the most of the
     document's ``own`` name terms, then the most matches), and where the terms are."""
     head = body[:SNIPPET_SCAN]
@@ -122,12 +130,15 @@ def make_snippet(body: str, terms: frozenset[str] | set[str], width: int = SNIPP
         j = max(j, i)
         while j + 1 < len(found) and found[j + 1][2] - start <= width - 20:
             j += 1
-        window = found[i:j + 1]
+        window = found[i : j + 1]
         mine = {t for t, _s, _e in window if t in terms}
         if not mine:
             continue
-        score = (len(mine), len({t for t, _s, _e in window if t in own and t not in terms}),
-                 sum(t in terms for t, _s, _e in window))
+        score = (
+            len(mine),
+            len({t for t, _s, _e in window if t in own and t not in terms}),
+            sum(t in terms for t, _s, _e in window),
+        )
         if score > best:
             best, at = score, i
     first = next(f for f in found[at:] if f[0] in terms)
@@ -140,8 +151,7 @@ def make_snippet(body: str, terms: frozenset[str] | set[str], width: int = SNIPP
     return _flatten(head, start, end, inside)
 
 
-def _flatten(text: str, start: int, end: int, marks: list[tuple[int, int]]
-             ) -> tuple[str, Marks]:
+def _flatten(text: str, start: int, end: int, marks: list[tuple[int, int]]) -> tuple[str, Marks]:
     """text[start:end] on one line (whitespace runs made one space), with … where cut,
     and ``marks`` moved to the new offsets."""
     out: list[str] = ["…"] if start > 0 else []
@@ -164,6 +174,9 @@ def _flatten(text: str, start: int, end: int, marks: list[tuple[int, int]]
     text_out = "".join(out).rstrip()
     if end < len(text):
         text_out += "…"
-    moved = tuple((where[s], min(where[e], len(text_out))) for s, e in marks
-                  if s in where and e in where and where[e] > where[s])
+    moved = tuple(
+        (where[s], min(where[e], len(text_out)))
+        for s, e in marks
+        if s in where and e in where and where[e] > where[s]
+    )
     return text_out, moved

@@ -84,8 +84,11 @@ def read_record(folder: Path, generation: int) -> dict[str, Any] | None:
         data = json.loads((folder / SYNC_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    if (not isinstance(data, dict) or data.get("version") != INDEX_VERSION
-            or data.get("generation") != generation):
+    if (
+        not isinstance(data, dict)
+        or data.get("version") != INDEX_VERSION
+        or data.get("generation") != generation
+    ):
         return None
     return data
 
@@ -109,8 +112,16 @@ def read_held(vault: Vault, folder: Path, generation: int) -> dict[str, list[str
     return data if isinstance(data, dict) else None
 
 
-def write_record(vault: Vault, folder: Path, generation: int, held: dict[str, list[str]],
-                 state: str, topics: str, documents: int, protected: list[str]) -> None:
+def write_record(
+    vault: Vault,
+    folder: Path,
+    generation: int,
+    held: dict[str, list[str]],
+    state: str,
+    topics: str,
+    documents: int,
+    protected: list[str],
+) -> None:
     """Remember what generation ``generation`` holds, so the next command skips reading it.
 
     The per-file signatures go to the vault's cache, read only when the vault changed;
@@ -121,8 +132,14 @@ def write_record(vault: Vault, folder: Path, generation: int, held: dict[str, li
     ident = _generation_id(folder, generation)
     if ident:
         vault.cache.put("search-held", cache_key("search-held", ident), held)
-    small = {"version": INDEX_VERSION, "generation": generation, "state": state,
-             "topics": topics, "documents": documents, "protected": protected}
+    small = {
+        "version": INDEX_VERSION,
+        "generation": generation,
+        "state": state,
+        "topics": topics,
+        "documents": documents,
+        "protected": protected,
+    }
     tmp = folder / f"{SYNC_FILE}.{os.getpid()}.tmp"
     try:
         tmp.write_text(json.dumps(small), encoding="utf-8")
@@ -177,14 +194,14 @@ def topic_signatures(vault: Vault, topics: TopicTable) -> dict[str, str]:
     return {path: topics.sig(docs) for path, docs in by_path.items()}
 
 
-def diff_held(held: dict[str, list[str]], wanted: dict[str, str], tsigs: dict[str, str] | None
-          ) -> tuple[list[str], list[str]]:
+def diff_held(
+    held: dict[str, list[str]], wanted: dict[str, str], tsigs: dict[str, str] | None
+) -> tuple[list[str], list[str]]:
     """(files to (re-)index, files to drop); ``tsigs`` also compares topic fingerprints."""
     changed = []
     for path, sig in wanted.items():
         have = held.get(path)
-        if (have is None or have[0] != sig
-                or (tsigs is not None and have[1] != tsigs.get(path, ""))):
+        if have is None or have[0] != sig or (tsigs is not None and have[1] != tsigs.get(path, "")):
             changed.append(path)
     return changed, [p for p in held if p not in wanted]
 

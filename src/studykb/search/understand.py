@@ -27,8 +27,10 @@ if TYPE_CHECKING:
     from studykb.vault.topics import TopicTable
 
 #: Characters that make a query more than plain words (whoosh query syntax).
-SYNTAX = re.compile(r'["()*?\[\]{}^~]|(?<![\w.:/])[A-Za-z_]+:\S|(?:^|\s)(?:AND|OR|NOT|ANDNOT|'
-                    r'ANDMAYBE)(?:\s|$)')
+SYNTAX = re.compile(
+    r'["()*?\[\]{}^~]|(?<![\w.:/])[A-Za-z_]+:\S|(?:^|\s)(?:AND|OR|NOT|ANDNOT|'
+    r"ANDMAYBE)(?:\s|$)"
+)
 #: Longest topic name looked for, in query words.
 MAX_NAME_WORDS = 8
 _HAN_SPACE = re.compile(rf"\s+(?=[{HAN}])|(?<=[{HAN}])\s+")
@@ -107,10 +109,19 @@ def read(text: str, topics: TopicTable | None = None, expand: bool = True) -> Re
     group = 0
     last_end = 0
     for t in tokens(text, pieces=False):
-        if words and _breaks(text[last_end:t.start], text[last_end - 1], t.original[0]):
+        if words and _breaks(text[last_end : t.start], text[last_end - 1], t.original[0]):
             group += 1
-        words.append(Word(t.text, t.original, t.start, t.end, t.pos, group, is_stop(t.text)
-                          or is_stop(t.original)))
+        words.append(
+            Word(
+                t.text,
+                t.original,
+                t.start,
+                t.end,
+                t.pos,
+                group,
+                is_stop(t.text) or is_stop(t.original),
+            )
+        )
         last_end = t.end
     if words and all(w.weak for w in words):
         words = [Word(w.term, w.original, w.start, w.end, w.pos, w.group, False) for w in words]
@@ -177,12 +188,19 @@ def _concepts(text: str, words: list[Word], topics: TopicTable) -> list[Concept]
     i = 0
     while i < len(words):
         for j in range(min(len(words), i + MAX_NAME_WORDS) - 1, i - 1, -1):
-            written = text[words[i].start:words[j].end]
+            written = text[words[i].start : words[j].end]
             key = names.get(_norm(written))
             if key is not None:
-                out.append(Concept(key, topics.ids.get(key, ""), written, words[i].start,
-                                   words[j].end,
-                                   _others(topics, key, written)))
+                out.append(
+                    Concept(
+                        key,
+                        topics.ids.get(key, ""),
+                        written,
+                        words[i].start,
+                        words[j].end,
+                        _others(topics, key, written),
+                    )
+                )
                 i = j + 1
                 break
         else:

@@ -18,8 +18,9 @@ from studykb.vault import Vault, files
 STATUSES = ("todo", "reading", "done")
 
 
-def set_status(raw: bytes, status: str, unit: str | None = None,
-               today: dt.date | None = None) -> bytes:
+def set_status(
+    raw: bytes, status: str, unit: str | None = None, today: dt.date | None = None
+) -> bytes:
     """``raw`` with its (or its unit's) status set, every other byte kept.
 
     Becoming ``done`` records the date in ``done``; any other status removes it. A file

@@ -33,8 +33,13 @@ from studykb.errors import StudyError, UsageError
 from studykb.vault import files
 
 #: Where each type of document lives, relative to the vault.
-FOLDERS = {"note": "notes", "entry": "notes/entries", "topic": "notes/topics",
-           "list": "notes/lists", "course": "courses"}
+FOLDERS = {
+    "note": "notes",
+    "entry": "notes/entries",
+    "topic": "notes/topics",
+    "list": "notes/lists",
+    "course": "courses",
+}
 #: Where daily notes live, and the template they are made from.
 JOURNAL = "journal"
 #: The placeholders a template may use.
@@ -108,12 +113,16 @@ def check_id(doc_id: str) -> str:
     """An id given with ``--id`` must be usable as a file name."""
     doc_id = doc_id.strip()
     if len(doc_id.encode("utf-8", "surrogatepass")) + 3 > MAX_NAME_BYTES:
-        raise UsageError(f"--id is {len(doc_id.encode('utf-8', 'surrogatepass'))} bytes long; "
-                         f"a file name may have at most {MAX_NAME_BYTES - 3} (with .md).",
-                         hint="Use a shorter id, e.g. --id tensor-parallelism.")
+        raise UsageError(
+            f"--id is {len(doc_id.encode('utf-8', 'surrogatepass'))} bytes long; "
+            f"a file name may have at most {MAX_NAME_BYTES - 3} (with .md).",
+            hint="Use a shorter id, e.g. --id tensor-parallelism.",
+        )
     if not doc_id or doc_id in (".", "..") or re.search(r'[/\\:*?"<>|\x00-\x1f]', doc_id):
-        raise UsageError(f"--id {doc_id!r} cannot be a file name.",
-                         hint="Use letters, digits and '-', e.g. --id tensor-parallelism.")
+        raise UsageError(
+            f"--id {doc_id!r} cannot be a file name.",
+            hint="Use letters, digits and '-', e.g. --id tensor-parallelism.",
+        )
     if doc_id.startswith("."):
         raise UsageError(f"--id {doc_id!r} would be a hidden file, which studykb does not read.")
     return doc_id
@@ -125,11 +134,11 @@ def template_text(config: Config, doc_type: str) -> tuple[str, str]:
     if override.is_file():
         try:
             return override.read_text(encoding="utf-8-sig"), override.relative_to(
-                config.root).as_posix()
+                config.root
+            ).as_posix()
         except (OSError, UnicodeDecodeError) as exc:
             raise StudyError(f"cannot read template {override}: {exc}") from None
-    text = (resources.files("studykb") / "templates" / f"{doc_type}.md").read_text(
-        encoding="utf-8")
+    text = (resources.files("studykb") / "templates" / f"{doc_type}.md").read_text(encoding="utf-8")
     return text, "built-in"
 
 
@@ -143,8 +152,12 @@ def render(template: str, values: dict[str, str | list[str] | None]) -> str:
     if fm is None:
         return PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), template)
     used = set(PLACEHOLDER.findall(fm))
-    fm_out = PLACEHOLDER.sub(lambda m: _value(values.get(m.group(1), m.group(0)), fmt)
-                             if m.group(1) in values else m.group(0), fm)
+    fm_out = PLACEHOLDER.sub(
+        lambda m: (
+            _value(values.get(m.group(1), m.group(0)), fmt) if m.group(1) in values else m.group(0)
+        ),
+        fm,
+    )
     extra = []
     for key in ("id", "title", "tags", "requires", "url", "date"):
         value = values.get(key)
@@ -156,8 +169,9 @@ def render(template: str, values: dict[str, str | list[str] | None]) -> str:
     return f"{fence}\n{fm_out}{''.join(extra)}{fence}\n{body_out}"
 
 
-def create(config: Config, spec: NewDoc,
-           id_owner: Callable[[str], str | None] | None = None) -> Created:
+def create(
+    config: Config, spec: NewDoc, id_owner: Callable[[str], str | None] | None = None
+) -> Created:
     """Write the new document; StudyError when its file exists already.
 
     ``id_owner(id)`` names the file of another document that has this id, if any (the
@@ -169,20 +183,27 @@ def create(config: Config, spec: NewDoc,
     if target.exists():
         if spec.daily:
             return Created(rel, target, doc_id, "", existed=True)
-        raise StudyError(f"{rel} exists already; not overwriting it.",
-                         hint="Open it, or choose another name with --id.")
+        raise StudyError(
+            f"{rel} exists already; not overwriting it.",
+            hint="Open it, or choose another name with --id.",
+        )
     owner = id_owner(doc_id) if id_owner else None
     if owner and owner != rel:
-        raise StudyError(f"the id {doc_id!r} is taken by {owner}.",
-                         hint="Choose another with --id.")
+        raise StudyError(
+            f"the id {doc_id!r} is taken by {owner}.", hint="Choose another with --id."
+        )
     text, origin = template_text(config, template_type)
     values: dict[str, str | list[str] | None] = {
-        "id": doc_id, "title": title, "type": spec.type, "date": spec.date.isoformat(),
-        "tags": list(spec.tags), "requires": list(spec.requires), "url": spec.url,
+        "id": doc_id,
+        "title": title,
+        "type": spec.type,
+        "date": spec.date.isoformat(),
+        "tags": list(spec.tags),
+        "requires": list(spec.requires),
+        "url": spec.url,
     }
     files.create(config.root, target, render(text, values).encode("utf-8"))
-    return Created(rel, target, doc_id, origin, warnings=tuple(unknown_placeholders(text,
-                                                                                   origin)))
+    return Created(rel, target, doc_id, origin, warnings=tuple(unknown_placeholders(text, origin)))
 
 
 def _where(spec: NewDoc) -> tuple[str, str, str]:
@@ -196,16 +217,19 @@ def _where(spec: NewDoc) -> tuple[str, str, str]:
     if not title:
         raise UsageError("the title is empty.")
     if spec.url and spec.type not in URL_TYPES:
-        raise UsageError(f"--url is for entries and courses, not a {spec.type}.",
-                         hint=f"Make it an entry: studykb new entry {json.dumps(title)} "
-                              f"--url {spec.url}")
+        raise UsageError(
+            f"--url is for entries and courses, not a {spec.type}.",
+            hint=f"Make it an entry: studykb new entry {json.dumps(title)} --url {spec.url}",
+        )
     if spec.daily:
         doc_id = check_id(spec.id) if spec.id is not None else day
         return title, doc_id, f"{JOURNAL}/{doc_id}.md"
     doc_id = check_id(spec.id) if spec.id is not None else slugify(title)
     if not doc_id:
-        raise UsageError(f"cannot make a file name from the title {title!r}.",
-                         hint="Give one with --id, e.g. --id my-note.")
+        raise UsageError(
+            f"cannot make a file name from the title {title!r}.",
+            hint="Give one with --id, e.g. --id my-note.",
+        )
     return title, doc_id, f"{FOLDERS[spec.type]}/{doc_id}.md"
 
 
@@ -222,8 +246,10 @@ def unknown_placeholders(template: str, origin: str) -> list[str]:
             close = difflib.get_close_matches(name, PLACEHOLDERS, n=1)
             hint = f" (did you mean {{{{{close[0]}}}}}?)" if close else ""
             where = f"template {origin}" if origin != "built-in" else "the built-in template"
-            out.append(f"{where}:{n}: unknown placeholder {{{{{name}}}}}{hint}, left as "
-                       f"written; known: {', '.join(PLACEHOLDERS)}")
+            out.append(
+                f"{where}:{n}: unknown placeholder {{{{{name}}}}}{hint}, left as "
+                f"written; known: {', '.join(PLACEHOLDERS)}"
+            )
     return out
 
 
@@ -236,7 +262,7 @@ def _split(template: str) -> tuple[str | None, str, str]:
             if end == -1 and text.endswith(f"\n{fence}"):
                 end = len(text) - len(fence) - 1
             if end != -1:
-                return text[len(fence) + 1: end + 1], text[end + len(fence) + 2:], fmt
+                return text[len(fence) + 1 : end + 1], text[end + len(fence) + 2 :], fmt
     return None, text, ""
 
 
@@ -262,7 +288,13 @@ def _value(value: str | list[str] | None, fmt: str) -> str:
 
 
 def _scalar(value: str, fmt: str) -> str:
-    if fmt == "yaml" and _PLAIN_YAML.match(value) and value.lower() not in _YAML_WORDS \
-            and not value.endswith(" ") and ": " not in value and " #" not in value:
+    if (
+        fmt == "yaml"
+        and _PLAIN_YAML.match(value)
+        and value.lower() not in _YAML_WORDS
+        and not value.endswith(" ")
+        and ": " not in value
+        and " #" not in value
+    ):
         return value
     return json.dumps(value, ensure_ascii=False)

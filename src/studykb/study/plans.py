@@ -172,8 +172,13 @@ class Knowledge:
     def sort_key(self, key: str) -> StepKey:
         """Among steps free to go next: lower level, earlier in a list, then by title."""
         row = self.info[key]
-        return (row.level is None, row.level or 0, self.list_pos.get(key, NOT_LISTED),
-                row.title, key)
+        return (
+            row.level is None,
+            row.level or 0,
+            self.list_pos.get(key, NOT_LISTED),
+            row.title,
+            key,
+        )
 
     def tier(self, key: str) -> int:
         """How well a document's kind teaches: :data:`TEACHING`, :data:`OTHER`, :data:`WEAK`."""
@@ -186,18 +191,25 @@ class Knowledge:
     def reading_key(self, key: str) -> RankKey:
         """Unread first, then kind, focus, curated order, level, title."""
         row = self.info[key]
-        return (key in self.known, self.tier(key), row.focus or NOT_LISTED,
-                self.list_pos.get(key, NOT_LISTED), row.level is None, row.level or 0,
-                row.title, key)
+        return (
+            key in self.known,
+            self.tier(key),
+            row.focus or NOT_LISTED,
+            self.list_pos.get(key, NOT_LISTED),
+            row.level is None,
+            row.level or 0,
+            row.title,
+            key,
+        )
 
     def covering(self, topic: str, leave_out: Iterable[str] = ()) -> tuple[Reading, ...]:
         """Every document that covers ``topic``, unread and lower-level first (ties in the
         order of :meth:`reading_key`): the list the vault format promises."""
         out = set(leave_out) | {topic}
-        keys = sorted((k for k in self.covers.get(topic, ()) if k not in out),
-                      key=self.reading_key)
-        keys.sort(key=lambda k: (k in self.known, self.info[k].level is None,
-                                 self.info[k].level or 0))
+        keys = sorted((k for k in self.covers.get(topic, ()) if k not in out), key=self.reading_key)
+        keys.sort(
+            key=lambda k: (k in self.known, self.info[k].level is None, self.info[k].level or 0)
+        )
         return tuple(Reading(self.docs[k], k in self.known) for k in keys)
 
     def readings(self, topic: str, leave_out: Iterable[str] = ()) -> tuple[Reading, ...]:
@@ -225,8 +237,16 @@ def knowledge(vault: Vault) -> Knowledge:
         vault.cache.put(CACHE_ENTRY, entry, data)
     info = {k: Info(*row) for k, row in data["info"].items()}
     graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
-    return Knowledge(info, graph, set(data["known"]), data["covers"], data["list_pos"],
-                     _Docs(vault), data["tagged"], data["taught"])
+    return Knowledge(
+        info,
+        graph,
+        set(data["known"]),
+        data["covers"],
+        data["list_pos"],
+        _Docs(vault),
+        data["tagged"],
+        data["taught"],
+    )
 
 
 def _compute(vault: Vault) -> dict[str, Any]:
@@ -246,16 +266,35 @@ def _compute(vault: Vault) -> dict[str, Any]:
     known = {k for k, d in docs.items() if d.status == "done"}
     for key in list(known):
         known.update(taught.get(key, ()))
-    info = {k: list(Info(d.type, d.level, d.title.casefold(), d.status, d.date, d.kind,
-                         len(taught.get(k, ())), d.done))
-            for k, d in docs.items()}
-    return {"info": info, "edges": _edges(vault, docs, taught), "known": sorted(known),
-            "covers": covers, "tagged": tagged, "list_pos": _list_positions(vault),
-            "taught": taught}
+    info = {
+        k: list(
+            Info(
+                d.type,
+                d.level,
+                d.title.casefold(),
+                d.status,
+                d.date,
+                d.kind,
+                len(taught.get(k, ())),
+                d.done,
+            )
+        )
+        for k, d in docs.items()
+    }
+    return {
+        "info": info,
+        "edges": _edges(vault, docs, taught),
+        "known": sorted(known),
+        "covers": covers,
+        "tagged": tagged,
+        "list_pos": _list_positions(vault),
+        "taught": taught,
+    }
 
 
-def _edges(vault: Vault, docs: dict[str, Document],
-           taught: dict[str, list[str]]) -> list[list[str]]:
+def _edges(
+    vault: Vault, docs: dict[str, Document], taught: dict[str, list[str]]
+) -> list[list[str]]:
     """``[doc, need, reason]``: its ``requires``, and the prerequisites of what it covers,
     never a topic it covers itself."""
     requires: dict[str, list[tuple[str, str]]] = {}
@@ -267,8 +306,11 @@ def _edges(vault: Vault, docs: dict[str, Document],
         own = {key, *topic_keys}
         for topic in topic_keys:
             title = docs[topic].title
-            edges.extend([key, need, reason or f"{title} needs it"]
-                         for need, reason in requires.get(topic, ()) if need not in own)
+            edges.extend(
+                [key, need, reason or f"{title} needs it"]
+                for need, reason in requires.get(topic, ())
+                if need not in own
+            )
     return edges
 
 
@@ -284,35 +326,51 @@ def _list_positions(vault: Vault) -> dict[str, int]:
     return list_pos
 
 
-def plan(vault: Vault, target: Document, *, include_known: bool = False,
-         depth: int | None = None, kb: Knowledge | None = None) -> Plan:
+def plan(
+    vault: Vault,
+    target: Document,
+    *,
+    include_known: bool = False,
+    depth: int | None = None,
+    kb: Knowledge | None = None,
+) -> Plan:
     """What ``target`` needs, in reading order; see the module docstring for the rules."""
     kb = kb or knowledge(vault)
     own = {target.key, *kb.taught.get(target.key, ())}
     everything = _reach(kb, target.key, depth, own.__contains__)
-    reach = everything if include_known else _reach(
-        kb, target.key, depth, lambda key: key in own or key in kb.known)
+    reach = (
+        everything
+        if include_known
+        else _reach(kb, target.key, depth, lambda key: key in own or key in kb.known)
+    )
     left_out = [k for k in everything if k not in reach]
     target_readings = kb.readings(target.key) if target.type == "topic" else ()
     target_covering = kb.covering(target.key) if target.type == "topic" else ()
     if isinstance(kb.docs, _Docs):
         kb.docs.prefetch([*reach, *(r for k in reach for r in kb.covers.get(k, ()))])
     skipped_known = sum(k in kb.known for k in left_out)
-    return Plan(target, _steps(kb, reach, target.key, own), include_known, depth,
-                target_readings, target_covering,
-                skipped_known, len(left_out) - skipped_known)
+    return Plan(
+        target,
+        _steps(kb, reach, target.key, own),
+        include_known,
+        depth,
+        target_readings,
+        target_covering,
+        skipped_known,
+        len(left_out) - skipped_known,
+    )
 
 
-def _reach(kb: Knowledge, start: str, depth: int | None,
-           stop: Callable[[str], bool]) -> dict[str, int]:
+def _reach(
+    kb: Knowledge, start: str, depth: int | None, stop: Callable[[str], bool]
+) -> dict[str, int]:
     """What ``start`` needs (not itself, nothing ``stop`` names), with its distance."""
     reach = g.within_depth(kb.graph, start, depth, stop)
     del reach[start]
     return reach
 
 
-def _steps(kb: Knowledge, reach: dict[str, int], target: str,
-           own: set[str]) -> tuple[Step, ...]:
+def _steps(kb: Knowledge, reach: dict[str, int], target: str, own: set[str]) -> tuple[Step, ...]:
     """The steps in reading order: a step after its prerequisites, loops as one block;
     each names the later steps (or the target) that need it."""
     in_plan = set(reach) | {target}
@@ -320,16 +378,27 @@ def _steps(kb: Knowledge, reach: dict[str, int], target: str,
     for block in g.ordered_blocks(kb.graph, reach, kb.sort_key):
         loop = tuple(block) if len(block) > 1 else ()
         for key in block:
-            needers = sorted((p for p in kb.graph.predecessors(key) if p in in_plan),
-                             key=kb.sort_key)
+            needers = sorted(
+                (p for p in kb.graph.predecessors(key) if p in in_plan), key=kb.sort_key
+            )
             needs = tuple(Need(kb.docs[p], kb.graph.reason(p, key)) for p in needers)
-            steps.append(Step(kb.docs[key], key in kb.known, needs,
-                              kb.readings(key, own), loop, reach[key], kb.covering(key, own)))
+            steps.append(
+                Step(
+                    kb.docs[key],
+                    key in kb.known,
+                    needs,
+                    kb.readings(key, own),
+                    loop,
+                    reach[key],
+                    kb.covering(key, own),
+                )
+            )
     return tuple(steps)
 
 
-def ready(vault: Vault, target: Document | None = None, limit: int = 10,
-          kb: Knowledge | None = None) -> list[Step]:
+def ready(
+    vault: Vault, target: Document | None = None, limit: int = 10, kb: Knowledge | None = None
+) -> list[Step]:
     """Unknown documents whose prerequisites are all known, best first.
 
     For a target: among the steps of its plan. For the whole vault: every topic, entry,
@@ -342,8 +411,11 @@ def ready(vault: Vault, target: Document | None = None, limit: int = 10,
         if not candidates and target.key not in kb.known:
             candidates = [target.key]
     else:
-        candidates = [k for k, row in kb.info.items()
-                      if row.type in ("topic", "entry", "unit", "note") and k not in kb.known]
+        candidates = [
+            k
+            for k, row in kb.info.items()
+            if row.type in ("topic", "entry", "unit", "note") and k not in kb.known
+        ]
     out = []
     for key in candidates:
         if key in kb.known:
@@ -353,8 +425,11 @@ def ready(vault: Vault, target: Document | None = None, limit: int = 10,
     out.sort(key=lambda ku: (kb.info[ku[0]].status != "reading", -ku[1], kb.sort_key(ku[0])))
     steps = []
     for key, _unlocks in out[:limit]:
-        needers = tuple(Need(kb.docs[p], graph.reason(p, key))
-                        for p in sorted(graph.predecessors(key), key=kb.sort_key)[:5])
-        steps.append(Step(kb.docs[key], False, needers, kb.readings(key),
-                          covering=kb.covering(key)))
+        needers = tuple(
+            Need(kb.docs[p], graph.reason(p, key))
+            for p in sorted(graph.predecessors(key), key=kb.sort_key)[:5]
+        )
+        steps.append(
+            Step(kb.docs[key], False, needers, kb.readings(key), covering=kb.covering(key))
+        )
     return steps

@@ -102,16 +102,23 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
     keeps_id = doc.explicit_id and fold(doc.id) != fold(stem)
     new_id = doc.id if keeps_id else new_stem
     names = vault.names()
-    taken = [k for _l, k in names.table.get(fold(new_id), ()) if k != doc.key
-             and not k.startswith(doc.key + "#")]
+    taken = [
+        k
+        for _l, k in names.table.get(fold(new_id), ())
+        if k != doc.key and not k.startswith(doc.key + "#")
+    ]
     if new_id != doc.id and taken:
-        raise StudyError(f"the name {new_id!r} is taken by {names.paths.get(taken[0], taken[0])}.",
-                         hint="Choose another name.")
+        raise StudyError(
+            f"the name {new_id!r} is taken by {names.paths.get(taken[0], taken[0])}.",
+            hint="Choose another name.",
+        )
     move = Move(doc, doc.path, new_path, new_id)
     renamer = _Renamer(move, stem, vault.reading)
-    sources = sorted({link.ref.path for link in vault.backlinks(doc.key)}
-                     | {link.ref.path for key in _unit_keys(vault, doc)
-                        for link in vault.backlinks(key)} | {doc.path})
+    sources = sorted(
+        {link.ref.path for link in vault.backlinks(doc.key)}
+        | {link.ref.path for key in _unit_keys(vault, doc) for link in vault.backlinks(key)}
+        | {doc.path}
+    )
     for path in sources:
         text = read(path)
         move.texts[path] = text
@@ -147,10 +154,10 @@ class _Renamer:
         lines = text.split("\n")
         moved = path == move.old_path
         for ref, line, start in _placed(parsed.references, lines):
-            key, _state, _note = names.resolve(ref.source, ref.path, ref.target, ref.style,
-                                               ref.anchor, ref.optional, ref.text)
-            here = key is not None and (key == move.doc.key
-                                        or key.startswith(move.doc.key + "#"))
+            key, _state, _note = names.resolve(
+                ref.source, ref.path, ref.target, ref.style, ref.anchor, ref.optional, ref.text
+            )
+            here = key is not None and (key == move.doc.key or key.startswith(move.doc.key + "#"))
             new = None
             if here:
                 new = self.rewritten(ref, path)
@@ -170,9 +177,10 @@ class _Renamer:
         text = ref.text
         if text.startswith(("[[", "![[")):
             bang = "!" if text.startswith("!") else ""
-            inner = text[len(bang) + 2: -2] if text.endswith("]]") else text[len(bang) + 2:]
-            cut = min((i for i in (inner.find("#"), inner.find("|")) if i != -1),
-                      default=len(inner))
+            inner = text[len(bang) + 2 : -2] if text.endswith("]]") else text[len(bang) + 2 :]
+            cut = min(
+                (i for i in (inner.find("#"), inner.find("|")) if i != -1), default=len(inner)
+            )
             name = self.name_for(inner[:cut])
             if name is None:
                 return None
@@ -198,13 +206,13 @@ class _Renamer:
             match = _ID_LINE.match(text)
             if match and fold(match.group(2)) == fold(self.move.doc.id):
                 start = match.start(2)
-                self.move.edits.append(Edit(path, n, start, match.end(2), match.group(2),
-                                            self.move.new_id))
+                self.move.edits.append(
+                    Edit(path, n, start, match.end(2), match.group(2), self.move.new_id)
+                )
                 return
 
 
-def _placed(refs: tuple[Reference, ...], lines: list[str]
-            ) -> list[tuple[Reference, int, int]]:
+def _placed(refs: tuple[Reference, ...], lines: list[str]) -> list[tuple[Reference, int, int]]:
     """Each reference with its 0-based line and the column of its text (left to right)."""
     cursor: dict[int, int] = {}
     out = []
@@ -248,10 +256,12 @@ def applied(text: str, edits: list[Edit]) -> str:
     lines = text.split("\n")
     for edit in sorted(edits, key=lambda e: (e.line, e.start), reverse=True):
         line = lines[edit.line]
-        if line[edit.start:edit.end] != edit.old:
-            raise StudyError(f"{edit.path}:{edit.line + 1} changed since the rename was "
-                             "planned; nothing was changed. Run it again.")
-        lines[edit.line] = line[:edit.start] + edit.new + line[edit.end:]
+        if line[edit.start : edit.end] != edit.old:
+            raise StudyError(
+                f"{edit.path}:{edit.line + 1} changed since the rename was "
+                "planned; nothing was changed. Run it again."
+            )
+        lines[edit.line] = line[: edit.start] + edit.new + line[edit.end :]
     return "\n".join(lines)
 
 
@@ -274,8 +284,9 @@ def apply(root: Path, move: Move) -> Done:
     reads = {path: files.read_for_edit(root, path) for path in move.files}
     for path, read in reads.items():
         if read.data.decode("utf-8", errors="surrogateescape") != move.texts[path]:
-            raise files.FileChanged(f"{path} changed since the rename was planned; nothing "
-                                    "was changed. Run it again.")
+            raise files.FileChanged(
+                f"{path} changed since the rename was planned; nothing was changed. Run it again."
+            )
     by_file: dict[str, list[Edit]] = {}
     for edit in move.edits:
         by_file.setdefault(edit.path, []).append(edit)

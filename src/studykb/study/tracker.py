@@ -65,10 +65,15 @@ def status(vault: Vault, recent: int = 5) -> Tracker:
     lists = [k for k, row in info.items() if row.type == "list"]
     done = _finished(vault, kb, recent)
     docs.prefetch([*courses, *units, *reading, *lists, *done])  # type: ignore[attr-defined]
-    reading_docs = tuple(sorted((docs[k] for k in reading),
-                                key=lambda d: (d.level or 9, d.title.casefold())))
-    return Tracker(_courses(kb, courses, units), reading_docs, tuple(docs[k] for k in done),
-                   _lists(vault, kb, lists))
+    reading_docs = tuple(
+        sorted((docs[k] for k in reading), key=lambda d: (d.level or 9, d.title.casefold()))
+    )
+    return Tracker(
+        _courses(kb, courses, units),
+        reading_docs,
+        tuple(docs[k] for k in done),
+        _lists(vault, kb, lists),
+    )
 
 
 def _finished(vault: Vault, kb: Knowledge, recent: int) -> list[str]:
@@ -76,8 +81,9 @@ def _finished(vault: Vault, kb: Knowledge, recent: int) -> list[str]:
     (no date recorded) by their file's modification time."""
     mtimes = {path: mtime for path, mtime, _hash in vault.file_rows()}
     done = [k for k, row in kb.info.items() if row.status == "done"]
-    done.sort(key=lambda k: (kb.info[k].done or "", mtimes.get(k.split("#", 1)[0], 0)),
-              reverse=True)
+    done.sort(
+        key=lambda k: (kb.info[k].done or "", mtimes.get(k.split("#", 1)[0], 0)), reverse=True
+    )
     return done[:recent]
 
 
@@ -89,8 +95,9 @@ def _courses(kb: Knowledge, courses: list[str], units: list[str]) -> tuple[Cours
     progress = []
     for key in sorted(courses, key=lambda k: kb.info[k].title):
         mine = tuple(sorted(by_course.get(key, ()), key=lambda u: u.line))
-        progress.append(CourseProgress(kb.docs[key], mine,
-                                       tuple(u for u in mine if u.status == "reading")))
+        progress.append(
+            CourseProgress(kb.docs[key], mine, tuple(u for u in mine if u.status == "reading"))
+        )
     return tuple(progress)
 
 
@@ -100,7 +107,11 @@ def _lists(vault: Vault, kb: Knowledge, lists: list[str]) -> tuple[ListProgress,
         if target in kb.info:
             items.setdefault(source, []).append(target)
     return tuple(
-        ListProgress(kb.docs[key], len(items.get(key, ())),
-                     sum(k in kb.known for k in items.get(key, ())),
-                     sum(kb.info[k].level == 1 for k in items.get(key, ())))
-        for key in sorted(lists, key=lambda k: kb.info[k].title))
+        ListProgress(
+            kb.docs[key],
+            len(items.get(key, ())),
+            sum(k in kb.known for k in items.get(key, ())),
+            sum(kb.info[k].level == 1 for k in items.get(key, ())),
+        )
+        for key in sorted(lists, key=lambda k: kb.info[k].title)
+    )

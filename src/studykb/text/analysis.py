@@ -25,11 +25,44 @@ from studykb.text.terms import light_stem
 _TOKENS = re.compile(rf"([{segment.HAN}]+)|\d+(?:[.,]\d+)+|[^\W{segment.HAN}]+")
 
 #: English words too common to say anything about a text (not indexed).
-STOP_WORDS = frozenset((
-    "a", "an", "and", "are", "as", "at", "be", "by", "can", "for", "from", "have", "if", "in",
-    "is", "it", "may", "not", "of", "on", "or", "tbd", "that", "the", "this", "to", "us", "we",
-    "when", "will", "with", "yet", "you", "your",
-))
+STOP_WORDS = frozenset(
+    (
+        "a",
+        "an",
+        "and",
+        "are",
+        "as",
+        "at",
+        "be",
+        "by",
+        "can",
+        "for",
+        "from",
+        "have",
+        "if",
+        "in",
+        "is",
+        "it",
+        "may",
+        "not",
+        "of",
+        "on",
+        "or",
+        "tbd",
+        "that",
+        "the",
+        "this",
+        "to",
+        "us",
+        "we",
+        "when",
+        "will",
+        "with",
+        "yet",
+        "you",
+        "your",
+    )
+)
 _STEMMER = Stemmer.Stemmer("english")
 _STEMS: dict[str, str] = {}
 #: Stems remembered; a long-lived process starts over past this many.
@@ -75,8 +108,9 @@ class Term(NamedTuple):
     """An English stop word (given only with ``keep_stops``)."""
 
 
-def tokens(text: str, *, pieces: bool = True, keep_stops: bool = False,
-           start_pos: int = 0) -> Iterator[Term]:
+def tokens(
+    text: str, *, pieces: bool = True, keep_stops: bool = False, start_pos: int = 0
+) -> Iterator[Term]:
     """Every term of ``text`` in order.
 
     ``pieces``: also give, at its position, the shorter dictionary words inside a long
@@ -106,8 +140,9 @@ def tokens(text: str, *, pieces: bool = True, keep_stops: bool = False,
             pos += 1
 
 
-def term_positions(text: str, start: int = 0,
-                   poses: dict[str, list[int]] | None = None) -> dict[str, list[int]]:
+def term_positions(
+    text: str, start: int = 0, poses: dict[str, list[int]] | None = None
+) -> dict[str, list[int]]:
     """term -> positions, as :func:`tokens` reads ``text`` (the fast path of indexing).
 
     The same terms and positions, without building a :class:`Term` per word: this is

@@ -62,7 +62,7 @@ def pieces(word: str) -> list[tuple[str, int]]:
         if size >= n:
             break
         for i in range(n - size + 1):
-            piece = word[i:i + size]
+            piece = word[i : i + size]
             if (not known and size == 2) or in_dict(piece):
                 out.append((piece, i))
     return out
@@ -94,8 +94,10 @@ class Segments:
             known = self.runs.get(run)
             if known is not None:
                 return known
-        got = tuple((word, tuple(piece for piece, _at in pieces(word)) if len(word) > 2
-                     else ()) for word in jieba().cut(run))
+        got = tuple(
+            (word, tuple(piece for piece, _at in pieces(word)) if len(word) > 2 else ())
+            for word in jieba().cut(run)
+        )
         if not self.keep:
             return got
         if len(self.runs) > 4 * SEGMENTS_MAX:  # a long-lived process: bound the memory

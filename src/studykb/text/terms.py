@@ -26,11 +26,28 @@ import hashlib
 from collections.abc import Iterable
 
 #: Technical words whose Porter stem collides with an everyday word of another meaning.
-TECH_TERMS = frozenset((
-    "transformer", "tokenizer", "tokenization", "paged", "paging", "operator", "activation",
-    "precision", "optimizer", "embedding", "collective", "deterministic", "determinism",
-    "gpu", "cpu", "tpu", "npu", "positional",
-))
+TECH_TERMS = frozenset(
+    (
+        "transformer",
+        "tokenizer",
+        "tokenization",
+        "paged",
+        "paging",
+        "operator",
+        "activation",
+        "precision",
+        "optimizer",
+        "embedding",
+        "collective",
+        "deterministic",
+        "determinism",
+        "gpu",
+        "cpu",
+        "tpu",
+        "npu",
+        "positional",
+    )
+)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -121,8 +138,12 @@ def one_word_names(names: Iterable[str]) -> frozenset[str]:
     out = set()
     for name in names:
         word = name.strip().lower()
-        if word.isascii() and word.isalpha() and 1 < len(word) <= 40 and \
-                not _inflected(word, stemmer.stemWord(word)):
+        if (
+            word.isascii()
+            and word.isalpha()
+            and 1 < len(word) <= 40
+            and not _inflected(word, stemmer.stemWord(word))
+        ):
             out.add(word)
     _ONE_WORD.clear()
     got = _ONE_WORD[hash(names)] = frozenset(out)
@@ -137,7 +158,7 @@ def _inflected(word: str, stem: str) -> bool:
     """Whether the stemmer only removed an inflection from ``word`` (or nothing)."""
     if stem.endswith("i") and word.endswith("y"):
         stem, word = stem[:-1], word[:-1]
-    return word.startswith(stem) and word[len(stem):] in INFLECTIONS
+    return word.startswith(stem) and word[len(stem) :] in INFLECTIONS
 
 
 def light_stem(word: str, words: frozenset[str] | None = None) -> str | None:
@@ -170,8 +191,14 @@ def affected_terms(old: Iterable[str], new: Iterable[str]) -> set[str]:
     changed = set(old) ^ set(new)
     out: set[str] = set()
     for word in changed:
-        out.update((word, stemmer.stemWord(word), stemmer.stemWord(word + "s"),
-                    stemmer.stemWord(word + "es")))
+        out.update(
+            (
+                word,
+                stemmer.stemWord(word),
+                stemmer.stemWord(word + "s"),
+                stemmer.stemWord(word + "es"),
+            )
+        )
     return out
 
 

@@ -111,7 +111,8 @@ class Vault:
         if self.store.fresh and not config.explicit:
             self.store.notice = self.store.notice or (
                 f"no studykb.toml here: reading {config.root} as a vault because it holds "
-                "Markdown files (`studykb init` makes it one and silences this)")
+                "Markdown files (`studykb init` makes it one and silences this)"
+            )
         self.cache = Cache(config.state_dir)
         """Everything derived from the state, kept between commands (see cache.py)."""
         self._fingerprint: str | None = None
@@ -143,7 +144,8 @@ class Vault:
         if self._fingerprint is None:
             row = self.store.db.execute(
                 "SELECT group_concat(path || ':' || hash, '|') FROM"
-                " (SELECT path, hash FROM files ORDER BY path)").fetchone()
+                " (SELECT path, hash FROM files ORDER BY path)"
+            ).fetchone()
             digest = hashlib.blake2b(schema_version().encode(), digest_size=16)
             digest.update((row[0] or "").encode())
             self._fingerprint = digest.hexdigest()
@@ -164,8 +166,9 @@ class Vault:
             old = {}  # read by other rules now: every file again, as a first build
         removed = sorted(set(old) - set(found.files))
         changed = self._changed(found, old)
-        scan_rows = [(p.path, p.line, p.severity, p.code, p.message, "scan")
-                     for p in found.problems]
+        scan_rows = [
+            (p.path, p.line, p.severity, p.code, p.message, "scan") for p in found.problems
+        ]
         files = Files(self.root, found.attachments, found.attachment_names)
         marks = self._marks(scanned_ns, files)
         if not old and changed:  # first build: one streaming bulk write (see bulk.py)
@@ -179,8 +182,16 @@ class Vault:
             stats.removed = removed
             states = None
             if parsed or removed or touched or self._scan_changed(scan_rows):
-                self._write(parsed, removed, touched, found, scan_rows, full=not old,
-                            files=files, marks=marks)
+                self._write(
+                    parsed,
+                    removed,
+                    touched,
+                    found,
+                    scan_rows,
+                    full=not old,
+                    files=files,
+                    marks=marks,
+                )
                 self._forget()
             elif self.store.get_meta("files") != marks["files"]:
                 with self.store.transaction() as db:
@@ -193,7 +204,8 @@ class Vault:
         else:
             stats.documents, stats.links = self.store.db.execute(
                 "SELECT (SELECT count(*) FROM docs),"
-                " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)").fetchone()
+                " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)"
+            ).fetchone()
         stats.problems, stats.errors = self._problem_counts(states)
         if not old and changed:  # said once, when the whole vault is read
             stats.notice = _joined(stats.notice, self._site_links_notice())
@@ -218,27 +230,45 @@ class Vault:
         digest = hashlib.blake2b(digest_size=16)
         for path in sorted(files.paths.values()):
             digest.update(path.encode() + b"\0")
-        return {"scanned_ns": str(scanned_ns), "reading": self.reading.digest(),
-                "files": digest.hexdigest()}
+        return {
+            "scanned_ns": str(scanned_ns),
+            "reading": self.reading.digest(),
+            "files": digest.hexdigest(),
+        }
 
-    def _first_build(self, changed: list[str], scan_rows: list[ScanRow], files: Files,
-                     marks: dict[str, str], progress: Progress | None) -> None:
+    def _first_build(
+        self,
+        changed: list[str],
+        scan_rows: list[ScanRow],
+        files: Files,
+        marks: dict[str, str],
+        progress: Progress | None,
+    ) -> None:
         from studykb.runtime.memory import paused_gc
         from studykb.vault.bulk import parse_stream, write_all
 
-        stream = parse_stream(self.root, changed, self.config.worker_count, progress,
-                              self.reading)
+        stream = parse_stream(self.root, changed, self.config.worker_count, progress, self.reading)
         with paused_gc():  # a million rows that all stay alive until the commit
             self._added, self._edges, self._blobs, self._states = write_all(
-                self.store, stream, scan_rows, self.root, expected=len(changed),
+                self.store,
+                stream,
+                scan_rows,
+                self.root,
+                expected=len(changed),
                 reading=self.reading,
-                finish=lambda db: self._finish_write(db, files, marks))
+                finish=lambda db: self._finish_write(db, files, marks),
+            )
         self._docs = None
         self._names = None
         self._fingerprint = None
 
-    def _finish_write(self, db: sqlite3.Connection, files: Files, marks: dict[str, str],
-                      paths: list[str] | None = None) -> None:
+    def _finish_write(
+        self,
+        db: sqlite3.Connection,
+        files: Files,
+        marks: dict[str, str],
+        paths: list[str] | None = None,
+    ) -> None:
         """The last step of every write: missing attachments (of ``paths`` only, when the
         other files are as they were), then the marks."""
         from studykb.vault.checks import attachment_problems
@@ -260,14 +290,17 @@ class Vault:
         content folder is likely not where studykb looks."""
         row = self.store.db.execute(
             "SELECT count(*), sum(target_key IS NOT NULL) FROM refs"
-            " WHERE style='path' AND substr(text, 1, 1)='/' AND state != 'asset'").fetchone()
+            " WHERE style='path' AND substr(text, 1, 1)='/' AND state != 'asset'"
+        ).fetchone()
         total, resolved = row[0] or 0, row[1] or 0
         if total < SITE_LINKS_NOTICE or resolved:
             return None
         where = ", ".join(f"{d}/" for d in self.site.content_dirs)
-        return (f"none of the {total} site-absolute links (/...) leads to a document; they are "
-                f"read from {where} as a {self.site.generator} site (set generator in "
-                "studykb.toml if that is wrong)")
+        return (
+            f"none of the {total} site-absolute links (/...) leads to a document; they are "
+            f"read from {where} as a {self.site.generator} site (set generator in "
+            "studykb.toml if that is wrong)"
+        )
 
     def _problem_counts(self, states: dict[str, int] | None = None) -> tuple[int, int]:
         """(problems, errors) as :meth:`problems` would list them, counted in SQL
@@ -276,21 +309,26 @@ class Vault:
         problems = errors = 0
         db = self.store.db
         for code, level, n in db.execute(
-                "SELECT code, severity, count(*) FROM problems GROUP BY code, severity"):
+            "SELECT code, severity, count(*) FROM problems GROUP BY code, severity"
+        ):
             level = severity.get(code, level)
             if level != "ignore":
                 problems += n
                 errors += n if level == "error" else 0
         if states is None:
-            states = dict(db.execute(
-                "SELECT state, count(*) FROM refs WHERE state IN ('dangling', 'ambiguous')"
-                " GROUP BY state").fetchall())
+            states = dict(
+                db.execute(
+                    "SELECT state, count(*) FROM refs WHERE state IN ('dangling', 'ambiguous')"
+                    " GROUP BY state"
+                ).fetchall()
+            )
         for state in ("dangling", "ambiguous"):
             n = states.get(state, 0)
             if not n:
                 continue
-            level = self.config.severity_of("dangling-ref" if state == "dangling"
-                                            else "ambiguous-ref")
+            level = self.config.severity_of(
+                "dangling-ref" if state == "dangling" else "ambiguous-ref"
+            )
             if level != "ignore":
                 problems += n
                 errors += n if level == "error" else 0
@@ -304,12 +342,16 @@ class Vault:
         level = self.config.severity_of("dangling-anchor")
         if level == "ignore":
             return []
-        return [Problem(path, line, level, "dangling-anchor", message)
-                for path, line, message in self.store.db.execute(
-                    "SELECT path, line, message FROM anchors")]
+        return [
+            Problem(path, line, level, "dangling-anchor", message)
+            for path, line, message in self.store.db.execute(
+                "SELECT path, line, message FROM anchors"
+            )
+        ]
 
-    def _confirm(self, changed: list[str], old: dict[str, tuple[int, int, str]]
-                 ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple[int, int, str]]]:
+    def _confirm(
+        self, changed: list[str], old: dict[str, tuple[int, int, str]]
+    ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple[int, int, str]]]:
         """Read changed files; those whose content hash is unchanged are only touched."""
         to_parse = []
         touched = []
@@ -327,24 +369,40 @@ class Vault:
                 to_parse.append((path, raw, digest, st.st_mtime_ns, st.st_size))
         return to_parse, touched
 
-    def _parse(self, items: list[tuple[str, bytes, str, int, int]],
-               progress: Progress | None) -> list[ParsedRows]:
+    def _parse(
+        self, items: list[tuple[str, bytes, str, int, int]], progress: Progress | None
+    ) -> list[ParsedRows]:
         from studykb.runtime.pools import imap
         from studykb.vault.rows import parse_rows
 
         with_rules = [(*item, self.reading) for item in items]
-        return list(imap(parse_rows, with_rules, self.config.worker_count, progress,
-                         at_least=PARALLEL_THRESHOLD))
+        return list(
+            imap(
+                parse_rows,
+                with_rules,
+                self.config.worker_count,
+                progress,
+                at_least=PARALLEL_THRESHOLD,
+            )
+        )
 
     def _scan_changed(self, rows: list[ScanRow]) -> bool:
         stored = self.store.db.execute(
-            "SELECT path, line, severity, code, message, origin FROM problems"
-            " WHERE origin='scan'").fetchall()
+            "SELECT path, line, severity, code, message, origin FROM problems WHERE origin='scan'"
+        ).fetchall()
         return sorted(stored) != sorted(rows)
 
-    def _write(self, parsed: list[ParsedRows], removed: list[str],
-               touched: list[tuple[int, int, str]], found: Scan, scan_rows: list[ScanRow],
-               full: bool, files: Files, marks: dict[str, str]) -> None:
+    def _write(
+        self,
+        parsed: list[ParsedRows],
+        removed: list[str],
+        touched: list[tuple[int, int, str]],
+        found: Scan,
+        scan_rows: list[ScanRow],
+        full: bool,
+        files: Files,
+        marks: dict[str, str],
+    ) -> None:
         store = self.store
         paths = removed + [row[0] for row in parsed]
         with store.transaction() as db:
@@ -356,30 +414,33 @@ class Vault:
             for chunk in _chunks(paths):
                 qs = ",".join("?" * len(chunk))
                 for key, path, did, title, _t, aliases, url in db.execute(
-                        f"SELECT key, path, id, title, type, names, url FROM docs"
-                        f" WHERE path IN ({qs})", chunk):
+                    f"SELECT key, path, id, title, type, names, url FROM docs WHERE path IN ({qs})",
+                    chunk,
+                ):
                     names.update(_names(key, path, did, title, aliases, url, roots))
                 for table in ("files", "docs", "refs", "texts", "names"):
                     db.execute(f"DELETE FROM {table} WHERE path IN ({qs})", chunk)
-                db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({qs})",
-                           chunk)
+                db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({qs})", chunk)
             db.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", touched)
-            for (path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row) in parsed:
+            for path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row in parsed:
                 db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
                 db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
                 db.executemany(
                     "INSERT INTO refs(source, path, line, kind, text, target, style, anchor,"
                     " reason, optional, lookup, lookup2) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    ref_rows)
+                    ref_rows,
+                )
                 db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
-                db.execute("INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)",
-                           text_row)
+                db.execute(
+                    "INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)", text_row
+                )
                 if not full:  # a full build resolves everything and fills names at once
                     for key, path_, did, title, dtype, _e, aliases, url, _d in doc_rows:
                         names.update(_names(key, path_, did, title, aliases, url, roots))
-                        db.executemany("INSERT INTO names VALUES (?,?,?,?)",
-                                       name_rows(key, path_, did, title, dtype, aliases, url,
-                                                 roots))
+                        db.executemany(
+                            "INSERT INTO names VALUES (?,?,?,?)",
+                            name_rows(key, path_, did, title, dtype, aliases, url, roots),
+                        )
             moved = self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
@@ -397,14 +458,17 @@ class Vault:
         parsed again now names another document."""
         roots = self.reading.content_dirs
         if full:
-            table = Names(db.execute("SELECT key, path, id, title, type, names, url FROM docs"),
-                          roots)
+            table = Names(
+                db.execute("SELECT key, path, id, title, type, names, url FROM docs"), roots
+            )
             db.execute("DELETE FROM names")
             db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
         else:  # look up only the names the references to resolve ask for
             table = StoredNames(db, roots)
-        cols = ("SELECT n, source, path, target, style, anchor, optional, text, kind, target_key"
-                " FROM refs")
+        cols = (
+            "SELECT n, source, path, target, style, anchor, optional, text, kind, target_key"
+            " FROM refs"
+        )
         if full:
             rows = db.execute(cols)
         else:
@@ -415,16 +479,18 @@ class Vault:
                     wanted[row[0]] = row
             for chunk in _chunks(sorted(names)):
                 marks = ",".join("?" * len(chunk))
-                for row in db.execute(sql + f"lookup IN ({marks}) OR lookup2 IN ({marks})",
-                                      chunk + chunk):
+                for row in db.execute(
+                    sql + f"lookup IN ({marks}) OR lookup2 IN ({marks})", chunk + chunk
+                ):
                     wanted[row[0]] = row
             rows = wanted.values()
         updates = []
         moved = False
         fresh = set(parsed_paths)  # their rows were just inserted, unresolved
         for n, source, path, target, style, anchor, optional, text, kind, old in rows:
-            key, state, note = table.resolve(source, path, target, style, anchor, bool(optional),
-                                             text)
+            key, state, note = table.resolve(
+                source, path, target, style, anchor, bool(optional), text
+            )
             updates.append((key, state, note, n))
             moved = moved or (kind == "requires" and key != old and path not in fresh)
         db.executemany("UPDATE refs SET target_key=?, state=?, note=? WHERE n=?", updates)
@@ -438,7 +504,8 @@ class Vault:
             return self._edges
         return self.store.db.execute(
             "SELECT source, target_key, kind, path, line, reason FROM refs"
-            " WHERE target_key IS NOT NULL ORDER BY n")
+            " WHERE target_key IS NOT NULL ORDER BY n"
+        )
 
     def documents(self) -> dict[str, Document]:
         """Every document by key (cached until the next refresh that changes something)."""
@@ -526,10 +593,25 @@ class Vault:
         """References with their resolution; ``where`` filters the ``refs`` table."""
         out = []
         for row in self.store.refs(where, args):
-            (source, path, line, kind, text, target, style, anchor, reason, optional,
-             target_key, state, note, _n) = row
-            ref = Reference(source, path, line, kind, text, target, style, anchor, reason,
-                            bool(optional))
+            (
+                source,
+                path,
+                line,
+                kind,
+                text,
+                target,
+                style,
+                anchor,
+                reason,
+                optional,
+                target_key,
+                state,
+                note,
+                _n,
+            ) = row
+            ref = Reference(
+                source, path, line, kind, text, target, style, anchor, reason, bool(optional)
+            )
             out.append(Link(ref, target_key, state or "dangling", note or ""))
         return out
 
@@ -547,11 +629,15 @@ class Vault:
         for p in self.store.problems():
             level = severity.get(p.code, p.severity)
             if level != "ignore":
-                out.append(p if level == p.severity else Problem(p.path, p.line, level, p.code,
-                                                                 p.message))
+                out.append(
+                    p if level == p.severity else Problem(p.path, p.line, level, p.code, p.message)
+                )
         bad = self.links("WHERE state IN ('dangling', 'ambiguous')")
-        targets = {link.ref.target for link in bad
-                   if link.state == "dangling" and suggestible(link.ref.style)}
+        targets = {
+            link.ref.target
+            for link in bad
+            if link.state == "dangling" and suggestible(link.ref.style)
+        }
         suggested = suggest_all(targets, self.store.names_at(LEVELS)) if targets else {}
         for link in bad:
             code = "dangling-ref" if link.state == "dangling" else "ambiguous-ref"
@@ -561,7 +647,8 @@ class Vault:
             ref = link.ref
             if link.state == "dangling":
                 message = f"{ref.text!r} resolves to no document" + did_you_mean(
-                    suggested.get(ref.target))
+                    suggested.get(ref.target)
+                )
             else:
                 message = f"{ref.text!r} fits several documents; using {link.note}"
             out.append(Problem(ref.path, ref.line, level, code, message))
@@ -574,8 +661,15 @@ class Vault:
         return self.store.text(path)
 
 
-def _names(key: str, path: str, did: str, title: str, aliases: str, url: str | None,
-           roots: Iterable[str] = ()) -> set[str]:
+def _names(
+    key: str,
+    path: str,
+    did: str,
+    title: str,
+    aliases: str,
+    url: str | None,
+    roots: Iterable[str] = (),
+) -> set[str]:
     """The (folded) names a document answers to: references to them resolve again."""
     out = {name for name, _lvl in names_of(key, path, did, title, json.loads(aliases), roots)}
     if "#" in key:
@@ -593,16 +687,21 @@ def _joined(first: str | None, second: str | None) -> str | None:
 
 def _chunks(items: list[str], size: int = 400) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
-        yield items[i: i + size]
+        yield items[i : i + size]
 
 
 def _explicit_ids(db: sqlite3.Connection, paths: list[str]) -> set[str]:
     """The declared ids (folded as the duplicate-id check folds them) in ``paths``."""
     out: set[str] = set()
     for chunk in _chunks(paths):
-        out.update(i for (i,) in db.execute(
-            f"SELECT lower(id) FROM docs WHERE explicit=1 AND type != 'unit'"
-            f" AND path IN ({','.join('?' * len(chunk))})", chunk))
+        out.update(
+            i
+            for (i,) in db.execute(
+                f"SELECT lower(id) FROM docs WHERE explicit=1 AND type != 'unit'"
+                f" AND path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
     return out
 
 
@@ -610,9 +709,13 @@ def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple[Any, 
     """The resolved ``requires`` of ``paths``, as the loop check reads them."""
     out: list[tuple[Any, ...]] = []
     for chunk in _chunks(paths):
-        out.extend(db.execute(
-            f"SELECT source, target_key, path, line FROM refs WHERE kind='requires'"
-            f" AND path IN ({','.join('?' * len(chunk))})", chunk))
+        out.extend(
+            db.execute(
+                f"SELECT source, target_key, path, line FROM refs WHERE kind='requires'"
+                f" AND path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
     return sorted(out, key=repr)
 
 

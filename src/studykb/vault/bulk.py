@@ -75,9 +75,13 @@ def read_rows(item: tuple[str, str, Reading]) -> ParsedRows | None:
     return parse_rows((path, raw, digest, st.st_mtime_ns, st.st_size, reading))
 
 
-def parse_stream(root: Path, paths: list[str], workers: int,
-                 progress: Progress | None = None, reading: Reading = GITHUB
-                 ) -> Iterator[ParsedRows | None]:
+def parse_stream(
+    root: Path,
+    paths: list[str],
+    workers: int,
+    progress: Progress | None = None,
+    reading: Reading = GITHUB,
+) -> Iterator[ParsedRows | None]:
     """Rows of every file in ``paths`` order, as soon as each is parsed."""
     from studykb.runtime.pools import imap
 
@@ -85,11 +89,15 @@ def parse_stream(root: Path, paths: list[str], workers: int,
     yield from imap(read_rows, items, workers, progress, at_least=PARALLEL_THRESHOLD)
 
 
-def write_all(store: Store, rows: Iterable[ParsedRows | None],
-              scan_rows: list[tuple[str, int, str, str, str, str]], root: Path,
-              expected: int = 0, reading: Reading = GITHUB,
-              finish: Callable[[sqlite3.Connection], None] | None = None
-              ) -> tuple[list[str], list[EdgeRow], list[tuple[str, str]], Counter[str]]:
+def write_all(
+    store: Store,
+    rows: Iterable[ParsedRows | None],
+    scan_rows: list[tuple[str, int, str, str, str, str]],
+    root: Path,
+    expected: int = 0,
+    reading: Reading = GITHUB,
+    finish: Callable[[sqlite3.Connection], None] | None = None,
+) -> tuple[list[str], list[EdgeRow], list[tuple[str, str]], Counter[str]]:
     """Replace the whole state with ``rows`` (consumed as they come).
 
     Returns the paths read, the resolved references as graph edges (source, target key,
@@ -114,18 +122,26 @@ def write_all(store: Store, rows: Iterable[ParsedRows | None],
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
         early = [(n, sql) for n, sql in indexes if not n.startswith("refs_")] if later else []
-        building = (background.beside(lambda: [db.execute(sql) for _n, sql in early],
-                                      "studykb-early-indexes") if early
-                    else contextlib.nullcontext())
+        building = (
+            background.beside(
+                lambda: [db.execute(sql) for _n, sql in early], "studykb-early-indexes"
+            )
+            if early
+            else contextlib.nullcontext()
+        )
         with building:
             resolved, anchored, edges, states = _resolve(table, loaded.refs)
         db.executemany(
             "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
             " optional, lookup, lookup2, target_key, state, note)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", resolved)
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            resolved,
+        )
         del resolved
-        db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
-                       missing_anchors(anchored, loaded.outlines.get, reading))
+        db.executemany(
+            "INSERT INTO anchors VALUES (?,?,?,?)",
+            missing_anchors(anchored, loaded.outlines.get, reading),
+        )
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
         if not later:
             for _name, sql in indexes:
@@ -168,16 +184,14 @@ def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
     """Insert the files, documents, problems and texts as the rows come (in batches);
     keep what resolving the references needs."""
     out = _Loaded()
-    batch: tuple[list[FileRow], list[DocRow], list[ProblemRow], list[TextRow]] = (
-        [], [], [], [])
+    batch: tuple[list[FileRow], list[DocRow], list[ProblemRow], list[TextRow]] = ([], [], [], [])
 
     def flush() -> None:
         files, docs, problems, texts = batch
         db.executemany("INSERT INTO files VALUES (?,?,?,?)", files)
         db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", docs)
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problems)
-        db.executemany("INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)",
-                       texts)
+        db.executemany("INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)", texts)
         for part in batch:
             part.clear()
 
@@ -205,8 +219,9 @@ def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
 Anchored = tuple[str, int, str, str, str]
 
 
-def _resolve(table: Names, ref_rows: list[RefRow]) -> tuple[
-        list[tuple[Any, ...]], list[Anchored], list[EdgeRow], Counter[str]]:
+def _resolve(
+    table: Names, ref_rows: list[RefRow]
+) -> tuple[list[tuple[Any, ...]], list[Anchored], list[EdgeRow], Counter[str]]:
     """The references as ``refs`` rows with their resolution; also the
     ``[[note#heading]]`` ones to check, the graph edges of the resolved ones and the
     count of each resolution state."""

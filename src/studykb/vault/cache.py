@@ -35,24 +35,36 @@ from studykb import __version__
 #: Its code version is a digest of their source, so editing them invalidates it.
 MADE_BY: dict[str, tuple[str, ...]] = {
     # the state database: files parsed into documents, references and problems
-    "state": ("studykb.model", "studykb.parse", "studykb.vault.store", "studykb.vault.rows",
-              "studykb.vault.resolve", "studykb.vault.checks", "studykb.vault.bulk",
-              "studykb.vault.scan"),
+    "state": (
+        "studykb.model",
+        "studykb.parse",
+        "studykb.vault.store",
+        "studykb.vault.rows",
+        "studykb.vault.resolve",
+        "studykb.vault.checks",
+        "studykb.vault.bulk",
+        "studykb.vault.scan",
+    ),
     # reading plans: the prerequisite graph, coverage and the known set
     "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),
     # related documents: graph features, and the text vectors with their term counts
     "related-features": ("studykb.related.features", "studykb.graph", "studykb.model"),
-    "related-features-journal": ("studykb.related.features", "studykb.graph",
-                                 "studykb.model"),
-    "related-vectors": ("studykb.related.textsim", "studykb.related.vectorcache",
-                        "studykb.text"),
-    "related-journal": ("studykb.related.textsim", "studykb.related.vectorcache",
-                        "studykb.text"),
+    "related-features-journal": ("studykb.related.features", "studykb.graph", "studykb.model"),
+    "related-vectors": ("studykb.related.textsim", "studykb.related.vectorcache", "studykb.text"),
+    "related-journal": ("studykb.related.textsim", "studykb.related.vectorcache", "studykb.text"),
     # the search index: how text is analysed and what goes in it (not how queries rank)
-    "search-index": ("studykb.search.index", "studykb.search.schema", "studykb.search.state",
-                     "studykb.text"),
-    "search-held": ("studykb.search.index", "studykb.search.schema", "studykb.search.state",
-                    "studykb.text"),
+    "search-index": (
+        "studykb.search.index",
+        "studykb.search.schema",
+        "studykb.search.state",
+        "studykb.text",
+    ),
+    "search-held": (
+        "studykb.search.index",
+        "studykb.search.schema",
+        "studykb.search.state",
+        "studykb.text",
+    ),
     "topics": ("studykb.vault.topics",),
     "search-names": ("studykb.search.understand", "studykb.vault.topics"),
     "search-segments": ("studykb.text.segment",),
@@ -99,8 +111,9 @@ def pack(value: Any) -> bytes:
 
 def unpack(data: bytes) -> Any:
     # strict: plain maps, arrays, strings, bytes and numbers; no extension types
-    return msgpack.unpackb(data, raw=False, strict_map_key=False, use_list=True,
-                           ext_hook=_no_extensions)
+    return msgpack.unpackb(
+        data, raw=False, strict_map_key=False, use_list=True, ext_hook=_no_extensions
+    )
 
 
 def _no_extensions(code: int, data: bytes) -> Any:
@@ -122,12 +135,15 @@ class Cache:
     def _conn(self) -> sqlite3.Connection | None:
         if self._db is None:
             try:
-                db = sqlite3.connect(self.path, timeout=10, isolation_level=None,
-                                     check_same_thread=False)
+                db = sqlite3.connect(
+                    self.path, timeout=10, isolation_level=None, check_same_thread=False
+                )
                 db.execute("PRAGMA journal_mode=WAL")
                 db.execute("PRAGMA synchronous=NORMAL")
-                db.execute("CREATE TABLE IF NOT EXISTS entries(name TEXT PRIMARY KEY, key TEXT,"
-                           " value BLOB)")
+                db.execute(
+                    "CREATE TABLE IF NOT EXISTS entries(name TEXT PRIMARY KEY, key TEXT,"
+                    " value BLOB)"
+                )
             except sqlite3.Error:
                 return None
             self._db = db
@@ -142,8 +158,9 @@ class Cache:
         if db is None:
             return None
         try:
-            row = db.execute("SELECT value FROM entries WHERE name=? AND key=?",
-                             (name, entry_key)).fetchone()
+            row = db.execute(
+                "SELECT value FROM entries WHERE name=? AND key=?", (name, entry_key)
+            ).fetchone()
             value = unpack(row[0]) if row else None
         except (sqlite3.Error, ValueError, TypeError, msgpack.UnpackException):
             return None
@@ -160,8 +177,9 @@ class Cache:
         if db is None:
             return
         with contextlib.suppress(sqlite3.Error):
-            db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?)",
-                       (name, entry_key, pack(value)))
+            db.execute(
+                "INSERT OR REPLACE INTO entries VALUES (?,?,?)", (name, entry_key, pack(value))
+            )
 
     def forget(self, names: Iterable[str] = ()) -> None:
         """Drop entries (all of them without ``names``)."""

@@ -15,11 +15,12 @@ from urllib.parse import unquote
 from studykb.model import ERROR
 from studykb.parse.reading import GITHUB, Reading, checkable
 
-_ID_LINE = re.compile(r'''^\s*["']?id["']?\s*[:=]''')
+_ID_LINE = re.compile(r"""^\s*["']?id["']?\s*[:=]""")
 
 
-def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool,
-                   ids: set[str] | None = None) -> None:
+def vault_problems(
+    db: sqlite3.Connection, root: Path, recompute_cycles: bool, ids: set[str] | None = None
+) -> None:
     """Recompute ``duplicate-id`` and ``cycle`` (when the requires rows changed).
 
     ``ids``: the (folded) ids an incremental change declared or dropped, the only ones
@@ -27,8 +28,9 @@ def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool,
     the caller's hint that loops may have changed; the stored signature of the rows
     decides (a bulk load deletes it to force the work).
     """
-    select = ("SELECT lower(id), group_concat(path, '\x1f') FROM docs"
-              " WHERE explicit=1 AND type != 'unit'")
+    select = (
+        "SELECT lower(id), group_concat(path, '\x1f') FROM docs WHERE explicit=1 AND type != 'unit'"
+    )
     if ids is None:
         db.execute("DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'")
         rows = db.execute(f"{select} GROUP BY lower(id) HAVING count(*) > 1").fetchall()
@@ -36,18 +38,23 @@ def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool,
         rows = []
         for _id in sorted(ids):
             prefix = _duplicate_message(_id, "")
-            db.execute("DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'"
-                       " AND substr(message, 1, ?) = ?", (len(prefix), prefix))
-            rows += db.execute(f"{select} AND lower(id) = ? GROUP BY lower(id)"
-                               " HAVING count(*) > 1", (_id,)).fetchall()
+            db.execute(
+                "DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'"
+                " AND substr(message, 1, ?) = ?",
+                (len(prefix), prefix),
+            )
+            rows += db.execute(
+                f"{select} AND lower(id) = ? GROUP BY lower(id) HAVING count(*) > 1", (_id,)
+            ).fetchall()
     out = []
     for _id, joined in rows:
         paths = sorted(joined.split("\x1f"))
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
             line = _id_line(root, path)
-            out.append((path, line, ERROR, "duplicate-id", _duplicate_message(_id, others),
-                        "vault"))
+            out.append(
+                (path, line, ERROR, "duplicate-id", _duplicate_message(_id, others), "vault")
+            )
     # The loops depend on the resolved ``requires`` rows only, and those also change when
     # an edit elsewhere makes a name resolve differently: compare a signature of all of
     # them. Unchanged rows, unchanged loops (and no networkx import), which is the common
@@ -58,7 +65,8 @@ def vault_problems(db: sqlite3.Connection, root: Path, recompute_cycles: bool,
         return
     edges = db.execute(
         "SELECT source, target_key, path, line FROM refs"
-        " WHERE kind='requires' AND +target_key IS NOT NULL").fetchall()
+        " WHERE kind='requires' AND +target_key IS NOT NULL"
+    ).fetchall()
     signature = hashlib.blake2b(repr(sorted(edges)).encode(), digest_size=16).hexdigest()
     row = db.execute("SELECT value FROM meta WHERE key='requires'").fetchone()
     if row is None or row[0] != signature:
@@ -98,8 +106,16 @@ def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, int, str,
         first_path, first_line = where[0]
         chain = " -> ".join(members + [members[0]])
         places = ", ".join(f"{p}:{ln}" for p, ln in where)
-        out.append((first_path, first_line, ERROR, "cycle",
-                    f"prerequisite loop: {chain} (requires at {places})", "vault"))
+        out.append(
+            (
+                first_path,
+                first_line,
+                ERROR,
+                "cycle",
+                f"prerequisite loop: {chain} (requires at {places})",
+                "vault",
+            )
+        )
     return out
 
 
@@ -137,42 +153,47 @@ def _on_loops(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, str, st
     return [e for e in edges if e[0] in alive and e[1] in alive]
 
 
-def anchor_problems(db: sqlite3.Connection, changed: list[str] | None,
-                    reading: Reading = GITHUB) -> None:
+def anchor_problems(
+    db: sqlite3.Connection, changed: list[str] | None, reading: Reading = GITHUB
+) -> None:
     """Recompute ``[[note#heading]]`` checks for references from or into ``changed`` files.
 
     ``None`` means everything (a full build). Block references (``#^id``) and anchors
     that name a course unit are not headings and are left alone; headings are matched by
     ``reading``'s rules (``parse.outline``).
     """
-    select = ("SELECT r.path, r.line, r.text, r.anchor, d.path FROM refs r"
-              " JOIN docs d ON d.key = r.target_key"
-              " WHERE r.anchor != '' AND instr(r.target_key, '#') = 0"
-              " AND substr(r.anchor, 1, 1) != '^'")
+    select = (
+        "SELECT r.path, r.line, r.text, r.anchor, d.path FROM refs r"
+        " JOIN docs d ON d.key = r.target_key"
+        " WHERE r.anchor != '' AND instr(r.target_key, '#') = 0"
+        " AND substr(r.anchor, 1, 1) != '^'"
+    )
     if changed is None:
         db.execute("DELETE FROM anchors")
         rows = db.execute(select).fetchall()
     else:
         rows = []
         for i in range(0, len(changed), 400):
-            chunk = changed[i: i + 400]
+            chunk = changed[i : i + 400]
             marks = ",".join("?" * len(chunk))
-            db.execute(f"DELETE FROM anchors WHERE path IN ({marks}) OR target IN ({marks})",
-                       chunk + chunk)
+            db.execute(
+                f"DELETE FROM anchors WHERE path IN ({marks}) OR target IN ({marks})", chunk + chunk
+            )
             # two queries, so each uses its index (refs by file, docs by path)
             rows += db.execute(f"{select} AND r.path IN ({marks})", chunk).fetchall()
             rows += db.execute(f"{select} AND d.path IN ({marks})", chunk).fetchall()
         # a reference that now resolves to a changed file may have had a problem with
         # its former target: forget it, it is recomputed below
-        db.executemany("DELETE FROM anchors WHERE path=? AND line=? AND substr(message, 1, ?)=?",
-                       {(p, ln, len(repr(t)) + 1, f"{t!r}:") for p, ln, t, _a, _d in rows})
+        db.executemany(
+            "DELETE FROM anchors WHERE path=? AND line=? AND substr(message, 1, ?)=?",
+            {(p, ln, len(repr(t)) + 1, f"{t!r}:") for p, ln, t, _a, _d in rows},
+        )
 
     def outline(target: str) -> str | None:
         row = db.execute("SELECT outline FROM texts WHERE path=?", (target,)).fetchone()
         return row[0] if row else None
 
-    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)",
-                   missing_anchors(rows, outline, reading))
+    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", missing_anchors(rows, outline, reading))
 
 
 def wants_anchor_check(anchor: str, target_key: str | None) -> bool:
@@ -180,9 +201,11 @@ def wants_anchor_check(anchor: str, target_key: str | None) -> bool:
     return target_key is not None and "#" not in target_key and checkable(anchor)
 
 
-def missing_anchors(rows: Iterable[tuple[str, int, str, str, str]],
-                    outlines: Callable[[str], str | None],
-                    reading: Reading = GITHUB) -> list[tuple[str, int, str, str]]:
+def missing_anchors(
+    rows: Iterable[tuple[str, int, str, str, str]],
+    outlines: Callable[[str], str | None],
+    reading: Reading = GITHUB,
+) -> list[tuple[str, int, str, str]]:
     """Rows of the ``anchors`` table for (path, line, text, anchor, target path) references
     whose target has no such heading or label; ``outlines`` gives a file's outline (JSON)."""
     from studykb.parse.outline import Outline
@@ -230,8 +253,11 @@ class Files:
     def at(self, path: str) -> str | None:
         """The file at vault path ``path`` (any case; hidden and excluded ones too)."""
         found = self.paths.get(path.lower())
-        if found is None and not path.startswith("../") and os.path.isfile(
-                os.path.join(self.root, path)):
+        if (
+            found is None
+            and not path.startswith("../")
+            and os.path.isfile(os.path.join(self.root, path))
+        ):
             return path
         return found
 
@@ -245,8 +271,11 @@ def attachment_path(ref: AttachmentRef, files: Files, reading: Reading = GITHUB)
     """
     if ref.style == "name":
         rel = posixpath.normpath(posixpath.join(posixpath.dirname(ref.path), ref.target))
-        return (files.at(ref.target) or files.at(rel)
-                or files.names.get(posixpath.basename(ref.target).lower()))
+        return (
+            files.at(ref.target)
+            or files.at(rel)
+            or files.names.get(posixpath.basename(ref.target).lower())
+        )
     for candidate in _path_candidates(ref, reading):
         found = files.at(candidate)
         if found is not None:
@@ -258,8 +287,11 @@ def _path_candidates(ref: AttachmentRef, reading: Reading) -> list[str]:
     out = [ref.target]
     written = unquote(ref.text).partition("#")[0].split("?", 1)[0]
     if written.startswith("/"):  # served from the site's static folders
-        out.extend(posixpath.normpath(f"{d}/{written.lstrip('/')}") for d in reading.static_dirs
-                   if d != ".")
+        out.extend(
+            posixpath.normpath(f"{d}/{written.lstrip('/')}")
+            for d in reading.static_dirs
+            if d != "."
+        )
     elif reading.page_urls and written and not written.startswith("@/"):
         out.append(posixpath.normpath(posixpath.join(reading.page_folder(ref.path), written)))
     return out
@@ -271,8 +303,9 @@ def reported_missing(ref: AttachmentRef, generator: str) -> bool:
     return not (generator in _SERVED_ELSEWHERE and ref.text.lstrip("!").startswith("/"))
 
 
-def attachment_problems(db: sqlite3.Connection, files: Files, reading: Reading = GITHUB,
-                        paths: list[str] | None = None) -> None:
+def attachment_problems(
+    db: sqlite3.Connection, files: Files, reading: Reading = GITHUB, paths: list[str] | None = None
+) -> None:
     """Recompute ``missing-attachment`` for the references to files that are not documents
     written in ``paths`` (None: everywhere, when the files themselves changed)."""
     from studykb.model import WARNING
@@ -283,16 +316,25 @@ def attachment_problems(db: sqlite3.Connection, files: Files, reading: Reading =
         db.execute("DELETE FROM problems WHERE origin='attach'")
         rows = [AttachmentRef(*row) for row in db.execute(select)]
     for i in range(0, len(paths or ()), 400):
-        chunk = (paths or [])[i: i + 400]
+        chunk = (paths or [])[i : i + 400]
         marks = ",".join("?" * len(chunk))
         db.execute(f"DELETE FROM problems WHERE origin='attach' AND path IN ({marks})", chunk)
-        rows += [AttachmentRef(*row) for row in db.execute(f"{select} AND path IN ({marks})",
-                                                           chunk)]
+        rows += [
+            AttachmentRef(*row) for row in db.execute(f"{select} AND path IN ({marks})", chunk)
+        ]
     out = []
     for ref in rows:
         if not reported_missing(ref, reading.generator):
             continue
         if attachment_path(ref, files, reading) is None:
-            out.append((ref.path, ref.line, WARNING, "missing-attachment",
-                        f"{ref.text!r}: no file {ref.target!r} in the vault", "attach"))
+            out.append(
+                (
+                    ref.path,
+                    ref.line,
+                    WARNING,
+                    "missing-attachment",
+                    f"{ref.text!r}: no file {ref.target!r} in the vault",
+                    "attach",
+                )
+            )
     db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)

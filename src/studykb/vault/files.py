@@ -106,8 +106,10 @@ def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
     if not stat.S_ISREG(before.st_mode):
         raise StudyError(f"{rel} is not a regular file any more; not changed.")
     if not before.st_mode & 0o222 or not os.access(real, os.W_OK):  # root too honours 0444
-        raise StudyError(f"{rel} is read-only; not changed.",
-                         hint="Make it writable (chmod u+w) if studykb should edit it.")
+        raise StudyError(
+            f"{rel} is read-only; not changed.",
+            hint="Make it writable (chmod u+w) if studykb should edit it.",
+        )
     try:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except OSError as exc:
@@ -121,14 +123,30 @@ def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
     finally:
         os.close(fd)
     data = b"".join(chunks)
-    if (_identity(before) != _identity(opened) or _identity(opened) != _identity(after)
-            or len(data) != after.st_size):
-        raise FileChanged(f"{rel} changed while it was being read (an editor saving?); "
-                          "not changed. Run the command again.")
+    if (
+        _identity(before) != _identity(opened)
+        or _identity(opened) != _identity(after)
+        or len(data) != after.st_size
+    ):
+        raise FileChanged(
+            f"{rel} changed while it was being read (an editor saving?); "
+            "not changed. Run the command again."
+        )
     if not data.strip():
         raise FileChanged(f"{rel} is empty (an editor may be saving it); not changed.")
-    return Read(real, rel, data, after.st_ino, after.st_dev, after.st_size, after.st_mtime_ns,
-                stat.S_IMODE(after.st_mode), after.st_uid, after.st_gid, after.st_nlink)
+    return Read(
+        real,
+        rel,
+        data,
+        after.st_ino,
+        after.st_dev,
+        after.st_size,
+        after.st_mtime_ns,
+        stat.S_IMODE(after.st_mode),
+        after.st_uid,
+        after.st_gid,
+        after.st_nlink,
+    )
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -167,8 +185,10 @@ def replace(read: Read, new: bytes) -> None:
 
 
 def _changed(read: Read) -> FileChanged:
-    return FileChanged(f"{read.shown} changed while studykb was editing it (an editor "
-                       "saving?); not changed. Run the command again.")
+    return FileChanged(
+        f"{read.shown} changed while studykb was editing it (an editor "
+        "saving?); not changed. Run the command again."
+    )
 
 
 class _Guard:
@@ -189,8 +209,9 @@ class _Guard:
 
     def __enter__(self) -> _Guard:
         try:
-            self.fd = os.open(self.read.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0)
-                              | os.O_NONBLOCK)
+            self.fd = os.open(
+                self.read.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK
+            )
         except OSError:
             raise _changed(self.read) from None
         self.leased = _take_lease(self.fd)
@@ -277,15 +298,20 @@ def _rewrite_in_place(read: Read, new: bytes) -> None:
     try:
         st = os.fstat(fd)
         current = b"".join(iter(lambda: os.read(fd, 1 << 20), b""))
-        if (st.st_ino, st.st_size, st.st_mtime_ns) != (read.ino, read.size,
-                                                       read.mtime_ns) or current != read.data:
+        if (st.st_ino, st.st_size, st.st_mtime_ns) != (
+            read.ino,
+            read.size,
+            read.mtime_ns,
+        ) or current != read.data:
             os.unlink(backup)
-            raise FileChanged(f"{read.shown} changed while studykb was editing it; not "
-                              "changed. Run the command again.")
+            raise FileChanged(
+                f"{read.shown} changed while studykb was editing it; not "
+                "changed. Run the command again."
+            )
         os.lseek(fd, 0, os.SEEK_SET)
         view = memoryview(new)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.ftruncate(fd, len(new))
         os.fsync(fd)
     finally:
@@ -293,8 +319,9 @@ def _rewrite_in_place(read: Read, new: bytes) -> None:
     os.unlink(backup)  # kept only if this process died above
 
 
-def _write_temporary(beside: Path, data: bytes, mode: int, uid: int, gid: int,
-                     suffix: str = ".tmp") -> Path:
+def _write_temporary(
+    beside: Path, data: bytes, mode: int, uid: int, gid: int, suffix: str = ".tmp"
+) -> Path:
     """A new file next to ``beside`` holding ``data``, synced, with the given mode/owner."""
     name = f".{beside.name}.studykb-{os.getpid()}-{secrets.token_hex(4)}{suffix}"
     tmp = beside.with_name(name)
@@ -305,7 +332,7 @@ def _write_temporary(beside: Path, data: bytes, mode: int, uid: int, gid: int,
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
         os.fchmod(fd, mode)
         if (uid, gid) != (os.getuid(), os.getgid()):
             with contextlib.suppress(OSError):  # only root may give a file away
@@ -361,8 +388,7 @@ def _exchange(a: Path, b: Path) -> bool:
             _exchange_works = False
             return False
     if sys.platform.startswith("linux") and hasattr(_libc, "renameat2"):
-        rc = _libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b),
-                             _RENAME_EXCHANGE)
+        rc = _libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     elif sys.platform == "darwin" and hasattr(_libc, "renamex_np"):
         rc = _libc.renamex_np(os.fsencode(a), os.fsencode(b), _RENAME_SWAP)
     else:
@@ -401,8 +427,9 @@ def create(root: Path, target: Path, data: bytes) -> None:
     if not real_folder.is_relative_to(base):
         raise StudyError(f"{folder} is a link out of the vault; not writing there.")
     umask = _umask()
-    tmp = _write_temporary(real_folder / target.name, data, 0o666 & ~umask, os.getuid(),
-                           os.getgid())
+    tmp = _write_temporary(
+        real_folder / target.name, data, 0o666 & ~umask, os.getuid(), os.getgid()
+    )
     final = real_folder / target.name
     try:
         try:
@@ -410,8 +437,13 @@ def create(root: Path, target: Path, data: bytes) -> None:
         except FileExistsError:
             raise StudyError(f"{target} exists already; not overwriting it.") from None
         except OSError as exc:
-            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV,
-                                 errno.EMLINK):
+            if exc.errno not in (
+                errno.EPERM,
+                errno.ENOTSUP,
+                errno.EOPNOTSUPP,
+                errno.EXDEV,
+                errno.EMLINK,
+            ):
                 raise StudyError(_cannot_write(folder, exc)) from None
             try:  # no hard links here (FAT, some shares): reserve the name, then replace
                 os.close(os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))

@@ -45,18 +45,46 @@ GENERATORS = _GENERATORS
 
 #: The heading-anchor flavour of each generator (``parse.slugs.FLAVOURS``): Dendron, Quartz
 #: (rehype-slug), Jekyll (kramdown's GFM ids) and plain repositories slug as GitHub does.
-HEADING_FLAVOURS = {"hugo": "hugo", "zola": "zola", "obsidian": "obsidian",
-                    "dendron": "github", "quartz": "github", "jekyll": "github",
-                    "github": "github"}
+HEADING_FLAVOURS = {
+    "hugo": "hugo",
+    "zola": "zola",
+    "obsidian": "obsidian",
+    "dendron": "github",
+    "quartz": "github",
+    "jekyll": "github",
+    "github": "github",
+}
 
 _HUGO_FILES = ("hugo.toml", "hugo.yaml", "hugo.yml", "hugo.json")
 _CONFIG_FILES = ("config.toml", "config.yaml", "config.yml", "config.json")
 #: Root keys (lower case) only a Hugo configuration has.
-_HUGO_KEYS = frozenset({
-    "baseurl", "contentdir", "theme", "params", "languages", "defaultcontentlanguage",
-    "languagecode", "module", "markup", "taxonomies", "menu", "menus", "permalinks",
-    "outputs", "paginate", "pagination", "enablerobotstxt", "uglyurls", "staticdir",
-    "publishdir", "enableemoji", "summarylength", "disablekinds"})
+_HUGO_KEYS = frozenset(
+    {
+        "baseurl",
+        "contentdir",
+        "theme",
+        "params",
+        "languages",
+        "defaultcontentlanguage",
+        "languagecode",
+        "module",
+        "markup",
+        "taxonomies",
+        "menu",
+        "menus",
+        "permalinks",
+        "outputs",
+        "paginate",
+        "pagination",
+        "enablerobotstxt",
+        "uglyurls",
+        "staticdir",
+        "publishdir",
+        "enableemoji",
+        "summarylength",
+        "disablekinds",
+    }
+)
 
 
 @dataclass(frozen=True)
@@ -146,8 +174,9 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
             data = load_yaml(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_LINE.search(str(exc))
-        warnings.append(ConfigWarning(rel, int(found.group(1)) if found else None,
-                                      f"bad TOML: {exc}"))
+        warnings.append(
+            ConfigWarning(rel, int(found.group(1)) if found else None, f"bad TOML: {exc}")
+        )
         return {}
     except json.JSONDecodeError as exc:
         warnings.append(ConfigWarning(rel, exc.lineno, f"bad JSON: {exc.msg}"))
@@ -226,8 +255,11 @@ def _hugo_config(root: Path, warnings: list[ConfigWarning]) -> tuple[dict[str, A
 def _config_dir(root: Path, folder: Path, warnings: list[ConfigWarning]) -> dict[str, Any]:
     merged: dict[str, Any] = {}
     try:
-        files = sorted(p for p in folder.iterdir()
-                       if p.is_file() and p.suffix.lower() in (".toml", ".yaml", ".yml", ".json"))
+        files = sorted(
+            p
+            for p in folder.iterdir()
+            if p.is_file() and p.suffix.lower() in (".toml", ".yaml", ".yml", ".json")
+        )
     except OSError as exc:
         warnings.append(ConfigWarning(_rel(root, folder), None, f"cannot list: {exc}"))
         return merged
@@ -287,7 +319,7 @@ def _hugo_site(root: Path, override: bool) -> Site:
         elif target_dir == "static":
             static.append(_clean_dir(source))
         elif target_dir.startswith("static/"):
-            static_mounts.append((_clean_dir(source), "/" + target_dir[len("static/"):]))
+            static_mounts.append((_clean_dir(source), "/" + target_dir[len("static/") :]))
     if not content:
         content = list(dict.fromkeys([site_dir, *language_dirs.values()]))
         if language_dirs and all(lang in language_dirs for lang in _languages(config)):
@@ -297,15 +329,26 @@ def _hugo_site(root: Path, override: bool) -> Site:
     if override and not (root / site_dir).is_dir() and not language_dirs:
         warnings.append(ConfigWarning(main or ".", None, f"no content folder {site_dir}/"))
     return Site(
-        root=root, generator="hugo", content_dirs=tuple(content),
-        language_dirs=language_dirs, default_language=default_lang,
-        heading_flavour="hugo", heading_options=_hugo_heading_options(config),
-        static_dirs=tuple(static), static_mounts=tuple(static_mounts),
-        pretty_urls=True, ugly_urls=config.get("uglyurls") is True,
-        permalinks={str(k): str(v) for k, v in _table(config.get("permalinks")).items()
-                    if isinstance(v, str)},
-        base_path=_base_path(config.get("baseurl")), config_file=main,
-        warnings=tuple(warnings))
+        root=root,
+        generator="hugo",
+        content_dirs=tuple(content),
+        language_dirs=language_dirs,
+        default_language=default_lang,
+        heading_flavour="hugo",
+        heading_options=_hugo_heading_options(config),
+        static_dirs=tuple(static),
+        static_mounts=tuple(static_mounts),
+        pretty_urls=True,
+        ugly_urls=config.get("uglyurls") is True,
+        permalinks={
+            str(k): str(v)
+            for k, v in _table(config.get("permalinks")).items()
+            if isinstance(v, str)
+        },
+        base_path=_base_path(config.get("baseurl")),
+        config_file=main,
+        warnings=tuple(warnings),
+    )
 
 
 def _languages(config: Mapping[str, Any]) -> list[str]:
@@ -361,20 +404,37 @@ def _zola_config_file(root: Path) -> Path | None:
 def _looks_like_zola(config: Mapping[str, Any], root: Path) -> bool:
     if "base_url" not in config or not (root / "content").is_dir():
         return False
-    return any(key in config for key in ("markdown", "compile_sass", "extra", "slugify",
-                                         "taxonomies", "build_search_index"))
+    return any(
+        key in config
+        for key in (
+            "markdown",
+            "compile_sass",
+            "extra",
+            "slugify",
+            "taxonomies",
+            "build_search_index",
+        )
+    )
 
 
-def _zola_site(root: Path, config: Mapping[str, Any], main: str | None,
-               warnings: list[ConfigWarning]) -> Site:
+def _zola_site(
+    root: Path, config: Mapping[str, Any], main: str | None, warnings: list[ConfigWarning]
+) -> Site:
     strategy = _text(_table(config.get("slugify")).get("anchors"))
     options = {"strategy": strategy} if strategy in ("on", "safe", "off") else {}
     return Site(
-        root=root, generator="zola", content_dirs=("content",),
+        root=root,
+        generator="zola",
+        content_dirs=("content",),
         default_language=_text(config.get("default_language")) or "en",
-        heading_flavour="zola", heading_options=options, static_dirs=("static",),
-        pretty_urls=True, base_path=_base_path(config.get("base_url")), config_file=main,
-        warnings=tuple(warnings))
+        heading_flavour="zola",
+        heading_options=options,
+        static_dirs=("static",),
+        pretty_urls=True,
+        base_path=_base_path(config.get("base_url")),
+        config_file=main,
+        warnings=tuple(warnings),
+    )
 
 
 # --- Dendron, Obsidian, Quartz, Jekyll, GitHub ---------------------------------------------------
@@ -392,9 +452,16 @@ def _dendron_site(root: Path) -> Site:
                 dirs.append(_clean_dir(fs_path))
     dirs = [d for d in dirs if (root / d).is_dir()] or ["."]
     # Dendron resolves /assets/... against a vault's root
-    return Site(root=root, generator="dendron", content_dirs=tuple(dirs),
-                heading_flavour="github", static_dirs=tuple(dirs), label_first=True,
-                config_file="dendron.yml", warnings=tuple(warnings))
+    return Site(
+        root=root,
+        generator="dendron",
+        content_dirs=tuple(dirs),
+        heading_flavour="github",
+        static_dirs=tuple(dirs),
+        label_first=True,
+        config_file="dendron.yml",
+        warnings=tuple(warnings),
+    )
 
 
 def _jekyll_site(root: Path) -> Site:
@@ -402,27 +469,43 @@ def _jekyll_site(root: Path) -> Site:
     config = _load(root, root / "_config.yml", warnings)
     source = _clean_dir(_text(config.get("source")) or ".")
     permalink = _text(config.get("permalink"))
-    return Site(root=root, generator="jekyll", content_dirs=(source,),
-                heading_flavour="github", static_dirs=(source,),
-                pretty_urls=permalink == "pretty" or bool(permalink and permalink.endswith("/")),
-                permalinks={"*": permalink} if permalink else {},
-                base_path=_base_path(_text(config.get("baseurl")) or "/"),
-                config_file="_config.yml", warnings=tuple(warnings))
+    return Site(
+        root=root,
+        generator="jekyll",
+        content_dirs=(source,),
+        heading_flavour="github",
+        static_dirs=(source,),
+        pretty_urls=permalink == "pretty" or bool(permalink and permalink.endswith("/")),
+        permalinks={"*": permalink} if permalink else {},
+        base_path=_base_path(_text(config.get("baseurl")) or "/"),
+        config_file="_config.yml",
+        warnings=tuple(warnings),
+    )
 
 
 def _simple_site(root: Path, generator: str) -> Site:
     if generator == "quartz":
         content = ("content",) if (root / "content").is_dir() else (".",)
-        return Site(root=root, generator="quartz", content_dirs=content,
-                    heading_flavour="github", pretty_urls=True,
-                    config_file="quartz.config.ts" if (root / "quartz.config.ts").is_file()
-                    else None)
+        return Site(
+            root=root,
+            generator="quartz",
+            content_dirs=content,
+            heading_flavour="github",
+            pretty_urls=True,
+            config_file="quartz.config.ts" if (root / "quartz.config.ts").is_file() else None,
+        )
     if generator == "obsidian":
-        return Site(root=root, generator="obsidian", content_dirs=(".",),
-                    heading_flavour="obsidian")
+        return Site(
+            root=root, generator="obsidian", content_dirs=(".",), heading_flavour="obsidian"
+        )
     # a repository: GitHub resolves /path against the repository's root
-    return Site(root=root, generator="github", content_dirs=(".",), heading_flavour="github",
-                static_dirs=(".",))
+    return Site(
+        root=root,
+        generator="github",
+        content_dirs=(".",),
+        heading_flavour="github",
+        static_dirs=(".",),
+    )
 
 
 # --- detection ----------------------------------------------------------------------------
@@ -459,8 +542,10 @@ def _guess(root: Path, scratch: list[ConfigWarning]) -> str:
         config = _load(root, zola_file, scratch)
         if _looks_like_zola(config, root):
             return "zola"
-    if any((root / name).is_file() for name in _CONFIG_FILES) or (
-            root / "config" / "_default").is_dir():
+    if (
+        any((root / name).is_file() for name in _CONFIG_FILES)
+        or (root / "config" / "_default").is_dir()
+    ):
         config, _ = _hugo_config(root, scratch)
         if _looks_like_hugo(config, root):
             return "hugo"
@@ -483,8 +568,13 @@ def _build(root: Path, generator: str, override: bool) -> Site:
     if generator == "dendron":
         if (root / "dendron.yml").is_file():
             return _dendron_site(root)
-        return Site(root=root, generator="dendron", heading_flavour="github",
-                    static_dirs=(".",), label_first=True)
+        return Site(
+            root=root,
+            generator="dendron",
+            heading_flavour="github",
+            static_dirs=(".",),
+            label_first=True,
+        )
     if generator == "jekyll" and (root / "_config.yml").is_file():
         return _jekyll_site(root)
     if generator == "jekyll":
@@ -504,12 +594,17 @@ def reading(site: Site, headings: str | None = None) -> Reading:
         # a language without its own contentDir (the default, usually) reads the site's
         languages.setdefault(site.default_language, site.content_dirs[0])
     return Reading(
-        generator=site.generator, heading_flavour=flavour,
-        heading_options=tuple(sorted(options.items())), content_dirs=site.content_dirs,
+        generator=site.generator,
+        heading_flavour=flavour,
+        heading_options=tuple(sorted(options.items())),
+        content_dirs=site.content_dirs,
         language_dirs=tuple(sorted(languages.items())),
-        default_language=site.default_language, label_first=site.label_first,
-        page_urls=site.generator in ("hugo", "zola"), shortcodes=site.generator == "hugo",
-        static_dirs=site.static_dirs)
+        default_language=site.default_language,
+        label_first=site.label_first,
+        page_urls=site.generator in ("hugo", "zola"),
+        shortcodes=site.generator == "hugo",
+        static_dirs=site.static_dirs,
+    )
 
 
 def of_config(config: Config) -> tuple[Site, Reading]:

@@ -48,5 +48,3 @@ def suggest(vault: Vault, query: str, limit: int = 5) -> list[str]:
             picked.setdefault(key, None)
     docs = [vault.document(k) for k in list(picked)[:limit]]
     return [f"{d.id} ({d.title})" if d.title != d.id else d.id for d in docs if d]
-
-

@@ -39,12 +39,12 @@ def _stem(path: str) -> str:
 
 def names_json(aliases: Iterable[str], labels: Iterable[str]) -> str:
     """A document's names as the ``docs.names`` column holds them: aliases, then labels."""
-    return json.dumps([*aliases, *(LABEL_MARK + label for label in labels)],
-                      ensure_ascii=False)
+    return json.dumps([*aliases, *(LABEL_MARK + label for label in labels)], ensure_ascii=False)
 
 
-def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str],
-             roots: Iterable[str] = ()) -> list[tuple[str, int]]:
+def names_of(
+    key: str, path: str, doc_id: str, title: str, aliases: Iterable[str], roots: Iterable[str] = ()
+) -> list[tuple[str, int]]:
     """Every (folded name, level) a document answers to; ``roots``: the site's content
     folders, below which a document also answers to its path inside the folder."""
     out: list[tuple[str, int]] = []
@@ -52,8 +52,11 @@ def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str
         out.append((fold(key), PATH))
     else:
         low = fold(path)
-        rooted_paths = [low] + [low[len(r) + 1:] for r in (fold(r) for r in roots)
-                                if r not in ("", ".") and low.startswith(r + "/")]
+        rooted_paths = [low] + [
+            low[len(r) + 1 :]
+            for r in (fold(r) for r in roots)
+            if r not in ("", ".") and low.startswith(r + "/")
+        ]
         for rooted in rooted_paths:
             out.append((rooted, PATH))
             if rooted.endswith(".md"):
@@ -69,7 +72,7 @@ def names_of(key: str, path: str, doc_id: str, title: str, aliases: Iterable[str
     out.append((fold(doc_id), ID))
     for name in aliases:
         if name.startswith(LABEL_MARK):
-            out.append((fold(name[len(LABEL_MARK):]), LABEL))
+            out.append((fold(name[len(LABEL_MARK) :]), LABEL))
         elif name.strip():
             out.append((fold(name), ALIAS))
     out.append((fold(title), TITLE))
@@ -88,8 +91,7 @@ class Names:
         for key, path, doc_id, title, dtype, aliases, url in rows:
             self.paths[key] = path
             self.types[key] = dtype
-            for name, level in names_of(key, path, doc_id, title, json.loads(aliases),
-                                        self.roots):
+            for name, level in names_of(key, path, doc_id, title, json.loads(aliases), self.roots):
                 bucket = self.table[name]
                 if (level, key) not in bucket:
                     bucket.append((level, key))
@@ -111,8 +113,9 @@ class Names:
         if len(keys) == 1:
             return keys[0], "ok", ""
         folder = posixpath.dirname(from_path)
-        ranked = sorted(keys, key=lambda k: (posixpath.dirname(self.paths[k]) != folder,
-                                             len(self.paths[k]), k))
+        ranked = sorted(
+            keys, key=lambda k: (posixpath.dirname(self.paths[k]) != folder, len(self.paths[k]), k)
+        )
         others = ", ".join(ranked[1:4]) + (" ..." if len(ranked) > 4 else "")
         return ranked[0], "ambiguous", f"{ranked[0]} (also {others})"
 
@@ -122,8 +125,16 @@ class Names:
         mine = [k for k in keys if _root_of(self.paths[k], self.roots) == root]
         return mine or keys
 
-    def resolve(self, source: str, path: str, target: str, style: str, anchor: str,
-                optional: bool, text: str = "") -> Resolution:
+    def resolve(
+        self,
+        source: str,
+        path: str,
+        target: str,
+        style: str,
+        anchor: str,
+        optional: bool,
+        text: str = "",
+    ) -> Resolution:
         """Resolve one reference (``text``, as written, is not needed: Dendron's
         label-first wikilinks are read as such when the file is parsed)."""
         if style == "label":
@@ -210,8 +221,16 @@ def lookups(source: str, path: str, target: str, style: str, text: str = "") -> 
 URL = 9
 
 
-def name_rows(key: str, path: str, doc_id: str, title: str, dtype: str, aliases: str,
-              url: str | None, roots: Iterable[str] = ()) -> list[tuple[str, int, str, str]]:
+def name_rows(
+    key: str,
+    path: str,
+    doc_id: str,
+    title: str,
+    dtype: str,
+    aliases: str,
+    url: str | None,
+    roots: Iterable[str] = (),
+) -> list[tuple[str, int, str, str]]:
     """Rows (name, level, key, path) of the stored ``names`` table for one ``docs`` row.
 
     The same entries :class:`Names` builds in memory, so :class:`StoredNames` answers alike.
@@ -290,12 +309,26 @@ class StoredNames(Names):
     def __init__(self, db: Any, roots: Iterable[str] = ()) -> None:  # pylint: disable=super-init-not-called
         self.roots = tuple(r for r in roots if r not in ("", "."))
         self.table = _Lazy(  # type: ignore[assignment]
-            db, f"SELECT level, key FROM names WHERE name=? AND level<{URL} ORDER BY rowid",
-            f"SELECT name, level, key FROM names WHERE level<{URL} ORDER BY rowid", True)
+            db,
+            f"SELECT level, key FROM names WHERE name=? AND level<{URL} ORDER BY rowid",
+            f"SELECT name, level, key FROM names WHERE level<{URL} ORDER BY rowid",
+            True,
+        )
         self.urls = _Lazy(  # type: ignore[assignment]
-            db, f"SELECT key FROM names WHERE name=? AND level={URL} ORDER BY rowid",
-            f"SELECT name, key FROM names WHERE level={URL} ORDER BY rowid", True)
-        self.paths = _Lazy(db, "SELECT path FROM docs WHERE key=?",  # type: ignore[assignment]
-                           "SELECT key, path FROM docs", False)
-        self.types = _Lazy(db, "SELECT type FROM docs WHERE key=?",  # type: ignore[assignment]
-                           "SELECT key, type FROM docs", False)
+            db,
+            f"SELECT key FROM names WHERE name=? AND level={URL} ORDER BY rowid",
+            f"SELECT name, key FROM names WHERE level={URL} ORDER BY rowid",
+            True,
+        )
+        self.paths = _Lazy(
+            db,
+            "SELECT path FROM docs WHERE key=?",  # type: ignore[assignment]
+            "SELECT key, path FROM docs",
+            False,
+        )
+        self.types = _Lazy(
+            db,
+            "SELECT type FROM docs WHERE key=?",  # type: ignore[assignment]
+            "SELECT key, type FROM docs",
+            False,
+        )

@@ -25,13 +25,20 @@ def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
     except Exception as exc:  # noqa: BLE001 - a build must survive any one file
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         problem: ProblemRow = (path, 1, ERROR, "unreadable", f"could not be parsed: {detail}")
-        doc = Document(key=path, path=path, id=path.rsplit("/", 1)[-1][:-3],
-                       title=path.rsplit("/", 1)[-1][:-3], type="note")
-        return ParsedRows(path, mtime, size, digest, [doc_row(doc)], [], [problem],
-                          (path, "", "[]", ""))
+        doc = Document(
+            key=path,
+            path=path,
+            id=path.rsplit("/", 1)[-1][:-3],
+            title=path.rsplit("/", 1)[-1][:-3],
+            type="note",
+        )
+        return ParsedRows(
+            path, mtime, size, digest, [doc_row(doc)], [], [problem], (path, "", "[]", "")
+        )
     docs = [doc_row(d) for d in parsed.documents]
-    refs = [ref_row(r, *lookups(r.source, r.path, r.target, r.style, r.text))
-            for r in parsed.references]
+    refs = [
+        ref_row(r, *lookups(r.source, r.path, r.target, r.style, r.text)) for r in parsed.references
+    ]
     problems = [(p.path, p.line, p.severity, p.code, p.message) for p in parsed.problems]
     text = (path, parsed.text, json.dumps(parsed.headings, ensure_ascii=False), parsed.outline)
     return ParsedRows(path, mtime, size, digest, docs, refs, problems, text)

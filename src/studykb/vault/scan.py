@@ -40,8 +40,9 @@ def scan(config: Config) -> Scan:
     allowed = [real_root, *(str(p) for p in config.allow_outside)]
 
     def inside(path: str) -> bool:
-        return any(path == base or path.startswith(base.rstrip(os.sep) + os.sep)
-                   for base in allowed)
+        return any(
+            path == base or path.startswith(base.rstrip(os.sep) + os.sep) for base in allowed
+        )
 
     excluded = set(config.exclude)
     patterns = [e for e in config.exclude if any(c in e for c in "*?[")]
@@ -50,7 +51,8 @@ def scan(config: Config) -> Scan:
         if rel in excluded or name in excluded:
             return True
         return bool(patterns) and any(
-            fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns)
+            fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns
+        )
 
     # the loop below runs once per file: a no-op refresh is mostly this walk
     seen_dirs: set[tuple[int, int]] = set()
@@ -61,15 +63,28 @@ def scan(config: Config) -> Scan:
             st = os.stat(abs_dir)
             ident = (st.st_dev, st.st_ino)
             if ident in seen_dirs:
-                out.problems.append(Problem(rel_dir, 0, config.severity_of("symlink-loop"),
-                                            "symlink-loop",
-                                            "folder link loops back; not read again"))
+                out.problems.append(
+                    Problem(
+                        rel_dir,
+                        0,
+                        config.severity_of("symlink-loop"),
+                        "symlink-loop",
+                        "folder link loops back; not read again",
+                    )
+                )
                 continue
             seen_dirs.add(ident)
             entries = list(os.scandir(abs_dir))
         except OSError as exc:
-            out.problems.append(Problem(rel_dir or ".", 0, config.severity_of("unreadable"),
-                                        "unreadable", f"cannot read folder: {exc.strerror}"))
+            out.problems.append(
+                Problem(
+                    rel_dir or ".",
+                    0,
+                    config.severity_of("unreadable"),
+                    "unreadable",
+                    f"cannot read folder: {exc.strerror}",
+                )
+            )
             continue
         for entry in entries:
             name = entry.name
@@ -90,23 +105,40 @@ def scan(config: Config) -> Scan:
                 real = os.path.realpath(entry.path)
                 if not inside(real):
                     if is_dir or is_md:
-                        out.problems.append(Problem(
-                            rel, 0, config.severity_of("outside-vault"), "outside-vault",
-                            f"a link to {real}, outside the vault; not read (studykb.toml's "
-                            "allow_outside can allow it)"))
+                        out.problems.append(
+                            Problem(
+                                rel,
+                                0,
+                                config.severity_of("outside-vault"),
+                                "outside-vault",
+                                f"a link to {real}, outside the vault; not read (studykb.toml's "
+                                "allow_outside can allow it)",
+                            )
+                        )
                     continue
             if not (name.isascii() or _utf8(name)):  # the state and messages need UTF-8
                 if is_dir or is_md:
-                    out.problems.append(Problem(
-                        os.fsencode(rel).decode("utf-8", "backslashreplace"), 0,
-                        config.severity_of("unreadable"), "unreadable",
-                        "the name is not valid UTF-8; skipped (rename it)"))
+                    out.problems.append(
+                        Problem(
+                            os.fsencode(rel).decode("utf-8", "backslashreplace"),
+                            0,
+                            config.severity_of("unreadable"),
+                            "unreadable",
+                            "the name is not valid UTF-8; skipped (rename it)",
+                        )
+                    )
                 continue
             if is_dir:
                 if is_md:
-                    out.problems.append(Problem(rel, 0, config.severity_of("not-a-file"),
-                                                "not-a-file",
-                                                "a folder named like a note; skipped"))
+                    out.problems.append(
+                        Problem(
+                            rel,
+                            0,
+                            config.severity_of("not-a-file"),
+                            "not-a-file",
+                            "a folder named like a note; skipped",
+                        )
+                    )
                 stack.append((rel, entry.path))
                 continue
             if not is_md:
@@ -121,14 +153,28 @@ def scan(config: Config) -> Scan:
                 out.problems.append(Problem(rel, 0, config.severity_of(code), code, what))
                 continue
             if not entry.is_file():
-                out.problems.append(Problem(rel, 0, config.severity_of("not-a-file"), "not-a-file",
-                                            "not a regular file; skipped"))
+                out.problems.append(
+                    Problem(
+                        rel,
+                        0,
+                        config.severity_of("not-a-file"),
+                        "not-a-file",
+                        "not a regular file; skipped",
+                    )
+                )
                 continue
             if st.st_size > config.max_file_bytes:
                 mb = st.st_size / 1024 / 1024
                 limit = config.max_file_bytes / 1024 / 1024
-                out.problems.append(Problem(rel, 0, config.severity_of("too-large"), "too-large",
-                                            f"{mb:.1f} MB is over the {limit:g} MB limit; skipped"))
+                out.problems.append(
+                    Problem(
+                        rel,
+                        0,
+                        config.severity_of("too-large"),
+                        "too-large",
+                        f"{mb:.1f} MB is over the {limit:g} MB limit; skipped",
+                    )
+                )
                 continue
             out.files[rel] = (st.st_mtime_ns, st.st_size)
     return out
@@ -140,10 +186,16 @@ def _leftover(name: str, folder: str, rel: str, config: Config, out: Scan) -> bo
     if files.stale_temporary(name, folder):
         return True
     if name.endswith(".bak") and files.TEMPORARY.match(name[:-4] + ".tmp"):
-        out.problems.append(Problem(rel, 0, config.severity_of("interrupted-write"),
-                                    "interrupted-write",
-                                    "a copy kept by a rewrite that was interrupted; compare it "
-                                    "with the note beside it, then delete it"))
+        out.problems.append(
+            Problem(
+                rel,
+                0,
+                config.severity_of("interrupted-write"),
+                "interrupted-write",
+                "a copy kept by a rewrite that was interrupted; compare it "
+                "with the note beside it, then delete it",
+            )
+        )
     return False
 
 

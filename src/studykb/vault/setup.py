@@ -14,8 +14,21 @@ from studykb.vault.scan import scan
 
 #: Folders that hold generated or third-party files, excluded by a new studykb.toml when
 #: present (a site's build output, dependencies, virtual environments).
-USUAL_EXCLUDES = ("node_modules", "public", "_site", "site", "build", "dist", "target",
-                  "venv", "env", "__pycache__", "resources", "themes", "vendor")
+USUAL_EXCLUDES = (
+    "node_modules",
+    "public",
+    "_site",
+    "site",
+    "build",
+    "dist",
+    "target",
+    "venv",
+    "env",
+    "__pycache__",
+    "resources",
+    "themes",
+    "vendor",
+)
 
 
 @dataclass(frozen=True)
@@ -55,17 +68,21 @@ def plan(root: Path) -> InitPlan:
     exclude = tuple(name for name in USUAL_EXCLUDES if (root / name).is_dir())
     found = scan(Config(root=root, exclude=exclude))
     counts: Counter[str] = Counter(
-        path.split("/", 1)[0] + "/" if "/" in path else "." for path in found.files)
-    return InitPlan(root, exclude, len(found.files), counts.most_common(),
-                    (root / CONFIG_NAME).exists())
+        path.split("/", 1)[0] + "/" if "/" in path else "." for path in found.files
+    )
+    return InitPlan(
+        root, exclude, len(found.files), counts.most_common(), (root / CONFIG_NAME).exists()
+    )
 
 
 def write(made: InitPlan) -> Path:
     """Write the studykb.toml of ``made`` (never over an existing one)."""
     target = made.root / CONFIG_NAME
     if made.exists or target.exists():
-        raise StudyError(f"{target} exists already; {made.root} is a vault.",
-                         hint="Edit studykb.toml to change what is read.")
+        raise StudyError(
+            f"{target} exists already; {made.root} is a vault.",
+            hint="Edit studykb.toml to change what is read.",
+        )
     files.create(made.root, target, made.text.encode("utf-8"))
     os.utime(target)
     return target

@@ -37,8 +37,9 @@ KEY_BYTES = 32
 
 
 def key_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local",
-                                                            "state")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return Path(base) / "studykb" / "key"
 
 
@@ -95,8 +96,10 @@ def prepare(folder: Path) -> str | None:
         _refuse_foreign(folder, st)
         if _stamped(folder, st):
             return notice
-        notice = (f"the state folder {folder.name}/ was not made by studykb on this machine "
-                  "(copied, cloned or made by an older version); rebuilt it")
+        notice = (
+            f"the state folder {folder.name}/ was not made by studykb on this machine "
+            "(copied, cloned or made by an older version); rebuilt it"
+        )
         _set_aside(folder)
     raise VaultError(f"cannot make the state folder {folder}: it keeps changing under studykb.")
 
@@ -113,22 +116,31 @@ def adopt(folder: Path) -> None:
 
 
 def _refuse_foreign(folder: Path, st: os.stat_result) -> None:
-    fix = (f"It only holds what studykb can rebuild: delete it (rm -rf '{folder}') and run "
-           "the command again.")
+    fix = (
+        f"It only holds what studykb can rebuild: delete it (rm -rf '{folder}') and run "
+        "the command again."
+    )
     if stat.S_ISLNK(st.st_mode):
-        raise VaultError(f"the state folder {folder} is a symbolic link; studykb does not "
-                         "follow it.", hint=fix)
+        raise VaultError(
+            f"the state folder {folder} is a symbolic link; studykb does not follow it.", hint=fix
+        )
     if not stat.S_ISDIR(st.st_mode):
-        raise VaultError(f"{folder} is not a folder; studykb keeps its state there.",
-                         hint="Remove or rename it.")
+        raise VaultError(
+            f"{folder} is not a folder; studykb keeps its state there.", hint="Remove or rename it."
+        )
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
-        raise VaultError(f"the state folder {folder} belongs to another user (uid "
-                         f"{st.st_uid}); studykb only reads a state folder of your own.",
-                         hint=fix)
+        raise VaultError(
+            f"the state folder {folder} belongs to another user (uid "
+            f"{st.st_uid}); studykb only reads a state folder of your own.",
+            hint=fix,
+        )
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         mode = stat.S_IMODE(st.st_mode)
-        raise VaultError(f"the state folder {folder} can be written by other users (mode "
-                         f"{mode:04o}), so what is in it cannot be trusted.", hint=fix)
+        raise VaultError(
+            f"the state folder {folder} can be written by other users (mode "
+            f"{mode:04o}), so what is in it cannot be trusted.",
+            hint=fix,
+        )
 
 
 def _stamped(folder: Path, st: os.stat_result) -> bool:
@@ -150,9 +162,10 @@ def _set_aside(folder: Path) -> None:
     except FileNotFoundError:
         return  # another process did it
     except OSError as exc:
-        raise VaultError(f"cannot set aside the untrusted state folder {folder}: "
-                         f"{exc.strerror}", hint=f"Delete it by hand: rm -rf '{folder}'"
-                         ) from None
+        raise VaultError(
+            f"cannot set aside the untrusted state folder {folder}: {exc.strerror}",
+            hint=f"Delete it by hand: rm -rf '{folder}'",
+        ) from None
     shutil.rmtree(aside, ignore_errors=True)
 
 
@@ -167,8 +180,7 @@ def _make(folder: Path) -> bool:
             (tmp / ".gitignore").write_text("*\n", encoding="utf-8")
             key = _key()
             if key is not None:
-                (tmp / TRUST_FILE).write_text(_stamp(key, os.lstat(tmp)) + "\n",
-                                              encoding="ascii")
+                (tmp / TRUST_FILE).write_text(_stamp(key, os.lstat(tmp)) + "\n", encoding="ascii")
             os.rename(tmp, folder)  # keeps the inode the stamp names
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
@@ -176,7 +188,8 @@ def _make(folder: Path) -> bool:
                 return False
             raise
     except OSError as exc:
-        raise VaultError(f"cannot make the state folder {folder}: {exc.strerror}",
-                         hint="Make the vault folder writable, or remove what is in the way."
-                         ) from None
+        raise VaultError(
+            f"cannot make the state folder {folder}: {exc.strerror}",
+            hint="Make the vault folder writable, or remove what is in the way.",
+        ) from None
     return True

@@ -31,8 +31,9 @@ from studykb.vault.resolve import names_json
 DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 #: Document fields held as tuples (JSON gives lists back).
-_TUPLE_FIELDS = tuple(i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers",
-                                                                  "labels"))
+_TUPLE_FIELDS = tuple(
+    i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers", "labels")
+)
 #: SQLite result codes that prove a database file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB).
 _CORRUPT_CODES = {11, 26}
 _FULL_CODE = 13  # SQLITE_FULL
@@ -136,7 +137,7 @@ class Edge(NamedTuple):
 
 def _chunks(items: list[str], size: int = 400) -> Iterator[list[str]]:
     for i in range(0, len(items), size):
-        yield items[i: i + size]
+        yield items[i : i + size]
 
 
 def reader(path: Path) -> Store:
@@ -146,8 +147,7 @@ def reader(path: Path) -> Store:
     store.fresh = False
     store.notice = None
     store._later = Later()
-    store.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30,
-                               isolation_level=None)
+    store.db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30, isolation_level=None)
     return store
 
 
@@ -160,8 +160,17 @@ def doc_row(doc: Document) -> DocRow:
     """A document as a row of ``docs``; ``names`` holds its aliases (and d2lbook labels) as
     JSON, ``data`` every field as a JSON array."""
     data = json.dumps([getattr(doc, f) for f in DOC_FIELDS], ensure_ascii=False)
-    return (doc.key, doc.path, doc.id, doc.title, doc.type, int(doc.explicit_id),
-            names_json(doc.aliases, doc.labels), doc.url, data)
+    return (
+        doc.key,
+        doc.path,
+        doc.id,
+        doc.title,
+        doc.type,
+        int(doc.explicit_id),
+        names_json(doc.aliases, doc.labels),
+        doc.url,
+        data,
+    )
 
 
 def doc_from_blob(data: str | bytes) -> Document:
@@ -172,17 +181,30 @@ def doc_from_blob(data: str | bytes) -> Document:
             values[i] = tuple(values[i])
         return Document(*values)
     except (ValueError, TypeError, IndexError, KeyError):
-        raise VaultError("the state holds a row that is not a document; it was changed by "
-                         "something other than studykb.",
-                         hint="Delete the .studykb folder: it only holds what studykb can "
-                              "rebuild.") from None
+        raise VaultError(
+            "the state holds a row that is not a document; it was changed by "
+            "something other than studykb.",
+            hint="Delete the .studykb folder: it only holds what studykb can rebuild.",
+        ) from None
 
 
 def ref_row(ref: Reference, lookup: str, lookup2: str) -> RefRow:
     """A reference as a row of ``refs`` (a missing second lookup is NULL: left out of
     its index, nine rows in ten)."""
-    return (ref.source, ref.path, ref.line, ref.kind, ref.text, ref.target, ref.style,
-            ref.anchor, ref.reason, int(ref.optional), lookup, lookup2 or None)
+    return (
+        ref.source,
+        ref.path,
+        ref.line,
+        ref.kind,
+        ref.text,
+        ref.target,
+        ref.style,
+        ref.anchor,
+        ref.reason,
+        int(ref.optional),
+        lookup,
+        lookup2 or None,
+    )
 
 
 class Store:
@@ -215,8 +237,9 @@ class Store:
             self._ensure_indexes(db)
             return db
         if found is not None:
-            self.notice = self.notice or ("state was made by another studykb version; "
-                                          f"rebuilding {self.path.parent.name}/")
+            self.notice = self.notice or (
+                f"state was made by another studykb version; rebuilding {self.path.parent.name}/"
+            )
         try:
             self._create(db, version)
         except sqlite3.DatabaseError as exc:
@@ -228,8 +251,9 @@ class Store:
 
     @staticmethod
     def _version(db: sqlite3.Connection) -> str | None:
-        has_meta = db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
-                              ).fetchone()
+        has_meta = db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+        ).fetchone()
         if not has_meta:
             return None
         row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
@@ -242,8 +266,9 @@ class Store:
         db.execute("BEGIN IMMEDIATE")
         try:
             for kind, name in db.execute(
-                    "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')"
-                    " AND name NOT LIKE 'sqlite_%'").fetchall():
+                "SELECT type, name FROM sqlite_master WHERE type IN ('table', 'index')"
+                " AND name NOT LIKE 'sqlite_%'"
+            ).fetchall():
                 if kind == "table":
                     db.execute(f'DROP TABLE IF EXISTS "{name}"')
             for statement in _SCHEMA.split(";"):
@@ -258,8 +283,7 @@ class Store:
     def _connect(self) -> sqlite3.Connection:
         # check_same_thread off: ``studykb watch`` answers commands from a second thread,
         # one at a time under its lock (serve.py)
-        db = sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                             check_same_thread=False)
+        db = sqlite3.connect(self.path, timeout=30, isolation_level=None, check_same_thread=False)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -306,9 +330,11 @@ class Store:
         SQLite reads and copies at the next commit or close, and no indexes, which the
         next :class:`Store` to open the file builds (:meth:`_ensure_indexes`).
         """
+
         def connect() -> sqlite3.Connection:
-            return sqlite3.connect(self.path, timeout=30, isolation_level=None,
-                                   check_same_thread=False)
+            return sqlite3.connect(
+                self.path, timeout=30, isolation_level=None, check_same_thread=False
+            )
 
         def build() -> None:
             with contextlib.suppress(sqlite3.Error):
@@ -339,8 +365,7 @@ class Store:
 
     def _ensure_indexes(self, db: sqlite3.Connection) -> None:
         """Build the secondary indexes a process that ended early left unbuilt."""
-        have = {name for (name,) in db.execute(
-            "SELECT name FROM sqlite_master WHERE type='index'")}
+        have = {name for (name,) in db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
         missing = [sql for name, sql in secondary_indexes() if name not in have]
         if not missing:
             return
@@ -369,9 +394,13 @@ class Store:
     def documents_for(self, keys: list[str]) -> list[Document]:
         out: list[Document] = []
         for i in range(0, len(keys), 400):
-            chunk = keys[i: i + 400]
-            out.extend(doc_from_blob(d) for (d,) in self.db.execute(
-                f"SELECT data FROM docs WHERE key IN ({','.join('?' * len(chunk))})", chunk))
+            chunk = keys[i : i + 400]
+            out.extend(
+                doc_from_blob(d)
+                for (d,) in self.db.execute(
+                    f"SELECT data FROM docs WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                )
+            )
         return out
 
     def document(self, key: str) -> Document | None:
@@ -380,17 +409,19 @@ class Store:
 
     def name_rows(self) -> list[tuple[str, str, str, str, str, str, str | None]]:
         """(key, path, id, title, type, aliases json, url) of every document."""
-        return self.db.execute(
-            "SELECT key, path, id, title, type, names, url FROM docs").fetchall()
+        return self.db.execute("SELECT key, path, id, title, type, names, url FROM docs").fetchall()
 
     def refs(self, where: str = "", args: Iterable[Any] = ()) -> list[tuple[Any, ...]]:
-        sql = ("SELECT source, path, line, kind, text, target, style, anchor, reason, optional,"
-               " target_key, state, note, n FROM refs ")
+        sql = (
+            "SELECT source, path, line, kind, text, target, style, anchor, reason, optional,"
+            " target_key, state, note, n FROM refs "
+        )
         return self.db.execute(sql + where, tuple(args)).fetchall()
 
     def problems(self) -> list[Problem]:
         rows = self.db.execute(
-            "SELECT path, line, severity, code, message FROM problems").fetchall()
+            "SELECT path, line, severity, code, message FROM problems"
+        ).fetchall()
         return [Problem(*r) for r in rows]
 
     def text(self, path: str) -> tuple[str, list[str]]:
@@ -406,8 +437,10 @@ class Store:
     def names_at(self, levels: Iterable[int]) -> list[str]:
         """Every distinct (folded) name at these levels of the name table."""
         marks = ",".join(str(int(level)) for level in levels)
-        return [n for (n,) in self.db.execute(
-            f"SELECT DISTINCT name FROM names WHERE level IN ({marks})")]
+        return [
+            n
+            for (n,) in self.db.execute(f"SELECT DISTINCT name FROM names WHERE level IN ({marks})")
+        ]
 
     def file_rows(self) -> list[tuple[str, int, str]]:
         """(path, mtime_ns, content hash) of every file, by path."""
@@ -421,7 +454,9 @@ class Store:
         where = "target_key IS NOT NULL" + (" AND kind = ?" if kind else "")
         rows = self.db.execute(
             f"SELECT source, target_key, kind, path, line, reason FROM refs WHERE {where}"
-            f" ORDER BY {by}", (kind,) if kind else ())
+            f" ORDER BY {by}",
+            (kind,) if kind else (),
+        )
         return [Edge(*row) for row in rows]
 
     def edges_in(self, paths: Iterable[str]) -> list[Edge]:
@@ -429,10 +464,15 @@ class Store:
         features read again for the files an edit changed)."""
         out: list[Edge] = []
         for chunk in _chunks(sorted(set(paths))):
-            out.extend(Edge(*row) for row in self.db.execute(
-                "SELECT source, target_key, kind, path, line, reason FROM refs WHERE "
-                f"target_key IS NOT NULL AND path IN ({','.join('?' * len(chunk))}) "
-                "ORDER BY path, line, n", chunk))
+            out.extend(
+                Edge(*row)
+                for row in self.db.execute(
+                    "SELECT source, target_key, kind, path, line, reason FROM refs WHERE "
+                    f"target_key IS NOT NULL AND path IN ({','.join('?' * len(chunk))}) "
+                    "ORDER BY path, line, n",
+                    chunk,
+                )
+            )
         return out
 
     def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
@@ -442,16 +482,24 @@ class Store:
             return {p: (b or "", json.loads(h or "[]")) for p, b, h in self.db.execute(sql)}
         out: dict[str, tuple[str, list[str]]] = {}
         for chunk in _chunks(sorted(set(paths))):
-            out.update((p, (b or "", json.loads(h or "[]"))) for p, b, h in self.db.execute(
-                f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk))
+            out.update(
+                (p, (b or "", json.loads(h or "[]")))
+                for p, b, h in self.db.execute(
+                    f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk
+                )
+            )
         return out
 
     def keys_in(self, paths: Iterable[str]) -> list[str]:
         """Keys of the documents in these files (a file and its course units)."""
         keys: list[str] = []
         for chunk in _chunks(sorted(set(paths))):
-            keys.extend(k for (k,) in self.db.execute(
-                f"SELECT key FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk))
+            keys.extend(
+                k
+                for (k,) in self.db.execute(
+                    f"SELECT key FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk
+                )
+            )
         return keys
 
     def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:
@@ -459,7 +507,8 @@ class Store:
         out: dict[str, list[Document]] = {}
         for chunk in _chunks(sorted(set(paths))):
             for (blob,) in self.db.execute(
-                    f"SELECT data FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk):
+                f"SELECT data FROM docs WHERE path IN ({','.join('?' * len(chunk))})", chunk
+            ):
                 doc = doc_from_blob(blob)
                 out.setdefault(doc.path, []).append(doc)
         return out
@@ -467,21 +516,27 @@ class Store:
     def course_links(self, paths: Iterable[str] | None = None) -> dict[str, set[str]]:
         """Source key -> keys of the courses its ``course`` references name (a unit named
         counts as its course), for the files in ``paths`` (all without)."""
-        sql = ("SELECT source, target_key FROM refs WHERE kind='course'"
-               " AND target_key IN (SELECT key FROM docs WHERE type IN ('course', 'unit'))")
+        sql = (
+            "SELECT source, target_key FROM refs WHERE kind='course'"
+            " AND target_key IN (SELECT key FROM docs WHERE type IN ('course', 'unit'))"
+        )
         out: dict[str, set[str]] = {}
         chunks = [None] if paths is None else list(_chunks(sorted(set(paths))))
         for chunk in chunks:
-            rows = (self.db.execute(sql) if chunk is None else self.db.execute(
-                sql + f" AND path IN ({','.join('?' * len(chunk))})", chunk))
+            rows = (
+                self.db.execute(sql)
+                if chunk is None
+                else self.db.execute(sql + f" AND path IN ({','.join('?' * len(chunk))})", chunk)
+            )
             for source, target in rows:
                 out.setdefault(source, set()).add(target.split("#", 1)[0])
         return out
 
     def topic_rows(self) -> list[tuple[str, str, str, str]]:
         """(key, id, title, aliases as JSON) of every topic, by key."""
-        return self.db.execute("SELECT key, id, title, names FROM docs WHERE type='topic'"
-                               " ORDER BY key").fetchall()
+        return self.db.execute(
+            "SELECT key, id, title, names FROM docs WHERE type='topic' ORDER BY key"
+        ).fetchall()
 
     def get_meta(self, key: str) -> str | None:  # noqa: D102
         row = self.db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
@@ -500,8 +555,11 @@ def _no_space(folder: Path) -> bool:
 
 def _corrupt(exc: sqlite3.DatabaseError) -> bool:
     """Whether SQLite says the file is damaged (not full, locked or unreadable)."""
-    return getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES or \
-        "malformed" in str(exc) or "not a database" in str(exc)
+    return (
+        getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES
+        or "malformed" in str(exc)
+        or "not a database" in str(exc)
+    )
 
 
 def _state_error(path: Path, exc: sqlite3.Error) -> StudyError:
@@ -510,8 +568,11 @@ def _state_error(path: Path, exc: sqlite3.Error) -> StudyError:
     if code == _FULL_CODE or "disk is full" in str(exc) or _no_space(path.parent):
         return DiskFull(f"disk full: cannot update {path}; the previous state is kept.")
     if code in _CORRUPT_CODES:
-        return VaultError(f"the state {path} is damaged ({exc}).",
-                          hint=f"Delete {path.parent}: it only holds what studykb can rebuild.")
-    return VaultError(f"cannot use the state {path}: {exc}.",
-                      hint=f"Delete {path.parent} if this persists: it only holds what "
-                           "studykb can rebuild.")
+        return VaultError(
+            f"the state {path} is damaged ({exc}).",
+            hint=f"Delete {path.parent}: it only holds what studykb can rebuild.",
+        )
+    return VaultError(
+        f"cannot use the state {path}: {exc}.",
+        hint=f"Delete {path.parent} if this persists: it only holds what studykb can rebuild.",
+    )

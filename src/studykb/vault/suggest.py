@@ -32,7 +32,7 @@ CUTOFF = 0.75
 
 def _keys(name: str) -> set[str]:
     """The name and every string made by deleting one of its letters."""
-    return {name, *(name[:i] + name[i + 1:] for i in range(len(name)))}
+    return {name, *(name[:i] + name[i + 1 :] for i in range(len(name)))}
 
 
 def _usable(name: str) -> bool:
@@ -48,16 +48,20 @@ def one_edit(a: str, b: str) -> bool:
     while i < min(len(a), len(b)) and a[i] == b[i]:
         i += 1
     if len(a) != len(b):
-        return a[i + (len(a) > len(b)):] == b[i + (len(b) > len(a)):]
-    if a[i + 1:] == b[i + 1:]:
+        return a[i + (len(a) > len(b)) :] == b[i + (len(b) > len(a)) :]
+    if a[i + 1 :] == b[i + 1 :]:
         return True  # one letter changed
-    return (i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i]
-            and a[i + 2:] == b[i + 2:])  # two neighbours swapped
+    return (
+        i + 1 < len(a) and a[i] == b[i + 1] and a[i + 1] == b[i] and a[i + 2 :] == b[i + 2 :]
+    )  # two neighbours swapped
 
 
 def _best(query: str, found: Iterable[str]) -> str | None:
-    scored = sorted((-difflib.SequenceMatcher(None, query, name).ratio(), name)
-                    for name in found if one_edit(query, name))
+    scored = sorted(
+        (-difflib.SequenceMatcher(None, query, name).ratio(), name)
+        for name in found
+        if one_edit(query, name)
+    )
     if not scored or -scored[0][0] < CUTOFF:
         return None
     return scored[0][1]
@@ -91,8 +95,9 @@ class Suggester:
 
 def names_of_table(table: Mapping[str, Iterable[tuple[int, str]]]) -> list[str]:
     """The names of a name table that may be suggested."""
-    return [name for name, entries in table.items()
-            if any(level in LEVELS for level, _key in entries)]
+    return [
+        name for name, entries in table.items() if any(level in LEVELS for level, _key in entries)
+    ]
 
 
 def suggest_all(targets: Iterable[str], names: Iterable[str]) -> dict[str, str]:
@@ -110,7 +115,7 @@ def suggest_all(targets: Iterable[str], names: Iterable[str]) -> dict[str, str]:
         if len(name) not in lengths or not _usable(name):
             continue  # too long or too short to be one edit from any target
         for i in range(len(name) + 1):
-            key = name[:i] + name[i + 1:] if i < len(name) else name
+            key = name[:i] + name[i + 1 :] if i < len(name) else name
             for query in wanted.get(key, ()):
                 found.setdefault(query, set()).add(name)
     out = {}

@@ -31,8 +31,10 @@ class TopicTable:
         self.texts: dict[str, str] = {}
         """Topic key -> its id, title and aliases, one a line (what search indexes)."""
         rows = list(rows)
-        topics = [(key, did, title, tuple(json.loads(aliases or "[]")))
-                  for key, did, title, aliases in rows]
+        topics = [
+            (key, did, title, tuple(json.loads(aliases or "[]")))
+            for key, did, title, aliases in rows
+        ]
         for key, _did, title, aliases in topics:  # ids win over titles and aliases
             for name in (title, *aliases):
                 self.names.setdefault(name.casefold(), key)
@@ -45,8 +47,11 @@ class TopicTable:
 
     @classmethod
     def of_documents(cls, docs: Iterable[Document]) -> TopicTable:
-        return cls((d.key, d.id, d.title, json.dumps(list(d.aliases), ensure_ascii=False))
-                   for d in sorted(docs, key=lambda d: d.key) if d.type == "topic")
+        return cls(
+            (d.key, d.id, d.title, json.dumps(list(d.aliases), ensure_ascii=False))
+            for d in sorted(docs, key=lambda d: d.key)
+            if d.type == "topic"
+        )
 
     def key(self, name: str) -> str | None:
         """The topic a name (id, title or alias) names, or None."""
@@ -78,12 +83,12 @@ class TopicTable:
         keys = sorted({key for doc in docs for key in self.about(doc)})
         if not keys:
             return ""
-        return hashlib.blake2b("\0".join(self.texts[k] for k in keys).encode(),
-                               digest_size=8).hexdigest()
+        return hashlib.blake2b(
+            "\0".join(self.texts[k] for k in keys).encode(), digest_size=8
+        ).hexdigest()
 
     def to_data(self) -> dict[str, Any]:
-        return {"names": self.names, "ids": self.ids, "texts": self.texts,
-                "digest": self.digest}
+        return {"names": self.names, "ids": self.ids, "texts": self.texts, "digest": self.digest}
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TopicTable:
