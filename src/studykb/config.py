@@ -277,7 +277,7 @@ class _Values:
         return value
 
     def count(self, key: str) -> int:
-        value = self.section.get(key, 0)
+        value: object = self.section.get(key, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise self.bad(key)
         return value

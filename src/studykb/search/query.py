@@ -247,7 +247,7 @@ def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
         groups.append([("course", _course_key(vault, opts.course))])
     if opts.status:
         groups.append([("status", _status(opts.status))])
-    if opts.level not in (None, ""):
+    if opts.level is not None and opts.level != "":
         groups.append([("level", str(_level(opts.level)))])
     return groups
 
