@@ -26,12 +26,12 @@ from whoosh import query as wq
 from whoosh.fields import Schema
 from whoosh.filedb.filestore import FileStorage
 from whoosh.qparser import QueryParser
-from whoosh.scoring import BM25F
 from whoosh.writing import CLEAR, LockError
 
 from studykb.errors import UsageError
 from studykb.search.coverage import Coverage
 from studykb.search.schema import ANALYZER, MixedTokenizer, make_schema  # noqa: F401
+from studykb.search.scoring import BM25FTable
 from studykb.search.state import (
     INDEX_DIR,
     INDEX_NAME,
@@ -543,7 +543,7 @@ def _base_searcher(vault: Vault, ix: Any, writer: Any) -> Any:
     searcher = _current(folder)
     try:
         if searcher is None:
-            searcher = _searchers[folder] = ix.searcher(weighting=BM25F(**FIELD_B))
+            searcher = _searchers[folder] = ix.searcher(weighting=BM25FTable(**FIELD_B))
     except Exception as exc:
         if not _damaged(exc):
             raise
@@ -604,7 +604,7 @@ def _reopened(ix: Any, old: Any) -> Any:
             reader.close()
     # a lone reader was opened afresh above: it carries the new generation
     combined = readers[0] if len(readers) == 1 else MultiReader(readers, generation=toc.generation)
-    return Searcher(combined, weighting=BM25F(**FIELD_B), fromindex=ix)
+    return Searcher(combined, weighting=BM25FTable(**FIELD_B), fromindex=ix)
 
 
 def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
@@ -794,7 +794,7 @@ def _searcher(vault: Vault) -> Any:
         _notify(notice)
         sync(vault, wait=BUILD_LOCK_WAIT, quiet=True)
         ix = _open_dir(Path(folder))
-    searcher = _searchers[folder] = ix.searcher(weighting=BM25F(**FIELD_B))
+    searcher = _searchers[folder] = ix.searcher(weighting=BM25FTable(**FIELD_B))
     return searcher
 
 
