@@ -229,7 +229,8 @@ def figures(ranks: list[int]) -> tuple[float, float]:
 
 def _rank(ranker: Ranker, case: Case, weights: Weights) -> int:
     ix = ranker.ix
-    target = _blend(case.feats.get(case.b, {}), weights)
+    weight = weights.by_name()
+    target = _blend(case.feats.get(case.b, {}), weight)
     if target <= 0:
         return 0
     key_b = ix.keys[case.b]
@@ -237,7 +238,7 @@ def _rank(ranker: Ranker, case: Case, weights: Weights) -> int:
     for j, f in case.feats.items():
         if j == case.b or j in case.exclude or ix.types[j] != case.kind:
             continue
-        s = _blend(f, weights)
+        s = _blend(f, weight)
         if s > target or (s == target and ix.keys[j] < key_b):
             better += 1
     return better + 1

@@ -445,3 +445,24 @@ def test_renaming_a_document_builds_the_features_again(rv: Path, open_vault: Cal
         )
     )
     assert features.update(ix, vault, vault.fingerprint()) is None
+
+
+def test_the_blend_adds_features_in_one_order_whatever_order_they_were_found_in() -> None:
+    import itertools
+    import random
+
+    from studykb.related.rank import BLEND_ORDER, _blend
+
+    weight = Weights().by_name()
+    rng = random.Random(5)
+    for _ in range(200):
+        names = rng.sample(BLEND_ORDER, rng.randint(1, len(BLEND_ORDER)))
+        values = {name: rng.random() for name in names}
+        expected = 0.0
+        for name in BLEND_ORDER:  # the sum as written out in BLEND_ORDER
+            expected += weight[name] * values.get(name, 0.0)
+        for order in itertools.islice(itertools.permutations(names), 6):
+            found = _blend({name: values[name] for name in order}, weight)
+            assert found == expected  # bit for bit: equal features, equal scores
+    assert _blend({"picked": 1.0}, weight) == 0.0
+    assert _blend({}, weight) == 0.0

@@ -92,6 +92,10 @@ class Weights:
     def total(self) -> float:
         return sum(getattr(self, f.name) for f in fields(self)) or 1.0
 
+    def by_name(self) -> dict[str, float]:
+        """Feature name -> weight."""
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
 
 @dataclass(frozen=True)
 class RelatedOptions:
@@ -200,9 +204,9 @@ class Ranker:
                     feats.setdefault(j, {})["text"] = score
                     words[j] = list(shared)
         for f in feats.values():
-            for name, half in HALF.items():
-                value = f.get(name)
-                if value:
+            for name, value in f.items():
+                half = HALF.get(name)
+                if half is not None and value:
                     f[name] = value / (value + half)
         return feats, words
 
@@ -245,22 +249,25 @@ class Ranker:
             Ranked(
                 j,
                 1.0 + (len(picked) - k) / len(picked),
-                _blend(feats.get(j, {}), weights) / total,
+                _blend(feats.get(j, {}), weights.by_name()) / total,
                 feats.get(j, {}),
             )
             for k, j in enumerate(picked)
         ]
+        weight = weights.by_name()
+        keys = self.ix.keys
         pool = []
         for j, f in feats.items():
             if j in exclude or j in picked or node_types[j] not in allowed:
                 continue
-            score = _blend(f, weights) / total
+            score = _blend(f, weight) / total
             if score > 0:
-                pool.append((score, j))
-        pool.sort(key=lambda sj: (-sj[0], self.ix.keys[sj[1]]))
+                pool.append((-score, keys[j], j))
+        pool.sort()  # best first, then by key
+        ranked = [(-negative, j) for negative, _key, j in pool]
         room = max(0, limit - len(out))
         for j, ordering, relevance in self._diversify(
-            pool[: max(2 * room, 20)], [r.node for r in out], room, diversity
+            ranked[: max(2 * room, 20)], [r.node for r in out], room, diversity
         ):
             out.append(Ranked(j, ordering, relevance, feats[j]))
         return out[:limit]
@@ -353,21 +360,33 @@ class Ranker:
         return out
 
 
-def _blend(f: dict[str, float], w: Weights) -> float:
-    if not f:
-        return 0.0
-    return (
-        w.link_in * f.get("link_in", 0.0)
-        + w.link_out * f.get("link_out", 0.0)
-        + w.course * f.get("course", 0.0)
-        + w.refs * f.get("refs", 0.0)
-        + w.cocite * f.get("cocite", 0.0)
-        + w.topics * f.get("topics", 0.0)
-        + w.sibling * f.get("sibling", 0.0)
-        + w.peers * f.get("peers", 0.0)
-        + w.tags * f.get("tags", 0.0)
-        + w.text * f.get("text", 0.0)
-    )
+#: The order the blend adds features in: fixed, so that equal features give equal scores
+#: (and a tie is broken by key) whatever order a document's features were found in.
+BLEND_ORDER = (
+    "link_in",
+    "link_out",
+    "course",
+    "refs",
+    "cocite",
+    "topics",
+    "sibling",
+    "peers",
+    "tags",
+    "text",
+)
+_BLEND_AT = {name: n for n, name in enumerate(BLEND_ORDER)}
+
+
+def _blend(f: dict[str, float], weight: dict[str, float]) -> float:
+    """The weighted sum of a candidate's features, added in :data:`BLEND_ORDER`
+    (``picked`` and unknown names count for nothing)."""
+    if len(f) == 1:
+        for name, value in f.items():
+            return weight.get(name, 0.0) * value
+    total = 0.0
+    for name in sorted(f, key=lambda name: _BLEND_AT.get(name, -1)):
+        total += weight.get(name, 0.0) * f[name]
+    return total
 
 
 def related(

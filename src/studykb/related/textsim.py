@@ -26,12 +26,14 @@ for ``--text index``.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
@@ -197,18 +199,22 @@ class TermVectors:
             shared = sorted(
                 (t for t in mine if t in theirs), key=lambda t: (-mine[t] * theirs[t], t)
             )
-            words = [
-                self.form(t)
-                for t in shared
-                if t < len(self.subjects) and self.subjects[t] and subject(self.form(t))
-            ]
-            out.append((self.keys[other], round(score, 4), words[:5]))
+            words = islice(
+                (
+                    self.form(t)
+                    for t in shared
+                    if t < len(self.subjects) and self.subjects[t] and subject(self.form(t))
+                ),
+                5,
+            )
+            out.append((self.keys[other], round(score, 4), list(words)))
         return out
 
 
 _DIGITS = re.compile(r"\d")
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def subject(word: str) -> bool:
     """Whether a reader would recognise ``word`` as a subject: not a stop word or filler
     of either language, not a number or mostly digits (``14.66``, ``32gb``, ``m5``),
