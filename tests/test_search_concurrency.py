@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+#: Real processes over a 1,600-note vault, some killed mid-build: seconds each.
+pytestmark = pytest.mark.slow
+
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
 

@@ -101,6 +101,7 @@ for k, body in lost[:3]:
 """
 
 
+@pytest.mark.slow  # an editor saving hundreds of times against real processes
 @pytest.mark.parametrize("style", ["rename", "in-place"])
 def test_mark_never_overwrites_an_editor_save(make_vault, open_vault, style: str) -> None:
     from studykb.study.mark import mark
