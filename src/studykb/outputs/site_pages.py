@@ -23,6 +23,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from studykb.model import Document
 from studykb.vault.flavour import Site
@@ -30,6 +31,8 @@ from studykb.vault.flavour import Site
 _POST = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(.+)$")
 _TOKEN = re.compile(r":([a-z_]+)")
 _UNSAFE = re.compile(r"[^\w\-./~]+", re.UNICODE)
+#: What Jekyll leaves unescaped in a URL made from file names (``Jekyll::URL.escape_path``).
+_JEKYLL_SAFE = "-._~!$&'()*+,;=:@/"
 #: Generators whose pages this module places.
 GENERATORS = ("hugo", "jekyll")
 
@@ -134,8 +137,14 @@ def _expand(
 
 
 def _jekyll_url(rel: str, meta: Mapping[str, Any], site: Site) -> str:
+    """The URL Jekyll gives a page: a ``permalink`` as written, else one made from the file's
+    path (percent-encoded as Jekyll does: ``My Setup.md`` is ``My%20Setup.html``)."""
     if isinstance(meta.get("permalink"), str) and meta["permalink"].strip():
         return "/" + str(meta["permalink"]).strip().lstrip("/")
+    return quote(_jekyll_path(rel, meta, site), safe=_JEKYLL_SAFE)
+
+
+def _jekyll_path(rel: str, meta: Mapping[str, Any], site: Site) -> str:
     style = site.permalinks.get("*", "date")
     pretty = site.pretty_urls
     folder, name = posixpath.split(rel)
