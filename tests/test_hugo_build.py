@@ -15,6 +15,7 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+from urllib.parse import unquote
 
 import pytest
 from click.testing import CliRunner
@@ -42,10 +43,12 @@ SITE = {
     "content/docs/My Setup.md": "---\ntitle: My Setup\nslug: the-setup\n---\nSetup notes.\n",
     "content/docs/usage.md": "---\ntitle: Usage\nrequires: [docs/install.md]\n---\n"
     'See [install](../install/) and {{< relref "install.md" >}}.\n',
+    "content/docs/中文 笔记.md": "---\ntitle: 中文笔记\nrelated: [docs/usage.md]\n---\n"
+    "见 [安装](../install/)。\n",
     "content/posts/trip/index.md": "---\ntitle: A Trip Report\ndate: 2024-05-01\n"
     "related: [docs/usage.md]\n---\nBack to [docs](/docs/).\n",
     "content/posts/plain.md": "---\ntitle: Plain Post\ndate: 2023-02-03\nslug: plain-one\n"
-    "related: [posts/trip/index.md, docs/install.md]\n---\nText.\n",
+    "related: [posts/trip/index.md, docs/install.md, docs/中文 笔记.md]\n---\nText.\n",
     "layouts/_default/single.html": LAYOUT,
     "layouts/_default/list.html": LAYOUT,
     # what site.GetPage makes of every "page" the data file names (compared with "href")
@@ -100,7 +103,7 @@ def built(tmp_path: Path) -> Path:
 def _page(public: Path, href: str) -> Path | None:
     """The generated file an href of the site (below /sub/) leads to, or None."""
     assert href.startswith("/sub/"), href
-    rel = href[len("/sub/") :].split("#", 1)[0]
+    rel = unquote(href[len("/sub/") :].split("#", 1)[0])
     target = public / rel
     if rel.endswith("/") or rel == "":
         target = target / "index.html"
@@ -117,6 +120,7 @@ def test_every_rendered_sidebar_link_leads_to_a_generated_page(built: Path) -> N
         "docs/install.md",
         "docs/My Setup.md",
         "docs/usage.md",
+        "docs/中文 笔记.md",
         "posts/trip/index.md",
         "posts/plain.md",
     }
@@ -146,4 +150,5 @@ def test_hrefs_are_the_urls_hugo_builds(built: Path) -> None:
         "/sub/2024/a-trip-report/",
         "/sub/2023/plain-one/",
         "/sub/docs/install/",
+        "/sub/docs/%E4%B8%AD%E6%96%87-%E7%AC%94%E8%AE%B0/",
     } <= hrefs

@@ -31,6 +31,8 @@ from studykb.vault.flavour import Site
 _POST = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(.+)$")
 _TOKEN = re.compile(r":([a-z_]+)")
 _UNSAFE = re.compile(r"[^\w\-./~]+", re.UNICODE)
+#: What Hugo's ``.RelPermalink`` leaves unescaped (``中文 笔记.md`` is ``%E4%B8%AD%E6%96%87-...``).
+_HUGO_SAFE = "-._~!$&'()*+,;=:@/%"
 #: What Jekyll leaves unescaped in a URL made from file names (``Jekyll::URL.escape_path``).
 _JEKYLL_SAFE = "-._~!$&'()*+,;=:@/"
 #: Generators whose pages this module places.
@@ -76,8 +78,8 @@ class SitePages:
         """The URL the generator gives the page (site-absolute, with the base path)."""
         meta = self.docs[path].meta if path in self.docs else {}
         rel = self.key(path, path)
-        if self.site.generator == "hugo":
-            url = _hugo_url(rel, meta, self.site, self.language(path))
+        if self.site.generator == "hugo":  # percent-encoded as .RelPermalink is
+            url = quote(_hugo_url(rel, meta, self.site, self.language(path)), safe=_HUGO_SAFE)
         else:
             url = _jekyll_url(rel, meta, self.site)
         anchor = key[len(path) + 1 :] if key != path else ""
