@@ -5,6 +5,7 @@ changed."""
 from __future__ import annotations
 
 import json
+import os
 import posixpath
 import re
 from collections.abc import Callable
@@ -61,6 +62,41 @@ def test_every_link_of_every_page_resolves(
     home = (out / "index.html").read_text(encoding="utf-8")
     assert 'data-mode="static"' in home and "studykb-token" not in home
     assert "mark-button" not in (out / "d/notes/topics/fsdp2.html").read_text(encoding="utf-8")
+
+
+def files_of(out: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.name != ".studykb-site.json"
+    }
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_workers_write_the_site_one_process_writes(
+    run: Callable[..., Any], bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from studykb.runtime import pools
+
+    monkeypatch.setattr(pools, "cores", lambda: 1)  # everything in this process
+    alone = build(run, bundled, tmp_path / "alone")
+    monkeypatch.setattr(pools, "cores", lambda: 3)  # forked workers, several chunks each
+    shared = build(run, bundled, tmp_path / "shared")
+    assert alone["pages"] == shared["pages"] and alone["files"] == shared["files"]
+    assert files_of(tmp_path / "alone") == files_of(tmp_path / "shared")
+
+
+def test_chunks_hold_every_document_once_and_get_shorter() -> None:
+    from studykb.web.site import chunked
+
+    keys = [f"notes/n{n:05}.md" for n in range(1000)]
+    chunks = chunked(keys, 2, 6)
+    assert len(chunks) == 6
+    assert sorted(k for c in chunks for k in c) == keys
+    sizes = [len(c) for c in chunks]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == 500 and sizes[-1] < 40
+    assert sorted(chunked(keys[:3], 4, 14)) == [[k] for k in keys[:3]]
+    assert chunked([], 2, 6) == []
 
 
 def test_topic_plan_pages_graph_and_search_index(

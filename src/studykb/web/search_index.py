@@ -30,35 +30,43 @@ BODY_CHARS = 20_000
 SNIPPET_CHARS = 160
 TITLE_WEIGHT = 5
 NAME_WEIGHT = 3
-_RUNS = re.compile(rf"([{HAN}]+)|[^\W{HAN}]+")
+_HAN_RUNS = re.compile(f"([{HAN}]+)")
+_WORDS = re.compile(rf"[^\W{HAN}]+")
 
 
 def terms(text: str) -> Counter[str]:
-    """How often each term occurs in ``text``."""
-    counts: Counter[str] = Counter()
-    text = unicodedata.normalize("NFKC", text)
-    for m in _RUNS.finditer(text):
-        run = m.group(1)
-        if run is None:
-            counts[m.group().lower()] += 1
-        else:
-            counts.update(t.text for t in tokens(run))
-    return counts
+    """How often each term occurs in ``text`` (in the order terms first occur)."""
+    found: list[str] = []
+    # split on Han runs: spaced text, a Han run, spaced text, ... (the words of the
+    # spaced text found at once, not one match at a time: most of a vault's words)
+    for n, part in enumerate(_HAN_RUNS.split(unicodedata.normalize("NFKC", text))):
+        if n % 2:
+            found.extend(t.text for t in tokens(part))
+        elif part:
+            found.extend(map(str.lower, _WORDS.findall(part)))
+    return Counter(found)
 
 
-def build(kb: KnowledgeBase, link: Linker) -> dict[str, Any]:
+def build(
+    kb: KnowledgeBase, link: Linker, texts: dict[str, tuple[str, list[str]]] | None = None
+) -> dict[str, Any]:
     """The index of every document but course units; ``link`` makes hrefs relative to
-    where the index file is."""
+    where the index file is; ``texts``: the vault's plain texts, when read already."""
     docs = [d for d in kb.documents().values() if d.type != "unit"]
     docs.sort(key=lambda d: d.key)
-    texts = kb.vault.texts()
+    if texts is None:
+        texts = kb.vault.texts()
     postings: dict[str, list[list[int]]] = {}
     entries = []
     for n, doc in enumerate(docs):
         body = texts.get(doc.path, ("", []))[0][:BODY_CHARS]
         entries.append(_entry(doc, body, link))
         for term, weight in _weights(doc, body).items():
-            postings.setdefault(term, []).append([n, weight])
+            found = postings.get(term)
+            if found is None:
+                postings[term] = [[n, weight]]
+            else:
+                found.append([n, weight])
     return {"docs": entries, "terms": postings}
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import random
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ class Output:
         """What the site is made from (vault state, code, options); see :func:`made_from`."""
         self.new: dict[str, str] = {}
         self.written: list[str] = []
+        self.folders: set[Path] = set()
+        """Folders known to exist (made or seen by this process)."""
 
     def put(self, path: str, data: bytes) -> None:
         digest, written = self.write(path, data)
@@ -72,7 +75,9 @@ class Output:
         target = self.folder / path
         if self.old.get(path) == digest and _size(target) == len(data):
             return digest, False
-        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.parent not in self.folders:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            self.folders.add(target.parent)
         temporary = target.with_name(f".{target.name}.studykb-tmp")
         temporary.write_bytes(data)
         os.replace(temporary, target)
@@ -119,18 +124,22 @@ def build_site(
             files=len(output.new),
             seconds=time.perf_counter() - started,
         )
+    from studykb.runtime.memory import paused_gc
+
     pages = Pages(kb)
-    pages.preload_links()
-    pages.knowledge()
+    docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
+    # what every worker inherits, loaded once with the collector off and then frozen: a
+    # worker's collections never walk it (nor copy its pages by touching it)
+    with paused_gc(freeze=True):
+        pages.preload_links()
+        pages.knowledge()
+        texts = kb.vault.texts()  # for the search index, read before the workers fork
+        if docs:  # the ranker and its caches
+            kb.sidebar(kb.documents()[docs[0]])
     frame = Frame(kb.root.name, "static", canonical_base=base_url)
     built = Built()
-    for path, page in _index_pages(pages):
-        output.put(path, render(page, frame, Linker(relative_root(path), True), path=path).encode())
-        built.pages += 1
-    docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
-    if docs:  # the ranker and its caches, loaded once for every worker to inherit
-        kb.sidebar(kb.documents()[docs[0]])
-    for path, digest, written, assets in _document_pages(pages, frame, output, docs, progress):
+    work = Work(pages, frame, output, texts)
+    for path, digest, written, assets in _site_pages(work, docs, progress):
         output.record(path, digest, written)
         pages.assets.update(assets)
         built.pages += path.endswith(".html")
@@ -169,44 +178,97 @@ def _index_pages(pages: Pages) -> Iterator[tuple[str, Page]]:
     yield "graph/index.html", Page("graph.html", {})
 
 
-#: Documents rendered in each chunk of work (forked workers take chunks in turn).
-CHUNK = 200
-#: The chunk that writes the graph and the search index (first: it takes longest).
-DATA = "\0data"
+@dataclass
+class Work:
+    """What the workers that write the pages share (inherited, never pickled)."""
+
+    pages: Pages
+    frame: Frame
+    output: Output
+    texts: dict[str, tuple[str, list[str]]]
+    """The plain text of every file (the search index's), read before the workers start."""
+
+
+#: Tasks besides the documents' pages, first (each is one worker's work for a while):
+#: the search index, and the graph with the list pages.
+SEARCH, GRAPH, INDEXES_TASK = "\0search", "\0graph", "\0indexes"
+TASKS = ([SEARCH], [GRAPH, INDEXES_TASK])
 Done = tuple[str, str, bool, list[str]]
+#: Sidebars asked of the ranker at once: far fewer than make it start workers of its own
+#: (a worker cannot), and a bounded number held at a time.
+BATCH = 200
 
 
-def _document_pages(
-    pages: Pages, frame: Frame, output: Output, keys: list[str], progress: Progress | None
-) -> Iterator[Done]:
-    """Every document's page (and a topic's plan page), written by forked workers that
-    inherit the loaded vault: (path, digest, written, vault files shown) of each."""
+def _site_pages(work: Work, keys: list[str], progress: Progress | None) -> Iterator[Done]:
+    """The list pages, every document's page (and a topic's plan page), the graph and
+    the search index, written by forked workers that inherit the loaded vault: (path,
+    digest, written, vault files shown) of each."""
     from studykb.runtime.pools import cores, map_shared
 
-    chunks = [[DATA], *(keys[n : n + CHUNK] for n in range(0, len(keys), CHUNK))]
-    workers = min(cores(), len(chunks))
+    workers = max(1, min(cores(), len(keys) + len(TASKS)))
+    # the pool hands out up to four tasks a worker one at a time (more are grouped)
+    chunks = [*TASKS, *chunked(keys, workers, 4 * workers - len(TASKS))]
     done = 0
-    for part in map_shared(_render_chunk, (pages, frame, output), chunks, workers):
+    for part in map_shared(_render_chunk, work, chunks, workers):
         yield from part
         done += sum(path.startswith("d/") for path, *_rest in part)
         if progress is not None:
             progress(done, len(keys))
 
 
-def _render_chunk(shared: tuple[Pages, Frame, Output], keys: list[str]) -> list[Done]:
-    pages, frame, output = shared
-    if keys == [DATA]:
-        return _data_files(pages.kb, output)
+def chunked(keys: list[str], workers: int, most: int) -> list[list[str]]:
+    """``keys`` in at most ``most`` chunks for ``workers`` that take them in turn, each
+    chunk one worker's share of what is left (guided self-scheduling): the chunks get
+    shorter, so the workers finish nearly together. The keys are shuffled first (with a
+    fixed seed), so every chunk holds the same mix of documents (a topic, with its plan
+    page, costs twice a note) and chunks of a size take about as long."""
+    mixed = list(keys)
+    random.Random(len(keys)).shuffle(mixed)
+    chunks: list[list[str]] = []
+    while mixed:
+        size = len(mixed) if len(chunks) == most - 1 else -(-len(mixed) // workers)
+        chunks.append(sorted(mixed[:size]))
+        del mixed[:size]
+    return chunks
+
+
+def _render_chunk(work: Work, keys: list[str]) -> list[Done]:
+    if keys and keys[0].startswith("\0"):
+        return [done for task in keys for done in _task(work, task)]
+    pages, frame, output = work.pages, work.frame, work.output
     out: list[Done] = []
     docs = pages.kb.documents_for(keys)
-    pages.sidebars = {s.key: s for s in pages.kb.sidebars(keys)}
-    for key in keys:
-        pages.assets.clear()
-        for path, page in _pages_of(pages, docs[key]):
-            html = render(page, frame, Linker(relative_root(path), True), path=path)
-            digest, written = output.write(path, html.encode())
-            out.append((path, digest, written, sorted(pages.assets)))
+    for n in range(0, len(keys), BATCH):
+        batch = keys[n : n + BATCH]
+        pages.sidebars = {s.key: s for s in pages.kb.sidebars(batch)}
+        for key in batch:
+            pages.assets.clear()
+            for path, page in _pages_of(pages, docs[key]):
+                html = render(page, frame, Linker(relative_root(path), True), path=path)
+                digest, written = output.write(path, html.encode())
+                out.append((path, digest, written, sorted(pages.assets)))
     return out
+
+
+def _task(work: Work, task: str) -> list[Done]:
+    """The list pages, graph.json (node hrefs relative to graph/index.html) or
+    search-index.json."""
+    from studykb.runtime.memory import paused_gc
+
+    kb, output = work.pages.kb, work.output
+    if task == INDEXES_TASK:
+        out: list[Done] = []
+        for path, page in _index_pages(work.pages):
+            html = render(page, work.frame, Linker(relative_root(path), True), path=path)
+            out.append((path, *output.write(path, html.encode()), []))
+        return out
+    with paused_gc():  # hundreds of thousands of small lists that all stay alive
+        if task == GRAPH:
+            path, data = "graph.json", _json(graph_data.whole(kb, Linker("../", static=True)))
+        else:
+            index = search_index.build(kb, Linker("", static=True), work.texts)
+            path, data = "search-index.json", _json(index)
+    return [(path, *output.write(path, data), [])]
 
 
 def _pages_of(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:
@@ -224,17 +286,6 @@ def _static_plan(page: Page) -> Page:
     """A plan page without the links to the other variant (a static site has one)."""
     page.context.update(show_all_url=None, hide_known_url=None)
     return page
-
-
-def _data_files(kb: KnowledgeBase, output: Output) -> list[Done]:
-    """graph.json (node hrefs relative to graph/index.html) and search-index.json."""
-    graph = graph_data.whole(kb, Linker("../", static=True))
-    index = search_index.build(kb, Linker("", static=True))
-    out: list[Done] = []
-    for path, data in (("graph.json", graph), ("search-index.json", index)):
-        digest, written = output.write(path, _json(data))
-        out.append((path, digest, written, []))
-    return out
 
 
 def _static_files(output: Output) -> None:
