@@ -3,6 +3,7 @@
     python benchmarks/bench_web.py                         # a 10k vault in a temp folder
     python benchmarks/bench_web.py --vault /tmp/v10k       # a generated vault (copied)
     python benchmarks/bench_web.py --docs 1000 --runs 1 --markdown --json out.json
+    python benchmarks/bench_web.py --vault /tmp/v10k --skip-serve   # site and build only
 
 Targets (10k documents, the generator's vault): a page renders in <= 50 ms server side
 (the ``Server-Timing`` the server puts on every response, median and p95 over pages
@@ -37,7 +38,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from common import LOCAL, Table, interleave  # noqa: E402
+from common import LOCAL, Table, interleave, preamble  # noqa: E402
 
 PAGE_MS = 50
 SEARCH_MS = 50
@@ -242,7 +243,12 @@ SEARCHES = [
 
 
 def bench_serve(
-    vault: Path, info: dict[str, Any], n: int, table: Table, figures: dict[str, Any]
+    vault: Path,
+    info: dict[str, Any],
+    n: int,
+    table: Table,
+    figures: dict[str, Any],
+    browser: bool = True,
 ) -> None:
     shutil.rmtree(vault / ".studykb", ignore_errors=True)
     subprocess.run(
@@ -298,7 +304,8 @@ def bench_serve(
             "",
         )
         figures["graph_api_ms"] = [cold[0], warm[0]]
-        bench_browser(server, table, figures)
+        if browser:
+            bench_browser(server, table, figures)
     finally:
         server.stop()
 
@@ -370,9 +377,12 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=2, help="build/site runs each")
     parser.add_argument("--pages", type=int, default=20, help="pages asked per kind")
     parser.add_argument("--skip-site", action="store_true")
+    parser.add_argument("--skip-serve", action="store_true", help="no server (nor browser)")
+    parser.add_argument("--skip-browser", action="store_true")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    preamble()
     work = Path(tempfile.mkdtemp(prefix="studykb-bench-web-"))
     vault = work / "vault"
     try:
@@ -389,7 +399,8 @@ def main() -> int:
         figures: dict[str, Any] = {"docs": info.get("docs", args.docs)}
         if not args.skip_site:
             bench_site(vault, work, args.runs, table, figures)
-        bench_serve(vault, info, args.pages, table, figures)
+        if not args.skip_serve:
+            bench_serve(vault, info, args.pages, table, figures, browser=not args.skip_browser)
         print(f"\n{figures['docs']} documents; machine: {os.cpu_count()} cores\n")
         print(table.render(markdown=args.markdown))
         if args.json:
