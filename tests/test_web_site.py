@@ -187,3 +187,15 @@ def test_bad_outputs_are_refused(
     )
     build(run, vault, manifest)
     assert (tmp_path / "precious.txt").read_text(encoding="utf-8") == "keep"
+
+
+def test_templates_read_dict_keys_as_jinja_does() -> None:
+    import jinja2
+
+    from studykb.web.templating import Environment
+
+    source = "{{ d.title }}|{{ d.items is callable }}|{{ d.get('x') }}|{{ d.missing is defined }}"
+    data = {"d": {"title": "<T>", "items": [1], "get": "shadowed", "x": 2}}
+    ours = Environment(autoescape=True).from_string(source).render(data)
+    assert ours == jinja2.Environment(autoescape=True).from_string(source).render(data)
+    assert ours == "&lt;T&gt;|True|2|False"
