@@ -36,6 +36,7 @@ from studykb.search.state import (
     INDEX_DIR,
     INDEX_NAME,
     INDEX_VERSION,
+    TEXT_FIELDS,
     SyncStats,
     check,
     diff_held,
@@ -79,22 +80,6 @@ TAG_WEIGHT = 2.0
 SIMILAR_TERMS = 15
 #: BM25 length normalisation per field: a topic with many aliases is not penalised for them.
 FIELD_B = {"body_B": 0.5, "tags_B": 0.3, "title_B": 0.5}
-#: Text fields a query may also name (``title:``, ``aliases:``) without searching them by default.
-TEXT_FIELDS = ("title", "aliases", "tags", "body")
-#: Fields holding exact values (filters, and ``field:value`` in a query).
-EXACT_FIELDS = (
-    "type",
-    "tag",
-    "course",
-    "status",
-    "level",
-    "kind",
-    "date",
-    "id",
-    "path",
-    "key",
-    "exact",
-)
 
 # -- the index on disk ------------------------------------------------------------------
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from studykb.errors import UsageError
 from studykb.model import DOC_TYPES
+from studykb.search.state import EXACT_FIELDS, TEXT_FIELDS
 from studykb.search.understand import plain, read
 from studykb.vault import Vault
 from studykb.vault.topics import TopicTable
@@ -23,22 +24,7 @@ from studykb.vault.topics import TopicTable
 #: Longer queries are cut (at a word boundary) to this many characters.
 MAX_QUERY_CHARS = 500
 #: Fields a query may name as ``field:value``.
-QUERY_FIELDS = (
-    "title",
-    "aliases",
-    "tags",
-    "body",
-    "tag",
-    "type",
-    "course",
-    "status",
-    "level",
-    "kind",
-    "date",
-    "id",
-    "path",
-    "key",
-)
+QUERY_FIELDS = (*TEXT_FIELDS, *(name for name in EXACT_FIELDS if name != "exact"))
 _OPERATORS = ("AND", "OR", "NOT", "ANDNOT", "ANDMAYBE")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
 _ANSI = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-Z\\-_])")

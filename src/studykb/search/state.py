@@ -21,6 +21,24 @@ from typing import TYPE_CHECKING, Any
 from studykb.vault.cache import code_version
 from studykb.vault.cache import key as cache_key
 
+#: Text fields a query may also name (``title:``, ``aliases:``) without searching them by default.
+TEXT_FIELDS = ("title", "aliases", "tags", "body")
+#: Fields holding exact values (filters, and ``field:value`` in a query).
+EXACT_FIELDS = (
+    "type",
+    "tag",
+    "course",
+    "status",
+    "level",
+    "kind",
+    "date",
+    "id",
+    "path",
+    "key",
+    "exact",
+)
+
+
 if TYPE_CHECKING:
     from studykb.model import Document
     from studykb.vault import Vault
