@@ -13,19 +13,15 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
-from urllib.parse import unquote
 
 import pytest
-from click.testing import CliRunner
 
-from studykb.cli.app import cli, prepare
+from site_builds import build, generated_page, items, recipe, rendered_links
 
 pytestmark = pytest.mark.slow
 
 HUGO = shutil.which("hugo")
-GUIDE = Path(__file__).parents[1] / "docs" / "guide" / "sites.md"
 
 LAYOUT = (
     '<main>{{ .Content }}</main>{{ partial "studykb-sidebar.html" . }}'
@@ -62,52 +58,15 @@ SITE = {
 }
 
 
-def recipe(name: str) -> str:
-    """The code block after ``<!-- recipe: NAME -->`` in the sites guide."""
-    text = GUIDE.read_text(encoding="utf-8")
-    after = text.split(f"<!-- recipe: {name} -->", 1)[1]
-    found = re.search(r"```[\w-]*\n(.*?)\n```", after, re.S)
-    assert found is not None
-    return found.group(1) + "\n"
-
-
 @pytest.fixture
 def built(tmp_path: Path) -> Path:
     if HUGO is None:
         pytest.skip("the hugo binary is not installed (Debian: apt-get install hugo)")
     site = tmp_path / "site"
-    for rel, text in SITE.items():
-        path = site / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (site / "layouts" / "partials" / "studykb-sidebar.html").write_text(
-        recipe("hugo"), encoding="utf-8"
-    )
-    prepare()
-    out = site / "data" / "studykb" / "sidebar.json"  # the folders do not exist yet
-    result = CliRunner().invoke(
-        cli, ["--vault", str(site), "sidebar", "--format", "json", "-o", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    done = subprocess.run(
-        [HUGO, "-s", str(site), "-d", str(tmp_path / "public")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    files = {**SITE, "layouts/partials/studykb-sidebar.html": recipe("hugo")}
+    command = [HUGO, "-s", str(site), "-d", str(tmp_path / "public")]
+    build(site, files, "data/studykb/sidebar.json", command)
     return tmp_path / "public"
-
-
-def _page(public: Path, href: str) -> Path | None:
-    """The generated file an href of the site (below /sub/) leads to, or None."""
-    assert href.startswith("/sub/"), href
-    rel = unquote(href[len("/sub/") :].split("#", 1)[0])
-    target = public / rel
-    if rel.endswith("/") or rel == "":
-        target = target / "index.html"
-    return target if target.is_file() else None
 
 
 def test_every_rendered_sidebar_link_leads_to_a_generated_page(built: Path) -> None:
@@ -124,16 +83,9 @@ def test_every_rendered_sidebar_link_leads_to_a_generated_page(built: Path) -> N
         "posts/trip/index.md",
         "posts/plain.md",
     }
-    pages = sorted(built.rglob("*.html"))
-    links = []
-    for page in pages:
-        html = page.read_text(encoding="utf-8")
-        links.extend(re.findall(r'<a class="studykb-link" href="([^"]+)"', html))
-    expected = sum(
-        len(sb[part]) for sb in data.values() for part in ("related", "before", "leads_to")
-    )
-    assert len(links) == expected > 10  # every page found its sidebar by .File.Path
-    missing = [href for href in links if _page(built, href) is None]
+    links = rendered_links(built)
+    assert len(links) == items(data) > 10  # every page found its sidebar by .File.Path
+    missing = [href for href in links if generated_page(built, href) is None]
     assert missing == []
 
 

@@ -14,15 +14,11 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
-from urllib.parse import unquote
 
 import pytest
-from click.testing import CliRunner
 
-from studykb.cli.app import cli, prepare
-from test_hugo_build import recipe
+from site_builds import build, generated_page, items, recipe, rendered_links
 
 pytestmark = pytest.mark.slow
 
@@ -55,37 +51,10 @@ def built(tmp_path: Path) -> Path:
     if JEKYLL is None:
         pytest.skip("the jekyll program is not installed (Debian: apt-get install jekyll)")
     site = tmp_path / "site"
-    for rel, text in SITE.items():
-        path = site / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    (site / "_includes").mkdir()
-    (site / "_includes" / "studykb-sidebar.html").write_text(recipe("jekyll"), encoding="utf-8")
-    prepare()
-    out = site / "_data" / "studykb" / "sidebar.json"  # the folders do not exist yet
-    result = CliRunner().invoke(
-        cli, ["--vault", str(site), "sidebar", "--format", "json", "-o", str(out)]
-    )
-    assert result.exit_code == 0, result.output
-    done = subprocess.run(
-        [JEKYLL, "build", "--safe", "-s", str(site), "-d", str(tmp_path / "public")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
+    files = {**SITE, "_includes/studykb-sidebar.html": recipe("jekyll")}
+    command = [JEKYLL, "build", "--safe", "-s", str(site), "-d", str(tmp_path / "public")]
+    build(site, files, "_data/studykb/sidebar.json", command)
     return tmp_path / "public"
-
-
-def _page(public: Path, href: str) -> Path | None:
-    """The generated file an href of the site (below /sub/) leads to, or None."""
-    assert href.startswith("/sub/"), href
-    rel = unquote(href[len("/sub/") :].split("#", 1)[0])
-    target = public / rel
-    if rel.endswith("/") or rel == "":
-        target = target / "index.html"
-    return target if target.is_file() else None
 
 
 def test_every_rendered_sidebar_link_leads_to_a_generated_page(built: Path) -> None:
@@ -93,15 +62,9 @@ def test_every_rendered_sidebar_link_leads_to_a_generated_page(built: Path) -> N
         (built.parent / "site" / "_data" / "studykb" / "sidebar.json").read_text(encoding="utf-8")
     )
     assert set(data) == {path for path in SITE if path.endswith(".md")}  # keyed by page.path
-    links = []
-    for page in sorted(built.rglob("*.html")):
-        html = page.read_text(encoding="utf-8")
-        links.extend(re.findall(r'<a class="studykb-link" href="([^"]+)"', html))
-    expected = sum(
-        len(sb[part]) for sb in data.values() for part in ("related", "before", "leads_to")
-    )
-    assert len(links) == expected > 8  # every page found its sidebar by page.path
-    missing = [href for href in links if _page(built, href) is None]
+    links = rendered_links(built)
+    assert len(links) == items(data) > 8  # every page found its sidebar by page.path
+    missing = [href for href in links if generated_page(built, href) is None]
     assert missing == []
 
 
