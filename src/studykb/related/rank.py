@@ -240,6 +240,7 @@ class Ranker:
         allowed = set(types or DEFAULT_TYPES)
         node_types = self.ix.types
         total = weights.total()
+        weight = weights.by_name()
         picked = [
             j
             for j in self.ix.picked[i]
@@ -249,12 +250,11 @@ class Ranker:
             Ranked(
                 j,
                 1.0 + (len(picked) - k) / len(picked),
-                _blend(feats.get(j, {}), weights.by_name()) / total,
+                _blend(feats.get(j, {}), weight) / total,
                 feats.get(j, {}),
             )
             for k, j in enumerate(picked)
         ]
-        weight = weights.by_name()
         keys = self.ix.keys
         pool = []
         for j, f in feats.items():
