@@ -59,7 +59,10 @@ def imap(
 def _forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
     import multiprocessing as mp
 
-    chunk = max(8, min(64, len(items) // (workers * 8) or 1))
+    # about eight chunks a worker (at most 64 items each), so the workers finish nearly
+    # together; a few large items (the text analysis hands over a few big lists) go one
+    # at a time, else one worker would take them all
+    chunk = max(1, min(64, len(items) // (workers * 8)))
     # workers switch their collector on: the parent may have paused its own (paused_gc)
     with mp.get_context("fork").Pool(workers, initializer=collector_on) as pool:
         yield from pool.imap(func, items, chunksize=chunk)
