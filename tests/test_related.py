@@ -466,3 +466,31 @@ def test_the_blend_adds_features_in_one_order_whatever_order_they_were_found_in(
             assert found == expected  # bit for bit: equal features, equal scores
     assert _blend({"picked": 1.0}, weight) == 0.0
     assert _blend({}, weight) == 0.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The Attention is all you need: attention, ATTENTION and Attentions.",
+        "张量并行把矩阵乘法切到多张卡上；数据并行复制模型。Tensor parallel 与 FSDP2 的区别",
+        "café Café naïve 3.5.1 x_y __init__ the of and",
+        "PostgreSQL的VACUUM和自动清理，连续批处理（continuous batching）与分页注意力",
+        "",
+    ],
+)
+def test_term_vectors_count_the_terms_the_search_analysis_reads(text: str) -> None:
+    """The related documents' fast path counts exactly the terms ``tokens`` gives, with the
+    first written form of each (lowercased when ASCII), in the order they first occur."""
+    from collections import Counter
+
+    from studykb.text.analysis import term_counts, tokens
+
+    counts: Counter[str] = Counter()
+    written: dict[str, str] = {}
+    for t in tokens(text):
+        counts[t.text] += 1
+        written.setdefault(t.text, t.original.lower() if t.original.isascii() else t.original)
+    got_counts, got_written = term_counts(text)
+    assert list(got_counts.items()) == list(counts.items())
+    assert list(got_written.items()) == list(written.items())
+    assert counts or not text

@@ -315,18 +315,9 @@ def _texts(vault: Vault, keys: Iterable[str] | None = None) -> dict[str, Text]:
 
 def _analyse_part(todo: list[tuple[str, str]]) -> list[Analysed]:
     """Term counts of texts, read as the search index reads them (rjieba for Chinese)."""
-    from studykb.text.analysis import tokens
+    from studykb.text.analysis import term_counts
 
-    out = []
-    for key, text in todo:
-        tf: Counter[str] = Counter()
-        seen: dict[str, str] = {}
-        for t in tokens(text):
-            tf[t.text] += 1
-            if t.text not in seen:
-                seen[t.text] = t.original.lower() if t.original.isascii() else t.original
-        out.append((key, tf, seen))
-    return out
+    return [(key, *term_counts(text)) for key, text in todo]
 
 
 def _analyse(todo: list[tuple[str, str]], protected: list[str]) -> list[Analysed]:

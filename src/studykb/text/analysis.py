@@ -8,12 +8,15 @@ phrases work in both languages and across their seams (``PostgreSQL的VACUUM``).
 
 Two ways to read the same text, giving the same terms at the same positions:
 :func:`tokens` (every term with its characters, for queries and snippets) and
-:func:`term_positions` (term -> positions, the fast path that fills the index).
+:func:`term_positions` (term -> positions, the fast path that fills the index); and
+:func:`term_counts`, the counts of :func:`tokens`' terms without the positions (the
+fast path of related documents' term vectors).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -182,6 +185,35 @@ def term_positions(
                     got.append(pos)
             pos += 1
     return poses
+
+
+def term_counts(text: str) -> tuple[Counter[str], dict[str, str]]:
+    """(term -> how often :func:`tokens` gives it, term -> its first written form),
+    without building a :class:`Term` per word; both in the order terms first occur. The
+    written form is lowercased when it is ASCII."""
+    counts: Counter[str] = Counter()
+    written: dict[str, str] = {}
+    stems = _STEMS
+    remembered = segment.SEGMENTS.runs
+    for m in _TOKENS.finditer(text):
+        run = m.group(1)
+        if run is None:
+            word = m.group()
+            lower = word.lower()
+            if lower in STOP_WORDS:
+                continue
+            term = stems.get(lower) or stem(lower)
+            counts[term] += 1
+            if term not in written:
+                written[term] = lower if word.isascii() else word
+            continue
+        for cut, inner in remembered.get(run) or segment.SEGMENTS.cut(run):
+            counts[cut] += 1
+            written.setdefault(cut, cut)
+            for piece in inner:
+                counts[piece] += 1
+                written.setdefault(piece, piece)
+    return counts, written
 
 
 def analyze(text: str, mode: str = "query") -> list[str]:
