@@ -130,6 +130,24 @@ def test_markdown_like_text_parses(path: str, text: str) -> None:
     check(path, text.encode("utf-8", "surrogatepass"))
 
 
+@SETTINGS
+@given(DOCUMENTS)
+@example("---\ntitle: [unclosed\n---\nbody\n")
+@example("+++\ntitle = \"x\"\n+++\n\nbody\n")
+@example("\n\n---\na: 1\n...\nbody")
+def test_the_body_is_found_alike_with_or_without_reading_the_front_matter(text: str) -> None:
+    from studykb.parse.frontmatter import split
+
+    read, skipped = split(text), split(text, load=False)
+    assert (skipped.body, skipped.body_line, skipped.fm_format) == (
+        read.body,
+        read.body_line,
+        read.fm_format,
+    )
+    if read.fm_format in ("yaml", "toml"):
+        assert skipped.meta == {}
+
+
 WORD = st.text(st.characters(whitelist_categories=("L", "N")), min_size=1, max_size=8)
 
 

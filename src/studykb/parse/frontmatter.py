@@ -56,8 +56,10 @@ class Split:
     """(line, message) when the front matter could not be read."""
 
 
-def split(text: str) -> Split:
-    """Split ``text`` (BOM already removed, any line ends) into front matter and body."""
+def split(text: str, *, load: bool = True) -> Split:
+    """Split ``text`` (BOM already removed, any line ends) into front matter and body;
+    ``load=False`` finds where the body starts without reading a YAML or TOML front
+    matter (its mapping is then empty), for whoever only wants the body."""
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     pos = 0
@@ -72,15 +74,17 @@ def split(text: str) -> Split:
     rest = text[pos:]
     first = rest.split("\n", 1)[0].rstrip()
     if first == "---":
-        return _fenced(text, pos, line, "yaml", ("---", "..."))
+        return _fenced(text, pos, line, "yaml", ("---", "..."), load)
     if first == "+++":
-        return _fenced(text, pos, line, "toml", ("+++",))
+        return _fenced(text, pos, line, "toml", ("+++",), load)
     if rest.startswith("{"):
         return _json(text, pos, line)
     return Split({}, "", "", 0, text, 1)
 
 
-def _fenced(text: str, pos: int, line: int, fmt: str, closers: tuple[str, ...]) -> Split:
+def _fenced(
+    text: str, pos: int, line: int, fmt: str, closers: tuple[str, ...], load: bool = True
+) -> Split:
     start = text.find("\n", pos)
     if start == -1:
         return Split({}, fmt, "", line + 1, "", line + 1, (line, "front matter is never closed"))
@@ -94,7 +98,7 @@ def _fenced(text: str, pos: int, line: int, fmt: str, closers: tuple[str, ...]) 
             fm_text = text[start:cursor]
             body_start = len(text) if nl == -1 else nl + 1
             body = text[body_start:]
-            meta, error = _load(fm_text, fmt, line + 1)
+            meta, error = _load(fm_text, fmt, line + 1) if load else ({}, None)
             return Split(meta, fmt, fm_text, line + 1, body, end_line + 1, error)
         if nl == -1:
             # An unclosed fence: the whole file is body, and that is a problem.

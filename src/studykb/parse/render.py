@@ -88,7 +88,7 @@ def heading_anchor(text: str) -> str:
 
 def render_note(text: str, links: Links, *, title: str = "") -> Rendered:
     """The body of a whole file's ``text`` (front matter skipped) as safe HTML."""
-    parts = split(text)
+    parts = split(text, load=False)  # the front matter is not shown: not read either
     env: dict[str, Any] = {"links": links, "headings": []}
     md = _markdown()
     tokens = md.parse(parts.body, env)

@@ -70,17 +70,29 @@ class Pages:
     links_from: dict[str, list[Link]] | None = None
     """Every reference by source key, read at once (a whole site); None: ask per page."""
     links_to: dict[str, list[Link]] = field(default_factory=dict)
+    contexts: dict[tuple[str, int], str] = field(default_factory=dict)
+    """The context line of every backlink, by (path, line), read at once (a whole site)."""
     _memo: dict[str, Any] = field(default_factory=dict)
 
     def preload_links(self) -> None:
         """Read every reference once (a whole site), instead of two queries a page."""
+        self.knowledge()  # the state what is read here belongs to
         self.links_from, self.links_to = {}, {}
         for found in self.kb.all_links():
             self.links_from.setdefault(found.ref.source, []).append(found)
             if found.target:
                 self.links_to.setdefault(found.target, []).append(found)
+        wanted: dict[str, set[int]] = {}
         for links in self.links_to.values():
             links.sort(key=lambda f: (f.ref.path, f.ref.line))
+            for found in links:
+                wanted.setdefault(found.ref.path, set()).add(found.ref.line)
+        # each file backlinks come from read once here, not once a page it links to
+        self.contexts = {}
+        for path, numbers in wanted.items():
+            lines = _file_lines(self.kb.root, path)
+            for line in numbers:
+                self.contexts[path, line] = _context(lines, line)
 
     def outgoing(self, doc: Document) -> list[Link]:
         if self.links_from is None:
@@ -98,6 +110,7 @@ class Pages:
         if self._memo.get("fp") != fp:
             self._memo = {"fp": fp, "knowledge": self.kb.knowledge()}
             self.lines.clear()
+            self.contexts.clear()
         knowledge: Knowledge = self._memo["knowledge"]
         return knowledge
 
@@ -217,11 +230,13 @@ class Pages:
 
     def context_line(self, path: str, line: int) -> str:
         """The text of line ``line`` of the file at ``path``, trimmed (a backlink's context)."""
+        known = self.contexts.get((path, line))
+        if known is not None:
+            return known
         lines = self.lines.get(path)
         if lines is None:
             lines = self.lines[path] = _file_lines(self.kb.root, path)
-        text = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
-        return text if len(text) <= CONTEXT_CHARS else text[: CONTEXT_CHARS - 1] + "…"
+        return _context(lines, line)
 
     # -- topics, lists, courses -----------------------------------------------------------------
     def _topic(self, doc: Document, shown: Shown, link: Linker) -> dict[str, Any]:
@@ -494,6 +509,11 @@ def _authors(value: Any) -> str | list[str] | None:
     if isinstance(value, list):
         return [v for v in value if isinstance(v, str)] or None
     return _text(value)
+
+
+def _context(lines: list[str], line: int) -> str:
+    text = " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
+    return text if len(text) <= CONTEXT_CHARS else text[: CONTEXT_CHARS - 1] + "…"
 
 
 def _file_lines(root: Any, path: str) -> list[str]:
