@@ -133,7 +133,7 @@ def test_markdown_like_text_parses(path: str, text: str) -> None:
 @SETTINGS
 @given(DOCUMENTS)
 @example("---\ntitle: [unclosed\n---\nbody\n")
-@example("+++\ntitle = \"x\"\n+++\n\nbody\n")
+@example('+++\ntitle = "x"\n+++\n\nbody\n')
 @example("\n\n---\na: 1\n...\nbody")
 def test_the_body_is_found_alike_with_or_without_reading_the_front_matter(text: str) -> None:
     from studykb.parse.frontmatter import split
