@@ -4,6 +4,9 @@
   the results in order as they come (parsing files, analysing texts);
 * :func:`map_shared` runs a function over chunks in forked workers that inherit a
   large read-only object (the related-documents ranker), instead of pickling it;
+* :func:`beside` starts one function in a forked process that inherits what this one
+  has loaded, and gives its result when asked, so that this process can go on with
+  something else meanwhile (a site's search index while the ranker loads);
 * :func:`python_workers` runs jobs in fresh interpreters (``python -c``), for work
   whose worker must not inherit this process's memory (the search index's segments).
 
@@ -91,6 +94,56 @@ def map_shared(
 def _run_shared(chunk: list[Any]) -> list[Any]:
     func: Callable[[Any, list[Any]], list[Any]] = _SHARED["func"]
     return func(_SHARED["value"], chunk)
+
+
+class Beside:
+    """A function running in a forked process; :meth:`result` waits for what it returns
+    (or raises what it raised)."""
+
+    def __init__(self, func: Callable[[Any], Any], shared: Any) -> None:
+        self._pool: Any = None
+        self._value: Any = None
+        if not can_fork():
+            self._value = func(shared)
+            return
+        import multiprocessing as mp
+
+        _SHARED["beside"] = (func, shared)
+        try:  # the worker is forked here, holding the function and its argument
+            self._pool = mp.get_context("fork").Pool(1, initializer=_frozen_collector_on)
+        finally:
+            del _SHARED["beside"]
+        self._pending = self._pool.apply_async(_run_beside)
+
+    def result(self) -> Any:
+        if self._pool is None:
+            return self._value
+        try:
+            return self._pending.get()
+        finally:
+            self._pool.close()
+            self._pool.join()
+            self._pool = None
+
+
+def beside(func: Callable[[Any], R], shared: Any) -> Beside:
+    """``func(shared)`` started in a forked process (in this one without fork, at once);
+    ``.result()`` gives what it returned."""
+    return Beside(func, shared)
+
+
+def _run_beside() -> Any:
+    func, shared = _SHARED["beside"]
+    return func(shared)
+
+
+def _frozen_collector_on() -> None:
+    """What the worker inherited is never walked by its collections (nor copied for
+    them); what it makes is collected as usual."""
+    import gc
+
+    gc.freeze()
+    collector_on()
 
 
 def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2) -> list[int]:

@@ -125,21 +125,25 @@ def build_site(
             seconds=time.perf_counter() - started,
         )
     from studykb.runtime.memory import paused_gc
+    from studykb.runtime.pools import beside
 
     pages = Pages(kb)
     docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
+    frame = Frame(kb.root.name, "static", canonical_base=base_url)
     # what every worker inherits, loaded once with the collector off and then frozen: a
     # worker's collections never walk it (nor copy its pages by touching it)
     with paused_gc(freeze=True):
         pages.preload_links()
         pages.knowledge()
         texts = kb.vault.texts()  # for the search index, read before the workers fork
+        work = Work(pages, frame, output, texts)
+        # the search index, the graph and the list pages need no ranker: they are made
+        # in a process of their own while this one loads it
+        others = beside(_other_files, work)
         if docs:  # the ranker and its caches
             kb.sidebar(kb.documents()[docs[0]])
-    frame = Frame(kb.root.name, "static", canonical_base=base_url)
     built = Built()
-    work = Work(pages, frame, output, texts)
-    for path, digest, written, assets in _site_pages(work, docs, progress):
+    for path, digest, written, assets in [*_site_pages(work, docs, progress), *others.result()]:
         output.record(path, digest, written)
         pages.assets.update(assets)
         built.pages += path.endswith(".html")
@@ -189,10 +193,6 @@ class Work:
     """The plain text of every file (the search index's), read before the workers start."""
 
 
-#: Tasks besides the documents' pages, first (each is one worker's work for a while):
-#: the search index, and the graph with the list pages.
-SEARCH, GRAPH, INDEXES_TASK = "\0search", "\0graph", "\0indexes"
-TASKS = ([SEARCH], [GRAPH, INDEXES_TASK])
 Done = tuple[str, str, bool, list[str]]
 #: Sidebars asked of the ranker at once: far fewer than make it start workers of its own
 #: (a worker cannot), and a bounded number held at a time.
@@ -200,14 +200,13 @@ BATCH = 200
 
 
 def _site_pages(work: Work, keys: list[str], progress: Progress | None) -> Iterator[Done]:
-    """The list pages, every document's page (and a topic's plan page), the graph and
-    the search index, written by forked workers that inherit the loaded vault: (path,
-    digest, written, vault files shown) of each."""
+    """Every document's page (and a topic's plan page), written by forked workers that
+    inherit the loaded vault: (path, digest, written, vault files shown) of each."""
     from studykb.runtime.pools import cores, map_shared
 
-    workers = max(1, min(cores(), len(keys) + len(TASKS)))
+    workers = max(1, min(cores(), len(keys)))
     # the pool hands out up to four tasks a worker one at a time (more are grouped)
-    chunks = [*TASKS, *chunked(keys, workers, 4 * workers - len(TASKS))]
+    chunks = chunked(keys, workers, 4 * workers)
     done = 0
     for part in map_shared(_render_chunk, work, chunks, workers):
         yield from part
@@ -233,8 +232,6 @@ def chunked(keys: list[str], workers: int, most: int) -> list[list[str]]:
 
 
 def _render_chunk(work: Work, keys: list[str]) -> list[Done]:
-    if keys and keys[0].startswith("\0"):
-        return [done for task in keys for done in _task(work, task)]
     pages, frame, output = work.pages, work.frame, work.output
     out: list[Done] = []
     docs = pages.kb.documents_for(keys)
@@ -250,25 +247,23 @@ def _render_chunk(work: Work, keys: list[str]) -> list[Done]:
     return out
 
 
-def _task(work: Work, task: str) -> list[Done]:
-    """The list pages, graph.json (node hrefs relative to graph/index.html) or
-    search-index.json."""
+def _other_files(work: Work) -> list[Done]:
+    """search-index.json, graph.json (node hrefs relative to graph/index.html) and the
+    list pages."""
     from studykb.runtime.memory import paused_gc
 
     kb, output = work.pages.kb, work.output
-    if task == INDEXES_TASK:
-        out: list[Done] = []
-        for path, page in _index_pages(work.pages):
-            html = render(page, work.frame, Linker(relative_root(path), True), path=path)
-            out.append((path, *output.write(path, html.encode()), []))
-        return out
+    out: list[Done] = []
     with paused_gc():  # hundreds of thousands of small lists that all stay alive
-        if task == GRAPH:
-            path, data = "graph.json", _json(graph_data.whole(kb, Linker("../", static=True)))
-        else:
-            index = search_index.build(kb, Linker("", static=True), work.texts)
-            path, data = "search-index.json", _json(index)
-    return [(path, *output.write(path, data), [])]
+        index = search_index.build(kb, Linker("", static=True), work.texts)
+        out.append(("search-index.json", *output.write("search-index.json", _json(index)), []))
+        del index
+        graph = _json(graph_data.whole(kb, Linker("../", static=True)))
+        out.append(("graph.json", *output.write("graph.json", graph), []))
+    for path, page in _index_pages(work.pages):
+        html = render(page, work.frame, Linker(relative_root(path), True), path=path)
+        out.append((path, *output.write(path, html.encode()), []))
+    return out
 
 
 def _pages_of(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:

@@ -1,0 +1,58 @@
+"""The process seams (studykb.runtime.pools): results come back in order, from other
+processes, and failures reach the caller."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from studykb.runtime import pools
+
+
+def _square(n: int) -> int:
+    return n * n
+
+
+def _pid_and(value: list[int]) -> tuple[int, int]:
+    return os.getpid(), sum(value)
+
+
+def _fail(_value: object) -> None:
+    raise ValueError("broken on purpose")
+
+
+@pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
+def test_imap_spreads_a_few_large_items_over_the_workers() -> None:
+    """Four items for two workers: both work (they once all went to one worker)."""
+    pids = list(pools.imap(_pid_and, [[1], [2], [3], [4]], workers=2, at_least=1))
+    assert [total for _pid, total in pids] == [1, 2, 3, 4]
+    assert len({pid for pid, _total in pids}) == 2
+    assert os.getpid() not in {pid for pid, _total in pids}
+
+
+def test_imap_gives_results_in_order() -> None:
+    assert list(pools.imap(_square, list(range(200)), workers=2)) == [n * n for n in range(200)]
+
+
+@pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
+def test_beside_runs_in_another_process_with_what_this_one_holds() -> None:
+    held = list(range(1000))  # inherited, never pickled on the way in
+    running = pools.beside(_pid_and, held)
+    held.append(10**6)  # this process goes on; the worker has its own copy
+    pid, total = running.result()
+    assert pid != os.getpid()
+    assert total == sum(range(1000))
+
+
+@pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
+def test_beside_gives_the_workers_failure_to_the_caller() -> None:
+    running = pools.beside(_fail, None)
+    with pytest.raises(ValueError, match="broken on purpose"):
+        running.result()
+
+
+def test_beside_without_fork_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pools, "can_fork", lambda: False)
+    pid, total = pools.beside(_pid_and, [1, 2, 3]).result()
+    assert (pid, total) == (os.getpid(), 6)
