@@ -77,14 +77,22 @@ def ms(values: list[float]) -> tuple[float, float]:
 def bench_site(vault: Path, work: Path, runs: int, table: Table, figures: dict[str, Any]) -> None:
     out = work / "public"
 
-    def scratch() -> None:
+    def fresh_state() -> None:
         shutil.rmtree(vault / ".studykb", ignore_errors=True)
+
+    def scratch() -> None:
+        fresh_state()
         shutil.rmtree(out, ignore_errors=True)
 
     timings = interleave(
-        {"build": studykb(vault, "build"), "site": studykb(vault, "site", "-o", str(out))},
+        {
+            "build": studykb(vault, "build"),
+            "site": studykb(vault, "site", "-o", str(out)),
+            "sidebars": studykb(vault, "sidebar", "--format", "json", "-o", str(work / "sb.json")),
+            "markdown": [sys.executable, "-c", MARKDOWN_FLOOR, str(vault)],
+        },
         runs,
-        before={"build": scratch, "site": scratch},
+        before={"build": scratch, "site": scratch, "sidebars": fresh_state},
         env=LOCAL,
         check=True,
     )
@@ -105,6 +113,35 @@ def bench_site(vault: Path, work: Path, runs: int, table: Table, figures: dict[s
         f"{ratio:.2f}x",
         f"<= {SITE_RATIO:.1f}x",
         "ok" if ratio <= SITE_RATIO else "MISSED",
+    )
+    # What a site cannot do without, each measured alone: the related sidebar of every
+    # document (from scratch: the vault read, the ranker loaded, every document ranked)
+    # and markdown-it's own rendering of every note, on every core, with nothing of
+    # studykb's (no links resolved, no highlighting, no page around it).
+    floor = {name: timings[name].median for name in ("sidebars", "markdown")}
+    table.add(
+        "  floor: studykb sidebar, every document, from scratch",
+        f"{floor['sidebars']:.1f} s",
+        f"cpu {timings['sidebars'].cpu:.1f} s",
+        f"{floor['sidebars'] / build:.2f}x",
+        "",
+        "",
+    )
+    table.add(
+        "  floor: markdown-it-py render of every note (all cores)",
+        f"{floor['markdown']:.1f} s",
+        f"cpu {timings['markdown'].cpu:.1f} s",
+        f"{floor['markdown'] / build:.2f}x",
+        "",
+        "",
+    )
+    table.add(
+        "  floor: the two together",
+        f"{sum(floor.values()):.1f} s",
+        "what the site's pages need before any template",
+        f"{sum(floor.values()) / build:.2f}x",
+        "",
+        "",
     )
     started = time.perf_counter()
     again = subprocess.run(
@@ -131,7 +168,27 @@ def bench_site(vault: Path, work: Path, runs: int, table: Table, figures: dict[s
         site_again_s=second,
         site_again_written=written["written"],
         site_files=written["files"],
+        floor_sidebars_s=floor["sidebars"],
+        floor_markdown_s=floor["markdown"],
     )
+
+
+#: markdown-it-py alone rendering every note of a vault, in a process per core.
+MARKDOWN_FLOOR = r"""
+import os, sys
+from multiprocessing import get_context
+from pathlib import Path
+from markdown_it import MarkdownIt
+
+MD = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+
+def render(path):
+    return len(MD.render(path.read_text(encoding="utf-8", errors="replace")))
+
+paths = [p for p in Path(sys.argv[1]).rglob("*.md") if ".studykb" not in p.parts]
+with get_context("fork").Pool(os.cpu_count() or 1) as pool:
+    sum(pool.imap_unordered(render, paths, chunksize=64))
+"""
 
 
 # -- the server -----------------------------------------------------------------------------------
