@@ -451,9 +451,10 @@ def test_the_blend_adds_features_in_one_order_whatever_order_they_were_found_in(
     import itertools
     import random
 
-    from studykb.related.rank import BLEND_ORDER, _blend
+    from studykb.related.rank import BLEND_ORDER, _blend, _blend_weights
 
     weight = Weights().by_name()
+    assert set(BLEND_ORDER) == set(weight)  # every weighed feature is blended
     rng = random.Random(5)
     for _ in range(200):
         names = rng.sample(BLEND_ORDER, rng.randint(1, len(BLEND_ORDER)))
@@ -462,10 +463,15 @@ def test_the_blend_adds_features_in_one_order_whatever_order_they_were_found_in(
         for name in BLEND_ORDER:  # the sum as written out in BLEND_ORDER
             expected += weight[name] * values.get(name, 0.0)
         for order in itertools.islice(itertools.permutations(names), 6):
-            found = _blend({name: values[name] for name in order}, weight)
+            found = _blend({name: values[name] for name in order}, _blend_weights(Weights()))
             assert found == expected  # bit for bit: equal features, equal scores
-    assert _blend({"picked": 1.0}, weight) == 0.0
-    assert _blend({}, weight) == 0.0
+    blend = _blend_weights(Weights())
+    assert _blend({"picked": 1.0}, blend) == 0.0
+    assert _blend({}, blend) == 0.0
+    # a feature weighing nothing adds nothing, bit for bit
+    no_text = _blend_weights(Weights(text=0.0))
+    values = {"text": 0.9, "tags": 0.3, "link_in": 1.0}
+    assert _blend(values, no_text) == weight["link_in"] * 1.0 + weight["tags"] * 0.3
 
 
 @pytest.mark.parametrize(

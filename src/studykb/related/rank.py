@@ -24,6 +24,7 @@ increasing), and its ``relevance`` (the blend before diversity).
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -240,7 +241,7 @@ class Ranker:
         allowed = set(types or DEFAULT_TYPES)
         node_types = self.ix.types
         total = weights.total()
-        weight = weights.by_name()
+        weight = _blend_weights(weights)
         picked = [
             j
             for j in self.ix.picked[i]
@@ -256,18 +257,20 @@ class Ranker:
             for k, j in enumerate(picked)
         ]
         keys = self.ix.keys
+        skip = exclude.union(picked)
         pool = []
         for j, f in feats.items():
-            if j in exclude or j in picked or node_types[j] not in allowed:
+            if j in skip or node_types[j] not in allowed:
                 continue
             score = _blend(f, weight) / total
             if score > 0:
                 pool.append((-score, keys[j], j))
-        pool.sort()  # best first, then by key
-        ranked = [(-negative, j) for negative, _key, j in pool]
         room = max(0, limit - len(out))
+        # the best, then by key: the head of the sorted pool, without sorting all of it
+        best = heapq.nsmallest(max(2 * room, 20), pool)
+        ranked = [(-negative, j) for negative, _key, j in best]
         for j, ordering, relevance in self._diversify(
-            ranked[: max(2 * room, 20)], [r.node for r in out], room, diversity
+            ranked, [r.node for r in out], room, diversity
         ):
             out.append(Ranked(j, ordering, relevance, feats[j]))
         return out[:limit]
@@ -374,18 +377,34 @@ BLEND_ORDER = (
     "tags",
     "text",
 )
-_BLEND_AT = {name: n for n, name in enumerate(BLEND_ORDER)}
 
 
-def _blend(f: dict[str, float], weight: dict[str, float]) -> float:
+class Blend(NamedTuple):
+    """The weights of a blend, by name and in :data:`BLEND_ORDER`."""
+
+    by_name: dict[str, float]
+    ordered: tuple[tuple[str, float], ...]
+    """(feature, weight) in :data:`BLEND_ORDER`, those weighing nothing left out."""
+
+
+def _blend_weights(weights: Weights) -> Blend:
+    by_name = weights.by_name()
+    return Blend(
+        by_name, tuple((name, by_name[name]) for name in BLEND_ORDER if by_name.get(name, 0.0))
+    )
+
+
+def _blend(f: dict[str, float], weight: Blend) -> float:
     """The weighted sum of a candidate's features, added in :data:`BLEND_ORDER`
-    (``picked`` and unknown names count for nothing)."""
-    if len(f) == 1:
+    (``picked``, unknown names and features weighing nothing count for nothing)."""
+    if len(f) == 1:  # most candidates: one feature
         for name, value in f.items():
-            return weight.get(name, 0.0) * value
+            return weight.by_name.get(name, 0.0) * value
     total = 0.0
-    for name in sorted(f, key=lambda name: _BLEND_AT.get(name, -1)):
-        total += weight.get(name, 0.0) * f[name]
+    for name, w in weight.ordered:
+        value = f.get(name)
+        if value is not None:
+            total += w * value
     return total
 
 
