@@ -402,9 +402,9 @@ def _blend(f: dict[str, float], weight: Blend) -> float:
             return weight.by_name.get(name, 0.0) * value
     total = 0.0
     for name, w in weight.ordered:
-        value = f.get(name)
-        if value is not None:
-            total += w * value
+        found = f.get(name)
+        if found is not None:
+            total += w * found
     return total
 
 
