@@ -199,3 +199,19 @@ def test_templates_read_dict_keys_as_jinja_does() -> None:
     ours = Environment(autoescape=True).from_string(source).render(data)
     assert ours == jinja2.Environment(autoescape=True).from_string(source).render(data)
     assert ours == "&lt;T&gt;|True|2|False"
+
+
+def test_backlink_contexts_read_at_once_are_those_read_page_by_page(bundled: Path) -> None:
+    from studykb.api import KnowledgeBase
+    from studykb.web.pages import Pages
+
+    with KnowledgeBase.open(bundled) as kb:
+        kb.refresh()
+        one_by_one, at_once = Pages(kb), Pages(kb)
+        at_once.preload_contexts()
+        backlinks = [b for links in at_once.links_to.values() for b in links]
+        assert len(backlinks) > 100 and len(at_once.contexts) > 100
+        for b in backlinks:
+            expected = one_by_one.context_line(b.ref.path, b.ref.line)
+            assert at_once.contexts[b.ref.path, b.ref.line] == expected
+        assert any(at_once.contexts.values())

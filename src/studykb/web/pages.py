@@ -82,12 +82,18 @@ class Pages:
             self.links_from.setdefault(found.ref.source, []).append(found)
             if found.target:
                 self.links_to.setdefault(found.target, []).append(found)
-        wanted: dict[str, set[int]] = {}
         for links in self.links_to.values():
             links.sort(key=lambda f: (f.ref.path, f.ref.line))
+
+    def preload_contexts(self) -> None:
+        """Read the context line of every backlink (a whole site): each file backlinks
+        come from is read once here, not once a page it links to."""
+        if self.links_from is None:
+            self.preload_links()
+        wanted: dict[str, set[int]] = {}
+        for links in self.links_to.values():
             for found in links:
                 wanted.setdefault(found.ref.path, set()).add(found.ref.line)
-        # each file backlinks come from read once here, not once a page it links to
         self.contexts = {}
         for path, numbers in wanted.items():
             lines = _file_lines(self.kb.root, path)

@@ -140,6 +140,7 @@ def build_site(
         # the search index, the graph and the list pages need no ranker: they are made
         # in a process of their own while this one loads it
         others = beside(_other_files, work)
+        pages.preload_contexts()
         if docs:  # the ranker and its caches
             kb.sidebar(kb.documents()[docs[0]])
     built = Built()
