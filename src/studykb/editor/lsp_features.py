@@ -51,186 +51,207 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
 def build(vault_dir: str | None, commands: ServerFactory | None = None) -> StudyServer:
     """The server with its features registered (``commands``: see :class:`StudyServer`)."""
     server = StudyServer(vault_dir, commands)
-
-    @server.feature(t.INITIALIZED)
-    @guarded
-    def initialized(ls: StudyServer, _params: t.InitializedParams) -> None:
-        ls.load()
-
-    @server.feature(t.SHUTDOWN)
-    @guarded
-    def shutdown(ls: StudyServer, _params: Any) -> None:
-        ls.close()
-
-    @server.feature(t.TEXT_DOCUMENT_DID_OPEN)
-    @guarded
-    def did_open(ls: StudyServer, params: t.DidOpenTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        fs = to_fs_path(uri)
-        if fs and os.path.exists(fs):
-            ls.on_disk.add(uri)
-        ls.analyses.pop(uri, None)
-        ls.schedule_lint(uri)
-
-    @server.feature(t.TEXT_DOCUMENT_DID_CHANGE)
-    @guarded
-    def did_change(ls: StudyServer, params: t.DidChangeTextDocumentParams) -> None:
-        ls.analyses.pop(params.text_document.uri, None)
-        ls.schedule_lint(params.text_document.uri)
-
-    @server.feature(t.TEXT_DOCUMENT_DID_SAVE)
-    @guarded
-    def did_save(ls: StudyServer, params: t.DidSaveTextDocumentParams) -> None:
-        if not ls.watching:
-            ls.refresh()
-
-    @server.feature(t.TEXT_DOCUMENT_DID_CLOSE)
-    @guarded
-    def did_close(ls: StudyServer, params: t.DidCloseTextDocumentParams) -> None:
-        uri = params.text_document.uri
-        ls.analyses.pop(uri, None)
-        ls.on_disk.discard(uri)
-        ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
-
-    @server.feature(t.TEXT_DOCUMENT_COMPLETION, t.CompletionOptions(trigger_characters=TRIGGERS))
-    @guarded
-    def completion(ls: StudyServer, params: t.CompletionParams) -> t.CompletionList | None:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        ctx = completion_context(analysis.lines, line, col)
-        if ctx is None:
-            return None
-        if not ls.ready:  # still reading the vault: ask again as the user types
-            return t.CompletionList(is_incomplete=True, items=[])
-        text = analysis.lines[line]
-        edit_range = ls.range(text, line, ctx.start, col)
-        if ctx.kind == "heading":
-            return t.CompletionList(
-                is_incomplete=False, items=_headings(ls, analysis.path, ctx, edit_range)
-            )
-        if ctx.kind == "tag":
-            items = [
-                t.CompletionItem(
-                    label=tag.label,
-                    detail=tag.detail,
-                    sort_text=f"{n:04d}",
-                    kind=t.CompletionItemKind.Class if tag.topic else t.CompletionItemKind.Keyword,
-                    text_edit=t.TextEdit(
-                        range=edit_range,
-                        new_text=insert_text(
-                            Candidate(tag.label, "", tag.label, "", "id", "", ""), ctx
-                        ),
-                    ),
-                )
-                for n, tag in enumerate(tags_for(ls.snap.docs, ctx.key, ctx.prefix))
-            ]
-            return t.CompletionList(is_incomplete=False, items=items)
-        found, cut = complete(
-            ls.snap.index,
-            ctx.prefix,
-            here=analysis.path,
-            prefer="course" if ctx.key == "course" else None,
-        )
-        items = []
-        for n, cand in enumerate(found):
-            detail = f"{cand.title} ({cand.type})"
-            if cand.which != "id":
-                detail += f" → {cand.insert}"
-            items.append(
-                t.CompletionItem(
-                    label=cand.label,
-                    kind=_KIND.get(cand.type, t.CompletionItemKind.File),
-                    detail=detail,
-                    sort_text=f"{n:04d}",
-                    filter_text=cand.label,
-                    text_edit=t.TextEdit(range=edit_range, new_text=insert_text(cand, ctx)),
-                )
-            )
-        return t.CompletionList(is_incomplete=cut, items=items)
-
-    @server.feature(t.TEXT_DOCUMENT_DEFINITION)
-    @guarded
-    def definition(ls: StudyServer, params: t.DefinitionParams) -> t.Location | None:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        span = analysis.span_at(line, col)
-        if span is None or span.target is None:
-            return None
-        return ls.location(span.target, span.ref.anchor)
-
-    @server.feature(t.TEXT_DOCUMENT_HOVER)
-    @guarded
-    def hover(ls: StudyServer, params: t.HoverParams) -> t.Hover | None:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        span = analysis.span_at(line, col)
-        if span is None:
-            return None
-        doc = ls.snap.docs.get(span.target) if span.target else None
-        if doc is not None:
-            value = describe(doc)
-            if span.state == "ambiguous":
-                value += f"\n\n*ambiguous: {span.note}*"
-        elif span.state == "dangling":
-            value = f"`{span.ref.text}` resolves to no document"
-        else:
-            return None
-        text = analysis.lines[line]
-        return t.Hover(
-            contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=value),
-            range=ls.range(text, line, span.start, span.end),
-        )
-
-    @server.feature(t.TEXT_DOCUMENT_REFERENCES)
-    @guarded
-    def references(ls: StudyServer, params: t.ReferenceParams) -> list[t.Location]:
-        analysis, line, col = ls.cursor(params.text_document.uri, params.position)
-        span = analysis.span_at(line, col)
-        key = span.target if span is not None and span.target else None
-        if key is None:
-            doc = analysis.document_at(line)
-            key = doc.key if doc is not None else analysis.path
-        if ls.vault is None or ls.root is None:
-            return []
-        out = []
-        cache: dict[str, list[str]] = {}
-        for link in ls.vault.backlinks(key):
-            ref = link.ref
-            if ref.path not in cache:
-                cache[ref.path] = ls.file_lines(ls.root / ref.path)
-            lines = cache[ref.path]
-            index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
-            text = lines[index] if lines else ""
-            start = text.find(ref.text)
-            end = start + len(ref.text) if start != -1 else len(text)
-            start = max(start, 0)
-            uri = from_fs_path(str(ls.root / ref.path)) or (ls.root / ref.path).as_uri()
-            out.append(t.Location(uri=uri, range=ls.range(text, index, start, end)))
-        return out
-
-    @server.feature(t.TEXT_DOCUMENT_DOCUMENT_LINK)
-    @guarded
-    def document_links(ls: StudyServer, params: t.DocumentLinkParams) -> list[t.DocumentLink]:
-        analysis = ls.analysis(params.text_document.uri)
-        out = []
-        for span in analysis.spans:
-            doc = ls.snap.docs.get(span.target) if span.target else None
-            if doc is None or ls.root is None:
-                continue
-            file = ls.root / doc.path
-            target = from_fs_path(str(file)) or file.as_uri()
-            if doc.type == "unit":
-                target += f"#L{doc.line}"
-            out.append(
-                t.DocumentLink(
-                    range=ls.range(analysis.lines[span.line], span.line, span.start, span.end),
-                    target=target,
-                    tooltip=f"{doc.title} ({doc.type})",
-                )
-            )
-        return out
+    for name, options, handler in FEATURES:
+        server.feature(name, options)(guarded(handler))
 
     from studykb.editor.lsp_edits import register
 
     register(server, guarded)
     return server
+
+
+def initialized(ls: StudyServer, _params: t.InitializedParams) -> None:
+    ls.load()
+
+
+def shutdown(ls: StudyServer, _params: Any) -> None:
+    ls.close()
+
+
+def did_open(ls: StudyServer, params: t.DidOpenTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    fs = to_fs_path(uri)
+    if fs and os.path.exists(fs):
+        ls.on_disk.add(uri)
+    ls.analyses.pop(uri, None)
+    ls.schedule_lint(uri)
+
+
+def did_change(ls: StudyServer, params: t.DidChangeTextDocumentParams) -> None:
+    ls.analyses.pop(params.text_document.uri, None)
+    ls.schedule_lint(params.text_document.uri)
+
+
+def did_save(ls: StudyServer, params: t.DidSaveTextDocumentParams) -> None:
+    if not ls.watching:
+        ls.refresh()
+
+
+def did_close(ls: StudyServer, params: t.DidCloseTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    ls.analyses.pop(uri, None)
+    ls.on_disk.discard(uri)
+    ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+
+
+def completion(ls: StudyServer, params: t.CompletionParams) -> t.CompletionList | None:
+    analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+    ctx = completion_context(analysis.lines, line, col)
+    if ctx is None:
+        return None
+    if not ls.ready:  # still reading the vault: ask again as the user types
+        return t.CompletionList(is_incomplete=True, items=[])
+    text = analysis.lines[line]
+    edit_range = ls.range(text, line, ctx.start, col)
+    if ctx.kind == "heading":
+        return t.CompletionList(
+            is_incomplete=False, items=_headings(ls, analysis.path, ctx, edit_range)
+        )
+    if ctx.kind == "tag":
+        return t.CompletionList(is_incomplete=False, items=_tags(ls, ctx, edit_range))
+    return _documents(ls, analysis.path, ctx, edit_range)
+
+
+def _tags(ls: StudyServer, ctx: Completion, edit_range: t.Range) -> list[t.CompletionItem]:
+    """In front-matter ``tags``/``covers``: topics and tags already used."""
+    return [
+        t.CompletionItem(
+            label=tag.label,
+            detail=tag.detail,
+            sort_text=f"{n:04d}",
+            kind=t.CompletionItemKind.Class if tag.topic else t.CompletionItemKind.Keyword,
+            text_edit=t.TextEdit(
+                range=edit_range,
+                new_text=insert_text(Candidate(tag.label, "", tag.label, "", "id", "", ""), ctx),
+            ),
+        )
+        for n, tag in enumerate(tags_for(ls.snap.docs, ctx.key, ctx.prefix))
+    ]
+
+
+def _documents(
+    ls: StudyServer, here: str, ctx: Completion, edit_range: t.Range
+) -> t.CompletionList:
+    """In ``[[`` or a front-matter reference: documents by id, alias or title."""
+    found, cut = complete(
+        ls.snap.index,
+        ctx.prefix,
+        here=here,
+        prefer="course" if ctx.key == "course" else None,
+    )
+    items = []
+    for n, cand in enumerate(found):
+        detail = f"{cand.title} ({cand.type})"
+        if cand.which != "id":
+            detail += f" → {cand.insert}"
+        items.append(
+            t.CompletionItem(
+                label=cand.label,
+                kind=_KIND.get(cand.type, t.CompletionItemKind.File),
+                detail=detail,
+                sort_text=f"{n:04d}",
+                filter_text=cand.label,
+                text_edit=t.TextEdit(range=edit_range, new_text=insert_text(cand, ctx)),
+            )
+        )
+    return t.CompletionList(is_incomplete=cut, items=items)
+
+
+def definition(ls: StudyServer, params: t.DefinitionParams) -> t.Location | None:
+    analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+    span = analysis.span_at(line, col)
+    if span is None or span.target is None:
+        return None
+    return ls.location(span.target, span.ref.anchor)
+
+
+def hover(ls: StudyServer, params: t.HoverParams) -> t.Hover | None:
+    analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+    span = analysis.span_at(line, col)
+    if span is None:
+        return None
+    doc = ls.snap.docs.get(span.target) if span.target else None
+    if doc is not None:
+        value = describe(doc)
+        if span.state == "ambiguous":
+            value += f"\n\n*ambiguous: {span.note}*"
+    elif span.state == "dangling":
+        value = f"`{span.ref.text}` resolves to no document"
+    else:
+        return None
+    text = analysis.lines[line]
+    return t.Hover(
+        contents=t.MarkupContent(kind=t.MarkupKind.Markdown, value=value),
+        range=ls.range(text, line, span.start, span.end),
+    )
+
+
+def references(ls: StudyServer, params: t.ReferenceParams) -> list[t.Location]:
+    analysis, line, col = ls.cursor(params.text_document.uri, params.position)
+    span = analysis.span_at(line, col)
+    key = span.target if span is not None and span.target else None
+    if key is None:
+        doc = analysis.document_at(line)
+        key = doc.key if doc is not None else analysis.path
+    if ls.vault is None or ls.root is None:
+        return []
+    out = []
+    cache: dict[str, list[str]] = {}
+    for link in ls.vault.backlinks(key):
+        ref = link.ref
+        if ref.path not in cache:
+            cache[ref.path] = ls.file_lines(ls.root / ref.path)
+        lines = cache[ref.path]
+        index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
+        text = lines[index] if lines else ""
+        start = text.find(ref.text)
+        end = start + len(ref.text) if start != -1 else len(text)
+        start = max(start, 0)
+        uri = from_fs_path(str(ls.root / ref.path)) or (ls.root / ref.path).as_uri()
+        out.append(t.Location(uri=uri, range=ls.range(text, index, start, end)))
+    return out
+
+
+def document_links(ls: StudyServer, params: t.DocumentLinkParams) -> list[t.DocumentLink]:
+    analysis = ls.analysis(params.text_document.uri)
+    out = []
+    for span in analysis.spans:
+        doc = ls.snap.docs.get(span.target) if span.target else None
+        if doc is None or ls.root is None:
+            continue
+        file = ls.root / doc.path
+        target = from_fs_path(str(file)) or file.as_uri()
+        if doc.type == "unit":
+            target += f"#L{doc.line}"
+        out.append(
+            t.DocumentLink(
+                range=ls.range(analysis.lines[span.line], span.line, span.start, span.end),
+                target=target,
+                tooltip=f"{doc.title} ({doc.type})",
+            )
+        )
+    return out
+
+
+#: What the server answers: (LSP method, its options, the handler), registered in order,
+#: each wrapped by :func:`guarded` (pygls passes the server as the first argument, ``ls``).
+FEATURES: list[tuple[str, Any, Callable[..., Any]]] = [
+    (t.INITIALIZED, None, initialized),
+    (t.SHUTDOWN, None, shutdown),
+    (t.TEXT_DOCUMENT_DID_OPEN, None, did_open),
+    (t.TEXT_DOCUMENT_DID_CHANGE, None, did_change),
+    (t.TEXT_DOCUMENT_DID_SAVE, None, did_save),
+    (t.TEXT_DOCUMENT_DID_CLOSE, None, did_close),
+    (
+        t.TEXT_DOCUMENT_COMPLETION,
+        t.CompletionOptions(trigger_characters=TRIGGERS),
+        completion,
+    ),
+    (t.TEXT_DOCUMENT_DEFINITION, None, definition),
+    (t.TEXT_DOCUMENT_HOVER, None, hover),
+    (t.TEXT_DOCUMENT_REFERENCES, None, references),
+    (t.TEXT_DOCUMENT_DOCUMENT_LINK, None, document_links),
+]
 
 
 def _headings(
