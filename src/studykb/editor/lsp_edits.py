@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 from pygls.uris import from_fs_path, to_fs_path
@@ -23,6 +23,9 @@ from studykb.errors import StudyError
 from studykb.model import Document
 from studykb.vault import Vault
 
+if TYPE_CHECKING:
+    from studykb.study.rename import Move
+
 CREATE_NOTE = "studykb.createNote"
 
 
@@ -31,30 +34,8 @@ Handler = Callable[..., Any]
 
 def register(server: StudyServer, guarded: Callable[[Handler], Handler]) -> None:
     """Add the handlers of this module to ``server`` (each wrapped by ``guarded``)."""
-
-    @server.feature(
-        t.TEXT_DOCUMENT_CODE_ACTION,
-        t.CodeActionOptions(
-            code_action_kinds=[t.CodeActionKind.QuickFix, t.CodeActionKind.Refactor]
-        ),
-    )
-    @guarded
-    def code_action(ls: StudyServer, params: t.CodeActionParams) -> list[t.CodeAction]:
-        uri = params.text_document.uri
-        analysis = ls.analysis(uri)
-        start, end = params.range.start, params.range.end
-        found: list[t.CodeAction] = []
-        for line in range(start.line, end.line + 1):
-            if line >= len(analysis.lines):
-                break
-            text = analysis.lines[line]
-            first = ls.column(text, start.character) if line == start.line else 0
-            last = ls.column(text, end.character) if line == end.line else len(text)
-            found.extend(
-                _action(ls, uri, a, params.context.diagnostics)
-                for a in actions(ls.snap, analysis, line, first, last)
-            )
-        return found
+    for name, options, handler in FEATURES:
+        server.feature(name, options)(guarded(handler))
 
     @server.command(CREATE_NOTE)
     def create(ls: StudyServer, *args: Any) -> Any:
@@ -63,27 +44,58 @@ def register(server: StudyServer, guarded: Callable[[Handler], Handler]) -> None
             return None
         return guarded(_create)(ls, strings)
 
-    @server.feature(t.TEXT_DOCUMENT_PREPARE_RENAME)
-    @guarded
-    def prepare_rename(ls: StudyServer, params: t.PrepareRenameParams) -> Any:
-        found = renamed(ls, params.text_document.uri, params.position)
-        if found is None:
-            return None
-        doc, span_range = found
-        return t.PrepareRenamePlaceholder(range=span_range, placeholder=doc.id)
 
-    @server.feature(t.TEXT_DOCUMENT_RENAME)
-    @guarded
-    def rename(ls: StudyServer, params: t.RenameParams) -> t.WorkspaceEdit | None:
-        found = renamed(ls, params.text_document.uri, params.position)
-        if found is None:
-            return None
-        return rename_edit(ls, found[0], params.new_name)
+def code_action(ls: StudyServer, params: t.CodeActionParams) -> list[t.CodeAction]:
+    uri = params.text_document.uri
+    analysis = ls.analysis(uri)
+    start, end = params.range.start, params.range.end
+    found: list[t.CodeAction] = []
+    for line in range(start.line, end.line + 1):
+        if line >= len(analysis.lines):
+            break
+        text = analysis.lines[line]
+        first = ls.column(text, start.character) if line == start.line else 0
+        last = ls.column(text, end.character) if line == end.line else len(text)
+        found.extend(
+            _action(ls, uri, a, params.context.diagnostics)
+            for a in actions(ls.snap, analysis, line, first, last)
+        )
+    return found
 
-    @server.feature(t.WORKSPACE_SYMBOL)
-    @guarded
-    def symbols(ls: StudyServer, params: t.WorkspaceSymbolParams) -> list[t.SymbolInformation]:
-        return list(workspace_symbols(ls, params.query))
+
+def prepare_rename(ls: StudyServer, params: t.PrepareRenameParams) -> Any:
+    found = renamed(ls, params.text_document.uri, params.position)
+    if found is None:
+        return None
+    doc, span_range = found
+    return t.PrepareRenamePlaceholder(range=span_range, placeholder=doc.id)
+
+
+def rename(ls: StudyServer, params: t.RenameParams) -> t.WorkspaceEdit | None:
+    found = renamed(ls, params.text_document.uri, params.position)
+    if found is None:
+        return None
+    return rename_edit(ls, found[0], params.new_name)
+
+
+def symbols(ls: StudyServer, params: t.WorkspaceSymbolParams) -> list[t.SymbolInformation]:
+    return list(workspace_symbols(ls, params.query))
+
+
+#: The requests of this module: (LSP method, its options, the handler), registered in order
+#: after those of :mod:`studykb.editor.lsp_features`.
+FEATURES: list[tuple[str, Any, Handler]] = [
+    (
+        t.TEXT_DOCUMENT_CODE_ACTION,
+        t.CodeActionOptions(
+            code_action_kinds=[t.CodeActionKind.QuickFix, t.CodeActionKind.Refactor]
+        ),
+        code_action,
+    ),
+    (t.TEXT_DOCUMENT_PREPARE_RENAME, None, prepare_rename),
+    (t.TEXT_DOCUMENT_RENAME, None, rename),
+    (t.WORKSPACE_SYMBOL, None, symbols),
+]
 
 
 def _create(ls: StudyServer, args: list[str | None]) -> dict[str, str] | None:
@@ -191,33 +203,35 @@ def rename_edit(ls: StudyServer, doc: Document, new_name: str) -> t.WorkspaceEdi
         return None
     edits: list[t.TextDocumentEdit | t.RenameFile] = []
     for path in move.files:
-        lines = move.texts[path].split("\n")
-        uri = _uri(root / path)
-        version = (
-            ls.workspace.get_text_document(uri).version
-            if uri in ls.workspace.text_documents
-            else None
-        )
-        changes: list[t.TextEdit | t.AnnotatedTextEdit | t.SnippetTextEdit] = [
-            t.TextEdit(range=ls.range(lines[e.line], e.line, e.start, e.end), new_text=e.new)
-            for e in move.edits
-            if e.path == path
-        ]
-        if changes:
-            edits.append(
-                t.TextDocumentEdit(
-                    text_document=t.OptionalVersionedTextDocumentIdentifier(
-                        uri=uri, version=version
-                    ),
-                    edits=changes,
-                )
-            )
+        edit = _file_edit(ls, _uri(root / path), move, path)
+        if edit is not None:
+            edits.append(edit)
     edits.append(
         t.RenameFile(
             kind="rename", old_uri=_uri(root / move.old_path), new_uri=_uri(root / move.new_path)
         )
     )
     return t.WorkspaceEdit(document_changes=edits)
+
+
+def _file_edit(ls: StudyServer, uri: str, move: Move, path: str) -> t.TextDocumentEdit | None:
+    """The edits of ``move`` in the file ``path`` (at ``uri``), for the version the editor
+    has open; None when it has none."""
+    lines = move.texts[path].split("\n")
+    version = (
+        ls.workspace.get_text_document(uri).version if uri in ls.workspace.text_documents else None
+    )
+    changes: list[t.TextEdit | t.AnnotatedTextEdit | t.SnippetTextEdit] = [
+        t.TextEdit(range=ls.range(lines[e.line], e.line, e.start, e.end), new_text=e.new)
+        for e in move.edits
+        if e.path == path
+    ]
+    if not changes:
+        return None
+    return t.TextDocumentEdit(
+        text_document=t.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+        edits=changes,
+    )
 
 
 def workspace_symbols(ls: StudyServer, query: str) -> Iterator[t.SymbolInformation]:
