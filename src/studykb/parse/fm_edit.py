@@ -222,12 +222,7 @@ def _remove(
     pattern = _value_re(key, toml)
     start, end = first, close
     if unit:
-        id_re = re.compile(
-            r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?"""
-            + re.escape(unit)
-            + r"""["']?\s*(?:$|[,}\s#])"""
-        )
-        at = next((i for i in range(first, close) if id_re.search(lines[i])), None)
+        at = _unit_line(lines, first, close, unit)
         if at is None:
             return lines
         line = lines[at]
@@ -351,32 +346,48 @@ def _unit(
     nl: str,
     after: str | None = None,
 ) -> list[str]:
+    at = _unit_line(lines, first, close, unit)
+    if at is None:
+        raise EditError(f"unit {unit!r} not found in the front matter")
+    line = lines[at]
+    if "{" in line and "}" in line:  # flow style: - {id: a1, title: x, status: todo}
+        lines[at] = _flow_set(line, key, value, toml)
+        return lines
+    indent = len(line) - len(line.lstrip(" \t-"))
+    begin, end = _unit_span(lines, first, close, at, indent, toml)
+    if not _set_in_unit(lines, begin, end, key, value, indent, toml):
+        _add_to_unit(lines, at, begin, end, key, value, indent, toml, nl, after)
+    return lines
+
+
+def _unit_line(lines: list[str], first: int, close: int, unit: str) -> int | None:
+    """The line of ``lines[first:close]`` holding unit ``unit``'s id, or None."""
     id_re = re.compile(
         r"""(?:^|[\s{,])["']?id["']?\s*[:=]\s*["']?"""
         + re.escape(unit)
         + r"""["']?\s*(?:$|[,}\s#])"""
     )
-    at = next((i for i in range(first, close) if id_re.search(lines[i])), None)
-    if at is None:
-        raise EditError(f"unit {unit!r} not found in the front matter")
-    line = lines[at]
+    return next((i for i in range(first, close) if id_re.search(lines[i])), None)
+
+
+def _flow_set(line: str, key: str, value: str, toml: bool) -> str:
+    """A flow-style unit's ``line`` with ``key`` set to ``value`` (or added at its end)."""
+    flow = re.compile(
+        r"""(["']?""" + re.escape(key) + r"""["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^,}\s]+)"""
+    )
+    if flow.search(line):
+        return flow.sub(lambda m: m.group(1) + _quoted_like(m.group(2), value, toml), line, count=1)
     sep = " = " if toml else ": "
-    if "{" in line and "}" in line:  # flow style: - {id: a1, title: x, status: todo}
-        flow = re.compile(
-            r"""(["']?""" + re.escape(key) + r"""["']?\s*[:=]\s*)("[^"]*"|'[^']*'|[^,}\s]+)"""
-        )
-        if flow.search(line):
-            lines[at] = flow.sub(
-                lambda m: m.group(1) + _quoted_like(m.group(2), value, toml), line, count=1
-            )
-        else:
-            end = line.rindex("}")
-            lines[at] = line[:end].rstrip() + f", {key}{sep}{value}" + line[end:]
-        return lines
-    indent = len(line) - len(line.lstrip(" \t-"))
-    pattern = _value_re(key, toml)
+    end = line.rindex("}")
+    return line[:end].rstrip() + f", {key}{sep}{value}" + line[end:]
+
+
+def _unit_span(
+    lines: list[str], first: int, close: int, at: int, indent: int, toml: bool
+) -> tuple[int, int]:
+    """``[begin, end)``: the lines of the unit entry whose id is on line ``at``."""
     begin = at
-    if not toml and not line.lstrip().startswith("-"):  # id is not the item's first key
+    if not toml and not lines[at].lstrip().startswith("-"):  # id is not the item's first key
         for i in range(at - 1, first - 1, -1):
             cur = lines[i]
             if cur.lstrip().startswith("-") and len(cur) - len(cur.lstrip(" \t-")) == indent:
@@ -395,6 +406,15 @@ def _unit(
         if (toml and stripped.startswith("[")) or (not toml and cur_indent < indent):
             end = i
             break
+    return begin, end
+
+
+def _set_in_unit(
+    lines: list[str], begin: int, end: int, key: str, value: str, indent: int, toml: bool
+) -> bool:
+    """Replace the value of ``key`` in the unit's lines ``[begin, end)``; False when the
+    unit has no such key."""
+    pattern = _value_re(key, toml)
     for i in range(begin, end):
         cur = lines[i]
         body = cur.lstrip(" \t-") if not toml else cur.lstrip(" \t")
@@ -407,7 +427,26 @@ def _unit(
                 + _quoted_like(m.group("value"), value, toml)
                 + cur[pos + len(m.group("value")) :]
             )
-            return lines
+            return True
+    return False
+
+
+def _add_to_unit(
+    lines: list[str],
+    at: int,
+    begin: int,
+    end: int,
+    key: str,
+    value: str,
+    indent: int,
+    toml: bool,
+    nl: str,
+    after: str | None,
+) -> None:
+    """Insert ``key: value`` into the unit's lines ``[begin, end)`` (id on line ``at``):
+    after the key ``after`` when the unit has it, else after its last line."""
+    line = lines[at]
+    sep = " = " if toml else ": "
     pad = line[: len(line) - len(line.lstrip(" \t"))] if toml else " " * indent
     last = max(
         (i for i in range(at, end) if lines[i].strip() and not lines[i].strip().startswith("#")),
@@ -424,7 +463,6 @@ def _unit(
             last,
         )
     lines.insert(last + 1, pad + f"{key}{sep}{value}{nl}")
-    return lines
 
 
 def _json_value(value: str | dt.date) -> str:
