@@ -37,6 +37,7 @@ exact source, and ``meta["line"]``, the line within the inline content, from 0):
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
@@ -258,77 +259,123 @@ def _rest_is_blank(src: str, start: int, end: int) -> bool:
 
 
 def _make_block_rule(markdown_names: frozenset[str]) -> Any:
-    def rule(state: StateBlock, start_line: int, end_line: int, silent: bool) -> bool:
-        if state.sCount[start_line] - state.blkIndent >= 4:
-            return False
-        pos = state.bMarks[start_line] + state.tShift[start_line]
-        src = state.src
-        if not src.startswith("{{", pos) or src.startswith(("{{</*", "{{%/*"), pos):
-            return False
-        stop = state.eMarks[end_line - 1]
-        tag = read_tag(src, pos, stop)
-        if tag is None:
-            return False
-        tag_last = _line_of(state, tag.end - 1, start_line, end_line)
-        closing_tag: Tag | None = None
-        if not tag.closing and not tag.self_closing:
-            closing_tag = _find_close(src, tag, stop)
-        if closing_tag is None:
-            # a tag alone: it must be all there is on its line(s)
-            if silent or not _rest_is_blank(src, tag.end, state.eMarks[tag_last]):
-                # a lone tag does not end a paragraph; inside one it is read inline
-                return False
-            if tag.name in REF_NAMES and not tag.closing:
-                token = state.push("shortcode_ref", "", 0)
-                token.meta = _ref_meta(tag)
-            else:
-                token = state.push("shortcode", "", 0)
-                token.meta = {**_tag_meta(tag), "closing": tag.closing}
-            token.markup = src[tag.start : tag.end]
-            token.meta["line"] = 0
-            token.block = True
-            token.map = [start_line, tag_last + 1]
-            state.line = tag_last + 1
-            return True
-        close_first = _line_of(state, closing_tag.start, start_line, end_line)
-        close_last = _line_of(state, closing_tag.end - 1, start_line, end_line)
-        if not _rest_is_blank(src, closing_tag.end, state.eMarks[close_last]):
-            return False
-        if silent:
-            return True
-        markdown_body = tag.delimiter == "%" or tag.name in markdown_names
-        body_fits = (
-            close_first > tag_last
-            and _rest_is_blank(src, tag.end, state.eMarks[tag_last])
-            and _rest_is_blank(src, state.bMarks[close_first], closing_tag.start)
-        )
-        if markdown_body and body_fits:
-            token = state.push("shortcode_open", "", 1)
-            token.meta = _tag_meta(tag)
-            token.markup = src[tag.start : tag.end]
-            token.block = True
-            token.map = [start_line, close_last + 1]
-            old_parent, old_max = state.parentType, state.lineMax
-            state.parentType = "shortcode"
-            state.lineMax = close_first
-            state.md.block.tokenize(state, tag_last + 1, close_first)
-            state.parentType, state.lineMax = old_parent, old_max
-            token = state.push("shortcode_close", "", -1)
-            token.meta = {"name": tag.name}
-            token.markup = src[closing_tag.start : closing_tag.end]
-            token.block = True
-            token.map = [close_first, close_last + 1]
-        else:
-            token = state.push("shortcode_block", "", 0)
-            token.meta = {**_tag_meta(tag), "markdown": markdown_body}
-            token.content = _strip_body(src[tag.end : closing_tag.start])
-            token.markup = src[tag.start : tag.end]
-            token.block = True
-            token.map = [start_line, close_last + 1]
-        state.line = close_last + 1
-        return True
+    return functools.partial(_block_rule, markdown_names)
 
-    return rule
+
+def _block_rule(
+    markdown_names: frozenset[str],
+    state: StateBlock,
+    start_line: int,
+    end_line: int,
+    silent: bool,
+) -> bool:
+    """A shortcode tag at the start of a block: alone, or with its body and closing tag."""
+    if state.sCount[start_line] - state.blkIndent >= 4:
+        return False
+    pos = state.bMarks[start_line] + state.tShift[start_line]
+    src = state.src
+    if not src.startswith("{{", pos) or src.startswith(("{{</*", "{{%/*"), pos):
+        return False
+    stop = state.eMarks[end_line - 1]
+    tag = read_tag(src, pos, stop)
+    if tag is None:
+        return False
+    tag_last = _line_of(state, tag.end - 1, start_line, end_line)
+    closing_tag: Tag | None = None
+    if not tag.closing and not tag.self_closing:
+        closing_tag = _find_close(src, tag, stop)
+    if closing_tag is None:
+        return _lone_tag(state, tag, start_line, tag_last, silent)
+    return _paired_tags(
+        markdown_names, state, tag, closing_tag, start_line, end_line, tag_last, silent
+    )
+
+
+def _lone_tag(state: StateBlock, tag: Tag, start_line: int, tag_last: int, silent: bool) -> bool:
+    """A tag alone (``shortcode_ref`` or ``shortcode``): it must be all there is on its
+    line(s)."""
+    src = state.src
+    if silent or not _rest_is_blank(src, tag.end, state.eMarks[tag_last]):
+        # a lone tag does not end a paragraph; inside one it is read inline
+        return False
+    if tag.name in REF_NAMES and not tag.closing:
+        token = state.push("shortcode_ref", "", 0)
+        token.meta = _ref_meta(tag)
+    else:
+        token = state.push("shortcode", "", 0)
+        token.meta = {**_tag_meta(tag), "closing": tag.closing}
+    token.markup = src[tag.start : tag.end]
+    token.meta["line"] = 0
+    token.block = True
+    token.map = [start_line, tag_last + 1]
+    state.line = tag_last + 1
+    return True
+
+
+def _paired_tags(
+    markdown_names: frozenset[str],
+    state: StateBlock,
+    tag: Tag,
+    closing_tag: Tag,
+    start_line: int,
+    end_line: int,
+    tag_last: int,
+    silent: bool,
+) -> bool:
+    """A tag, its body and its closing tag: Markdown read in place between
+    ``shortcode_open`` and ``shortcode_close``, else one ``shortcode_block``."""
+    src = state.src
+    close_first = _line_of(state, closing_tag.start, start_line, end_line)
+    close_last = _line_of(state, closing_tag.end - 1, start_line, end_line)
+    if not _rest_is_blank(src, closing_tag.end, state.eMarks[close_last]):
+        return False
+    if silent:
+        return True
+    markdown_body = tag.delimiter == "%" or tag.name in markdown_names
+    body_fits = (
+        close_first > tag_last
+        and _rest_is_blank(src, tag.end, state.eMarks[tag_last])
+        and _rest_is_blank(src, state.bMarks[close_first], closing_tag.start)
+    )
+    if markdown_body and body_fits:
+        _markdown_body(state, tag, closing_tag, start_line, tag_last, close_first, close_last)
+    else:
+        token = state.push("shortcode_block", "", 0)
+        token.meta = {**_tag_meta(tag), "markdown": markdown_body}
+        token.content = _strip_body(src[tag.end : closing_tag.start])
+        token.markup = src[tag.start : tag.end]
+        token.block = True
+        token.map = [start_line, close_last + 1]
+    state.line = close_last + 1
+    return True
+
+
+def _markdown_body(
+    state: StateBlock,
+    tag: Tag,
+    closing_tag: Tag,
+    start_line: int,
+    tag_last: int,
+    close_first: int,
+    close_last: int,
+) -> None:
+    """``shortcode_open``, the body's lines read as Markdown, ``shortcode_close``."""
+    src = state.src
+    token = state.push("shortcode_open", "", 1)
+    token.meta = _tag_meta(tag)
+    token.markup = src[tag.start : tag.end]
+    token.block = True
+    token.map = [start_line, close_last + 1]
+    old_parent, old_max = state.parentType, state.lineMax
+    state.parentType = "shortcode"
+    state.lineMax = close_first
+    state.md.block.tokenize(state, tag_last + 1, close_first)
+    state.parentType, state.lineMax = old_parent, old_max
+    token = state.push("shortcode_close", "", -1)
+    token.meta = {"name": tag.name}
+    token.markup = src[closing_tag.start : closing_tag.end]
+    token.block = True
+    token.map = [close_first, close_last + 1]
 
 
 def _strip_body(body: str) -> str:
