@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import functools
 import os
 import signal
 import sys
@@ -17,6 +18,9 @@ from studykb.cli.app import Context, cli, complete_ids, emit_json, json_option, 
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
+    from studykb.editor.serve import Owner
+    from studykb.editor.watch import Change, Watcher
+    from studykb.study.new import Created
 
 TYPES = ("note", "entry", "topic", "course", "list")
 
@@ -91,7 +95,13 @@ def new(
     date = day.date() if day is not None else dt.date.today()
     kb = obj.kb()
     made = kb.new(NewDoc(doc_type, " ".join(title), doc_id, tags, requires, url, date, daily))
-    warnings = [*made.warnings, *_unresolved(kb, requires)]
+    _print_created(made, doc_type, [*made.warnings, *_unresolved(kb, requires)], as_json)
+    if edit:
+        click.edit(filename=str(made.file))
+
+
+def _print_created(made: Created, doc_type: str, warnings: list[str], as_json: bool) -> None:
+    """The warnings on standard error, then the new file's path (or all of it as JSON)."""
     for warning in warnings:
         _say(f"studykb: warning: {warning}", err=True)
     if as_json:
@@ -108,8 +118,6 @@ def new(
         )
     else:
         click.echo(safe(_shown(made.file)))
-    if edit:
-        click.edit(filename=str(made.file))
 
 
 def _unresolved(kb: KnowledgeBase, requires: tuple[str, ...]) -> list[str]:
@@ -157,8 +165,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
       studykb --vault ~/notes watch --quiet
     """
     from studykb.cli.served import command_server
-    from studykb.editor.serve import Owner
-    from studykb.editor.watch import Change, Watcher, index_sync
+    from studykb.editor.watch import Watcher, index_sync
 
     watcher = Watcher(
         obj.kb(refresh=False).vault, index_sync(), serve=command_server if serve else None
@@ -166,68 +173,79 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
     first = watcher.start()
     if first.error:
         _say(f"studykb: {first.error}", err=True)
-
-    def ready() -> None:
-        st = first.stats
-        _say(
-            f"watching {watcher.root}: {tally(st.documents, st.problems, st.errors)}"
-            f"{'; search index ready' if first.indexed else ''}"
-            f"{'; answering studykb commands' if watcher.serving else ''}. Ctrl-C to stop."
-        )
-
-    def following(owner: Owner | None) -> None:
-        if owner is None:
-            _say(
-                "studykb: the process this watch followed stopped; this watch keeps the "
-                "vault fresh now.",
-                err=True,
-            )
-        else:
-            _say(
-                f"studykb: {owner.describe()} already keeps this vault fresh; this watch "
-                "reports its changes and takes over when it stops.",
-                err=True,
-            )
-
-    def report(change: Change) -> None:
-        stamp = time.strftime("%H:%M:%S")
-        st = change.stats
-        if not quiet:
-            for label, paths in (
-                ("added", st.added),
-                ("modified", st.modified),
-                ("removed", st.removed),
-            ):
-                for path in paths[:10]:
-                    _say(f"[{stamp}] {label} {path}")
-                if len(paths) > 10:
-                    _say(f"[{stamp}] {label} ... and {len(paths) - 10} more")
-        for label, problems in (("new", change.new), ("fixed", change.fixed)):
-            for p in problems:
-                where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
-                _say(f"  {label}: {where}: {p.severity} {p.code} {p.message}")
-        if change.error:
-            _say(f"studykb: {change.error}", err=True)
-        elif not quiet:
-            indexed = "; index updated" if change.indexed else ""
-            _say(f"[{stamp}] {tally(st.documents, st.problems, st.errors)}{indexed}")
-
-    def gone() -> None:
-        _say(f"studykb: the vault folder {watcher.root} disappeared; stopping.", err=True)
-        raise SystemExit(1)
-
-    def terminate(_signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt  # `kill` stops it as cleanly as Ctrl-C (socket removed)
-
     with contextlib.suppress(ValueError):  # only the main thread may set handlers
-        signal.signal(signal.SIGTERM, terminate)
-
+        signal.signal(signal.SIGTERM, _terminate)
     try:
-        watcher.run(report, on_gone=gone, on_ready=ready, on_follow=following)
+        watcher.run(
+            functools.partial(_report, quiet),
+            on_gone=functools.partial(_gone, watcher),
+            on_ready=functools.partial(_ready, watcher, first),
+            on_follow=_following,
+        )
     except KeyboardInterrupt:
         _say("stopped watching")
     finally:
         watcher.vault.close()
+
+
+def _ready(watcher: Watcher, first: Change) -> None:
+    """The watch is live: what it read first, and what it does."""
+    st = first.stats
+    _say(
+        f"watching {watcher.root}: {tally(st.documents, st.problems, st.errors)}"
+        f"{'; search index ready' if first.indexed else ''}"
+        f"{'; answering studykb commands' if watcher.serving else ''}. Ctrl-C to stop."
+    )
+
+
+def _following(owner: Owner | None) -> None:
+    """Another process keeps the vault fresh (``owner``), or no longer does (None)."""
+    if owner is None:
+        _say(
+            "studykb: the process this watch followed stopped; this watch keeps the "
+            "vault fresh now.",
+            err=True,
+        )
+    else:
+        _say(
+            f"studykb: {owner.describe()} already keeps this vault fresh; this watch "
+            "reports its changes and takes over when it stops.",
+            err=True,
+        )
+
+
+def _report(quiet: bool, change: Change) -> None:
+    """One refresh: the files it read (unless ``quiet``), new and fixed problems, a tally."""
+    stamp = time.strftime("%H:%M:%S")
+    st = change.stats
+    if not quiet:
+        for label, paths in (
+            ("added", st.added),
+            ("modified", st.modified),
+            ("removed", st.removed),
+        ):
+            for path in paths[:10]:
+                _say(f"[{stamp}] {label} {path}")
+            if len(paths) > 10:
+                _say(f"[{stamp}] {label} ... and {len(paths) - 10} more")
+    for label, problems in (("new", change.new), ("fixed", change.fixed)):
+        for p in problems:
+            where = f"{p.path}:{p.line}" if p.line else (p.path or "(vault)")
+            _say(f"  {label}: {where}: {p.severity} {p.code} {p.message}")
+    if change.error:
+        _say(f"studykb: {change.error}", err=True)
+    elif not quiet:
+        indexed = "; index updated" if change.indexed else ""
+        _say(f"[{stamp}] {tally(st.documents, st.problems, st.errors)}{indexed}")
+
+
+def _gone(watcher: Watcher) -> None:
+    _say(f"studykb: the vault folder {watcher.root} disappeared; stopping.", err=True)
+    raise SystemExit(1)
+
+
+def _terminate(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt  # `kill` stops it as cleanly as Ctrl-C (socket removed)
 
 
 def _say(text: str, err: bool = False) -> None:
