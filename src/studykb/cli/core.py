@@ -17,10 +17,14 @@ from studykb.cli.app import (
     refresh_with_progress,
     safe,
 )
-from studykb.model import DOC_TYPES, EDGE_KINDS
+from studykb.model import DOC_TYPES, EDGE_KINDS, Document
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from pathlib import Path
+
+    from studykb.api import KnowledgeBase, Shown
+    from studykb.vault import BuildStats
+    from studykb.vault.setup import InitPlan
 
 
 class OutputFile(click.File):
@@ -79,6 +83,11 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
             }
         )
         return
+    _print_init(root, made, dry_run)
+
+
+def _print_init(root: Path, made: InitPlan, dry_run: bool) -> None:
+    """What ``init`` wrote (or would write) and what studykb will read."""
     out = console()
     verb = "Would write" if dry_run else "Wrote"
     out.print(f"{verb} {root / 'studykb.toml'}", markup=False)
@@ -132,6 +141,11 @@ def build(obj: Context, as_json: bool) -> None:
             }
         )
         return
+    _print_build(stats, indexed)
+
+
+def _print_build(stats: BuildStats, indexed: dict[str, Any]) -> None:
+    """The files ``build`` read, a tally, and what the search index re-indexed."""
     out = console()
     if stats.notice:
         out.print(f"note: {stats.notice}")
@@ -259,33 +273,45 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
       studykb show "KV cache" --json
     """
     shown = kb.show(kb.find(query))
-    doc = shown.doc
     docs = kb.documents_for(
         [link.ref.source for link in shown.backlinks]
         + [link.target for link in shown.outgoing if link.target]
     )
     if as_json:
-        emit_json(
-            {
-                **doc.brief(),
-                "key": doc.key,
-                "aliases": list(doc.aliases),
-                "tags": list(doc.tags),
-                "covers": list(doc.covers),
-                "date": doc.date,
-                "level": doc.level,
-                "status": doc.status,
-                "url": doc.url,
-                "kind": doc.kind,
-                "summary": doc.summary,
-                "meta": doc.meta,
-                "units": [{**u.brief(), "status": u.status} for u in shown.units],
-                "references": [_link_json(link, docs) for link in shown.outgoing],
-                "backlinks": [_back_json(link, docs) for link in shown.backlinks],
-            }
-        )
+        emit_json(_shown_json(shown, docs))
         return
     out = console()
+    _print_doc(out, shown.doc)
+    if shown.units:
+        out.print("units:")
+        for unit in shown.units:
+            out.print(f"  {unit.id:<28} {unit.status or '-':<8} {unit.title}", markup=False)
+    _print_links(out, shown, docs)
+
+
+def _shown_json(shown: Shown, docs: dict[str, Document]) -> dict[str, Any]:
+    doc = shown.doc
+    return {
+        **doc.brief(),
+        "key": doc.key,
+        "aliases": list(doc.aliases),
+        "tags": list(doc.tags),
+        "covers": list(doc.covers),
+        "date": doc.date,
+        "level": doc.level,
+        "status": doc.status,
+        "url": doc.url,
+        "kind": doc.kind,
+        "summary": doc.summary,
+        "meta": doc.meta,
+        "units": [{**u.brief(), "status": u.status} for u in shown.units],
+        "references": [_link_json(link, docs) for link in shown.outgoing],
+        "backlinks": [_back_json(link, docs) for link in shown.backlinks],
+    }
+
+
+def _print_doc(out: Any, doc: Document) -> None:
+    """A document's title, type, id, path and the metadata it has."""
     out.print(f"[bold]{_escape(doc.title)}[/]  ({doc.type}, id {_escape(doc.id)})")
     out.print(f"  path: {doc.path}" + (f":{doc.line}" if doc.line > 1 else ""), markup=False)
     for label, value in (
@@ -302,10 +328,10 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
             out.print(f"  {label}: {value}", markup=False)
     if doc.summary:
         out.print(f"  summary: {doc.summary}", markup=False)
-    if shown.units:
-        out.print("units:")
-        for unit in shown.units:
-            out.print(f"  {unit.id:<28} {unit.status or '-':<8} {unit.title}", markup=False)
+
+
+def _print_links(out: Any, shown: Shown, docs: dict[str, Document]) -> None:
+    """A document's references, each with its target, then its backlinks."""
     out.print(f"references ({len(shown.outgoing)}):")
     for link in shown.outgoing:
         target = docs.get(link.target) if link.target else None
