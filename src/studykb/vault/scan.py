@@ -34,150 +34,130 @@ def scan(config: Config) -> Scan:
     Symbolic links are followed only to places inside the vault (or inside a folder of
     ``allow_outside``); a link out of it is reported (``outside-vault``) and not read.
     """
-    out = Scan()
-    root = str(config.root)
-    real_root = os.path.realpath(root)
-    allowed = [real_root, *(str(p) for p in config.allow_outside)]
-
-    def inside(path: str) -> bool:
-        return any(
-            path == base or path.startswith(base.rstrip(os.sep) + os.sep) for base in allowed
-        )
-
-    excluded = set(config.exclude)
-    patterns = [e for e in config.exclude if any(c in e for c in "*?[")]
-
-    def skip(rel: str, name: str) -> bool:
-        if rel in excluded or name in excluded:
-            return True
-        return bool(patterns) and any(
-            fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in patterns
-        )
-
+    walk = _Walk(config)
     # the loop below runs once per file: a no-op refresh is mostly this walk
-    seen_dirs: set[tuple[int, int]] = set()
-    stack = [("", root)]
+    stack = [("", str(config.root))]
     while stack:
         rel_dir, abs_dir = stack.pop()
+        for entry in walk.folder(rel_dir, abs_dir):
+            folder = walk.entry(rel_dir, abs_dir, entry)
+            if folder is not None:
+                stack.append(folder)
+    return walk.out
+
+
+class _Walk:
+    """What one walk has found, and its rules (see :func:`scan`)."""
+
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.out = Scan()
+        self.allowed = [os.path.realpath(config.root), *(str(p) for p in config.allow_outside)]
+        self.excluded = set(config.exclude)
+        self.patterns = [e for e in config.exclude if any(c in e for c in "*?[")]
+        self.seen_dirs: set[tuple[int, int]] = set()
+
+    def problem(self, path: str, code: str, message: str) -> None:
+        self.out.problems.append(Problem(path, 0, self.config.severity_of(code), code, message))
+
+    def inside(self, path: str) -> bool:
+        return any(
+            path == base or path.startswith(base.rstrip(os.sep) + os.sep) for base in self.allowed
+        )
+
+    def skip(self, rel: str, name: str) -> bool:
+        if rel in self.excluded or name in self.excluded:
+            return True
+        return bool(self.patterns) and any(
+            fnmatch.fnmatchcase(rel, p) or fnmatch.fnmatchcase(name, p) for p in self.patterns
+        )
+
+    def folder(self, rel_dir: str, abs_dir: str) -> list[os.DirEntry[str]]:
+        """The entries of a folder; none when it cannot be read or was seen already (a
+        folder link that loops back)."""
         try:
             st = os.stat(abs_dir)
             ident = (st.st_dev, st.st_ino)
-            if ident in seen_dirs:
-                out.problems.append(
-                    Problem(
-                        rel_dir,
-                        0,
-                        config.severity_of("symlink-loop"),
-                        "symlink-loop",
-                        "folder link loops back; not read again",
-                    )
-                )
-                continue
-            seen_dirs.add(ident)
-            entries = list(os.scandir(abs_dir))
+            if ident in self.seen_dirs:
+                self.problem(rel_dir, "symlink-loop", "folder link loops back; not read again")
+                return []
+            self.seen_dirs.add(ident)
+            return list(os.scandir(abs_dir))
         except OSError as exc:
-            out.problems.append(
-                Problem(
-                    rel_dir or ".",
-                    0,
-                    config.severity_of("unreadable"),
+            self.problem(rel_dir or ".", "unreadable", f"cannot read folder: {exc.strerror}")
+            return []
+
+    def entry(self, rel_dir: str, abs_dir: str, entry: os.DirEntry[str]) -> tuple[str, str] | None:
+        """Take in one entry of a folder; (vault path, path) of a folder to walk next."""
+        name = entry.name
+        rel = f"{rel_dir}/{name}" if rel_dir else name
+        if name[0] == ".":
+            if name[-4:] in (".tmp", ".bak") and _leftover(
+                name, abs_dir, rel, self.config, self.out
+            ):
+                self.out.stale.append(entry.path)
+            return None
+        if self.excluded and self.skip(rel, name):
+            return None
+        is_md = name[-3:].lower() == ".md"
+        try:
+            is_link = entry.is_symlink()
+            is_dir = entry.is_dir()
+        except OSError:
+            is_link = is_dir = False
+        if is_link and not self.followed(entry, rel, is_dir or is_md):
+            return None
+        if not (name.isascii() or _utf8(name)):  # the state and messages need UTF-8
+            if is_dir or is_md:
+                self.problem(
+                    os.fsencode(rel).decode("utf-8", "backslashreplace"),
                     "unreadable",
-                    f"cannot read folder: {exc.strerror}",
+                    "the name is not valid UTF-8; skipped (rename it)",
                 )
+            return None
+        if is_dir:
+            if is_md:
+                self.problem(rel, "not-a-file", "a folder named like a note; skipped")
+            return rel, entry.path
+        if is_md:
+            self.note(rel, entry)
+        else:
+            self.out.attachments[rel.lower()] = rel
+            self.out.attachment_names.setdefault(name.lower(), rel)
+        return None
+
+    def followed(self, entry: os.DirEntry[str], rel: str, report: bool) -> bool:
+        """Whether a symbolic link leads inside the vault (else, if ``report``, say so)."""
+        real = os.path.realpath(entry.path)
+        if self.inside(real):
+            return True
+        if report:
+            self.problem(
+                rel,
+                "outside-vault",
+                f"a link to {real}, outside the vault; not read (studykb.toml's "
+                "allow_outside can allow it)",
             )
-            continue
-        for entry in entries:
-            name = entry.name
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if name[0] == ".":
-                if name[-4:] in (".tmp", ".bak") and _leftover(name, abs_dir, rel, config, out):
-                    out.stale.append(entry.path)
-                continue
-            if excluded and skip(rel, name):
-                continue
-            is_md = name[-3:].lower() == ".md"
-            try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir()
-            except OSError:
-                is_link = is_dir = False
-            if is_link:
-                real = os.path.realpath(entry.path)
-                if not inside(real):
-                    if is_dir or is_md:
-                        out.problems.append(
-                            Problem(
-                                rel,
-                                0,
-                                config.severity_of("outside-vault"),
-                                "outside-vault",
-                                f"a link to {real}, outside the vault; not read (studykb.toml's "
-                                "allow_outside can allow it)",
-                            )
-                        )
-                    continue
-            if not (name.isascii() or _utf8(name)):  # the state and messages need UTF-8
-                if is_dir or is_md:
-                    out.problems.append(
-                        Problem(
-                            os.fsencode(rel).decode("utf-8", "backslashreplace"),
-                            0,
-                            config.severity_of("unreadable"),
-                            "unreadable",
-                            "the name is not valid UTF-8; skipped (rename it)",
-                        )
-                    )
-                continue
-            if is_dir:
-                if is_md:
-                    out.problems.append(
-                        Problem(
-                            rel,
-                            0,
-                            config.severity_of("not-a-file"),
-                            "not-a-file",
-                            "a folder named like a note; skipped",
-                        )
-                    )
-                stack.append((rel, entry.path))
-                continue
-            if not is_md:
-                out.attachments[rel.lower()] = rel
-                out.attachment_names.setdefault(name.lower(), rel)
-                continue
-            try:
-                st = entry.stat()
-            except OSError as exc:
-                code = "symlink-loop" if exc.errno == 40 else "unreadable"
-                what = "symbolic link loop" if exc.errno == 40 else f"cannot stat: {exc.strerror}"
-                out.problems.append(Problem(rel, 0, config.severity_of(code), code, what))
-                continue
-            if not entry.is_file():
-                out.problems.append(
-                    Problem(
-                        rel,
-                        0,
-                        config.severity_of("not-a-file"),
-                        "not-a-file",
-                        "not a regular file; skipped",
-                    )
-                )
-                continue
-            if st.st_size > config.max_file_bytes:
-                mb = st.st_size / 1024 / 1024
-                limit = config.max_file_bytes / 1024 / 1024
-                out.problems.append(
-                    Problem(
-                        rel,
-                        0,
-                        config.severity_of("too-large"),
-                        "too-large",
-                        f"{mb:.1f} MB is over the {limit:g} MB limit; skipped",
-                    )
-                )
-                continue
-            out.files[rel] = (st.st_mtime_ns, st.st_size)
-    return out
+        return False
+
+    def note(self, rel: str, entry: os.DirEntry[str]) -> None:
+        """A Markdown file: kept with its mtime and size, unless it cannot be read."""
+        try:
+            st = entry.stat()
+        except OSError as exc:
+            code = "symlink-loop" if exc.errno == 40 else "unreadable"
+            what = "symbolic link loop" if exc.errno == 40 else f"cannot stat: {exc.strerror}"
+            self.problem(rel, code, what)
+            return
+        if not entry.is_file():
+            self.problem(rel, "not-a-file", "not a regular file; skipped")
+            return
+        limit = self.config.max_file_bytes
+        if st.st_size > limit:
+            mb, most = st.st_size / 1024 / 1024, limit / 1024 / 1024
+            self.problem(rel, "too-large", f"{mb:.1f} MB is over the {most:g} MB limit; skipped")
+            return
+        self.out.files[rel] = (st.st_mtime_ns, st.st_size)
 
 
 def _leftover(name: str, folder: str, rel: str, config: Config, out: Scan) -> bool:
