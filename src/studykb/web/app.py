@@ -40,7 +40,7 @@ from starlette.responses import (
     Response,
     StreamingResponse,
 )
-from starlette.routing import Mount, Route
+from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from studykb.errors import StudyError
@@ -157,24 +157,42 @@ def create_app(
         hub=hub or Hub(),
         refresh=refresh,
     )
-    stop = threading.Event()
+    app = Starlette(
+        routes=_routes(state),
+        lifespan=_lifespan(state, source),
+        middleware=[Middleware(GZipMiddleware, minimum_size=2048)],
+    )
+    app.state.studykb = state
+    app.add_exception_handler(404, _not_found(state))
+    app.add_exception_handler(405, _not_found(state))
+    return guard(app)  # type: ignore[return-value]
+
+
+def _lifespan(
+    state: State, source: Source | None
+) -> Callable[[Starlette], contextlib.AbstractAsyncContextManager[None]]:
+    """Warm the state when the server starts; feed live reload from ``source`` (in a
+    thread) while it runs."""
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        stop = threading.Event()
         state.warm()
-        thread = None
         if source is not None:
-            thread = threading.Thread(
+            threading.Thread(
                 target=source, args=(state.hub.publish, stop), name="studykb-live", daemon=True
-            )
-            thread.start()
+            ).start()
         try:
             yield
         finally:
             stop.set()
             state.hub.close()
 
-    routes = [
+    return lifespan
+
+
+def _routes(state: State) -> list[BaseRoute]:
+    return [
         Route("/", _page(state, lambda s, r: s.pages.status(s.link, s.problems), keep=True)),
         Route("/topics/", _page(state, lambda s, r: s.pages.topics(s.link), keep=True)),
         Route("/lists/", _page(state, lambda s, r: s.pages.lists(s.link), keep=True)),
@@ -190,13 +208,6 @@ def create_app(
         Route("/api/events", _events(state)),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
-    app = Starlette(
-        routes=routes, lifespan=lifespan, middleware=[Middleware(GZipMiddleware, minimum_size=2048)]
-    )
-    app.state.studykb = state
-    app.add_exception_handler(404, _not_found(state))
-    app.add_exception_handler(405, _not_found(state))
-    return guard(app)  # type: ignore[return-value]
 
 
 # -- the guard ---------------------------------------------------------------------------------
