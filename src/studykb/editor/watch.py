@@ -357,10 +357,9 @@ class Watcher:
         import watchfiles
 
         root = self.root
-        exclude = self.vault.config.exclude
 
         def wanted(_change: object, path: str) -> bool:
-            return relevant(path, root, exclude)
+            return relevant(path, root, self.vault.config.exclude)  # as studykb.toml says now
 
         first = True
         try:
@@ -378,30 +377,7 @@ class Watcher:
                     break
                 if first:  # the first wake-up: the watch is in place; catch up
                     batch = batch or {(watchfiles.Change.modified, str(root))}
-                if not batch:
-                    continue
-                settings = any(Path(p).name == CONFIG_NAME for _c, p in batch) or (
-                    first and self._settings_changed()
-                )
-                with self.lock:
-                    if settings:
-                        try:
-                            self.reload_config()
-                        except StudyError as exc:
-                            self._emit(Change(BuildStats(), error=str(exc), config=True))
-                            continue
-                        exclude = self.vault.config.exclude
-                    change = self.refresh(force=settings, config=settings)
-                    if _worth_telling(change):
-                        self._emit(change)
-                    if (
-                        self.server is not None
-                        and self.server.listening
-                        and (change.stats.changed or settings)
-                    ):
-                        st = change.stats
-                        self.server.broadcast([*st.added, *st.modified, *st.removed], settings)
-                if first:
+                if batch and self._take(batch, first) and first:
                     first = False
                     ready()
         except OSError:
@@ -409,6 +385,29 @@ class Watcher:
                 raise
         if not root.is_dir() and on_gone:
             on_gone()
+
+    def _take(self, batch: Iterable[tuple[object, str]], first: bool) -> bool:
+        """Refresh after one batch of changes (the settings too when studykb.toml is in
+        it), tell the listeners and the followers; False when the new settings could not
+        be read (nothing refreshed)."""
+        settings = any(Path(p).name == CONFIG_NAME for _c, p in batch) or (
+            first and self._settings_changed()
+        )
+        with self.lock:
+            if settings:
+                try:
+                    self.reload_config()
+                except StudyError as exc:
+                    self._emit(Change(BuildStats(), error=str(exc), config=True))
+                    return False
+            change = self.refresh(force=settings, config=settings)
+            if _worth_telling(change):
+                self._emit(change)
+            server = self.server
+            if server is not None and server.listening and (change.stats.changed or settings):
+                st = change.stats
+                server.broadcast([*st.added, *st.modified, *st.removed], settings)
+        return True
 
 
 class _Once:
