@@ -34,6 +34,7 @@ from studykb.web.templating import STATIC, TEMPLATES, Frame, render
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
     from studykb.model import Document
+    from studykb.runtime.pools import Beside
 
 MANIFEST = ".studykb-site.json"
 MANIFEST_VERSION = 1
@@ -124,38 +125,42 @@ def build_site(
             files=len(output.new),
             seconds=time.perf_counter() - started,
         )
-    from studykb.runtime.memory import paused_gc
-    from studykb.runtime.pools import beside
-
-    pages = Pages(kb)
     docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
-    frame = Frame(kb.root.name, "static", canonical_base=base_url)
-    # what every worker inherits, loaded once with the collector off and then frozen: a
-    # worker's collections never walk it (nor copy its pages by touching it)
-    with paused_gc(freeze=True):
-        pages.preload_links()
-        pages.knowledge()
-        texts = kb.vault.texts()  # for the search index, read before the workers fork
-        work = Work(pages, frame, output, texts)
-        # the search index, the graph and the list pages need no ranker: they are made
-        # in a process of their own while this one loads it
-        others = beside(_other_files, work)
-        pages.preload_contexts()
-        if docs:  # the ranker and its caches
-            kb.sidebar(kb.documents()[docs[0]])
+    work = Work(Pages(kb), Frame(kb.root.name, "static", canonical_base=base_url), output, {})
+    others = _load(work, docs)
     built = Built()
     for path, digest, written, assets in [*_site_pages(work, docs, progress), *others.result()]:
         output.record(path, digest, written)
-        pages.assets.update(assets)
+        work.pages.assets.update(assets)
         built.pages += path.endswith(".html")
     _static_files(output)
-    _vault_files(kb, pages.assets, output)
+    _vault_files(kb, work.pages.assets, output)
     if base_url:
         output.put("sitemap.xml", _sitemap(base_url, output.new))
     built.removed = output.finish()
     built.written, built.files = output.written, len(output.new)
     built.seconds = time.perf_counter() - started
     return built
+
+
+def _load(work: Work, docs: list[str]) -> Beside:
+    """Load what the workers inherit, once, with the collector off and then frozen (a
+    worker's collections never walk it, nor copy its pages by touching it); the search
+    index, the graph and the list pages need no ranker: they are made in a process of
+    their own (returned) while this one loads it."""
+    from studykb.runtime.memory import paused_gc
+    from studykb.runtime.pools import beside
+
+    pages, kb = work.pages, work.pages.kb
+    with paused_gc(freeze=True):
+        pages.preload_links()
+        pages.knowledge()
+        work.texts = kb.vault.texts()  # for the search index, read before the workers fork
+        others = beside(_other_files, work)
+        pages.preload_contexts()
+        if docs:  # the ranker and its caches
+            kb.sidebar(kb.documents()[docs[0]])
+    return others
 
 
 def check_output(root: Path, out: Path) -> Path:
