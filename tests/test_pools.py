@@ -4,6 +4,7 @@ processes, and failures reach the caller."""
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 
@@ -18,6 +19,11 @@ def _pid_and(value: list[int]) -> tuple[int, int]:
     return os.getpid(), sum(value)
 
 
+def _slow_pid_and(value: list[int]) -> tuple[int, int]:
+    time.sleep(0.3)  # a large item: long enough for the other worker to be there
+    return _pid_and(value)
+
+
 def _fail(_value: object) -> None:
     raise ValueError("broken on purpose")
 
@@ -25,7 +31,7 @@ def _fail(_value: object) -> None:
 @pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
 def test_imap_spreads_a_few_large_items_over_the_workers() -> None:
     """Four items for two workers: both work (they once all went to one worker)."""
-    pids = list(pools.imap(_pid_and, [[1], [2], [3], [4]], workers=2, at_least=1))
+    pids = list(pools.imap(_slow_pid_and, [[1], [2], [3], [4]], workers=2, at_least=1))
     assert [total for _pid, total in pids] == [1, 2, 3, 4]
     assert len({pid for pid, _total in pids}) == 2
     assert os.getpid() not in {pid for pid, _total in pids}
