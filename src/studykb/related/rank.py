@@ -238,14 +238,15 @@ class Ranker:
         exclude: frozenset[int] = frozenset(),
     ) -> list[Ranked]:
         """Blend, put hand-picked documents first, diversify the rest."""
-        allowed = set(types or DEFAULT_TYPES)
-        node_types = self.ix.types
+        allowed = frozenset(types or DEFAULT_TYPES)
         total = weights.total()
         weight = _blend_weights(weights)
         picked = [
             j
             for j in self.ix.picked[i]
-            if (i, j) not in hidden and j not in exclude and (not types or node_types[j] in allowed)
+            if (i, j) not in hidden
+            and j not in exclude
+            and (not types or self.ix.types[j] in allowed)
         ]
         out = [
             Ranked(
@@ -256,8 +257,24 @@ class Ranker:
             )
             for k, j in enumerate(picked)
         ]
-        keys = self.ix.keys
-        skip = exclude.union(picked)
+        room = max(0, limit - len(out))
+        best = self._best(feats, max(2 * room, 20), allowed, exclude.union(picked), weight, total)
+        for j, ordering, relevance in self._diversify(best, [r.node for r in out], room, diversity):
+            out.append(Ranked(j, ordering, relevance, feats[j]))
+        return out[:limit]
+
+    def _best(
+        self,
+        feats: dict[int, dict[str, float]],
+        most: int,
+        allowed: frozenset[str],
+        skip: frozenset[int],
+        weight: Blend,
+        total: float,
+    ) -> list[tuple[float, int]]:
+        """The ``most`` best-scored candidates of an allowed type, not in ``skip``, as
+        (score, node), best first, then by key (without sorting them all)."""
+        node_types, keys = self.ix.types, self.ix.keys
         pool = []
         for j, f in feats.items():
             if j in skip or node_types[j] not in allowed:
@@ -265,15 +282,7 @@ class Ranker:
             score = _blend(f, weight) / total
             if score > 0:
                 pool.append((-score, keys[j], j))
-        room = max(0, limit - len(out))
-        # the best, then by key: the head of the sorted pool, without sorting all of it
-        best = heapq.nsmallest(max(2 * room, 20), pool)
-        ranked = [(-negative, j) for negative, _key, j in best]
-        for j, ordering, relevance in self._diversify(
-            ranked, [r.node for r in out], room, diversity
-        ):
-            out.append(Ranked(j, ordering, relevance, feats[j]))
-        return out[:limit]
+        return [(-negative, j) for negative, _key, j in heapq.nsmallest(most, pool)]
 
     def _diversify(
         self, pool: list[tuple[float, int]], chosen: list[int], room: int, diversity: float
