@@ -5,13 +5,14 @@ from __future__ import annotations
 import datetime as dt
 import posixpath
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
 from studykb.parse.body import Body, is_attachment, read_body
-from studykb.parse.frontmatter import split
+from studykb.parse.frontmatter import Split, split
 from studykb.parse.links import RawRef, wikilink
-from studykb.parse.outline import checkable
+from studykb.parse.outline import Outline, checkable
 from studykb.parse.reading import GITHUB, Reading
 from studykb.parse.urls import normalize_url
 from studykb.parse.wikilinks import WIKILINK_RE, split_target
@@ -57,6 +58,36 @@ _KEY_RE = re.compile(r"""^\s*(?:-\s+)?["']?([^"'=:\s]+)["']?\s*[:=]""")
 def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     """Parse the bytes of the file at vault-relative ``path``, by ``reading``'s rules."""
     problems: list[Problem] = []
+    parts = split(_text(path, raw, problems))
+    if parts.error:
+        problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
+    body = _body(path, parts, reading, problems)
+    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
+    meta = parts.meta
+    doc, refs = _document(ctx, meta, body)
+    docs = [doc]
+    for raw_ref in body.refs:
+        refs.append(_body_ref(doc.key, path, raw_ref, problems))
+    outline = body.the_outline()
+    _check_fragments(path, body, outline, reading, problems)
+    if doc.type == "course" and "units" in meta:
+        for unit, unit_refs in _units(ctx, doc, meta["units"]):
+            docs.append(unit)
+            refs.extend(unit_refs)
+    return Parsed(
+        path,
+        tuple(docs),
+        tuple(refs),
+        tuple(problems),
+        body.text,
+        tuple(body.headings),
+        outline.to_json(),
+    )
+
+
+def _text(path: str, raw: bytes, problems: list[Problem]) -> str:
+    """The text of ``raw`` (UTF-8, a BOM dropped); bytes that are not UTF-8 and NULs are
+    replaced, and an undecodable or empty file is said in ``problems``."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -76,9 +107,12 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
         text = text.replace("\x00", "\ufffd")
     if not text.strip():
         problems.append(Problem(path, 1, WARNING, "empty-file", "the file is empty"))
-    parts = split(text)
-    if parts.error:
-        problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
+    return text
+
+
+def _body(path: str, parts: Split, reading: Reading, problems: list[Problem]) -> Body:
+    """The Markdown body after the front matter, read; paragraphs too complex to parse
+    are said in ``problems``."""
     body = read_body(parts.body, parts.body_line, path, reading)
     if body.too_complex:
         problems.append(
@@ -91,13 +125,13 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
                 "of [ or * in one paragraph); they were read as plain text",
             )
         )
-    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
-    meta = parts.meta
-    doc, refs = _document(ctx, meta, body)
-    docs = [doc]
-    for raw_ref in body.refs:
-        refs.append(_body_ref(doc.key, path, raw_ref, problems))
-    outline = body.the_outline()
+    return body
+
+
+def _check_fragments(
+    path: str, body: Body, outline: Outline, reading: Reading, problems: list[Problem]
+) -> None:
+    """Say in ``problems`` which links to ``#anchor`` of this page name no heading of it."""
     for fragment in body.fragments:
         if checkable(fragment.anchor) and outline.find(fragment.anchor, reading) is None:
             problems.append(
@@ -109,19 +143,6 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
                     f"{fragment.text!r}: this page has no heading {fragment.anchor!r}",
                 )
             )
-    if doc.type == "course" and "units" in meta:
-        for unit, unit_refs in _units(ctx, doc, meta["units"]):
-            docs.append(unit)
-            refs.extend(unit_refs)
-    return Parsed(
-        path,
-        tuple(docs),
-        tuple(refs),
-        tuple(problems),
-        body.text,
-        tuple(body.headings),
-        outline.to_json(),
-    )
 
 
 class _Context:
@@ -235,7 +256,11 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
     return doc, refs
 
 
-def _units(ctx: _Context, course: Document, units: Any):  # type: ignore[no-untyped-def]
+def _units(
+    ctx: _Context, course: Document, units: Any
+) -> Iterator[tuple[Document, list[Reference]]]:
+    """The units listed under ``units:`` of ``course``, each with its references; a unit
+    that is not a mapping (or an id) is skipped, a repeated id reported."""
     if not isinstance(units, list):
         ctx.warn(ctx.key_line("units"), "bad-field", "'units' should be a list of {id, title}")
         return
@@ -264,31 +289,35 @@ def _units(ctx: _Context, course: Document, units: Any):  # type: ignore[no-unty
             )
             continue
         seen.add(uid)
-        key = f"{course.key}#{uid}"
-        title = str(unit.get("title") or uid)
-        doc = Document(
-            key=key,
-            path=course.path,
-            id=f"{course.id}#{uid}",
-            title=title,
-            type="unit",
-            line=ctx.line(index),
-            aliases=_strings(unit.get("aliases")),
-            tags=_tags(unit.get("tags")),
-            covers=_tags(unit.get("covers")),
-            date=_date(unit.get("date")),
-            level=_level(ctx, unit.get("level"), index),
-            status=_status(ctx, unit.get("status"), index),
-            done=_date(unit.get("done")),
-            url=str(unit["url"]) if isinstance(unit.get("url"), str) else None,
-            kind=str(unit.get("kind")) if unit.get("kind") else None,
-            minutes=_minutes(unit.get("minutes")),
-            summary=_clip(str(unit.get("summary") or title)),
-            explicit_id=True,
-            parent=course.key,
-            meta=unit,
-        )
-        yield doc, _front_refs(ctx, key, unit, start=index, unit_scope=True)
+        doc = _unit(ctx, course, uid, unit, index)
+        yield doc, _front_refs(ctx, doc.key, unit, start=index, unit_scope=True)
+
+
+def _unit(ctx: _Context, course: Document, uid: str, unit: dict[str, Any], index: int) -> Document:
+    """The document of unit ``uid`` of ``course``, written at front-matter line ``index``."""
+    title = str(unit.get("title") or uid)
+    return Document(
+        key=f"{course.key}#{uid}",
+        path=course.path,
+        id=f"{course.id}#{uid}",
+        title=title,
+        type="unit",
+        line=ctx.line(index),
+        aliases=_strings(unit.get("aliases")),
+        tags=_tags(unit.get("tags")),
+        covers=_tags(unit.get("covers")),
+        date=_date(unit.get("date")),
+        level=_level(ctx, unit.get("level"), index),
+        status=_status(ctx, unit.get("status"), index),
+        done=_date(unit.get("done")),
+        url=str(unit["url"]) if isinstance(unit.get("url"), str) else None,
+        kind=str(unit.get("kind")) if unit.get("kind") else None,
+        minutes=_minutes(unit.get("minutes")),
+        summary=_clip(str(unit.get("summary") or title)),
+        explicit_id=True,
+        parent=course.key,
+        meta=unit,
+    )
 
 
 def _front_refs(
@@ -300,7 +329,10 @@ def _front_refs(
     skip: tuple[str, ...] = (),
     unit_scope: bool = False,
 ) -> list[Reference]:
+    """The references in front matter ``meta`` (from line ``start`` on): the values of
+    :data:`REF_KEYS`, and wikilinks in any other value; a bare name in a unit is ``unit``-styled."""
     refs: list[Reference] = []
+    style = "unit" if unit_scope else "name"
     for key, value in meta.items():
         if key in skip:
             continue
@@ -311,39 +343,46 @@ def _front_refs(
                 if "[[" in text:
                     index = ctx.find(text[:40], index)
                     refs.extend(_wikilinks_in(ctx, source, text, "link", index))
+        else:
+            refs.extend(_key_refs(ctx, source, kind, value, index, style))
+    return refs
+
+
+def _key_refs(
+    ctx: _Context, source: str, kind: str, value: Any, index: int, style: str
+) -> list[Reference]:
+    """The references of one reference key's value: one item or a list of them, each a
+    wikilink, a URL or a bare name (``style``), or a mapping with ``ref`` and ``reason``."""
+    refs: list[Reference] = []
+    items = value if isinstance(value, list) else [value]
+    for item in items:
+        reason = ""
+        if isinstance(item, dict):
+            reason = str(item.get("reason") or "")
+            item = item.get("ref", item.get("id", item.get("target")))
+        if item is None or item == "":
             continue
-        items = value if isinstance(value, list) else [value]
-        for item in items:
-            reason = ""
-            if isinstance(item, dict):
-                reason = str(item.get("reason") or "")
-                item = item.get("ref", item.get("id", item.get("target")))
-            if item is None or item == "":
-                continue
-            text = str(item).strip()
-            index = ctx.find(text[:40], index)
-            if "[[" in text:
-                refs.extend(_wikilinks_in(ctx, source, text, kind, index, reason))
-            elif _SCHEME.match(text):
-                refs.append(
-                    Reference(
-                        source,
-                        ctx.path,
-                        ctx.line(index),
-                        kind,
-                        text,
-                        normalize_url(text),
-                        "url",
-                        reason=reason,
-                    )
+        text = str(item).strip()
+        index = ctx.find(text[:40], index)
+        if "[[" in text:
+            refs.extend(_wikilinks_in(ctx, source, text, kind, index, reason))
+        elif _SCHEME.match(text):
+            refs.append(
+                Reference(
+                    source,
+                    ctx.path,
+                    ctx.line(index),
+                    kind,
+                    text,
+                    normalize_url(text),
+                    "url",
+                    reason=reason,
                 )
-            else:
-                style = "unit" if unit_scope else "name"
-                refs.append(
-                    Reference(
-                        source, ctx.path, ctx.line(index), kind, text, text, style, "", reason
-                    )
-                )
+            )
+        else:
+            refs.append(
+                Reference(source, ctx.path, ctx.line(index), kind, text, text, style, "", reason)
+            )
     return refs
 
 
