@@ -92,6 +92,26 @@ def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
     may not or cannot be rewritten, and :class:`FileChanged` when it changes during the
     read or looks half-written.
     """
+    real, before = _editable(root, rel, allow_outside)
+    data, after = _read_stable(real, rel, before)
+    return Read(
+        real,
+        rel,
+        data,
+        after.st_ino,
+        after.st_dev,
+        after.st_size,
+        after.st_mtime_ns,
+        stat.S_IMODE(after.st_mode),
+        after.st_uid,
+        after.st_gid,
+        after.st_nlink,
+    )
+
+
+def _editable(root: Path, rel: str, allow_outside: bool) -> tuple[Path, os.stat_result]:
+    """The real path of the file at vault path ``rel`` and its stat, once it is known to be
+    a regular file inside the vault that the user may write (else :class:`StudyError`)."""
     where = root / rel
     real = Path(os.path.realpath(where))
     base = Path(os.path.realpath(root))
@@ -110,6 +130,12 @@ def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
             f"{rel} is read-only; not changed.",
             hint="Make it writable (chmod u+w) if studykb should edit it.",
         )
+    return real, before
+
+
+def _read_stable(real: Path, rel: str, before: os.stat_result) -> tuple[bytes, os.stat_result]:
+    """The bytes of the file at ``real`` and its stat after the read; :class:`FileChanged`
+    when it is not the file ``before`` described all along, or it is empty."""
     try:
         fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_NONBLOCK)
     except OSError as exc:
@@ -134,19 +160,7 @@ def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
         )
     if not data.strip():
         raise FileChanged(f"{rel} is empty (an editor may be saving it); not changed.")
-    return Read(
-        real,
-        rel,
-        data,
-        after.st_ino,
-        after.st_dev,
-        after.st_size,
-        after.st_mtime_ns,
-        stat.S_IMODE(after.st_mode),
-        after.st_uid,
-        after.st_gid,
-        after.st_nlink,
-    )
+    return data, after
 
 
 def _identity(st: os.stat_result) -> tuple[int, int, int, int]:
