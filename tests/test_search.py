@@ -328,8 +328,9 @@ def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatc
     v = open_vault(vault)
     index.sync(v, quiet=True)
     from studykb.search import state as index_state
+    from studykb.search import store
 
-    for module in (index, index_state):  # what a newer studykb would have
+    for module in (store, index_state):  # what a newer studykb would have
         monkeypatch.setattr(module, "INDEX_VERSION", index.INDEX_VERSION + "-newer")
     stats = index.sync(v, quiet=True)
     assert stats.rebuilt and "another studykb version" in (stats.notice or "")
@@ -450,7 +451,7 @@ def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
 ) -> None:
     """After an incremental sync the next query reuses the readers of the segments the
     commit left alone; its answers equal those of a searcher opened afresh."""
-    from studykb.search import index
+    from studykb.search import index, store
     from studykb.search.query import SearchOptions, search
     from studykb.search.state import index_dir
 
@@ -470,11 +471,11 @@ def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
         path = notes[n % 2]
         path.write_text(originals[n % 2] + f"\nwordmark{n}\n", encoding="utf-8")
         search(v, SearchOptions("vacuum"))  # a searcher open before the edit, as in watch
-        before = {id(r) for r, _ in index._searchers[folder].reader().leaf_readers()}
+        before = {id(r) for r, _ in store.searchers[folder].reader().leaf_readers()}
         v.refresh()
         index.sync(v, quiet=True)
         kept = answers()
-        after = {id(r) for r, _ in index._searchers[folder].reader().leaf_readers()}
+        after = {id(r) for r, _ in store.searchers[folder].reader().leaf_readers()}
         reused += len(before & after)
         index.close(v)
         assert kept == answers(), n  # the same queries on a searcher opened afresh

@@ -765,7 +765,7 @@ def test_path_options_are_never_answered_by_a_watch(
 def test_a_bug_during_a_search_is_reported_not_taken_for_damage(
     make_vault, run, monkeypatch
 ) -> None:
-    from studykb.search import index
+    from studykb.search import searcher
 
     root = make_vault({"a.md": "# A\n\nalpha\n"})
     assert run("search", "alpha", vault=root).exit_code == 0
@@ -775,7 +775,7 @@ def test_a_bug_during_a_search_is_reported_not_taken_for_damage(
     def broken(*_args: object, **_kwargs: object) -> object:
         raise ValueError("a bug in studykb")
 
-    monkeypatch.setattr(index, "_top", broken)
+    monkeypatch.setattr(searcher, "_top", broken)
     monkeypatch.delenv("STUDYKB_DEBUG")
     result = run("search", "alpha", vault=root)
     assert result.exit_code == 70

@@ -12,7 +12,7 @@
   compares sub-matchers standing on different documents).
 
 Neither skips by block quality: every match is scored (a top-N collector with
-``replace=0`` is used anyway, see :func:`studykb.search.index._top`).
+``replace=0`` is used anyway, see :func:`studykb.search.searcher._top`).
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ class Coverage(Query):
         self.together, self.boost = together, boost
         self.first = first
         """A fast query (the terms alone, any of them) whose best documents this one
-        re-ranks (see :func:`studykb.search.index.run`)."""
+        re-ranks (see :func:`studykb.search.searcher.run`)."""
 
     def __repr__(self) -> str:
         return f"Coverage({self.slots!r}, {self.pairs!r}, {self.exact!r})"

@@ -1,8 +1,8 @@
 """Full-text search over the vault: options in, ranked hits with snippets out.
 
-The whoosh side (analysis, the index, running a query) lives in :mod:`studykb.search.index`;
-this layer reads the options, checks the query, turns filters into index terms,
-and builds :class:`Hit` values with a snippet around the best match. Front ends call
+The whoosh side (the index, running a query) lives in :mod:`studykb.search.searcher` and
+its siblings; this layer reads the options, checks the query, turns filters into index
+terms, and builds :class:`Hit` values with a snippet around the best match. Front ends call
 :func:`studykb.search.index.sync` first (the CLI does) so the index follows the vault.
 """
 
@@ -194,7 +194,7 @@ def check_syntax(text: str) -> None:
 
 
 def _bad(text: str, why: str) -> None:
-    from studykb.search.index import QUERY_HELP
+    from studykb.search.searcher import QUERY_HELP
 
     shown = text if len(text) <= 80 else text[:77] + "..."
     raise UsageError(f"Cannot read the query {shown!r}: {why}.", hint=QUERY_HELP)
@@ -278,7 +278,8 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     path order); without filters it is a UsageError. A query of only stop words or
     punctuation finds nothing.
     """
-    from studykb.search import index
+    from studykb.search import searcher
+    from studykb.search.records import use_vocabulary
 
     text, _notes = clean_query(opts.query)
     if opts.limit < 1:
@@ -295,18 +296,18 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
         check_syntax(text)
     groups = _filters(vault, opts)
     topics = _topics(vault)
-    index.use_vocabulary(topics)
+    use_vocabulary(topics)
     if text and plain(text):
         from studykb.search.ranking import plain_query, terms_of
 
         reading = read(text, topics, opts.expand)
         q = plain_query(reading, opts.proximity)
-        answer = index.run(vault, q, groups, opts.limit, terms_of(reading))
+        answer = searcher.run(vault, q, groups, opts.limit, terms_of(reading))
         if not reading.words and not reading.also:
             return []
     else:
         names = _expansions(vault, text) if opts.expand else []
-        answer = index.query(vault, text, groups, opts.limit, names)
+        answer = searcher.query(vault, text, groups, opts.limit, names)
     if answer.empty:
         return []
     return [_hit(vault, found, answer.terms) for found in answer.hits]

@@ -1,6 +1,6 @@
 """The whoosh query that ranks a plain query like a librarian would.
 
-A document's score is BM25F (names count :data:`studykb.search.index.NAME_WEIGHT` times,
+A document's score is BM25F (names count :data:`studykb.search.records.NAME_WEIGHT` times,
 tags twice, the body once) over what the query asks for, after the *sequential
 dependence model* of Metzler and Croft (2005), with the topic names as a thesaurus:
 

@@ -1,6 +1,6 @@
 """What the search index holds and should hold, known without opening it (no whoosh).
 
-:func:`studykb.search.index.sync` writes, beside each generation of the index it commits, a
+:func:`studykb.search.sync.sync` writes, beside each generation of the index it commits, a
 small record of the vault state that generation reflects (``studykb-sync.json``), and
 keeps the signature of every file in it in the vault's cache (``search-held``). A
 command that only needs the index to be current (``studykb build`` with nothing
@@ -145,7 +145,7 @@ def write_record(
     The per-file signatures go to the vault's cache, read only when the vault changed;
     the small JSON record beside the index, read by every command, is written last: it
     vouches for the other. ``protected``: the vault's words the stemmer left alone
-    (see :func:`studykb.search.index.use_vocabulary`).
+    (see :func:`studykb.search.records.use_vocabulary`).
     """
     ident = _generation_id(folder, generation)
     if ident:

@@ -54,13 +54,19 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "related-journal": ("studykb.related.textsim", "studykb.related.vectorcache", "studykb.text"),
     # the search index: how text is analysed and what goes in it (not how queries rank)
     "search-index": (
-        "studykb.search.index",
+        "studykb.search.store",
+        "studykb.search.records",
+        "studykb.search.sync",
+        "studykb.search.parallel",
         "studykb.search.schema",
         "studykb.search.state",
         "studykb.text",
     ),
     "search-held": (
-        "studykb.search.index",
+        "studykb.search.store",
+        "studykb.search.records",
+        "studykb.search.sync",
+        "studykb.search.parallel",
         "studykb.search.schema",
         "studykb.search.state",
         "studykb.text",
