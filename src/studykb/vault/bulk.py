@@ -106,7 +106,7 @@ def write_all(
     ``expected``: how many rows are coming (a large load finishes in a thread);
     ``finish``: more writes for the same transaction, made last.
     """
-    from studykb.vault.checks import missing_anchors, vault_problems
+    from studykb.vault.checks import vault_problems
 
     # The commit leaves the whole new state (~8 KB a note) in the write-ahead log; for a
     # large vault, building the references' indexes and copying the log into the
@@ -122,26 +122,7 @@ def write_all(
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
         early = [(n, sql) for n, sql in indexes if not n.startswith("refs_")] if later else []
-        building = (
-            background.beside(
-                lambda: [db.execute(sql) for _n, sql in early], "studykb-early-indexes"
-            )
-            if early
-            else contextlib.nullcontext()
-        )
-        with building:
-            resolved, anchored, edges, states = _resolve(table, loaded.refs)
-        db.executemany(
-            "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
-            " optional, lookup, lookup2, target_key, state, note)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            resolved,
-        )
-        del resolved
-        db.executemany(
-            "INSERT INTO anchors VALUES (?,?,?,?)",
-            missing_anchors(anchored, loaded.outlines.get, reading),
-        )
+        edges, states = _write_refs(db, table, loaded, early, reading)
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
         if not later:
             for _name, sql in indexes:
@@ -153,6 +134,39 @@ def write_all(
         store.db.execute("PRAGMA wal_autocheckpoint=1000")
         store.finish_later([index for index in indexes if index not in early])
     return loaded.paths, edges, loaded.blobs, states
+
+
+def _write_refs(
+    db: sqlite3.Connection,
+    table: Names,
+    loaded: _Loaded,
+    early: list[tuple[str, str]],
+    reading: Reading,
+) -> tuple[list[EdgeRow], Counter[str]]:
+    """Resolve the references (while SQLite builds the ``early`` indexes in a thread) and
+    insert them, and the ``[[note#heading]]`` ones whose heading is missing; the graph
+    edges and the count of each resolution state."""
+    from studykb.vault.checks import missing_anchors
+
+    building = (
+        background.beside(lambda: [db.execute(sql) for _n, sql in early], "studykb-early-indexes")
+        if early
+        else contextlib.nullcontext()
+    )
+    with building:
+        resolved, anchored, edges, states = _resolve(table, loaded.refs)
+    db.executemany(
+        "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
+        " optional, lookup, lookup2, target_key, state, note)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        resolved,
+    )
+    del resolved
+    db.executemany(
+        "INSERT INTO anchors VALUES (?,?,?,?)",
+        missing_anchors(anchored, loaded.outlines.get, reading),
+    )
+    return edges, states
 
 
 def _empty(db: sqlite3.Connection) -> list[tuple[str, str]]:
