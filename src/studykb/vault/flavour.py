@@ -298,33 +298,19 @@ def _mounts(config: Mapping[str, Any]) -> list[dict[str, Any]]:
 
 
 def _hugo_site(root: Path, override: bool) -> Site:
+    """A Hugo site: its content and static folders (module mounts, else ``contentDir``,
+    the languages' and ``staticDir``), heading options and URLs."""
     warnings: list[ConfigWarning] = []
     config, main = _hugo_config(root, warnings)
     default_lang = (_text(config.get("defaultcontentlanguage")) or "en").lower()
     site_dir = _clean_dir(_text(config.get("contentdir")) or "content")
     language_dirs = _language_dirs(config)
-    content: list[str] = []
-    static: list[str] = []
-    static_mounts: list[tuple[str, str]] = []
-    for mount in _mounts(config):
-        source, target = _text(mount.get("source")), _text(mount.get("target"))
-        if not source or not target:
-            continue
-        target_dir = _clean_dir(target)
-        if target_dir == "content" or target_dir.startswith("content/"):
-            content.append(_clean_dir(source))
-            lang = _text(mount.get("lang"))
-            if lang and target_dir == "content":
-                language_dirs.setdefault(lang.lower(), _clean_dir(source))
-        elif target_dir == "static":
-            static.append(_clean_dir(source))
-        elif target_dir.startswith("static/"):
-            static_mounts.append((_clean_dir(source), "/" + target_dir[len("static/") :]))
-    if not content:
-        content = list(dict.fromkeys([site_dir, *language_dirs.values()]))
-        if language_dirs and all(lang in language_dirs for lang in _languages(config)):
-            content = list(dict.fromkeys(language_dirs.values()))
-    if not static and not static_mounts:
+    mounts = _hugo_mounts(config)
+    for lang, folder in mounts.languages:
+        language_dirs.setdefault(lang, folder)
+    content = mounts.content or _hugo_content_dirs(config, site_dir, language_dirs)
+    static = mounts.static
+    if not static and not mounts.static_mounts:
         static = _static_dirs(config)
     if override and not (root / site_dir).is_dir() and not language_dirs:
         warnings.append(ConfigWarning(main or ".", None, f"no content folder {site_dir}/"))
@@ -337,7 +323,7 @@ def _hugo_site(root: Path, override: bool) -> Site:
         heading_flavour="hugo",
         heading_options=_hugo_heading_options(config),
         static_dirs=tuple(static),
-        static_mounts=tuple(static_mounts),
+        static_mounts=tuple(mounts.static_mounts),
         pretty_urls=True,
         ugly_urls=config.get("uglyurls") is True,
         permalinks={
@@ -349,6 +335,51 @@ def _hugo_site(root: Path, override: bool) -> Site:
         config_file=main,
         warnings=tuple(warnings),
     )
+
+
+@dataclass
+class _Mounts:
+    """Where Hugo's ``[[module.mounts]]`` put folders, in the order they are listed."""
+
+    #: Folders mounted as (or inside) ``content``.
+    content: list[str] = field(default_factory=list)
+    #: Folders mounted as ``static``.
+    static: list[str] = field(default_factory=list)
+    #: (folder, URL prefix) of folders mounted inside ``static``.
+    static_mounts: list[tuple[str, str]] = field(default_factory=list)
+    #: (language code, folder) of content mounts with a ``lang``.
+    languages: list[tuple[str, str]] = field(default_factory=list)
+
+
+def _hugo_mounts(config: Mapping[str, Any]) -> _Mounts:
+    """What the mounts put where (a mount without a source or target is skipped)."""
+    out = _Mounts()
+    for mount in _mounts(config):
+        source, target = _text(mount.get("source")), _text(mount.get("target"))
+        if not source or not target:
+            continue
+        target_dir = _clean_dir(target)
+        if target_dir == "content" or target_dir.startswith("content/"):
+            out.content.append(_clean_dir(source))
+            lang = _text(mount.get("lang"))
+            if lang and target_dir == "content":
+                out.languages.append((lang.lower(), _clean_dir(source)))
+        elif target_dir == "static":
+            out.static.append(_clean_dir(source))
+        elif target_dir.startswith("static/"):
+            out.static_mounts.append((_clean_dir(source), "/" + target_dir[len("static/") :]))
+    return out
+
+
+def _hugo_content_dirs(
+    config: Mapping[str, Any], site_dir: str, language_dirs: Mapping[str, str]
+) -> list[str]:
+    """The content folders without content mounts: ``contentDir`` and each language's, or
+    only the languages' when every language has its own."""
+    content = list(dict.fromkeys([site_dir, *language_dirs.values()]))
+    if language_dirs and all(lang in language_dirs for lang in _languages(config)):
+        content = list(dict.fromkeys(language_dirs.values()))
+    return content
 
 
 def _languages(config: Mapping[str, Any]) -> list[str]:
