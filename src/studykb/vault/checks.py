@@ -28,6 +28,22 @@ def vault_problems(
     the caller's hint that loops may have changed; the stored signature of the rows
     decides (a bulk load deletes it to force the work).
     """
+    out = _duplicates(db, root, ids)
+    # The loops depend on the resolved ``requires`` rows only, and those also change when
+    # an edit elsewhere makes a name resolve differently: compare a signature of all of
+    # them. Unchanged rows, unchanged loops (and no networkx import), which is the common
+    # case of an edit to one note; when the caller knows no ``requires`` row changed
+    # target, even the signature is skipped.
+    if recompute_cycles:
+        out.extend(_changed_cycles(db))
+    db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
+
+
+def _duplicates(
+    db: sqlite3.Connection, root: Path, ids: set[str] | None
+) -> list[tuple[str, int, str, str, str, str]]:
+    """Delete the ``duplicate-id`` problems of ``ids`` (None: of every id) and return them
+    anew, one per file declaring an id another file declares too."""
     select = (
         "SELECT lower(id), group_concat(path, '\x1f') FROM docs WHERE explicit=1 AND type != 'unit'"
     )
@@ -55,25 +71,24 @@ def vault_problems(
             out.append(
                 (path, line, ERROR, "duplicate-id", _duplicate_message(_id, others), "vault")
             )
-    # The loops depend on the resolved ``requires`` rows only, and those also change when
-    # an edit elsewhere makes a name resolve differently: compare a signature of all of
-    # them. Unchanged rows, unchanged loops (and no networkx import), which is the common
-    # case of an edit to one note; when the caller knows no ``requires`` row changed
-    # target, even the signature is skipped.
-    if not recompute_cycles:
-        db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
-        return
+    return out
+
+
+def _changed_cycles(db: sqlite3.Connection) -> list[tuple[str, int, str, str, str, str]]:
+    """The ``cycle`` problems anew when the resolved ``requires`` rows differ from the
+    signature stored in ``meta`` (the old ones deleted, the signature updated); else none."""
     edges = db.execute(
         "SELECT source, target_key, path, line FROM refs"
         " WHERE kind='requires' AND +target_key IS NOT NULL"
     ).fetchall()
     signature = hashlib.blake2b(repr(sorted(edges)).encode(), digest_size=16).hexdigest()
     row = db.execute("SELECT value FROM meta WHERE key='requires'").fetchone()
-    if row is None or row[0] != signature:
-        db.execute("DELETE FROM problems WHERE origin='vault' AND code='cycle'")
-        out.extend(_cycles(edges))
-        db.execute("INSERT OR REPLACE INTO meta VALUES('requires', ?)", (signature,))
-    db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
+    if row is not None and row[0] == signature:
+        return []
+    db.execute("DELETE FROM problems WHERE origin='vault' AND code='cycle'")
+    cycles = _cycles(edges)
+    db.execute("INSERT OR REPLACE INTO meta VALUES('requires', ?)", (signature,))
+    return cycles
 
 
 def _duplicate_message(folded_id: str, others: str) -> str:
