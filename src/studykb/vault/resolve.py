@@ -159,12 +159,20 @@ class Names:
             if keys:
                 return keys[0], "ok", ""
         keys = self.candidates(target)
-        if not keys and "#" in target:  # "cs336#a1" written as a bare name
+        if keys:
+            return self._unit(self.pick(keys, path), anchor)
+        return self._not_named(path, target, anchor, optional)
+
+    def _not_named(self, path: str, target: str, anchor: str, optional: bool) -> Resolution:
+        """A name no document answers to as written: it may still be ``course#unit``, a
+        path relative to the referring file or ``Note.md``; else an asset or dangling."""
+        keys: list[str] = []
+        if "#" in target:  # "cs336#a1" written as a bare name
             head, _, tail = target.partition("#")
             found = self.candidates(head)
             if found:
                 return self._unit(self.pick(found, path), tail)
-        if not keys and "/" in target:  # a path relative to the referring file
+        if "/" in target:  # a path relative to the referring file
             rel = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
             keys = self.candidates(rel, PATH)
         if not keys and target.lower().endswith(".md"):  # [[Note.md]]
