@@ -165,43 +165,55 @@ class StudyServer(LanguageServer):
         root = self.root
         assert root is not None
         while not self.stop.is_set():
-            try:
-                watcher = Watcher(self.open_vault(), role="lsp", serve=self.serve)
-                self.watcher = watcher
-            except (StudyError, StateError, OSError) as exc:
-                self._call(functools.partial(self.message, f"studykb: {exc}", t.MessageType.Error))
-                self.watching = False
-                self._call(functools.partial(self.refresh, True))
-                return
-            try:
-                with watcher.lock:
-                    self._changed(watcher, watcher.start(), full=True)
-                watcher.run(
-                    functools.partial(self._changed, watcher),
-                    stop=self.stop,
-                    on_follow=self._following,
-                )
-            except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
-                if root.is_dir():
-                    self._call(
-                        functools.partial(
-                            self.message,
-                            f"studykb: file watching stopped: {exc}",
-                            t.MessageType.Warning,
-                        )
-                    )
-                    self.watching = False
-                    return
-            finally:
-                with contextlib.suppress(Exception):
-                    watcher.vault.close()
-            if self.stop.is_set():
+            watcher = self._new_watcher()
+            if watcher is None or not self._run_watcher(watcher, root) or self.stop.is_set():
                 return
             self._call(self.vault_gone)
             while not root.is_dir() and not self.stop.wait(1.0):
                 pass
             time.sleep(0.2)
             self._call(self.vault_back)
+
+    def _new_watcher(self) -> Watcher | None:
+        """(watcher thread) A watcher of the vault; None when the vault cannot be opened
+        (said, and saves then refresh it on the loop thread)."""
+        try:
+            watcher = Watcher(self.open_vault(), role="lsp", serve=self.serve)
+            self.watcher = watcher
+        except (StudyError, StateError, OSError) as exc:
+            self._call(functools.partial(self.message, f"studykb: {exc}", t.MessageType.Error))
+            self.watching = False
+            self._call(functools.partial(self.refresh, True))
+            return None
+        return watcher
+
+    def _run_watcher(self, watcher: Watcher, root: Path) -> bool:
+        """(watcher thread) Install a first snapshot, then follow the changes until the
+        watcher stops; False when it failed with the vault still there (said: watching
+        is over), True when it stopped or the vault folder went away."""
+        try:
+            with watcher.lock:
+                self._changed(watcher, watcher.start(), full=True)
+            watcher.run(
+                functools.partial(self._changed, watcher),
+                stop=self.stop,
+                on_follow=self._following,
+            )
+        except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
+            if root.is_dir():
+                self._call(
+                    functools.partial(
+                        self.message,
+                        f"studykb: file watching stopped: {exc}",
+                        t.MessageType.Warning,
+                    )
+                )
+                self.watching = False
+                return False
+        finally:
+            with contextlib.suppress(Exception):
+                watcher.vault.close()
+        return True
 
     def _changed(self, watcher: Watcher, change: Change, full: bool = False) -> None:
         """(watcher thread) The state changed: build the new snapshot, install it."""
