@@ -230,7 +230,7 @@ def find_terms(text: str, terms: frozenset[str] | set[str]) -> list[tuple[str, i
     """(term, start, end) of the places in ``text`` that hold one of ``terms``, without
     segmenting: English words are stemmed, Chinese terms are found as substrings (a
     Chinese term is written as it is indexed). For snippets; no overlaps, in order."""
-    han = sorted((t for t in terms if segment.HAN_RUN.match(t)), key=len, reverse=True)
+    han = sorted((t for t in terms if t and segment.is_han(t[0])), key=len, reverse=True)
     found: list[tuple[str, int, int]] = []
     for m in _TOKENS.finditer(text):
         run = m.group(1)
