@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from whoosh import query as wq
-from whoosh.qparser import QueryParser
 
 from studykb.errors import UsageError
 from studykb.search.coverage import Coverage
@@ -73,7 +72,9 @@ _parsers: dict[int, Any] = {}
 
 def _parser(schema: Any) -> Any:
     parser = _parsers.get(id(schema))
-    if parser is None:
+    if parser is None:  # only for query syntax: plain words are read by understand.py
+        from whoosh.qparser import QueryParser
+
         _parsers.clear()
         parser = _parsers[id(schema)] = QueryParser("body", schema)
     return parser

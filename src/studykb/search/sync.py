@@ -16,7 +16,6 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from whoosh import query as wq
-from whoosh.writing import CLEAR, LockError
 
 from studykb.search.parallel import build_parallel
 from studykb.search.records import held_in, records, use_vocabulary
@@ -152,6 +151,8 @@ def _apply(
 ) -> tuple[int, dict[str, list[str]]] | None:
     """Take the lock and write the difference; (new generation, what it holds), or None
     when another process kept the lock (the last complete index still answers)."""
+    from whoosh.writing import LockError  # a command whose index is current never writes
+
     try:
         writer = _writer(ix, wait)
     except LockError:
@@ -211,6 +212,8 @@ def _fill(
     written: dict[str, list[str]],
 ) -> None:
     """Write the changes and commit (a full build replaces every segment)."""
+    from whoosh.writing import CLEAR
+
     if full and len(wanted) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1:
         segments = build_parallel(vault, wanted, topics, written)
         writer.commit(mergetype=lambda _writer, _old: segments)

@@ -372,10 +372,18 @@ class Vault:
     def _parse(
         self, items: list[tuple[str, bytes, str, int, int]], progress: Progress | None
     ) -> list[ParsedRows]:
-        from studykb.runtime.pools import imap
         from studykb.vault.rows import parse_rows
 
         with_rules = [(*item, self.reading) for item in items]
+        if len(with_rules) < PARALLEL_THRESHOLD:  # an edit: here, without loading the pools
+            rows = []
+            for n, item in enumerate(with_rules, 1):
+                rows.append(parse_rows(item))
+                if progress:
+                    progress(n, len(with_rules))
+            return rows
+        from studykb.runtime.pools import imap
+
         return list(
             imap(
                 parse_rows,
