@@ -180,22 +180,21 @@ class Vault:
             stats.added = sorted(item[0] for item in to_parse if item[0] not in old)
             stats.modified = sorted(item[0] for item in to_parse if item[0] in old)
             stats.removed = removed
-            states = None
             if parsed or removed or touched or self._scan_changed(scan_rows):
-                self._write(
-                    parsed,
-                    removed,
-                    touched,
-                    found,
-                    scan_rows,
-                    full=not old,
-                    files=files,
-                    marks=marks,
-                )
+                full = not old
+                self._write(parsed, removed, touched, scan_rows, full, files=files, marks=marks)
                 self._forget()
             elif self.store.get_meta("files") != marks["files"]:
                 with self.store.transaction() as db:
                     self._finish_write(db, files, marks)
+        self._count(stats)
+        if not old and changed:  # said once, when the whole vault is read
+            stats.notice = _joined(stats.notice, self._site_links_notice())
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _count(self, stats: BuildStats) -> None:
+        """Documents, links and problems of the state just written."""
         states = self._states
         self._states = None
         if self._edges is not None:  # just built: counted in memory (the indexes may wait)
@@ -207,10 +206,6 @@ class Vault:
                 " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)"
             ).fetchone()
         stats.problems, stats.errors = self._problem_counts(states)
-        if not old and changed:  # said once, when the whole vault is read
-            stats.notice = _joined(stats.notice, self._site_links_notice())
-        stats.seconds = time.perf_counter() - started
-        return stats
 
     def _changed(self, found: Scan, old: dict[str, tuple[int, int, str]]) -> list[str]:
         """Files to read: new ones, those whose mtime or size differ, and those stored so
@@ -405,50 +400,19 @@ class Vault:
         parsed: list[ParsedRows],
         removed: list[str],
         touched: list[tuple[int, int, str]],
-        found: Scan,
         scan_rows: list[ScanRow],
         full: bool,
         files: Files,
         marks: dict[str, str],
     ) -> None:
-        store = self.store
         paths = removed + [row[0] for row in parsed]
-        with store.transaction() as db:
-            names: set[str] = set()
+        with self.store.transaction() as db:
             # what the duplicate-id and loop checks depend on, before and after the change
             ids_before = _explicit_ids(db, paths)
             requires_before = _requires_rows(db, paths)
-            roots = self.reading.content_dirs
-            for chunk in _chunks(paths):
-                qs = ",".join("?" * len(chunk))
-                for key, path, did, title, _t, aliases, url in db.execute(
-                    f"SELECT key, path, id, title, type, names, url FROM docs WHERE path IN ({qs})",
-                    chunk,
-                ):
-                    names.update(_names(key, path, did, title, aliases, url, roots))
-                for table in ("files", "docs", "refs", "texts", "names"):
-                    db.execute(f"DELETE FROM {table} WHERE path IN ({qs})", chunk)
-                db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({qs})", chunk)
+            names = self._delete(db, paths)
             db.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", touched)
-            for path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row in parsed:
-                db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
-                db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
-                db.executemany(
-                    "INSERT INTO refs(source, path, line, kind, text, target, style, anchor,"
-                    " reason, optional, lookup, lookup2) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                    ref_rows,
-                )
-                db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
-                db.execute(
-                    "INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)", text_row
-                )
-                if not full:  # a full build resolves everything and fills names at once
-                    for key, path_, did, title, dtype, _e, aliases, url, _d in doc_rows:
-                        names.update(_names(key, path_, did, title, aliases, url, roots))
-                        db.executemany(
-                            "INSERT INTO names VALUES (?,?,?,?)",
-                            name_rows(key, path_, did, title, dtype, aliases, url, roots),
-                        )
+            self._insert(db, parsed, full, names)
             moved = self._resolve(db, [row[0] for row in parsed], names, full)
             db.execute("DELETE FROM problems WHERE origin='scan'")
             db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
@@ -460,6 +424,48 @@ class Vault:
             ids = None if full else ids_before | _explicit_ids(db, paths)
             vault_problems(db, self.root, recompute_cycles=loops, ids=ids)
             self._finish_write(db, files, marks, None if full else paths)
+
+    def _delete(self, db: sqlite3.Connection, paths: list[str]) -> set[str]:
+        """Remove the rows of ``paths``; the names their documents answered to."""
+        names: set[str] = set()
+        roots = self.reading.content_dirs
+        for chunk in _chunks(paths):
+            qs = ",".join("?" * len(chunk))
+            for key, path, did, title, _t, aliases, url in db.execute(
+                f"SELECT key, path, id, title, type, names, url FROM docs WHERE path IN ({qs})",
+                chunk,
+            ):
+                names.update(_names(key, path, did, title, aliases, url, roots))
+            for table in ("files", "docs", "refs", "texts", "names"):
+                db.execute(f"DELETE FROM {table} WHERE path IN ({qs})", chunk)
+            db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({qs})", chunk)
+        return names
+
+    def _insert(
+        self, db: sqlite3.Connection, parsed: list[ParsedRows], full: bool, names: set[str]
+    ) -> None:
+        """Insert the rows of the files parsed; the names of their documents are added to
+        ``names`` (and to the names table, unless a full build fills it at once)."""
+        roots = self.reading.content_dirs
+        for path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row in parsed:
+            db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
+            db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
+            db.executemany(
+                "INSERT INTO refs(source, path, line, kind, text, target, style, anchor,"
+                " reason, optional, lookup, lookup2) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                ref_rows,
+            )
+            db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
+            db.execute(
+                "INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)", text_row
+            )
+            if not full:  # a full build resolves everything and fills names at once
+                for key, path_, did, title, dtype, _e, aliases, url, _d in doc_rows:
+                    names.update(_names(key, path_, did, title, aliases, url, roots))
+                    db.executemany(
+                        "INSERT INTO names VALUES (?,?,?,?)",
+                        name_rows(key, path_, did, title, dtype, aliases, url, roots),
+                    )
 
     def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> bool:  # type: ignore[no-untyped-def]
         """Re-resolve what the change may touch; True when a ``requires`` of a file not
