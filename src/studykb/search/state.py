@@ -197,7 +197,7 @@ def wanted_signatures(vault: Vault) -> dict[str, str]:
     courses: dict[str, set[str]] = {}
     for source, named in vault.course_links().items():
         courses.setdefault(source.split("#", 1)[0], set()).update(named)
-    out = {path: digest for path, _mtime, digest in vault.file_rows()}
+    out = vault.file_hashes()
     for path, extra in courses.items():
         if path in out:
             out[path] = f"{out[path]}:{','.join(sorted(extra))}"

@@ -558,6 +558,10 @@ class Vault:
         """(path, mtime_ns, content hash) of every file."""
         return self.store.file_rows()
 
+    def file_hashes(self) -> dict[str, str]:
+        """path -> content hash of every file."""
+        return self.store.file_hashes()
+
     def keys_in(self, paths: Iterable[str]) -> list[str]:
         return self.store.keys_in(paths)
 

@@ -446,6 +446,10 @@ class Store:
         """(path, mtime_ns, content hash) of every file, by path."""
         return self.db.execute("SELECT path, mtime_ns, hash FROM files ORDER BY path").fetchall()
 
+    def file_hashes(self) -> dict[str, str]:
+        """path -> content hash of every file (half the time of :meth:`file_rows`)."""
+        return dict(self.db.execute("SELECT path, hash FROM files"))
+
     def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]:
         """Resolved references as edges; only ``kind`` ones when given. ``order``:
         ``n`` (the order they were written in the files), ``line`` (by file and line) or
