@@ -485,3 +485,38 @@ def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
         now = [h.key for h in search(v, SearchOptions(f"wordmark{n}"))]
         assert now == [path.relative_to(vault).as_posix()]
     assert reused > 0
+
+
+def test_kept_signatures_are_what_the_index_holds(open_vault, vault: Path, monkeypatch) -> None:
+    """The files' signatures a generation is kept with (a whole map, or the files changed
+    since one) are the ones its stored fields hold, edit after edit, a removal and a map
+    written whole again included."""
+    from studykb.search import index
+    from studykb.search import state as index_state
+    from studykb.search.records import held_in
+    from studykb.search.store import open_dir
+
+    monkeypatch.setattr(index_state, "HELD_CHANGES_MAX", 2)
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    folder = index_state.index_dir(v)
+    notes = sorted((vault / "notes").glob("*.md"))
+    steps = [(notes[0], "edit"), (notes[1], "edit"), (notes[0], "edit"), (notes[2], "remove")]
+    steps += [(notes[3], "edit"), (vault / "notes" / "fresh-note.md", "add")]
+    wholes = 0
+    for n, (path, action) in enumerate(steps):
+        if action == "remove":
+            path.unlink()
+        else:
+            before = path.read_text(encoding="utf-8") if path.exists() else "# Fresh\n"
+            path.write_text(before + f"\nkeptword{n}\n", encoding="utf-8")
+        v.refresh()
+        assert index.sync(v, quiet=True).paths, n
+        generation = index_state.latest_generation(folder)
+        record = index_state.read_record(folder, generation)
+        assert record is not None
+        ident = index_state._generation_id(folder, generation)
+        wholes += record["held"] == ident
+        v.cache._memo.clear()  # as the next process reads it
+        assert index_state.read_held(v, folder, generation) == held_in(open_dir(folder).reader())
+    assert 0 < wholes < len(steps)  # both ways of keeping them were used

@@ -56,6 +56,9 @@ _TOC = re.compile(rf"^_{INDEX_NAME}_(\d+)\.toc$")
 #: Re-index everything (both cores, several segments) when at least this many files changed
 #: and they are most of the vault.
 FULL_REBUILD_MIN = 400
+#: A generation's per-file signatures are kept as the files changed since the last whole
+#: map of them while at most this many did (see :func:`write_record`).
+HELD_CHANGES_MAX = 500
 
 
 def index_dir(vault: Vault) -> Path:
@@ -122,12 +125,54 @@ def _generation_id(folder: Path, generation: int) -> str:
 
 
 def read_held(vault: Vault, folder: Path, generation: int) -> dict[str, list[str]] | None:
-    """path -> [file signature, topic fingerprint] in generation ``generation``, if known."""
+    """path -> [file signature, topic fingerprint] in generation ``generation``, if known:
+    kept whole, or as the files changed since a whole map (see :func:`write_record`)."""
     ident = _generation_id(folder, generation)
     if not ident:
         return None
-    data = vault.cache.get("search-held", cache_key("search-held", ident))
-    return data if isinstance(data, dict) else None
+    whole = vault.cache.get("search-held", cache_key("search-held", ident))
+    if isinstance(whole, dict):
+        return whole
+    changes = vault.cache.get("search-held-changes", cache_key("search-held-changes", ident))
+    if not isinstance(changes, dict) or not isinstance(changes.get("files"), dict):
+        return None
+    base = vault.cache.get("search-held", cache_key("search-held", str(changes.get("base"))))
+    if not isinstance(base, dict):
+        return None
+    held = dict(base)
+    for path, sig in changes["files"].items():
+        if sig is None:
+            held.pop(path, None)
+        else:
+            held[path] = sig
+    return held
+
+
+def _keep_held(
+    vault: Vault, ident: str, held: dict[str, list[str]], previous: dict[str, Any] | None
+) -> str:
+    """Keep ``held`` for the generation ``ident``; the generation whose whole map it is
+    kept against.
+
+    An update changes a few files of thousands: writing their signatures again each time
+    (about 0.8 MB at 10k notes) cost more than the rest of the record. While at most
+    :data:`HELD_CHANGES_MAX` files differ from the whole map the last record was kept
+    against, only those are written (a removed file as None).
+    """
+    base_ident = previous.get("held") if previous is not None else None
+    if isinstance(base_ident, str) and base_ident != ident:
+        base = vault.cache.get("search-held", cache_key("search-held", base_ident))
+        if isinstance(base, dict):
+            files: dict[str, list[str] | None] = {
+                path: sig for path, sig in held.items() if base.get(path) != sig
+            }
+            files.update((path, None) for path in base.keys() - held.keys())
+            if len(files) <= HELD_CHANGES_MAX:
+                key = cache_key("search-held-changes", ident)
+                vault.cache.put("search-held-changes", key, {"base": base_ident, "files": files})
+                return base_ident
+    vault.cache.put("search-held", cache_key("search-held", ident), held)
+    return ident
 
 
 def write_record(
@@ -139,17 +184,18 @@ def write_record(
     topics: str,
     documents: int,
     protected: list[str],
+    previous: dict[str, Any] | None = None,
 ) -> None:
     """Remember what generation ``generation`` holds, so the next command skips reading it.
 
-    The per-file signatures go to the vault's cache, read only when the vault changed;
-    the small JSON record beside the index, read by every command, is written last: it
-    vouches for the other. ``protected``: the vault's words the stemmer left alone
-    (see :func:`studykb.search.records.use_vocabulary`).
+    The per-file signatures go to the vault's cache, read only when the vault changed
+    (kept as the changes since ``previous``'s whole map when they are few); the small
+    JSON record beside the index, read by every command, is written last: it vouches for
+    the other. ``protected``: the vault's words the stemmer left alone (see
+    :func:`studykb.search.records.use_vocabulary`). ``previous``: the record of the
+    generation the sync started from.
     """
     ident = _generation_id(folder, generation)
-    if ident:
-        vault.cache.put("search-held", cache_key("search-held", ident), held)
     small = {
         "version": INDEX_VERSION,
         "generation": generation,
@@ -158,6 +204,8 @@ def write_record(
         "documents": documents,
         "protected": protected,
     }
+    if ident:
+        small["held"] = _keep_held(vault, ident, held, previous)
     tmp = folder / f"{SYNC_FILE}.{os.getpid()}.tmp"
     try:
         tmp.write_text(json.dumps(small), encoding="utf-8")

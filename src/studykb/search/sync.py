@@ -116,7 +116,9 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         generation, held = done
         ix = open_dir(folder)
     stats.documents = doc_count(ix)
-    write_record(vault, folder, generation, held, state, topics.digest, stats.documents, words)
+    write_record(
+        vault, folder, generation, held, state, topics.digest, stats.documents, words, cache
+    )
     return _done(stats, started, quiet)
 
 
