@@ -110,7 +110,8 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     if changed or removed:
         if wait is None:
             wait = BUILD_LOCK_WAIT if not held else QUERY_LOCK_WAIT
-        done = _apply(vault, ix, wanted, topics, held, tsigs, wait, generation, stats)
+        diff = (changed, removed)
+        done = _apply(vault, ix, wanted, topics, held, tsigs, diff, wait, generation, stats)
         if done is None:
             return _done(stats, started, quiet)
         generation, held = done
@@ -147,12 +148,14 @@ def _apply(
     topics: TopicTable,
     held: dict[str, list[str]],
     tsigs: dict[str, str] | None,
+    diff: tuple[list[str], list[str]],
     wait: float,
     generation: int,
     stats: SyncStats,
 ) -> tuple[int, dict[str, list[str]]] | None:
-    """Take the lock and write the difference; (new generation, what it holds), or None
-    when another process kept the lock (the last complete index still answers)."""
+    """Take the lock and write ``diff`` (files to index, files to drop), found against
+    generation ``generation``; (new generation, what it holds), or None when another
+    process kept the lock (the last complete index still answers)."""
     from whoosh.writing import LockError  # a command whose index is current never writes
 
     try:
@@ -166,11 +169,12 @@ def _apply(
         stats.documents = doc_count(ix)
         return None
     written: dict[str, list[str]] = {}
+    changed, removed = diff
     try:
         if writer.generation - 1 != generation:  # someone else wrote while we waited
             held = held_in(writer.reader())
             tsigs = tsigs if tsigs is not None else topic_signatures(vault, topics)
-        changed, removed = diff_held(held, wanted, tsigs)
+            changed, removed = diff_held(held, wanted, tsigs)
         full = rebuild_whole(held, changed, wanted)
         if not changed and not removed:
             writer.cancel()
