@@ -2,6 +2,7 @@
 
     python benchmarks/bench_search.py                      # 10k documents
     python benchmarks/bench_search.py --docs 2000 --runs 3 --markdown
+    python benchmarks/bench_search.py --skip-builds        # the quick figures only
 
 It generates a synthetic vault (benchmarks/gen_vault.py) and measures, beside a
 baseline run in the same session:
@@ -217,7 +218,9 @@ class Editor:
             fh.write(self.original)
 
 
-def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[Table, dict]:
+def bench(
+    n_docs: int, runs: int, heavy: int, workdir: str, seed: int, builds: bool = True
+) -> tuple[Table, dict]:
     vault = os.path.join(workdir, f"search-{n_docs}")
     t0 = time.perf_counter()
     info = generate(vault, n_docs, seed)
@@ -239,12 +242,17 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
         )
 
     fts = os.path.join(workdir, "baseline-fts5.sqlite")
+    heavy_cmds = {
+        "jieba+FTS5": python_cmd(BASELINE, vault, fts),
+        "full build (parse+graph+index)": python_cmd(BUILD_ALL, vault),
+        "studykb build (fresh state)": sk + ["build", "--json"],
+    }
+    if not builds:  # one untimed build: the quick figures need the state and the index
+        heavy_cmds = {}
+        wipe_state(vault)
+        run(sk + ["build"], check=True, env=env)
     heavy_runs = interleave(  # in turns, so a busy machine disturbs them alike
-        {
-            "jieba+FTS5": python_cmd(BASELINE, vault, fts),
-            "full build (parse+graph+index)": python_cmd(BUILD_ALL, vault),
-            "studykb build (fresh state)": sk + ["build", "--json"],
-        },
+        heavy_cmds,
         heavy,
         before={
             "full build (parse+graph+index)": lambda: wipe_state(vault),
@@ -256,7 +264,7 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
     )  # a sampler every 5 ms takes CPU from the build
     for name, timing in heavy_runs.items():
         note(name, timing)
-    fts_mb = os.path.getsize(fts) / 1e6
+    fts_mb = os.path.getsize(fts) / 1e6 if builds else 0.0
     index_mb = folder_mb(os.path.join(vault, ".studykb", "index"))
     state_mb = folder_mb(os.path.join(vault, ".studykb")) - index_mb
 
@@ -344,31 +352,32 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
         flush=True,
     )
 
-    base = res["jieba+FTS5"].median
     table = Table("figure", "value", "baseline", "ratio", "target", "result")
     judged = n_docs >= 10000
 
     def verdict(ok: bool) -> str:
         return ("pass" if ok else "FAIL") if judged else "-"
 
-    build = res["full build (parse+graph+index)"].median
-    table.add(
-        "full build (parse+graph+index) s",
-        build,
-        f"{base:.2f} s",
-        f"{build / base:.2f}x",
-        "<= 1.0x",
-        verdict(build <= base),
-    )
-    cli_build = res["studykb build (fresh state)"].median
-    table.add(
-        "studykb build, fresh state s",
-        cli_build,
-        f"{base:.2f} s",
-        f"{cli_build / base:.2f}x",
-        "-",
-        "-",
-    )
+    if builds:
+        base = res["jieba+FTS5"].median
+        build = res["full build (parse+graph+index)"].median
+        table.add(
+            "full build (parse+graph+index) s",
+            build,
+            f"{base:.2f} s",
+            f"{build / base:.2f}x",
+            "<= 1.0x",
+            verdict(build <= base),
+        )
+        cli_build = res["studykb build (fresh state)"].median
+        table.add(
+            "studykb build, fresh state s",
+            cli_build,
+            f"{base:.2f} s",
+            f"{cli_build / base:.2f}x",
+            "-",
+            "-",
+        )
     one = res["one-edit update, end to end"].median
     table.add("one-edit update, end to end s", one, "-", "-", "<= 0.3 s", verdict(one <= 0.3))
     table.add(
@@ -401,21 +410,27 @@ def bench(n_docs: int, runs: int, heavy: int, workdir: str, seed: int) -> tuple[
         "search p50, end to end, watch running s", w50, "-", "-", "<= 0.4 s", verdict(w50 <= 0.4)
     )
     table.add("search p95, end to end, watch running s", w95, "-", "-", "-", "-")
-    table.add("index size MB", index_mb, f"{fts_mb:.1f} MB", f"{index_mb / fts_mb:.2f}x", "-", "-")
+    if builds:
+        table.add(
+            "index size MB", index_mb, f"{fts_mb:.1f} MB", f"{index_mb / fts_mb:.2f}x", "-", "-"
+        )
+    else:
+        table.add("index size MB", index_mb, "-", "-", "-", "-")
     table.add("state (parse) size MB", state_mb, "-", "-", "-", "-")
-    peak = max(
-        res["full build (parse+graph+index)"].tree_mb,
-        res["studykb build (fresh state)"].tree_mb,
-        e2e.tree_mb,
-    )
-    table.add(
-        "peak memory MB (tree)",
-        peak,
-        f"{res['jieba+FTS5'].tree_mb:.0f} MB",
-        f"{peak / res['jieba+FTS5'].tree_mb:.2f}x",
-        f"<= {MEMORY_TARGET_MB:g} MB",
-        verdict(peak <= MEMORY_TARGET_MB),
-    )
+    if builds:
+        peak = max(
+            res["full build (parse+graph+index)"].tree_mb,
+            res["studykb build (fresh state)"].tree_mb,
+            e2e.tree_mb,
+        )
+        table.add(
+            "peak memory MB (tree)",
+            peak,
+            f"{res['jieba+FTS5'].tree_mb:.0f} MB",
+            f"{peak / res['jieba+FTS5'].tree_mb:.2f}x",
+            f"<= {MEMORY_TARGET_MB:g} MB",
+            verdict(peak <= MEMORY_TARGET_MB),
+        )
     per_query = Table("query", "p50 ms", "p95 ms", "hits")
     for name, samples in lat["per_query"].items():
         ms = [m for m, _h in samples]
@@ -453,12 +468,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the generated vault")
     ap.add_argument("--markdown", action="store_true", help="also print the table as Markdown")
     ap.add_argument("--json", dest="json_out", help="write the figures to this JSON file")
+    ap.add_argument(
+        "--skip-builds",
+        action="store_true",
+        help="leave out the baseline and the full builds (and the figures compared with "
+        "them): the vault is built once, untimed, for the one-edit update and latencies",
+    )
     args = ap.parse_args(argv)
     workdir = args.workdir or tempfile.mkdtemp(prefix="studykb-bench-search-")
     os.makedirs(workdir, exist_ok=True)
     preamble()
     try:
-        table, result = bench(args.docs, args.runs, args.heavy_runs, workdir, args.seed)
+        table, result = bench(
+            args.docs, args.runs, args.heavy_runs, workdir, args.seed, not args.skip_builds
+        )
     finally:
         if not args.keep and not args.workdir:
             shutil.rmtree(workdir, ignore_errors=True)
