@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -520,3 +521,30 @@ def test_kept_signatures_are_what_the_index_holds(open_vault, vault: Path, monke
         v.cache._memo.clear()  # as the next process reads it
         assert index_state.read_held(v, folder, generation) == held_in(open_dir(folder).reader())
     assert 0 < wholes < len(steps)  # both ways of keeping them were used
+
+
+def test_a_build_in_worker_interpreters_answers_as_one_in_this_process(
+    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The full build above PARALLEL_MIN files (segments written by worker interpreters)
+    gives the same hits, in the same order, with the same scores."""
+    from conftest import REPO
+    from studykb.search import sync
+
+    vaults = {}
+    for name, least in (("serial", 10**9), ("parallel", 10)):
+        dest = tmp_path / name
+        for folder in ("notes", "courses"):
+            shutil.copytree(REPO / folder, dest / folder)
+        shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
+        monkeypatch.setattr(sync, "PARALLEL_MIN", least)
+        monkeypatch.setattr(sync.os, "cpu_count", lambda: 2)
+        assert run("build", vault=dest).exit_code == 0
+        vaults[name] = dest
+    assert len(list((vaults["parallel"] / ".studykb").rglob("*.seg"))) >= 2  # worker segments
+    for query in ("attention", "KV cache", "张量并行", "FSDP2 sharding", "调度"):
+        answers = [
+            json.loads(run("search", query, "--json", vault=vaults[name]).stdout)["hits"]
+            for name in ("serial", "parallel")
+        ]
+        assert answers[0] == answers[1] and answers[0], query

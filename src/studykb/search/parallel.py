@@ -39,12 +39,22 @@ def build_parallel(
     fresh interpreter (:func:`studykb.runtime.pools.python_workers`); its job and its
     answer are JSON files in whoosh's temporary folder.
     """
-    import json
-    from collections import defaultdict
-
-    from whoosh.codec.whoosh3 import W3Codec, W3Segment
-
     from studykb.runtime.pools import python_workers
+
+    jobs = _write_jobs(vault, wanted, topics)
+    try:
+        python_workers(f"{__name__}:_segment_main", jobs, workers=2)
+        return [seg for _job, out in jobs if (seg := _read_answer(out, written)) is not None]
+    finally:
+        for job, out in jobs:
+            for temp in (job, out):
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+
+
+def _write_jobs(vault: Vault, wanted: dict[str, str], topics: TopicTable) -> list[tuple[str, str]]:
+    """(job file, answer file) of every slice of the files, each job written."""
+    import json
 
     paths = sorted(wanted)
     count = max(2, round(len(paths) / SLICE_FILES))
@@ -57,40 +67,37 @@ def build_parallel(
         job_file = work / f"job-{os.getpid()}-{n}.json"
         out_file = work / f"out-{os.getpid()}-{n}.json"
         part = paths[n * size : (n + 1) * size]
-        job_file.write_text(
-            json.dumps(
-                {
-                    "folder": str(folder),
-                    "state": str(vault.store.path),
-                    "paths": part,
-                    "wanted": {p: wanted[p] for p in part},
-                    "topics": topics.to_data(),
-                }
-            ),
-            encoding="utf-8",
-        )
+        job = {
+            "folder": str(folder),
+            "state": str(vault.store.path),
+            "paths": part,
+            "wanted": {p: wanted[p] for p in part},
+            "topics": topics.to_data(),
+        }
+        job_file.write_text(json.dumps(job), encoding="utf-8")
         jobs.append((str(job_file), str(out_file)))
-    segments = []
-    try:
-        python_workers(f"{__name__}:_segment_main", jobs, workers=2)
-        for _job, out in jobs:
-            result = json.loads(Path(out).read_text(encoding="utf-8"))
-            written.update(result["done"])
-            made = result["segment"]
-            if made is None:
-                continue
-            seg = W3Segment(W3Codec(), INDEX_NAME, int(made["doccount"]), str(made["segid"]))
-            seg.compound = bool(made["compound"])
-            # the field lengths BM25 averages over travel on the segment object (whoosh3
-            # 3.54, pinned; what pickling the segment used to carry)
-            seg._fieldlengths = defaultdict(int, made["fieldlengths"])  # noqa: SLF001
-            segments.append(seg)
-    finally:
-        for job, out in jobs:
-            for temp in (job, out):
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
-    return segments
+    return jobs
+
+
+def _read_answer(out: str, written: dict[str, list[str]]) -> Any:
+    """The segment a worker wrote (None when its slice made none); what it indexed is
+    added to ``written``."""
+    import json
+    from collections import defaultdict
+
+    from whoosh.codec.whoosh3 import W3Codec, W3Segment
+
+    result = json.loads(Path(out).read_text(encoding="utf-8"))
+    written.update(result["done"])
+    made = result["segment"]
+    if made is None:
+        return None
+    seg = W3Segment(W3Codec(), INDEX_NAME, int(made["doccount"]), str(made["segid"]))
+    seg.compound = bool(made["compound"])
+    # the field lengths BM25 averages over travel on the segment object (whoosh3 3.54,
+    # pinned; what pickling the segment used to carry)
+    seg._fieldlengths = defaultdict(int, made["fieldlengths"])  # noqa: SLF001
+    return seg
 
 
 def _segment_main() -> None:
