@@ -49,6 +49,8 @@ from studykb.text import segment, terms
 from studykb.vault.topics import TopicTable
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from studykb.vault import Vault
 
 #: A full build of at least this many files uses both cores (worker processes).
@@ -89,20 +91,7 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     wanted = wanted_signatures(vault)
     topics = vault.topics()
     words = use_vocabulary(topics)
-    try:
-        held = read_held(vault, folder, generation) if cache is not None else None
-        if held is None:
-            held = held_in(ix.reader())
-        restem = _restemmed(ix, held, cache, words)
-    except Exception as exc:
-        if not damaged(exc):
-            raise
-        discard(folder)
-        ix, held, cache, restem = create(folder), {}, None, set()
-        stats.notice = (
-            f"search index was damaged ({type(exc).__name__}); rebuilding "
-            f"{folder.parent.name}/{folder.name}/"
-        )
+    ix, held, cache, restem = _held(vault, folder, ix, generation, cache, words, stats)
     same_topics = cache is not None and cache.get("topics") == topics.digest
     tsigs = None if same_topics else topic_signatures(vault, topics)
     held = {p: (["", ""] if p in restem else sig) for p, sig in held.items()}
@@ -121,6 +110,34 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         vault, folder, generation, held, state, topics.digest, stats.documents, words, cache
     )
     return _done(stats, started, quiet)
+
+
+def _held(
+    vault: Vault,
+    folder: Path,
+    ix: Any,
+    generation: int,
+    cache: dict[str, Any] | None,
+    words: list[str],
+    stats: SyncStats,
+) -> tuple[Any, dict[str, list[str]], dict[str, Any] | None, set[str]]:
+    """(index, the signatures it holds, its record, the files to index again for the
+    protected words); a recognisably damaged index is set aside and started afresh,
+    saying so in ``stats.notice``."""
+    try:
+        held = read_held(vault, folder, generation) if cache is not None else None
+        if held is None:
+            held = held_in(ix.reader())
+        return ix, held, cache, _restemmed(ix, held, cache, words)
+    except Exception as exc:
+        if not damaged(exc):
+            raise
+        discard(folder)
+        stats.notice = (
+            f"search index was damaged ({type(exc).__name__}); rebuilding "
+            f"{folder.parent.name}/{folder.name}/"
+        )
+        return create(folder), {}, None, set()
 
 
 def _restemmed(
