@@ -31,6 +31,20 @@ import msgpack
 
 from studykb import __version__
 
+#: The modules that fill the search index (its files, and what is kept of what they hold).
+_SEARCH_INDEX = (
+    "studykb.search.store",
+    "studykb.search.records",
+    "studykb.search.sync",
+    "studykb.search.parallel",
+    "studykb.search.schema",
+    "studykb.search.state",
+    "studykb.text",
+)
+#: Graph features and their journal; text vectors and theirs.
+_RELATED_FEATURES = ("studykb.related.features", "studykb.graph", "studykb.model")
+_RELATED_VECTORS = ("studykb.related.textsim", "studykb.related.vectorcache", "studykb.text")
+
 #: What each derived thing is made by: the modules (or packages) whose code decides it.
 #: Its code version is a digest of their source, so editing them invalidates it.
 MADE_BY: dict[str, tuple[str, ...]] = {
@@ -48,38 +62,14 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     # reading plans: the prerequisite graph, coverage and the known set
     "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),
     # related documents: graph features, and the text vectors with their term counts
-    "related-features": ("studykb.related.features", "studykb.graph", "studykb.model"),
-    "related-features-journal": ("studykb.related.features", "studykb.graph", "studykb.model"),
-    "related-vectors": ("studykb.related.textsim", "studykb.related.vectorcache", "studykb.text"),
-    "related-journal": ("studykb.related.textsim", "studykb.related.vectorcache", "studykb.text"),
+    "related-features": _RELATED_FEATURES,
+    "related-features-journal": _RELATED_FEATURES,
+    "related-vectors": _RELATED_VECTORS,
+    "related-journal": _RELATED_VECTORS,
     # the search index: how text is analysed and what goes in it (not how queries rank)
-    "search-index": (
-        "studykb.search.store",
-        "studykb.search.records",
-        "studykb.search.sync",
-        "studykb.search.parallel",
-        "studykb.search.schema",
-        "studykb.search.state",
-        "studykb.text",
-    ),
-    "search-held": (
-        "studykb.search.store",
-        "studykb.search.records",
-        "studykb.search.sync",
-        "studykb.search.parallel",
-        "studykb.search.schema",
-        "studykb.search.state",
-        "studykb.text",
-    ),
-    "search-held-changes": (
-        "studykb.search.store",
-        "studykb.search.records",
-        "studykb.search.sync",
-        "studykb.search.parallel",
-        "studykb.search.schema",
-        "studykb.search.state",
-        "studykb.text",
-    ),
+    "search-index": _SEARCH_INDEX,
+    "search-held": _SEARCH_INDEX,
+    "search-held-changes": _SEARCH_INDEX,
     "topics": ("studykb.vault.topics",),
     "search-names": ("studykb.search.understand", "studykb.vault.topics"),
     "search-segments": ("studykb.text.segment",),
