@@ -22,7 +22,8 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx works wit
     from starlette.testclient import TestClient
 
 from studykb.api import KnowledgeBase  # noqa: E402
-from studykb.web.app import create_app, local_host  # noqa: E402
+from studykb.web.app import create_app  # noqa: E402
+from studykb.web.guard import local_host  # noqa: E402
 
 BASE = "http://127.0.0.1:8765"
 TOKEN = "test-token-0123456789"

@@ -22,8 +22,7 @@ import gzip
 import json
 import secrets
 import threading
-import time
-from collections.abc import AsyncIterator, Awaitable, Callable, MutableMapping
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +45,7 @@ from starlette.staticfiles import StaticFiles
 from studykb.errors import StudyError
 from studykb.web import graph_data
 from studykb.web.body import inside
+from studykb.web.guard import guard, local_host
 from studykb.web.links import FILES_DIR, Linker, page_file, plan_file
 from studykb.web.live import Hub, Source
 from studykb.web.pages import SEARCH_LIMIT, Page, Pages
@@ -54,26 +54,8 @@ from studykb.web.templating import STATIC, Frame, render
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
 
-CSP = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "font-src 'self'; connect-src 'self'; worker-src 'self'; object-src 'none'; "
-    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-)
-HEADERS = [
-    (b"content-security-policy", CSP.encode()),
-    (b"x-content-type-options", b"nosniff"),
-    (b"referrer-policy", b"same-origin"),
-    (b"x-frame-options", b"DENY"),
-]
-LOCAL_HOSTS = frozenset(("localhost", "127.0.0.1", "[::1]", "::1"))
 STATUSES = ("todo", "reading", "done")
 MAX_MARK_BODY = 4096
-
-Scope = MutableMapping[str, Any]
-Message = MutableMapping[str, Any]
-Receive = Callable[[], Awaitable[Message]]
-Send = Callable[[Message], Awaitable[None]]
-ASGI = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 @dataclass
@@ -208,69 +190,6 @@ def _routes(state: State) -> list[BaseRoute]:
         Route("/api/events", _events(state)),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
-
-
-# -- the guard ---------------------------------------------------------------------------------
-def guard(app: ASGI) -> ASGI:
-    """Refuses foreign hosts and the development files; adds the security headers and
-    ``Server-Timing`` (milliseconds from the request to the response's start)."""
-
-    async def guarded(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await app(scope, receive, send)
-            return
-        headers = dict(scope.get("headers") or [])
-        host = headers.get(b"host", b"").decode("latin-1")
-        if not local_host(host):
-            await _refuse(
-                send, 403, f"studykb answers only on this machine; Host {host!r} refused."
-            )
-            return
-        if scope["path"].startswith("/static/dev/"):
-            await _refuse(send, 404, "Not found.")
-            return
-
-        started = time.perf_counter()
-
-        async def with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                spent = f"app;dur={(time.perf_counter() - started) * 1000:.2f}".encode()
-                message["headers"] = [
-                    *(message.get("headers") or []),
-                    *HEADERS,
-                    (b"server-timing", spent),
-                ]
-            await send(message)
-
-        await app(scope, receive, with_headers)
-
-    return guarded
-
-
-def local_host(host: str) -> bool:
-    """Whether a Host header names this machine (any port)."""
-    host = host.strip().lower()
-    if host.startswith("["):
-        name = host[: host.find("]") + 1] if "]" in host else host
-    else:
-        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-    return name in LOCAL_HOSTS
-
-
-async def _refuse(send: Send, status: int, text: str) -> None:
-    body = text.encode()
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"text/plain; charset=utf-8"),
-                (b"content-length", str(len(body)).encode()),
-                *HEADERS,
-            ],
-        }
-    )
-    await send({"type": "http.response.body", "body": body})
 
 
 # -- pages -----------------------------------------------------------------------------------
@@ -548,4 +467,4 @@ def _int(value: str | None, default: int, low: int, high: int) -> int:
     return max(low, min(high, number))
 
 
-__all__ = ["FILES_DIR", "State", "create_app", "guard", "local_host"]
+__all__ = ["FILES_DIR", "State", "create_app"]
