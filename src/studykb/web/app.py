@@ -310,7 +310,7 @@ def _search_params(request: Request) -> tuple[str, dict[str, str], int]:
 
 
 def _api_search(state: State, request: Request) -> Response:
-    from studykb.web.pages import hit_context
+    from studykb.web.contexts import hit_context
 
     query, filters, limit = _search_params(request)
     if not query and not any(filters.values()):

@@ -17,13 +17,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from studykb.errors import StudyError
 from studykb.model import Document
 from studykb.vault import Link
+from studykb.web.contexts import hit_context, lists_context, plan_context, sidebar_context, unlocks
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
-    from studykb.related.sidebar import Neighbour, Sidebar
+    from studykb.related.sidebar import Sidebar
     from studykb.search.query import Hit
-    from studykb.study.plans import Knowledge, Plan, Step
+    from studykb.study.plans import Knowledge
     from studykb.study.tracker import Tracker
 
 T = TypeVar("T")
@@ -341,7 +342,7 @@ class Pages:
         for row in self.knowledge().info.values():
             counts[row[0]] = counts.get(row[0], 0) + 1
         steps = self.memo("ready", lambda: self.kb.ready(limit=READY_LIMIT))
-        ready = [self.item(s.doc, link, _unlocks(s)) for s in steps]
+        ready = [self.item(s.doc, link, unlocks(s)) for s in steps]
         return Page(
             "status.html",
             {
@@ -361,7 +362,7 @@ class Pages:
         plan = self.kb.plan(target, include_known=include_known, kb=kn)
         skipped = 0 if include_known else plan.skipped
         context = {
-            "plan": plan_context(plan, self, link),
+            "plan": plan_context(plan, link),
             "skipped_known": skipped,
             "show_all_url": link.plan(target.key, True),
             "hide_known_url": link.plan(target.key),
@@ -420,78 +421,6 @@ class Pages:
             {"status_code": status, "message": message, "suggestions": suggestions},
             status=status,
         )
-
-
-# -- plain conversions ------------------------------------------------------------------------
-def sidebar_context(found: Sidebar, link: Linker) -> dict[str, Any]:
-    def neighbour(n: Neighbour) -> dict[str, Any]:
-        return {"title": n.title, "url": link.key(n.key), "type": n.type, "note": n.note}
-
-    return {
-        "related": [
-            {"title": r.title, "url": link.key(r.key), "type": r.type, "reasons": list(r.reasons)}
-            for r in found.related
-        ],
-        "before": [neighbour(n) for n in found.before],
-        "leads_to": [neighbour(n) for n in found.leads_to],
-        "more_before": found.more_before,
-        "more_leads_to": found.more_leads_to,
-    }
-
-
-def lists_context(tracker: Any, link: Linker) -> list[dict[str, Any]]:
-    return [
-        {
-            "key": lp.list.key,
-            "title": lp.list.title,
-            "url": link.doc(lp.list),
-            "items": lp.items,
-            "read": lp.read,
-            "beginner": lp.beginner,
-        }
-        for lp in tracker.lists
-    ]
-
-
-def hit_context(hit: Hit, link: Linker) -> dict[str, Any]:
-    return {
-        "id": hit.id,
-        "key": hit.key,
-        "path": hit.path,
-        "title": hit.title,
-        "type": hit.type,
-        "score": round(hit.score, 3),
-        "snippet": hit.snippet,
-        "highlights": [list(h) for h in hit.highlights],
-        "url": link.key(hit.key),
-    }
-
-
-def plan_context(plan: Plan, pages: Pages, link: Linker) -> dict[str, Any]:
-    from studykb.outputs.plan_format import plan_json
-
-    data = plan_json(plan)
-    target = plan.target
-    data["target"].update(key=target.key, url=link.doc(target))
-    for step, shown in zip(plan.steps, data["steps"], strict=True):
-        _link_step(step, shown, link)
-    return data
-
-
-def _link_step(step: Step, shown: dict[str, Any], link: Linker) -> None:
-    shown.update(key=step.doc.key, url=link.doc(step.doc))
-    for need, out in zip(step.needed_by, shown["needed_by"], strict=True):
-        out["url"] = link.doc(need.by)
-    # the page shows the recommendation, best first (the JSON's "readings" keeps the
-    # vault format's list of every covering document)
-    for reading, out in zip(step.readings, shown["recommended"], strict=True):
-        out.update(key=reading.doc.key, url=link.doc(reading.doc))
-    shown["readings"] = shown["recommended"]
-
-
-def _unlocks(step: Step) -> str:
-    names = [n.by.title for n in step.needed_by[:3]]
-    return f"unlocks {', '.join(names)}" if names else ""
 
 
 def _typing(query: str) -> bool:
