@@ -62,3 +62,49 @@ def test_beside_without_fork_runs_at_once(monkeypatch: pytest.MonkeyPatch) -> No
     monkeypatch.setattr(pools, "can_fork", lambda: False)
     pid, total = pools.beside(_pid_and, [1, 2, 3]).result()
     assert (pid, total) == (os.getpid(), 6)
+
+
+def _die(_value: object) -> None:
+    os._exit(3)  # the process ends without a word: killed, out of memory
+
+
+def _unsendable(_value: object) -> object:
+    return lambda: None  # a value pickle cannot carry back
+
+
+@pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
+def test_beside_says_when_the_process_died_without_an_answer() -> None:
+    with pytest.raises(RuntimeError, match="without an answer"):
+        pools.beside(_die, None).result()
+
+
+@pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
+def test_beside_says_when_the_answer_cannot_come_back() -> None:
+    with pytest.raises(RuntimeError, match="unsendable"):
+        pools.beside(_unsendable, None).result()
+
+
+@pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
+def test_beside_leaves_no_process_behind() -> None:
+    running = pools.beside(_pid_and, [1])
+    pid, _total = running.result()
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)  # reaped by result(): no zombie left
+
+
+def test_beside_helps_only_alone_on_several_cores(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    monkeypatch.setattr(pools, "cores", lambda: 2)
+    assert pools.beside_helps() == pools.can_fork()
+    monkeypatch.setattr(pools, "cores", lambda: 1)
+    assert not pools.beside_helps()
+    monkeypatch.setattr(pools, "cores", lambda: 2)
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert not pools.beside_helps()  # a fork would copy only this thread
+    finally:
+        stop.set()
+        other.join()
