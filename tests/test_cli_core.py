@@ -603,3 +603,28 @@ def test_output_cut_short_by_a_closed_pipe_is_quiet(make_vault) -> None:
     err = proc.stderr.read().decode()
     assert proc.wait(60) == 0
     assert "Traceback" not in err and "Error" not in err
+
+
+def test_the_command_table_names_every_command_and_its_module() -> None:
+    """A command missing from COMMANDS would be unknown to a fresh `studykb`."""
+    from studykb.cli.app import COMMANDS, cli, prepare
+
+    prepare()
+    assert sorted(cli.commands) == sorted(COMMANDS)
+    for name, command in cli.commands.items():
+        assert command.callback is not None
+        module = getattr(command.callback, "__wrapped__", command.callback).__module__
+        assert module == f"studykb.cli.{COMMANDS[name]}", name
+
+
+def test_a_command_loads_only_its_own_module() -> None:
+    code = (
+        "import sys, click\n"
+        "from studykb.cli.app import cli\n"
+        "with click.Context(cli) as ctx:\n"
+        "    assert cli.get_command(ctx, 'search') is not None\n"
+        "    assert cli.get_command(ctx, 'serach') is None\n"
+        "print(sorted(m for m in sys.modules if m.startswith('studykb.cli.')))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "['studykb.cli.app', 'studykb.cli.search']"

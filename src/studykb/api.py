@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from studykb.model import Document, Problem
-from studykb.vault import BuildStats, Link, Vault
+from studykb.vault import Ahead, BuildStats, Link, Vault
 from studykb.vault.resolve import fold
 
 if TYPE_CHECKING:
@@ -107,9 +107,31 @@ class KnowledgeBase:
         return self.vault.config
 
     # -- the state ------------------------------------------------------------------------
-    def refresh(self, progress: Callable[[int, int], None] | None = None) -> BuildStats:
-        """Bring the state up to date with the files (only what changed is read again)."""
+    def refresh(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        ahead: Ahead | None = None,
+    ) -> BuildStats:
+        """Bring the state up to date with the files (only what changed is read again);
+        ``ahead``: a refresh started by :meth:`refresh_ahead`, taken when it did the work."""
+        if ahead is not None:
+            stats = ahead.result()
+            if stats is not None:
+                return stats
         return self.vault.refresh(progress)
+
+    def refresh_ahead(self) -> Ahead | None:
+        """Start a small refresh beside this process, on the other core, and go on (see
+        :meth:`studykb.vault.Vault.refresh_ahead`): :meth:`refresh` with it takes its
+        result. Until then, nothing of the state is read here."""
+        return self.vault.refresh_ahead()
+
+    def warm_search(self) -> None:
+        """Load what a search needs (whoosh, the index and query code) and open the
+        index, ahead of the search (reads the index only, never the state)."""
+        from studykb.search import index, query  # noqa: F401
+
+        index.warm(self.vault)
 
     def index_current(self) -> dict[str, Any] | None:
         """The search index's record when it already reflects the state (no whoosh)."""

@@ -18,11 +18,18 @@ def main() -> None:
 
     code: int | str | None = forward(sys.argv[1:])
     if code is None:
-        from studykb.cli.app import run
+        from studykb.cli import early
 
+        started = early.start(sys.argv[1:])  # the refresh runs while click loads
+        from studykb.cli.app import Context, run
+
+        Context.early = started
         try:
             run()
             code = 0
         except SystemExit as exc:
             code = exc.code
+        finally:
+            if Context.early is not None:  # not taken: bad usage
+                Context.early.discard()
     leave(code)

@@ -24,6 +24,8 @@ from studykb.errors import StudyError
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
+    from studykb.cli.early import Early
+    from studykb.vault import Ahead
 
 
 class Context:
@@ -31,6 +33,8 @@ class Context:
 
     #: A knowledge base already open in this process (``studykb watch`` answering).
     warm: KnowledgeBase | None = None
+    #: The vault the command line names, opened and refreshing before click loaded.
+    early: Early | None = None
 
     def __init__(self, vault_dir: str | None) -> None:
         self.vault_dir = vault_dir
@@ -46,16 +50,42 @@ class Context:
         finally:
             cls.warm = None
 
-    def kb(self, refresh: bool = True) -> KnowledgeBase:
+    def kb(
+        self,
+        refresh: bool = True,
+        meanwhile: Callable[[KnowledgeBase], object] | None = None,
+    ) -> KnowledgeBase:
+        """The knowledge base, opened and (``refresh``) brought up to date on first use;
+        ``meanwhile(kb)``: the command's next work (loading what it needs), done while
+        the refresh runs beside it (see :meth:`KnowledgeBase.refresh_ahead`)."""
         if self._kb is None:
-            self._kb = self.warm if self.warm is not None else open_kb(self.vault_dir)
+            self._kb, ahead = self._open()
             for line, message in self._kb.config.warnings:
                 click.echo(safe(f"studykb: studykb.toml:{line}: {message}"), err=True)
-            if refresh:
-                stats = refresh_with_progress(self._kb)
-                if stats.notice:
-                    click.echo(safe(f"studykb: {stats.notice}"), err=True)
+            if not refresh:
+                if ahead is not None:  # started for a command that refreshes itself
+                    ahead.result()
+                return self._kb
+            if ahead is None and meanwhile is not None and self.warm is None:
+                ahead = self._kb.refresh_ahead()
+            if ahead is not None and meanwhile is not None:
+                meanwhile(self._kb)
+            stats = refresh_with_progress(self._kb, ahead)
+            if stats.notice:
+                click.echo(safe(f"studykb: {stats.notice}"), err=True)
         return self._kb
+
+    def _open(self) -> tuple[KnowledgeBase, Ahead | None]:
+        """The knowledge base to use, and the refresh already started for it."""
+        early, Context.early = Context.early, None
+        if early is not None and (self.warm is not None or early.vault_dir != self.vault_dir):
+            early.discard()
+            early = None
+        if self.warm is not None:
+            return self.warm, None
+        if early is not None:
+            return early.kb, early.ahead
+        return open_kb(self.vault_dir), None
 
     def close(self) -> None:
         if self._kb is not None and self._kb is not self.warm:
@@ -80,15 +110,15 @@ def open_kb(vault_dir: str | None) -> KnowledgeBase:
         return KnowledgeBase.open(exc.folder)
 
 
-def refresh_with_progress(vault: Any) -> Any:
-    """Refresh, showing on a terminal what a long build is doing (see :class:`Phases`)."""
+def refresh_with_progress(kb: KnowledgeBase, ahead: Ahead | None = None) -> Any:
+    """Refresh (or take the refresh ``ahead`` did), showing on a terminal what a long
+    build is doing (see :class:`Phases`)."""
     phases = Phases.on_terminal()
     if phases is None:
-        return vault.refresh()
-    if hasattr(vault, "phase"):
-        vault.phase = phases.phase  # later long steps of this command show too
+        return kb.refresh(ahead=ahead)
+    kb.phase = phases.phase  # later long steps of this command show too
     try:
-        return vault.refresh(progress=phases.tick)
+        return kb.refresh(progress=phases.tick, ahead=ahead)
     finally:
         phases.stop()
 
@@ -290,6 +320,14 @@ class Group(click.Group):
             _usage_failed(exc, None, "--json" in args)
             raise click.exceptions.Exit(exc.exit_code) from None
 
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(set(COMMANDS) | set(self.commands))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            load_commands(COMMANDS[cmd_name])
+        return super().get_command(ctx, cmd_name)
+
     def invoke(self, ctx: click.Context) -> Any:
         raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
         as_json = "--json" in raw[1 : raw.index("--")] if "--" in raw else "--json" in raw[1:]
@@ -392,7 +430,6 @@ def cli(ctx: click.Context, vault_dir: str | None) -> None:
 
 def run() -> None:
     """Parse the command line and run the command (exits)."""
-    prepare()
     check_arguments(sys.argv[1:])
     cli(prog_name="studykb")
 
@@ -409,19 +446,47 @@ def check_arguments(argv: list[str]) -> None:
             raise SystemExit(2) from None
 
 
-def prepare() -> None:
-    """Register every command (their modules register themselves on import), and give
-    every argument that names a document the shell completion of document ids."""
-    from studykb.cli import (  # noqa: F401
-        core,
-        editor,
-        notes,
-        plans,
-        related,
-        search,
-        web,
-    )
+#: The module defining each command. A command loads only its own module (and the
+#: group); the help, completion and the watch load them all (:func:`prepare`).
+COMMANDS = {
+    "ask": "plans",
+    "backlinks": "core",
+    "before": "plans",
+    "build": "core",
+    "check": "core",
+    "graph": "core",
+    "init": "core",
+    "list": "notes",
+    "lsp": "editor",
+    "mark": "plans",
+    "mv": "notes",
+    "new": "editor",
+    "next": "plans",
+    "related": "related",
+    "search": "search",
+    "serve": "web",
+    "show": "core",
+    "sidebar": "related",
+    "site": "web",
+    "status": "plans",
+    "topic": "related",
+    "topics": "related",
+    "watch": "editor",
+}
 
+
+def prepare() -> None:
+    """Register every command (see :data:`COMMANDS`)."""
+    for module in sorted(set(COMMANDS.values())):
+        load_commands(module)
+
+
+def load_commands(module: str) -> None:
+    """Import ``studykb.cli.MODULE`` (its commands register themselves on import) and
+    give every argument of theirs that names a document the shell completion of ids."""
+    import importlib
+
+    importlib.import_module(f"studykb.cli.{module}")
     for name, command in cli.commands.items():
         if name in ("search", "ask"):
             continue  # a search query, a question: not a document

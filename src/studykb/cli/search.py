@@ -70,23 +70,26 @@ def search(
       studykb search '"kv cache"' --course cs336 --json
       studykb search "" --tag fsdp2 --status todo     list, no words needed
     """
+    from studykb.api import KnowledgeBase
     from studykb.runtime.memory import paused_gc
-    from studykb.search.query import SearchOptions
 
-    opts = SearchOptions(
-        query=query,
-        types=tuple(types),
-        tags=tuple(tags),
-        course=course,
-        status=status,
-        level=level,
-        limit=limit,
-    )
     # what a search allocates stays alive until it answers: the collector would only walk
     # the modules it loaded again and again (about 25 ms of a fresh search after an edit);
     # frozen after, the first collection does not walk all of it once more (6 ms)
     with paused_gc(freeze=True):
-        kb = obj.kb()
+        # whoosh and the search code load while the refresh runs (KnowledgeBase.refresh)
+        kb = obj.kb(meanwhile=KnowledgeBase.warm_search)
+        from studykb.search.query import SearchOptions
+
+        opts = SearchOptions(
+            query=query,
+            types=tuple(types),
+            tags=tuple(tags),
+            course=course,
+            status=status,
+            level=level,
+            limit=limit,
+        )
         try:
             found = kb.search(opts)
         finally:

@@ -38,6 +38,7 @@ from studykb.search.sync import (
     SMALL_SEGMENT,
     rebuild,
     sync,
+    warm,
 )
 
 __all__ = [
@@ -69,4 +70,5 @@ __all__ = [
     "similar",
     "sync",
     "use_vocabulary",
+    "warm",
 ]

@@ -69,7 +69,8 @@ def notify(message: str) -> None:
     print(f"studykb: {message}", file=sys.stderr)
 
 
-def _compatible(ix: Any) -> bool:
+def compatible(ix: Any) -> bool:
+    """Whether ``ix`` was made by this studykb (the same fields, this analysis)."""
     schema = ix.schema
     if sorted(schema.names()) != sorted(index_schema().names()):
         return False
@@ -101,7 +102,7 @@ def open_index(folder: Path) -> tuple[Any, str | None]:
         return create(folder), None
     try:  # damage inside the segments shows when they are read: see _retrying
         ix = open_dir(folder)
-        if _compatible(ix):
+        if compatible(ix):
             return ix, None
         reason = "made by another studykb version"
     except Exception as exc:

@@ -35,6 +35,7 @@ from studykb.search.state import (
 from studykb.search.store import (
     FIELD_B,
     POOL_MB,
+    compatible,
     create,
     current,
     damaged,
@@ -110,6 +111,28 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         vault, folder, generation, held, state, topics.digest, stats.documents, words, cache
     )
     return _done(stats, started, quiet)
+
+
+def warm(vault: Vault) -> None:
+    """Open what the next sync and query of ``vault`` read from the index: a searcher
+    (kept, see :func:`~studykb.search.store.current`) and the signatures the index
+    holds (kept by the vault's cache). Only the index is read, never the state: a fresh
+    command does this while its refresh runs beside it. A missing, damaged or foreign
+    index is left as it is, for :func:`sync` to deal with and say so."""
+    folder = index_dir(vault)
+    try:
+        if not any(folder.glob("*.toc")):
+            return
+        ix = open_dir(folder)
+        if not compatible(ix):
+            return
+        generation = ix.latest_generation()
+        if read_record(folder, generation) is not None:
+            read_held(vault, folder, generation)
+        searchers[str(folder)] = ix.searcher(weighting=BM25FTable(**FIELD_B))
+    except Exception as exc:
+        if not (damaged(exc) or isinstance(exc, OSError)):
+            raise
 
 
 def _held(

@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studykb.config import Config, load_config, locate
 from studykb.model import Document, Problem, Reference
@@ -50,6 +50,9 @@ from studykb.vault.store import (
 from studykb.vault.suggest import LEVELS, did_you_mean, suggest_all, suggestible
 from studykb.vault.topics import TopicTable
 from studykb.vault.topics import digest as topic_digest
+
+if TYPE_CHECKING:
+    from studykb.runtime.pools import Beside
 
 #: A problem found by the scan, as stored: path, line, severity, code, message, origin.
 ScanRow = tuple[str, int, str, str, str, str]
@@ -154,6 +157,39 @@ class Vault:
     # -- refresh ---------------------------------------------------------------
     def refresh(self, progress: Progress | None = None) -> BuildStats:
         """Bring the state up to date with the disk; returns what changed."""
+        stats = self._refresh(progress)
+        if stats is None:  # pragma: no cover - only with a limit
+            raise AssertionError("a refresh without a limit always runs")
+        return stats
+
+    def refresh_ahead(self) -> Ahead | None:
+        """Start a small refresh in a forked process, on the other core, so that this
+        one goes on meanwhile (a fresh command loading what it needs); the refresh's
+        :meth:`Ahead.result` says what it did. Until then this process must not read
+        the state (the index and the cache it may).
+
+        None, and nothing started, on one core, without fork, with other threads
+        running, or for a first build (it shows its progress, and keeps what it built
+        in this process).
+        """
+        from studykb.runtime import pools
+
+        if self.store.fresh or not pools.beside_helps():
+            return None
+        return Ahead(self, pools.beside(_refresh_small, self))
+
+    def reconnect(self) -> None:
+        """Connections of this process's own, in a process forked from one that had the
+        vault open (the inherited ones stay unused and open: closing them could end the
+        other process's use of the files)."""
+        self.store.reconnect()
+        self.cache.reconnect()
+
+    def _refresh(
+        self, progress: Progress | None = None, most: int | None = None
+    ) -> BuildStats | None:
+        """:meth:`refresh`; with ``most``, None (and nothing written) when more files
+        than that are to be read, or it is a first build."""
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice)
         scanned_ns = time.time_ns()
@@ -166,6 +202,8 @@ class Vault:
             old = {}  # read by other rules now: every file again, as a first build
         removed = sorted(set(old) - set(found.files))
         changed = self._changed(found, old)
+        if most is not None and (not old or len(changed) + len(removed) > most):
+            return None
         scan_rows = [
             (p.path, p.line, p.severity, p.code, p.message, "scan") for p in found.problems
         ]
@@ -738,3 +776,33 @@ def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple[Any, 
 
 
 __all__ = ["BuildStats", "Edge", "Link", "StateError", "Vault", "Path"]
+
+
+class Ahead:
+    """A refresh running beside this process (see :meth:`Vault.refresh_ahead`)."""
+
+    def __init__(self, vault: Vault, job: Beside) -> None:
+        self._vault = vault
+        self._job: Beside | None = job
+
+    def result(self) -> BuildStats | None:
+        """What the refresh did, once it is done; None when it did nothing: it gave
+        up, writing nothing, with more than :data:`PARALLEL_THRESHOLD` files to read (a
+        long refresh shows its progress in this process), or it failed (the refresh
+        here meets the failure again, and says what it is)."""
+        job, self._job = self._job, None
+        if job is None:
+            return None
+        try:
+            stats: BuildStats | None = job.result()
+        except Exception:  # noqa: BLE001 - met again by the refresh here
+            stats = None
+        if stats is not None:
+            self._vault._forget()  # noqa: SLF001 - its own state, written by its child
+        return stats
+
+
+def _refresh_small(vault: Vault) -> BuildStats | None:
+    """The refresh of :meth:`Vault.refresh_ahead`, in the forked process."""
+    vault.reconnect()
+    return vault._refresh(most=PARALLEL_THRESHOLD)  # noqa: SLF001

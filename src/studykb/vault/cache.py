@@ -154,6 +154,16 @@ class Cache:
             self._db = db
         return self._db
 
+    def reconnect(self) -> None:
+        """Open a connection of this process's own on next use, in a process forked
+        from one that had the cache open (the inherited one stays open, unused: see
+        :meth:`studykb.vault.store.Store.reconnect`)."""
+        from studykb.vault.store import INHERITED
+
+        if self._db is not None:
+            INHERITED.append(self._db)
+            self._db = None
+
     def get(self, name: str, entry_key: str) -> Any | None:
         """The value stored for ``name`` under ``entry_key``, or None."""
         memo = self._memo.get(name)

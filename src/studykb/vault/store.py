@@ -207,6 +207,10 @@ def ref_row(ref: Reference, lookup: str, lookup2: str) -> RefRow:
     )
 
 
+#: Connections a forked process inherited (see :meth:`Store.reconnect`), never closed.
+INHERITED: list[object] = []
+
+
 class Store:
     """A thin layer over the SQLite file; every write goes through :meth:`transaction`."""
 
@@ -279,6 +283,13 @@ class Store:
             db.execute("ROLLBACK")
             raise
         db.execute("COMMIT")
+
+    def reconnect(self) -> None:
+        """A connection of this process's own, in a process forked from one that had
+        the state open. The inherited connection stays referenced, unused and open:
+        closing it here could checkpoint the other process's log from under it."""
+        INHERITED.append(self.db)
+        self.db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:
         # check_same_thread off: ``studykb watch`` answers commands from a second thread,
