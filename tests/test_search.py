@@ -448,14 +448,16 @@ def test_long_lived_process_never_sees_old_versions(open_vault, vault: Path) -> 
 
 
 def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
-    open_vault, vault: Path
+    open_vault, vault: Path, monkeypatch
 ) -> None:
     """After an incremental sync the next query reuses the readers of the segments the
     commit left alone; its answers equal those of a searcher opened afresh."""
-    from studykb.search import index, store
+    from studykb.search import index, store, sync
     from studykb.search.query import SearchOptions, search
     from studykb.search.state import index_dir
 
+    # the built segment is large, as a real vault's: only the edits' segments are folded
+    monkeypatch.setattr(sync, "SMALL_SEGMENT", 5)
     v = open_vault(vault)
     index.sync(v, quiet=True)
     folder = str(index_dir(v))
@@ -548,3 +550,57 @@ def test_a_build_in_worker_interpreters_answers_as_one_in_this_process(
             for name in ("serial", "parallel")
         ]
         assert answers[0] == answers[1] and answers[0], query
+
+
+def _index_contents(v) -> tuple[dict[tuple[str, object], list[str]], dict[str, dict]]:  # type: ignore[no-untyped-def]
+    """(field, term) -> the keys of the live documents holding it; key -> stored fields."""
+    from studykb.search.state import index_dir
+    from studykb.search.store import open_dir
+
+    with open_dir(index_dir(v)).reader() as reader:
+        stored = {f["key"]: f for f in reader.all_stored_fields()}
+        terms: dict[tuple[str, object], list[str]] = {}
+        for field, term in reader.all_terms():
+            keys = sorted(
+                reader.stored_fields(d)["key"] for d in reader.postings(field, term).all_ids()
+            )
+            if keys:
+                terms[(field, term)] = keys
+    return terms, stored
+
+
+@pytest.mark.parametrize("refold_max", [0, 50])
+def test_edits_leave_what_a_full_build_holds(
+    open_vault, vault: Path, tmp_path: Path, monkeypatch, refold_max: int
+) -> None:
+    """Each edit adds a small segment, and small segments are folded together: their
+    few files indexed again from the state, or (with more, here ``refold_max`` 0) their
+    postings copied. After edits, an addition and a removal, the index holds, term by
+    term, what a full build of the same files holds, in a few segments."""
+    from studykb.search import index, sync
+    from studykb.search.state import index_dir
+    from studykb.search.store import open_dir
+
+    monkeypatch.setattr(sync, "REFOLD_MAX", refold_max)
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    notes = sorted((vault / "notes").glob("*.md"))[:3]
+    for n in range(8):
+        with open(notes[n % 3], "a", encoding="utf-8") as fh:
+            fh.write(f"\nfoldmark{n} 折叠{n}\n")
+        if n == 3:
+            (vault / "notes" / "added.md").write_text(
+                "# Added\n\nfoldmark added\n", encoding="utf-8"
+            )
+        if n == 5:
+            notes[2].unlink()
+            notes = notes[:2]
+        v.refresh()
+        index.sync(v, quiet=True)
+        segments = open_dir(index_dir(v))._segments()  # noqa: SLF001
+        assert len(segments) <= 3, n  # folded, not piling up
+    twin = tmp_path / "twin"
+    shutil.copytree(vault, twin, ignore=shutil.ignore_patterns(".studykb"))
+    w = open_vault(twin)
+    index.sync(w, quiet=True)
+    assert _index_contents(v) == _index_contents(w)
