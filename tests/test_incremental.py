@@ -308,3 +308,48 @@ def test_random_edits_match_a_fresh_build(make_vault, open_vault, tmp_path) -> N
             write(root, rng.choice(existing), note())
         vault.refresh()
         assert snapshot(vault) == fresh(root, tmp_path, open_vault), f"step {step}"
+
+
+def test_the_fingerprint_changes_with_the_files_and_only_then(make_vault, tmp_path) -> None:
+    """What is derived from the state (the search index's record, cached plans) is kept
+    under the state's fingerprint: it must change when a file comes, goes or changes,
+    stay when nothing did (a touch, a refresh with nothing to do), and never be one an
+    earlier state had."""
+    import os
+    import shutil
+
+    from studykb.vault import Vault
+
+    root = make_vault({"a.md": "# A\n", "b.md": "# B\n\n[[a]]\n"})
+    seen: list[str] = []
+    v = Vault.open(root)
+    try:
+        v.refresh()
+        first = v.fingerprint()
+        os.utime(root / "a.md", ns=(1, 1))  # touched, not changed
+        v.refresh()
+        assert v.fingerprint() == first
+        assert not v.refresh().changed and v.fingerprint() == first
+        other = Vault.open(root)  # another process sees the same state
+        assert other.fingerprint() == first
+        other.close()
+        seen.append(first)
+        for change in ("edit", "add", "remove"):
+            if change == "edit":
+                (root / "a.md").write_text("# A\n\nmore\n", encoding="utf-8")
+            elif change == "add":
+                (root / "c.md").write_text("# C\n", encoding="utf-8")
+            else:
+                (root / "c.md").unlink()
+            v.refresh()
+            assert v.fingerprint() not in seen, change
+            seen.append(v.fingerprint())
+    finally:
+        v.close()
+    shutil.rmtree(root / ".studykb")  # the same files in a state made anew
+    v = Vault.open(root)
+    try:
+        v.refresh()
+        assert v.fingerprint() not in seen
+    finally:
+        v.close()

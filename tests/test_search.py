@@ -448,16 +448,14 @@ def test_long_lived_process_never_sees_old_versions(open_vault, vault: Path) -> 
 
 
 def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
-    open_vault, vault: Path, monkeypatch
+    open_vault, vault: Path
 ) -> None:
     """After an incremental sync the next query reuses the readers of the segments the
     commit left alone; its answers equal those of a searcher opened afresh."""
-    from studykb.search import index, store, sync
+    from studykb.search import index, store
     from studykb.search.query import SearchOptions, search
     from studykb.search.state import index_dir
 
-    # the built segment is large, as a real vault's: only the edits' segments are folded
-    monkeypatch.setattr(sync, "SMALL_SEGMENT", 5)
     v = open_vault(vault)
     index.sync(v, quiet=True)
     folder = str(index_dir(v))

@@ -361,15 +361,16 @@ def _reopened(ix: Any, old: Any) -> Any:
 
 
 def _refolded(writer: Any, removed: set[str]) -> list[tuple[str, list[str]]]:
-    """The small segments to fold into the new one, with the files they still hold:
-    (segment id, paths) of each, once this commit would make the third, when they hold
-    at most :data:`REFOLD_MAX` files. Those files are indexed again from the state
-    (a few ms each), which costs less than copying the segments' postings term by term
-    (~30 ms at 10k notes, however few documents they hold). Otherwise none: see
-    :func:`_merge_small`."""
+    """The small segments earlier edits left, to fold into the new one, with the files
+    they still hold: (segment id, paths) of each, once this commit would make the third,
+    when they hold at most :data:`REFOLD_MAX` files. Those files are indexed again from
+    the state (a few ms each; their Chinese cuts were remembered when they were edited),
+    which costs less than copying the segments' postings term by term (~30 ms at 10k
+    notes, however few documents they hold). Otherwise none: see :func:`_merge_small`.
+    The first segment (a build's, small in a small vault) is never folded this way."""
     from whoosh.reading import SegmentReader
 
-    small = [seg for seg in writer.segments if seg.doc_count_all() < SMALL_SEGMENT]
+    small = [seg for seg in writer.segments[1:] if seg.doc_count_all() < SMALL_SEGMENT]
     if len(small) < 2:
         return []
     out = []

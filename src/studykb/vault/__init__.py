@@ -141,17 +141,20 @@ class Vault:
         self.store.close()
 
     def fingerprint(self) -> str:
-        """A digest of the vault state: every file's path and content hash, and the version
-        of the code that made the state (a few ms at 10k files; kept until a refresh
-        changes something)."""
+        """A name of the vault state as it is now, for what is derived from it (the search
+        index's record, cached plans and related documents): the version of the code that
+        made the state, which state file it is (made anew with a new name), and how many
+        writes it has had. Every write changes it; two states never share one. Read in
+        one row (it once hashed every file's path and content: ~10 ms at 10k files), and
+        kept until a refresh writes."""
         if self._fingerprint is None:
-            row = self.store.db.execute(
-                "SELECT group_concat(path || ':' || hash, '|') FROM"
-                " (SELECT path, hash FROM files ORDER BY path)"
-            ).fetchone()
-            digest = hashlib.blake2b(schema_version().encode(), digest_size=16)
-            digest.update((row[0] or "").encode())
-            self._fingerprint = digest.hexdigest()
+            rows = dict(
+                self.store.db.execute(
+                    "SELECT key, value FROM meta WHERE key IN ('instance', 'generation')"
+                )
+            )
+            named = f"{schema_version()}\0{rows.get('instance', '')}\0{rows.get('generation', 0)}"
+            self._fingerprint = hashlib.blake2b(named.encode(), digest_size=16).hexdigest()
         return self._fingerprint
 
     # -- refresh ---------------------------------------------------------------
@@ -224,7 +227,7 @@ class Vault:
                 self._forget()
             elif self.store.get_meta("files") != marks["files"]:
                 with self.store.transaction() as db:
-                    self._finish_write(db, files, marks)
+                    self._finish_write(db, files, marks, [])
         self._count(stats)
         if not old and changed:  # said once, when the whole vault is read
             stats.notice = _joined(stats.notice, self._site_links_notice())
@@ -303,12 +306,20 @@ class Vault:
         paths: list[str] | None = None,
     ) -> None:
         """The last step of every write: missing attachments (of ``paths`` only, when the
-        other files are as they were), then the marks."""
+        other files are as they were), then the marks. ``paths``: the files that came,
+        went or changed (None: the whole vault was read; empty: only mtimes or
+        attachments changed, and the fingerprint stays)."""
         from studykb.vault.checks import attachment_problems
 
         same = paths is not None and self.store.get_meta("files") == marks["files"]
         attachment_problems(db, files, self.reading, paths if same else None)
         db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(marks.items()))
+        if paths is None or paths:  # files came, went or changed: a new fingerprint
+            db.execute(
+                "INSERT INTO meta VALUES('generation', '1')"
+                " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+            self._fingerprint = None
 
     def _forget(self) -> None:
         """Drop what was kept from the state before a write."""

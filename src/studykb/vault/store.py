@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
@@ -279,6 +280,8 @@ class Store:
                 if statement.strip():
                     db.execute(statement)
             db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (version,))
+            # which state this is: a state made anew never takes an old one's fingerprint
+            db.execute("INSERT OR REPLACE INTO meta VALUES('instance', ?)", (secrets.token_hex(8),))
         except BaseException:
             db.execute("ROLLBACK")
             raise
