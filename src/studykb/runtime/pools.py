@@ -17,11 +17,8 @@ are the same, only slower.
 from __future__ import annotations
 
 import os
-import pickle
-import subprocess
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, NoReturn, TypeVar
 
 from studykb.runtime.memory import collector_on
@@ -131,6 +128,8 @@ class Beside:
             self._pid = None
         if not data:
             raise RuntimeError(f"the forked process ended without an answer (status {status})")
+        import pickle
+
         done, value = pickle.loads(data)  # noqa: S301 - our own child, through a pipe
         if not done:
             raise value
@@ -139,6 +138,8 @@ class Beside:
 
 def _answer(pipe: int, func: Callable[[Any], Any], shared: Any) -> NoReturn:
     """In the child: run ``func(shared)``, write (done, value or exception), exit."""
+    import pickle
+
     code = 1
     try:
         _frozen_collector_on()
@@ -191,6 +192,9 @@ def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2
     caller's main script, which hangs a caller without a ``__main__`` guard.
     ``entry`` is ``"module:function"``.
     """
+    import subprocess
+    from concurrent.futures import ThreadPoolExecutor
+
     module, func = entry.split(":")
     code = f"from {module} import {func}; {func}()"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))

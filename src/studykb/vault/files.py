@@ -28,7 +28,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import stat
 import sys
 import time
@@ -337,7 +336,7 @@ def _write_temporary(
     beside: Path, data: bytes, mode: int, uid: int, gid: int, suffix: str = ".tmp"
 ) -> Path:
     """A new file next to ``beside`` holding ``data``, synced, with the given mode/owner."""
-    name = f".{beside.name}.studykb-{os.getpid()}-{secrets.token_hex(4)}{suffix}"
+    name = f".{beside.name}.studykb-{os.getpid()}-{os.urandom(4).hex()}{suffix}"
     tmp = beside.with_name(name)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)

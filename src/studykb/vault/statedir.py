@@ -25,7 +25,6 @@ import errno
 import hashlib
 import hmac
 import os
-import secrets
 import shutil
 import stat
 from pathlib import Path
@@ -64,7 +63,7 @@ def _key() -> bytes | None:
         return key if len(key) == KEY_BYTES else None
     except OSError:
         return None
-    key = secrets.token_bytes(KEY_BYTES)
+    key = os.urandom(KEY_BYTES)
     with os.fdopen(fd, "wb") as fh:
         fh.write(key)
     return key
@@ -156,7 +155,7 @@ def _stamped(folder: Path, st: os.stat_result) -> bool:
 
 def _set_aside(folder: Path) -> None:
     """Move an untrusted state folder out of the way and delete it."""
-    aside = folder.with_name(f"{folder.name}.untrusted-{secrets.token_hex(4)}")
+    aside = folder.with_name(f"{folder.name}.untrusted-{os.urandom(4).hex()}")
     try:
         os.rename(folder, aside)
     except FileNotFoundError:
@@ -172,7 +171,7 @@ def _set_aside(folder: Path) -> None:
 def _make(folder: Path) -> bool:
     """Create the folder whole (mode 0700, ``.gitignore``, stamp) under a temporary name,
     then give it its name; False when another process's folder got there first."""
-    tmp = folder.with_name(f"{folder.name}.new-{os.getpid()}-{secrets.token_hex(4)}")
+    tmp = folder.with_name(f"{folder.name}.new-{os.getpid()}-{os.urandom(4).hex()}")
     try:
         tmp.mkdir(mode=0o700)
         try:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
 from dataclasses import fields
@@ -281,7 +280,7 @@ class Store:
                     db.execute(statement)
             db.execute("INSERT OR REPLACE INTO meta VALUES('schema', ?)", (version,))
             # which state this is: a state made anew never takes an old one's fingerprint
-            db.execute("INSERT OR REPLACE INTO meta VALUES('instance', ?)", (secrets.token_hex(8),))
+            db.execute("INSERT OR REPLACE INTO meta VALUES('instance', ?)", (os.urandom(8).hex(),))
         except BaseException:
             db.execute("ROLLBACK")
             raise
