@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import studykb.vault as vault_module
+import studykb.vault.refresh as refresh_module
 from studykb.api import KnowledgeBase
 from studykb.runtime import pools
 
@@ -125,7 +126,7 @@ def test_a_failed_refresh_ahead_is_run_again_here(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _edit(built)
-    monkeypatch.setattr(vault_module, "_refresh_small", _broken)  # the child inherits it
+    monkeypatch.setattr(refresh_module, "_refresh_small", _broken)  # the child inherits it
     with KnowledgeBase.open(built) as kb:
         stats = kb.refresh(ahead=kb.refresh_ahead())
     assert stats.modified == ["notes/gemm.md"]

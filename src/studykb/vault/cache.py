@@ -58,6 +58,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "studykb.vault.checks",
         "studykb.vault.bulk",
         "studykb.vault.scan",
+        "studykb.vault.refresh",
     ),
     # reading plans: the prerequisite graph, coverage and the known set
     "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),

@@ -1,0 +1,536 @@
+"""Bringing the vault's state up to date with the disk (:meth:`Vault.refresh`).
+
+A refresh is an ordered list of named steps that gathers everything before it writes,
+then writes it in one SQLite transaction:
+
+1. ``scan``      walk the folder (mtime and size of every Markdown file)
+2. ``diff``      compare with the stored files; hash changed ones to confirm
+3. ``parse``     parse only what changed (both cores when there is much to do)
+4. ``store``     replace the rows of changed and removed files
+5. ``resolve``   re-resolve the references of changed files, and every reference
+                 whose target name was touched by the change
+6. ``vault``     vault-wide problems: duplicate ids, prerequisite loops, missing headings
+7. ``files``     references to files that are not there (when they or the files changed)
+
+The vault is read the way its site generator renders it (``flavour.py``): the rules
+(:class:`~studykb.parse.reading.Reading`) go to every parse, and when they change (a
+``hugo.toml`` appears, ``studykb.toml`` names another generator) every file is read again.
+A file whose mtime falls within a second of the last refresh that stored it is hashed
+again, as git does: a rewrite of the same size in the same mtime tick is not missed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from studykb.vault.checks import Files
+from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
+from studykb.vault.scan import Scan, scan
+from studykb.vault.store import ParsedRows
+
+if TYPE_CHECKING:
+    from studykb.runtime.pools import Beside
+    from studykb.vault import Vault
+
+#: A problem found by the scan, as stored: path, line, severity, code, message, origin.
+ScanRow = tuple[str, int, str, str, str, str]
+
+Progress = Callable[[int, int], None]
+#: Parse in worker processes when at least this many files changed.
+PARALLEL_THRESHOLD = 64
+#: Files whose mtime is this close to (or after) the start of the refresh that stored them
+#: are hashed again by the next one (git's "racily clean" entries).
+RACY_NS = 1_000_000_000
+#: Say so when at least this many site-absolute links (``/docs/x/``) all lead nowhere.
+SITE_LINKS_NOTICE = 10
+
+
+@dataclass
+class BuildStats:
+    """What one refresh did."""
+
+    added: list[str] = field(default_factory=list)
+    modified: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    documents: int = 0
+    links: int = 0
+    problems: int = 0
+    errors: int = 0
+    seconds: float = 0.0
+    notice: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.modified or self.removed)
+
+
+class Refresh:
+    """One refresh of a vault's state: :meth:`run` takes the steps in order."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+        self.config = vault.config
+        self.root = vault.root
+        self.site = vault.site
+        self.reading = vault.reading
+        self.store = vault.store
+        self._added: list[str] = []
+        """The paths the first build read."""
+        self._states: dict[str, int] | None = None
+        """References per resolution state, counted by the first build."""
+
+    def run(self, progress: Progress | None = None, most: int | None = None) -> BuildStats | None:
+        """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
+        than that are to be read, or it is a first build."""
+        started = time.perf_counter()
+        stats = BuildStats(notice=self.store.notice)
+        scanned_ns = time.time_ns()
+        found = scan(self.config)
+        for leftover in found.stale:  # temporary files of a killed studykb
+            with contextlib.suppress(OSError):
+                os.unlink(leftover)
+        old = self.store.files()
+        if old and self.store.get_meta("reading") != self.reading.digest():
+            old = {}  # read by other rules now: every file again, as a first build
+        removed = sorted(set(old) - set(found.files))
+        changed = self._changed(found, old)
+        if most is not None and (not old or len(changed) + len(removed) > most):
+            return None
+        scan_rows = [
+            (p.path, p.line, p.severity, p.code, p.message, "scan") for p in found.problems
+        ]
+        files = Files(self.root, found.attachments, found.attachment_names)
+        marks = self._marks(scanned_ns, files)
+        if not old and changed:  # first build: one streaming bulk write (see bulk.py)
+            self._first_build(changed, scan_rows, files, marks, progress)
+            stats.added = sorted(self._added)
+        else:
+            to_parse, touched = self._confirm(changed, old)
+            parsed = self._parse(to_parse, progress) if to_parse else []
+            stats.added = sorted(item[0] for item in to_parse if item[0] not in old)
+            stats.modified = sorted(item[0] for item in to_parse if item[0] in old)
+            stats.removed = removed
+            if parsed or removed or touched or self._scan_changed(scan_rows):
+                full = not old
+                self._write(parsed, removed, touched, scan_rows, full, files=files, marks=marks)
+                self.vault._forget()  # noqa: SLF001
+            elif self.store.get_meta("files") != marks["files"]:
+                with self.store.transaction() as db:
+                    self._finish_write(db, files, marks, [])
+        self._count(stats)
+        if not old and changed:  # said once, when the whole vault is read
+            stats.notice = _joined(stats.notice, self._site_links_notice())
+        stats.seconds = time.perf_counter() - started
+        return stats
+
+    def _count(self, stats: BuildStats) -> None:
+        """Documents, links and problems of the state just written."""
+        states = self._states
+        self._states = None
+        edges = self.vault._edges  # noqa: SLF001 - the vault's, kept by the first build
+        if edges is not None:  # just built: counted in memory (the indexes may wait)
+            stats.documents = self.store.db.execute("SELECT count(*) FROM docs").fetchone()[0]
+            stats.links = len(edges)
+        else:
+            stats.documents, stats.links = self.store.db.execute(
+                "SELECT (SELECT count(*) FROM docs),"
+                " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)"
+            ).fetchone()
+        stats.problems, stats.errors = self._problem_counts(states)
+
+    def _changed(self, found: Scan, old: dict[str, tuple[int, int, str]]) -> list[str]:
+        """Files to read: new ones, those whose mtime or size differ, and those stored so
+        close to the last refresh that a rewrite in the same mtime tick could hide."""
+        racy = self.store.get_meta("scanned_ns") if old else None
+        since = int(racy) - RACY_NS if racy and racy.isdigit() else None
+        out = []
+        for path, st in found.files.items():
+            before = old.get(path)
+            if before is None or before[:2] != st or (since is not None and before[0] >= since):
+                out.append(path)
+        return out
+
+    def _marks(self, scanned_ns: int, files: Files) -> dict[str, str]:
+        """What a write records in ``meta``: when the scan started, the rules the files
+        were read with, and a digest of the other files (for missing attachments)."""
+        digest = hashlib.blake2b(digest_size=16)
+        for path in sorted(files.paths.values()):
+            digest.update(path.encode() + b"\0")
+        return {
+            "scanned_ns": str(scanned_ns),
+            "reading": self.reading.digest(),
+            "files": digest.hexdigest(),
+        }
+
+    def _first_build(
+        self,
+        changed: list[str],
+        scan_rows: list[ScanRow],
+        files: Files,
+        marks: dict[str, str],
+        progress: Progress | None,
+    ) -> None:
+        from studykb.runtime.memory import paused_gc
+        from studykb.vault.bulk import parse_stream, write_all
+
+        vault = self.vault
+        stream = parse_stream(self.root, changed, self.config.worker_count, progress, self.reading)
+        with paused_gc():  # a million rows that all stay alive until the commit
+            self._added, vault._edges, vault._blobs, self._states = write_all(  # noqa: SLF001
+                self.store,
+                stream,
+                scan_rows,
+                self.root,
+                expected=len(changed),
+                reading=self.reading,
+                finish=lambda db: self._finish_write(db, files, marks),
+            )
+        vault._docs = None  # noqa: SLF001
+        vault._names = None  # noqa: SLF001
+        vault._fingerprint = None  # noqa: SLF001
+
+    def _finish_write(
+        self,
+        db: sqlite3.Connection,
+        files: Files,
+        marks: dict[str, str],
+        paths: list[str] | None = None,
+    ) -> None:
+        """The last step of every write: missing attachments (of ``paths`` only, when the
+        other files are as they were), then the marks. ``paths``: the files that came,
+        went or changed (None: the whole vault was read; empty: only mtimes or
+        attachments changed, and the fingerprint stays)."""
+        from studykb.vault.checks import attachment_problems
+
+        same = paths is not None and self.store.get_meta("files") == marks["files"]
+        attachment_problems(db, files, self.reading, paths if same else None)
+        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(marks.items()))
+        if paths is None or paths:  # files came, went or changed: a new fingerprint
+            db.execute(
+                "INSERT INTO meta VALUES('generation', '1')"
+                " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
+            )
+            self.vault._fingerprint = None  # noqa: SLF001
+
+    def _site_links_notice(self) -> str | None:
+        """A word when every site-absolute link (``/docs/x/``) leads to no document: the
+        content folder is likely not where studykb looks."""
+        row = self.store.db.execute(
+            "SELECT count(*), sum(target_key IS NOT NULL) FROM refs"
+            " WHERE style='path' AND substr(text, 1, 1)='/' AND state != 'asset'"
+        ).fetchone()
+        total, resolved = row[0] or 0, row[1] or 0
+        if total < SITE_LINKS_NOTICE or resolved:
+            return None
+        where = ", ".join(f"{d}/" for d in self.site.content_dirs)
+        return (
+            f"none of the {total} site-absolute links (/...) leads to a document; they are "
+            f"read from {where} as a {self.site.generator} site (set generator in "
+            "studykb.toml if that is wrong)"
+        )
+
+    def _problem_counts(self, states: dict[str, int] | None = None) -> tuple[int, int]:
+        """(problems, errors) as :meth:`Vault.problems` would list them, counted in SQL
+        (``states``: references per resolution state, when already counted)."""
+        severity = self.config.severity
+        problems = errors = 0
+        db = self.store.db
+        for code, level, n in db.execute(
+            "SELECT code, severity, count(*) FROM problems GROUP BY code, severity"
+        ):
+            level = severity.get(code, level)
+            if level != "ignore":
+                problems += n
+                errors += n if level == "error" else 0
+        if states is None:
+            states = dict(
+                db.execute(
+                    "SELECT state, count(*) FROM refs WHERE state IN ('dangling', 'ambiguous')"
+                    " GROUP BY state"
+                ).fetchall()
+            )
+        for state in ("dangling", "ambiguous"):
+            n = states.get(state, 0)
+            if not n:
+                continue
+            level = self.config.severity_of(
+                "dangling-ref" if state == "dangling" else "ambiguous-ref"
+            )
+            if level != "ignore":
+                problems += n
+                errors += n if level == "error" else 0
+        anchors = self.vault._anchor_problems()  # noqa: SLF001
+        problems += len(anchors)
+        errors += sum(p.severity == "error" for p in anchors)
+        return problems, errors
+
+    def _confirm(
+        self, changed: list[str], old: dict[str, tuple[int, int, str]]
+    ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple[int, int, str]]]:
+        """Read changed files; those whose content hash is unchanged are only touched."""
+        to_parse = []
+        touched = []
+        from studykb.vault.files import read_note
+
+        for path in changed:
+            try:
+                raw, st = read_note(self.root / path)
+            except OSError:
+                continue  # vanished or unreadable since the scan: the next refresh sees it
+            digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
+            if path in old and old[path][2] == digest:
+                touched.append((st.st_mtime_ns, st.st_size, path))
+            else:
+                to_parse.append((path, raw, digest, st.st_mtime_ns, st.st_size))
+        return to_parse, touched
+
+    def _parse(
+        self, items: list[tuple[str, bytes, str, int, int]], progress: Progress | None
+    ) -> list[ParsedRows]:
+        from studykb.vault.rows import parse_rows
+
+        with_rules = [(*item, self.reading) for item in items]
+        if len(with_rules) < PARALLEL_THRESHOLD:  # an edit: here, without loading the pools
+            rows = []
+            for n, item in enumerate(with_rules, 1):
+                rows.append(parse_rows(item))
+                if progress:
+                    progress(n, len(with_rules))
+            return rows
+        from studykb.runtime.pools import imap
+
+        return list(
+            imap(
+                parse_rows,
+                with_rules,
+                self.config.worker_count,
+                progress,
+                at_least=PARALLEL_THRESHOLD,
+            )
+        )
+
+    def _scan_changed(self, rows: list[ScanRow]) -> bool:
+        stored = self.store.db.execute(
+            "SELECT path, line, severity, code, message, origin FROM problems WHERE origin='scan'"
+        ).fetchall()
+        return sorted(stored) != sorted(rows)
+
+    def _write(
+        self,
+        parsed: list[ParsedRows],
+        removed: list[str],
+        touched: list[tuple[int, int, str]],
+        scan_rows: list[ScanRow],
+        full: bool,
+        files: Files,
+        marks: dict[str, str],
+    ) -> None:
+        paths = removed + [row[0] for row in parsed]
+        with self.store.transaction() as db:
+            # what the duplicate-id and loop checks depend on, before and after the change
+            ids_before = _explicit_ids(db, paths)
+            requires_before = _requires_rows(db, paths)
+            names = self._delete(db, paths)
+            db.executemany("UPDATE files SET mtime_ns=?, size=? WHERE path=?", touched)
+            self._insert(db, parsed, full, names)
+            moved = self._resolve(db, [row[0] for row in parsed], names, full)
+            db.execute("DELETE FROM problems WHERE origin='scan'")
+            db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
+            from studykb.vault.checks import anchor_problems, vault_problems
+
+            anchor_problems(db, None if full else paths, self.reading)
+            # a loop also appears or goes when a requires elsewhere now names another doc
+            loops = full or moved or requires_before != _requires_rows(db, paths)
+            ids = None if full else ids_before | _explicit_ids(db, paths)
+            vault_problems(db, self.root, recompute_cycles=loops, ids=ids)
+            self._finish_write(db, files, marks, None if full else paths)
+
+    def _delete(self, db: sqlite3.Connection, paths: list[str]) -> set[str]:
+        """Remove the rows of ``paths``; the names their documents answered to."""
+        names: set[str] = set()
+        roots = self.reading.content_dirs
+        for chunk in _chunks(paths):
+            qs = ",".join("?" * len(chunk))
+            for key, path, did, title, _t, aliases, url in db.execute(
+                f"SELECT key, path, id, title, type, names, url FROM docs WHERE path IN ({qs})",
+                chunk,
+            ):
+                names.update(_names(key, path, did, title, aliases, url, roots))
+            for table in ("files", "docs", "refs", "texts", "names"):
+                db.execute(f"DELETE FROM {table} WHERE path IN ({qs})", chunk)
+            db.execute(f"DELETE FROM problems WHERE origin='parse' AND path IN ({qs})", chunk)
+        return names
+
+    def _insert(
+        self, db: sqlite3.Connection, parsed: list[ParsedRows], full: bool, names: set[str]
+    ) -> None:
+        """Insert the rows of the files parsed; the names of their documents are added to
+        ``names`` (and to the names table, unless a full build fills it at once)."""
+        roots = self.reading.content_dirs
+        for path, mtime, size, digest, doc_rows, ref_rows, problem_rows, text_row in parsed:
+            db.execute("INSERT INTO files VALUES (?,?,?,?)", (path, mtime, size, digest))
+            db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", doc_rows)
+            db.executemany(
+                "INSERT INTO refs(source, path, line, kind, text, target, style, anchor,"
+                " reason, optional, lookup, lookup2) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                ref_rows,
+            )
+            db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problem_rows)
+            db.execute(
+                "INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)", text_row
+            )
+            if not full:  # a full build resolves everything and fills names at once
+                for key, path_, did, title, dtype, _e, aliases, url, _d in doc_rows:
+                    names.update(_names(key, path_, did, title, aliases, url, roots))
+                    db.executemany(
+                        "INSERT INTO names VALUES (?,?,?,?)",
+                        name_rows(key, path_, did, title, dtype, aliases, url, roots),
+                    )
+
+    def _resolve(self, db, parsed_paths: list[str], names: set[str], full: bool) -> bool:  # type: ignore[no-untyped-def]
+        """Re-resolve what the change may touch; True when a ``requires`` of a file not
+        parsed again now names another document."""
+        roots = self.reading.content_dirs
+        if full:
+            table = Names(
+                db.execute("SELECT key, path, id, title, type, names, url FROM docs"), roots
+            )
+            db.execute("DELETE FROM names")
+            db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
+        else:  # look up only the names the references to resolve ask for
+            table = StoredNames(db, roots)
+        cols = (
+            "SELECT n, source, path, target, style, anchor, optional, text, kind, target_key"
+            " FROM refs"
+        )
+        if full:
+            rows = db.execute(cols)
+        else:
+            wanted: dict[int, tuple[Any, ...]] = {}
+            sql = cols + " WHERE "
+            for chunk in _chunks(parsed_paths):
+                for row in db.execute(sql + f"path IN ({','.join('?' * len(chunk))})", chunk):
+                    wanted[row[0]] = row
+            for chunk in _chunks(sorted(names)):
+                marks = ",".join("?" * len(chunk))
+                for row in db.execute(
+                    sql + f"lookup IN ({marks}) OR lookup2 IN ({marks})", chunk + chunk
+                ):
+                    wanted[row[0]] = row
+            rows = wanted.values()
+        updates = []
+        moved = False
+        fresh = set(parsed_paths)  # their rows were just inserted, unresolved
+        for n, source, path, target, style, anchor, optional, text, kind, old in rows:
+            key, state, note = table.resolve(
+                source, path, target, style, anchor, bool(optional), text
+            )
+            updates.append((key, state, note, n))
+            moved = moved or (kind == "requires" and key != old and path not in fresh)
+        db.executemany("UPDATE refs SET target_key=?, state=?, note=? WHERE n=?", updates)
+        return moved
+
+
+def _names(
+    key: str,
+    path: str,
+    did: str,
+    title: str,
+    aliases: str,
+    url: str | None,
+    roots: Iterable[str] = (),
+) -> set[str]:
+    """The (folded) names a document answers to: references to them resolve again."""
+    out = {name for name, _lvl in names_of(key, path, did, title, json.loads(aliases), roots)}
+    if "#" in key:
+        out.add(fold(key.split("#", 1)[1]))
+    if url:
+        from studykb.parse.urls import normalize_url
+
+        out.add(normalize_url(url))
+    return out
+
+
+def _joined(first: str | None, second: str | None) -> str | None:
+    return "; ".join(part for part in (first, second) if part) or None
+
+
+def _chunks(items: list[str], size: int = 400) -> Iterable[list[str]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _explicit_ids(db: sqlite3.Connection, paths: list[str]) -> set[str]:
+    """The declared ids (folded as the duplicate-id check folds them) in ``paths``."""
+    out: set[str] = set()
+    for chunk in _chunks(paths):
+        out.update(
+            i
+            for (i,) in db.execute(
+                f"SELECT lower(id) FROM docs WHERE explicit=1 AND type != 'unit'"
+                f" AND path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return out
+
+
+def _requires_rows(db: sqlite3.Connection, paths: list[str]) -> list[tuple[Any, ...]]:
+    """The resolved ``requires`` of ``paths``, as the loop check reads them."""
+    out: list[tuple[Any, ...]] = []
+    for chunk in _chunks(paths):
+        out.extend(
+            db.execute(
+                f"SELECT source, target_key, path, line FROM refs WHERE kind='requires'"
+                f" AND path IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+        )
+    return sorted(out, key=repr)
+
+
+class Ahead:
+    """A refresh running beside this process (see :meth:`Vault.refresh_ahead`)."""
+
+    def __init__(self, vault: Vault, job: Beside) -> None:
+        self._vault = vault
+        self._job: Beside | None = job
+
+    def result(self) -> BuildStats | None:
+        """What the refresh did, once it is done; None when it did nothing: it gave
+        up, writing nothing, with more than :data:`PARALLEL_THRESHOLD` files to read (a
+        long refresh shows its progress in this process), or it failed (the refresh
+        here meets the failure again, and says what it is)."""
+        job, self._job = self._job, None
+        if job is None:
+            return None
+        try:
+            stats: BuildStats | None = job.result()
+        except Exception:  # noqa: BLE001 - met again by the refresh here
+            stats = None
+        if stats is not None:
+            self._vault._forget()  # noqa: SLF001 - its own state, written by its child
+        return stats
+
+
+def start_ahead(vault: Vault) -> Ahead | None:
+    """:meth:`Vault.refresh_ahead`."""
+    from studykb.runtime import pools
+
+    if vault.store.fresh or not pools.beside_helps():
+        return None
+    return Ahead(vault, pools.beside(_refresh_small, vault))
+
+
+def _refresh_small(vault: Vault) -> BuildStats | None:
+    """The refresh of :meth:`Vault.refresh_ahead`, in the forked process."""
+    vault.reconnect()
+    return Refresh(vault).run(most=PARALLEL_THRESHOLD)
