@@ -602,3 +602,72 @@ def test_edits_leave_what_a_full_build_holds(
     w = open_vault(twin)
     index.sync(w, quiet=True)
     assert _index_contents(v) == _index_contents(w)
+
+
+def test_an_edit_compares_only_what_the_journal_names(open_vault, vault: Path, monkeypatch) -> None:
+    """After one edit, the sync reads the signatures of the files the state's journal
+    names (and of those in a course), not of every file."""
+    from studykb.search import index
+    from studykb.vault import Vault
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    asked: list[object] = []
+    original = Vault.file_hashes
+
+    def spy(self, paths=None):  # type: ignore[no-untyped-def]
+        asked.append(None if paths is None else set(paths))
+        return original(self, paths)
+
+    monkeypatch.setattr(Vault, "file_hashes", spy)
+    note = vault / "notes" / "gpu-memory.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\njournalmark\n", encoding="utf-8")
+    v.refresh()
+    assert index.sync(v, quiet=True).paths == ["notes/gpu-memory.md"]
+    assert asked and None not in asked
+    assert asked[0] == {
+        "notes/gpu-memory.md",
+        "notes/lsm-compaction.md",  # in a course: compared every time
+        "notes/postgres-vacuum.md",
+    }
+
+
+@pytest.mark.parametrize("change", ["course renamed", "journal too short", "state made anew"])
+def test_what_the_journal_cannot_say_is_compared_whole(
+    open_vault, vault: Path, tmp_path: Path, monkeypatch, change: str
+) -> None:
+    """A note's course can change without the note (its course renamed); a journal can
+    be too short for the last sync, or belong to another state: the index still ends
+    as a full build of the same files."""
+    import shutil as sh
+
+    from studykb.search import index
+    from studykb.vault import refresh
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    course = vault / "courses" / "db-course.md"
+    if change == "course renamed":  # its notes, unchanged, name a course no longer there
+        course.write_text(
+            course.read_text(encoding="utf-8").replace("id: db-course", "id: storage-course"),
+            encoding="utf-8",
+        )
+        course.rename(course.with_name("storage-course.md"))
+    elif change == "journal too short":
+        monkeypatch.setattr(refresh, "JOURNAL_KEPT", 1)
+        for name in ("gpu-memory", "data-parallel", "mysql-isolation"):  # not synced
+            note = vault / "notes" / f"{name}.md"
+            note.write_text(note.read_text(encoding="utf-8") + "\nunseen\n", encoding="utf-8")
+            v.refresh()
+    else:
+        v.close()
+        for name in ("state.sqlite", "state.sqlite-wal", "state.sqlite-shm"):
+            (vault / ".studykb" / name).unlink(missing_ok=True)
+        v = open_vault(vault)
+    v.refresh()
+    index.sync(v, quiet=True)
+    twin = tmp_path / "twin"
+    sh.copytree(vault, twin, ignore=sh.ignore_patterns(".studykb"))
+    w = open_vault(twin)
+    index.sync(w, quiet=True)
+    assert _index_contents(v) == _index_contents(w)

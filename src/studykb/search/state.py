@@ -185,6 +185,7 @@ def write_record(
     documents: int,
     protected: list[str],
     previous: dict[str, Any] | None = None,
+    state_at: tuple[str, int] | None = None,
 ) -> None:
     """Remember what generation ``generation`` holds, so the next command skips reading it.
 
@@ -193,10 +194,11 @@ def write_record(
     JSON record beside the index, read by every command, is written last: it vouches for
     the other. ``protected``: the vault's words the stemmer left alone (see
     :func:`studykb.search.records.use_vocabulary`). ``previous``: the record of the
-    generation the sync started from.
+    generation the sync started from. ``state_at``: the state's name and write count
+    ``state`` was read at (see :func:`may_differ`).
     """
     ident = _generation_id(folder, generation)
-    small = {
+    small: dict[str, Any] = {
         "version": INDEX_VERSION,
         "generation": generation,
         "state": state,
@@ -204,6 +206,8 @@ def write_record(
         "documents": documents,
         "protected": protected,
     }
+    if state_at is not None:
+        small["state_instance"], small["state_generation"] = state_at
     if ident:
         small["held"] = _keep_held(vault, ident, held, previous)
     tmp = folder / f"{SYNC_FILE}.{os.getpid()}.tmp"
@@ -240,12 +244,13 @@ class SyncStats:
 # -- what the index should hold -------------------------------------------------------
 
 
-def wanted_signatures(vault: Vault) -> dict[str, str]:
-    """path -> signature of the file as the index should hold it (content and course)."""
+def wanted_signatures(vault: Vault, paths: set[str] | None = None) -> dict[str, str]:
+    """path -> signature of the file as the index should hold it (content and course),
+    for every file, or for those of ``paths`` that exist."""
     courses: dict[str, set[str]] = {}
-    for source, named in vault.course_links().items():
+    for source, named in vault.course_links(paths).items():
         courses.setdefault(source.split("#", 1)[0], set()).update(named)
-    out = vault.file_hashes()
+    out = vault.file_hashes(paths)
     for path, extra in courses.items():
         if path in out:
             out[path] = f"{out[path]}:{','.join(sorted(extra))}"
@@ -260,10 +265,37 @@ def topic_signatures(vault: Vault, topics: TopicTable) -> dict[str, str]:
     return {path: topics.sig(docs) for path, docs in by_path.items()}
 
 
+def may_differ(
+    vault: Vault, record: dict[str, Any] | None, held: dict[str, list[str]]
+) -> set[str] | None:
+    """The files that may differ from what the index holds, when the state's journal
+    can say: those written since the state ``record`` says the index caught up with,
+    and every file whose course may have changed without it (one naming a course, or
+    held with one). None when it cannot (another state, a write that read the whole
+    vault, a journal that does not go back that far): then every file."""
+    instance, now = vault.generation()
+    since = record.get("state_generation") if record is not None else None
+    if record is None or record.get("state_instance") != instance or not isinstance(since, int):
+        return None
+    written = vault.changed_since(since, now)
+    if written is None:
+        return None
+    in_course = {path for path, sig in held.items() if ":" in sig[0]}
+    return written | vault.course_sources() | in_course
+
+
 def diff_held(
-    held: dict[str, list[str]], wanted: dict[str, str], tsigs: dict[str, str] | None
+    held: dict[str, list[str]],
+    wanted: dict[str, str],
+    tsigs: dict[str, str] | None,
+    paths: set[str] | None = None,
 ) -> tuple[list[str], list[str]]:
-    """(files to (re-)index, files to drop); ``tsigs`` also compares topic fingerprints."""
+    """(files to (re-)index, files to drop); ``tsigs`` also compares topic fingerprints.
+    ``paths``: only these files may differ (``wanted`` holds those of them that exist)."""
+    if paths is not None:
+        return [p for p in sorted(paths) if p in wanted and _stale(held.get(p), wanted[p])], [
+            p for p in sorted(paths) if p in held and p not in wanted
+        ]
     changed = []
     for path, sig in wanted.items():
         have = held.get(path)
@@ -272,6 +304,11 @@ def diff_held(
     return changed, [p for p in held if p not in wanted]
 
 
-def rebuild_whole(held: dict[str, list[str]], changed: list[str], wanted: dict[str, str]) -> bool:
-    """Whether to write the index again from scratch rather than patch it."""
-    return not held or (len(changed) >= FULL_REBUILD_MIN and len(changed) * 2 >= len(wanted))
+def _stale(have: list[str] | None, sig: str) -> bool:
+    return have is None or have[0] != sig
+
+
+def rebuild_whole(held: dict[str, list[str]], changed: list[str], files: int) -> bool:
+    """Whether to write the index again from scratch rather than patch it (``files``:
+    how many the vault has)."""
+    return not held or (len(changed) >= FULL_REBUILD_MIN and len(changed) * 2 >= files)

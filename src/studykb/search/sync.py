@@ -25,6 +25,7 @@ from studykb.search.state import (
     check,
     diff_held,
     index_dir,
+    may_differ,
     read_held,
     read_record,
     rebuild_whole,
@@ -84,6 +85,7 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     if record is not None:  # the common case: nothing to open
         stats.documents = int(record.get("documents") or 0)
         return _done(stats, started, quiet)
+    state_at = vault.generation()  # the state ``state`` names
     folder = index_dir(vault)
     ix, stats.notice = open_index(folder)
     generation = ix.latest_generation()
@@ -91,28 +93,55 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
     if cache is not None and cache.get("state") == state:
         stats.documents = int(cache.get("documents") or 0)
         return _done(stats, started, quiet)
-    wanted = wanted_signatures(vault)
     topics = vault.topics()
     words = use_vocabulary(topics)
     ix, held, cache, restem = _held(vault, folder, ix, generation, cache, words, stats)
     same_topics = cache is not None and cache.get("topics") == topics.digest
     tsigs = None if same_topics else topic_signatures(vault, topics)
     held = {p: (["", ""] if p in restem else sig) for p, sig in held.items()}
-    changed, removed = diff_held(held, wanted, tsigs)
+    # with the topics as they were, only the files the state's journal names may differ
+    some = may_differ(vault, cache, held) if same_topics else None
+    some = some | restem if some is not None else None
+    wanted = wanted_signatures(vault, some)
+    changed, removed = diff_held(held, wanted, tsigs, some)
     if changed or removed:
         if wait is None:
             wait = BUILD_LOCK_WAIT if not held else QUERY_LOCK_WAIT
         diff = (changed, removed)
-        done = _apply(vault, ix, wanted, topics, held, tsigs, diff, wait, generation, stats)
+        want = Wanted(wanted, some is None)
+        done = _apply(vault, ix, want, topics, held, tsigs, diff, wait, generation, stats)
         if done is None:
             return _done(stats, started, quiet)
         generation, held = done
         ix = open_dir(folder)
     stats.documents = doc_count(ix)
     write_record(
-        vault, folder, generation, held, state, topics.digest, stats.documents, words, cache
+        vault,
+        folder,
+        generation,
+        held,
+        state,
+        topics.digest,
+        stats.documents,
+        words,
+        cache,
+        state_at,
     )
     return _done(stats, started, quiet)
+
+
+class Wanted:
+    """The signatures the index should hold: of every file (``complete``), or of the
+    files that may differ only, completed when a sync needs them all."""
+
+    def __init__(self, signatures: dict[str, str], complete: bool) -> None:
+        self.signatures = signatures
+        self.complete = complete
+
+    def all(self, vault: Vault) -> dict[str, str]:
+        if not self.complete:
+            self.signatures, self.complete = wanted_signatures(vault), True
+        return self.signatures
 
 
 def warm(vault: Vault) -> None:
@@ -186,7 +215,7 @@ def _restemmed(
 def _apply(
     vault: Vault,
     ix: Any,
-    wanted: dict[str, str],
+    want: Wanted,
     topics: TopicTable,
     held: dict[str, list[str]],
     tsigs: dict[str, str] | None,
@@ -216,11 +245,12 @@ def _apply(
         if writer.generation - 1 != generation:  # someone else wrote while we waited
             held = held_in(writer.reader())
             tsigs = tsigs if tsigs is not None else topic_signatures(vault, topics)
-            changed, removed = diff_held(held, wanted, tsigs)
-        full = rebuild_whole(held, changed, wanted)
+            changed, removed = diff_held(held, want.all(vault), tsigs)
+        full = rebuild_whole(held, changed, len(want.signatures) if want.complete else len(held))
         if not changed and not removed:
             writer.cancel()
             return writer.generation - 1, held
+        wanted = want.all(vault) if full else want.signatures
         _fill(vault, ix, writer, wanted, topics, changed, removed, full, written)
     except BaseException:
         with contextlib.suppress(Exception):
@@ -279,6 +309,9 @@ def _fill(
         segment.SEGMENTS.load(vault.cache, _segments_entry())
     folded = [] if full else _refolded(writer, set(removed))
     again = sorted({path for seg in folded for path in seg[1]} - set(changed))
+    missing = {path for path in again if path not in wanted}  # unchanged: not compared
+    if missing:
+        wanted = {**wanted, **wanted_signatures(vault, missing)}
     for record in records(vault.store, changed + again, wanted, topics, written):
         writer.add_document(**record)
     if full:

@@ -71,6 +71,7 @@ class Vault:
         self.cache = Cache(config.state_dir)
         """Everything derived from the state, kept between commands (see cache.py)."""
         self._fingerprint: str | None = None
+        self._generation: tuple[str, int] = ("", 0)
         self._topics: tuple[str, TopicTable] | None = None
         self._docs: dict[str, Document] | None = None
         self._names: Names | None = None
@@ -96,12 +97,8 @@ class Vault:
         one row (it once hashed every file's path and content: ~10 ms at 10k files), and
         kept until a refresh writes."""
         if self._fingerprint is None:
-            rows = dict(
-                self.store.db.execute(
-                    "SELECT key, value FROM meta WHERE key IN ('instance', 'generation')"
-                )
-            )
-            named = f"{schema_version()}\0{rows.get('instance', '')}\0{rows.get('generation', 0)}"
+            instance, writes = self._generation = self.store.generation()
+            named = f"{schema_version()}\0{instance}\0{writes}"
             self._fingerprint = hashlib.blake2b(named.encode(), digest_size=16).hexdigest()
         return self._fingerprint
 
@@ -188,9 +185,24 @@ class Vault:
         """(path, mtime_ns, content hash) of every file."""
         return self.store.file_rows()
 
-    def file_hashes(self) -> dict[str, str]:
-        """path -> content hash of every file."""
-        return self.store.file_hashes()
+    def file_hashes(self, paths: Iterable[str] | None = None) -> dict[str, str]:
+        """path -> content hash of every file (of those of ``paths`` that exist)."""
+        return self.store.file_hashes(paths)
+
+    def generation(self) -> tuple[str, int]:
+        """(the state's name, how many writes changed its files), as :meth:`fingerprint`
+        read them (the two always name the same state)."""
+        self.fingerprint()
+        return self._generation
+
+    def changed_since(self, generation: int, now: int) -> set[str] | None:
+        """The files that came, went or changed after write ``generation`` up to ``now``;
+        None when the state's journal cannot say (a full comparison is needed)."""
+        return self.store.changed_since(generation, now)
+
+    def course_sources(self) -> set[str]:
+        """The files that name a course (their course may change without them)."""
+        return self.store.course_sources()
 
     def keys_in(self, paths: Iterable[str]) -> list[str]:
         return self.store.keys_in(paths)

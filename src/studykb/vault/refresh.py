@@ -219,6 +219,7 @@ class Refresh:
                 " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
             )
             self.vault._fingerprint = None  # noqa: SLF001
+            _journal(db, paths)
 
     def _site_links_notice(self) -> str | None:
         """A word when every site-absolute link (``/docs/x/``) leads to no document: the
@@ -437,6 +438,25 @@ class Refresh:
             moved = moved or (kind == "requires" and key != old and path not in fresh)
         db.executemany("UPDATE refs SET target_key=?, state=?, note=? WHERE n=?", updates)
         return moved
+
+
+#: Writes the journal keeps the changed files of (older ones: a full comparison).
+JOURNAL_KEPT = 500
+
+
+def _journal(db: sqlite3.Connection, paths: list[str] | None) -> None:
+    """Record which files this write added, removed or changed, under its generation, so
+    what is derived from the state (the search index) can catch up by looking at those
+    only. A write that read the whole vault (``paths`` None) records nothing: the gap
+    sends the next catch-up to a full comparison."""
+    (generation,) = db.execute(
+        "SELECT CAST(value AS INTEGER) FROM meta WHERE key='generation'"
+    ).fetchone()
+    if paths is not None:
+        db.execute(
+            "INSERT OR REPLACE INTO journal VALUES (?, ?)", (generation, json.dumps(sorted(paths)))
+        )
+    db.execute("DELETE FROM journal WHERE generation <= ?", (generation - JOURNAL_KEPT,))
 
 
 def _names(

@@ -40,6 +40,7 @@ _FULL_CODE = 13  # SQLITE_FULL
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, paths TEXT);
 CREATE TABLE IF NOT EXISTS files(
     path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, hash TEXT);
 CREATE TABLE IF NOT EXISTS docs(
@@ -459,9 +460,46 @@ class Store:
         """(path, mtime_ns, content hash) of every file, by path."""
         return self.db.execute("SELECT path, mtime_ns, hash FROM files ORDER BY path").fetchall()
 
-    def file_hashes(self) -> dict[str, str]:
-        """path -> content hash of every file (half the time of :meth:`file_rows`)."""
-        return dict(self.db.execute("SELECT path, hash FROM files"))
+    def file_hashes(self, paths: Iterable[str] | None = None) -> dict[str, str]:
+        """path -> content hash of every file, or of those of ``paths`` that exist (half
+        the time of :meth:`file_rows`)."""
+        if paths is None:
+            return dict(self.db.execute("SELECT path, hash FROM files"))
+        out: dict[str, str] = {}
+        for chunk in _chunks(sorted(set(paths))):
+            out.update(
+                self.db.execute(
+                    f"SELECT path, hash FROM files WHERE path IN ({','.join('?' * len(chunk))})",
+                    chunk,
+                )
+            )
+        return out
+
+    def generation(self) -> tuple[str, int]:
+        """(the state's name, how many of its writes added, removed or changed a file)."""
+        rows = dict(
+            self.db.execute("SELECT key, value FROM meta WHERE key IN ('instance', 'generation')")
+        )
+        return str(rows.get("instance", "")), int(rows.get("generation", 0))
+
+    def changed_since(self, generation: int, now: int) -> set[str] | None:
+        """The files that came, went or changed after write ``generation`` up to write
+        ``now``; None when the journal does not go back that far (or a write read the
+        whole vault, which it does not list)."""
+        rows = self.db.execute(
+            "SELECT generation, paths FROM journal WHERE generation > ? AND generation <= ?",
+            (generation, now),
+        ).fetchall()
+        if len(rows) != now - generation:
+            return None
+        out: set[str] = set()
+        for _generation, paths in rows:
+            out.update(json.loads(paths))
+        return out
+
+    def course_sources(self) -> set[str]:
+        """The files holding a ``course`` reference (whatever it resolves to)."""
+        return {path for (path,) in self.db.execute("SELECT path FROM refs WHERE kind='course'")}
 
     def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]:
         """Resolved references as edges; only ``kind`` ones when given. ``order``:
