@@ -567,7 +567,7 @@ def _index_contents(v) -> tuple[dict[tuple[str, object], list[str]], dict[str, d
     return terms, stored
 
 
-@pytest.mark.parametrize("refold_max", [0, 50])
+@pytest.mark.parametrize("refold_max", [0, 8])
 def test_edits_leave_what_a_full_build_holds(
     open_vault, vault: Path, tmp_path: Path, monkeypatch, refold_max: int
 ) -> None:
@@ -671,3 +671,30 @@ def test_what_the_journal_cannot_say_is_compared_whole(
     w = open_vault(twin)
     index.sync(w, quiet=True)
     assert _index_contents(v) == _index_contents(w)
+
+
+def test_a_preloaded_topic_table_is_taken_only_while_the_topics_are_those(
+    open_vault, vault: Path
+) -> None:
+    """A fresh search loads the topic table the index was made with while its refresh
+    runs; it is used only if the refresh left the topic documents as they were."""
+    v = open_vault(vault)
+    before = v.topics()
+    v.close()
+    v = open_vault(vault, refresh=False)
+    v.preload_topics(before.digest)
+    preloaded = v._topics[1]  # noqa: SLF001
+    v.refresh()
+    assert v.topics() is preloaded  # nothing changed: taken as loaded
+    topic = vault / "notes" / "topics" / "kv-cache.md"
+    topic.write_text(
+        topic.read_text(encoding="utf-8").replace("aliases: [", "aliases: [缓存键值, "),
+        encoding="utf-8",
+    )
+    v.close()
+    v = open_vault(vault, refresh=False)
+    v.preload_topics(before.digest)
+    v.refresh()
+    after = v.topics()
+    assert after.digest != before.digest
+    assert "缓存键值" in after.names

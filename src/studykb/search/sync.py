@@ -61,8 +61,8 @@ PARALLEL_MIN = 1500
 
 #: Segments with fewer documents are merged once three of them pile up.
 SMALL_SEGMENT = 1000
-#: Fold small segments by indexing their files again when they hold at most this many.
-REFOLD_MAX = 50
+#: Fold the segments edits leave by indexing their files again, up to this many files.
+REFOLD_MAX = 8
 
 
 #: Seconds a query waits for another process's writer before answering from the last index.
@@ -146,10 +146,11 @@ class Wanted:
 
 def warm(vault: Vault) -> None:
     """Open what the next sync and query of ``vault`` read from the index: a searcher
-    (kept, see :func:`~studykb.search.store.current`) and the signatures the index
-    holds (kept by the vault's cache). Only the index is read, never the state: a fresh
-    command does this while its refresh runs beside it. A missing, damaged or foreign
-    index is left as it is, for :func:`sync` to deal with and say so."""
+    (kept, see :func:`~studykb.search.store.current`), the signatures the index holds
+    (kept by the vault's cache) and the topic table it was made with. Only the index
+    and the cache are read, never the state: a fresh command does this while its
+    refresh runs beside it. A missing, damaged or foreign index is left as it is, for
+    :func:`sync` to deal with and say so."""
     folder = index_dir(vault)
     try:
         if not any(folder.glob("*.toc")):
@@ -158,8 +159,11 @@ def warm(vault: Vault) -> None:
         if not compatible(ix):
             return
         generation = ix.latest_generation()
-        if read_record(folder, generation) is not None:
+        record = read_record(folder, generation)
+        if record is not None:
             read_held(vault, folder, generation)
+            if isinstance(record.get("topics"), str):
+                vault.preload_topics(record["topics"])
         searchers[str(folder)] = ix.searcher(weighting=BM25FTable(**FIELD_B))
     except Exception as exc:
         if not (damaged(exc) or isinstance(exc, OSError)):
@@ -394,31 +398,39 @@ def _reopened(ix: Any, old: Any) -> Any:
 
 
 def _refolded(writer: Any, removed: set[str]) -> list[tuple[str, list[str]]]:
-    """The small segments earlier edits left, to fold into the new one, with the files
-    they still hold: (segment id, paths) of each, once this commit would make the third,
-    when they hold at most :data:`REFOLD_MAX` files. Those files are indexed again from
-    the state (a few ms each; their Chinese cuts were remembered when they were edited),
-    which costs less than copying the segments' postings term by term (~30 ms at 10k
-    notes, however few documents they hold). Otherwise none: see :func:`_merge_small`.
-    The first segment (a build's, small in a small vault) is never folded this way."""
+    """The segments earlier edits left holding a few files, to fold into the new one:
+    (segment id, the files it still holds) of each, once there are two, together at
+    most :data:`REFOLD_MAX` files. Those files are indexed again from the state (about
+    2.5 ms each; their Chinese cuts were remembered when they were edited), which costs
+    less than copying the segments' postings term by term (~30 ms at 10k notes, however
+    few documents they hold). Otherwise none: see :func:`_merge_small`. The first
+    segment (a build's, small in a small vault) is never folded this way."""
+    tiny = []
+    for seg in writer.segments[1:]:
+        if seg.doc_count_all() - seg.deleted_count() <= REFOLD_MAX:  # documents >= files
+            paths = sorted(_live_paths(writer, seg) - removed)
+            if len(paths) <= REFOLD_MAX:
+                tiny.append((seg.segment_id(), paths))
+    tiny.sort(key=lambda item: len(item[1]))
+    out: list[tuple[str, list[str]]] = []
+    for seg_id, paths in tiny:
+        if sum(len(p) for _id, p in out) + len(paths) > REFOLD_MAX:
+            break
+        out.append((seg_id, paths))
+    return out if len(out) >= 2 else []
+
+
+def _live_paths(writer: Any, seg: Any) -> set[str]:
+    """The files whose documents segment ``seg`` holds and this writer has not deleted."""
     from whoosh.reading import SegmentReader
 
-    small = [seg for seg in writer.segments[1:] if seg.doc_count_all() < SMALL_SEGMENT]
-    if len(small) < 2:
-        return []
-    out = []
-    for seg in small:
-        reader = SegmentReader(writer.storage, writer.schema, seg)
-        try:
-            paths = {
-                fields["path"]
-                for docnum, fields in reader.iter_docs()
-                if not seg.is_deleted(docnum)
-            }
-        finally:
-            reader.close()
-        out.append((seg.segment_id(), sorted(paths - removed)))
-    return out if sum(len(paths) for _id, paths in out) <= REFOLD_MAX else []
+    reader = SegmentReader(writer.storage, writer.schema, seg)
+    try:
+        return {
+            fields["path"] for docnum, fields in reader.iter_docs() if not seg.is_deleted(docnum)
+        }
+    finally:
+        reader.close()
 
 
 def _without(folded: set[str]) -> Any:

@@ -228,21 +228,33 @@ class Vault:
         if self._topics is not None and self._topics[1].digest == made:
             table = self._topics[1]
         else:
-            from studykb.vault.cache import key as cache_key
-
-            entry = cache_key("topics", made)
-            data = self.cache.get("topics", entry)
-            loaded = None
-            try:
-                loaded = TopicTable.from_data(data) if isinstance(data, dict) else None
-            except (KeyError, TypeError):
-                loaded = None
+            loaded = self._cached_topics(made)
             if loaded is None:
+                from studykb.vault.cache import key as cache_key
+
                 loaded = TopicTable(rows)
-                self.cache.put("topics", entry, loaded.to_data())
+                self.cache.put("topics", cache_key("topics", made), loaded.to_data())
             table = loaded
         self._topics = (fp, table)
         return table
+
+    def preload_topics(self, digest: str) -> None:
+        """Load the topic table the cache keeps under ``digest`` ahead of :meth:`topics`,
+        which takes it if the topic documents are still those (reads the cache only,
+        never the state: a fresh command does it while its refresh runs)."""
+        table = self._cached_topics(digest)
+        if table is not None:
+            self._topics = ("", table)
+
+    def _cached_topics(self, digest: str) -> TopicTable | None:
+        from studykb.vault.cache import key as cache_key
+
+        data = self.cache.get("topics", cache_key("topics", digest))
+        try:
+            table = TopicTable.from_data(data) if isinstance(data, dict) else None
+        except (KeyError, TypeError):
+            return None
+        return table if table is not None and table.digest == digest else None
 
     def names(self) -> Names:
         if self._names is None:

@@ -571,9 +571,11 @@ class Store:
     def course_links(self, paths: Iterable[str] | None = None) -> dict[str, set[str]]:
         """Source key -> keys of the courses its ``course`` references name (a unit named
         counts as its course), for the files in ``paths`` (all without)."""
+        # joined, not `target_key IN (...)`: with a list of paths that form crossed every
+        # path with every course (170 ms for 1,000 paths at 10k notes, 3 ms joined)
         sql = (
-            "SELECT source, target_key FROM refs WHERE kind='course'"
-            " AND target_key IN (SELECT key FROM docs WHERE type IN ('course', 'unit'))"
+            "SELECT r.source, r.target_key FROM refs AS r JOIN docs AS d ON d.key = r.target_key"
+            " WHERE r.kind = 'course' AND d.type IN ('course', 'unit')"
         )
         out: dict[str, set[str]] = {}
         chunks = [None] if paths is None else list(_chunks(sorted(set(paths))))
@@ -581,7 +583,7 @@ class Store:
             rows = (
                 self.db.execute(sql)
                 if chunk is None
-                else self.db.execute(sql + f" AND path IN ({','.join('?' * len(chunk))})", chunk)
+                else self.db.execute(sql + f" AND r.path IN ({','.join('?' * len(chunk))})", chunk)
             )
             for source, target in rows:
                 out.setdefault(source, set()).add(target.split("#", 1)[0])
