@@ -156,6 +156,12 @@ def test_the_command_line_takes_the_refresh_it_started(built: Path) -> None:
     shown = _studykb("show", "gemm", "--json", cwd=built)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["title"] == "GEMM"
+    with open(built / "notes/gemm.md", "a", encoding="utf-8") as fh:
+        fh.write("\nedited again\n")
+    done = _studykb("build", "--json", cwd=built)  # says what the refresh beside it did
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["modified"], report["added"], report["removed"]) == (["notes/gemm.md"], [], [])
 
 
 def test_help_and_bad_usage_leave_the_state_as_it_was(

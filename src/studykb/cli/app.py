@@ -58,22 +58,36 @@ class Context:
         """The knowledge base, opened and (``refresh``) brought up to date on first use;
         ``meanwhile(kb)``: the command's next work (loading what it needs), done while
         the refresh runs beside it (see :meth:`KnowledgeBase.refresh_ahead`)."""
-        if self._kb is None:
-            self._kb, ahead = self._open()
-            for line, message in self._kb.config.warnings:
-                click.echo(safe(f"studykb: studykb.toml:{line}: {message}"), err=True)
-            if not refresh:
-                if ahead is not None:  # started for a command that refreshes itself
-                    ahead.result()
-                return self._kb
-            if ahead is None and meanwhile is not None and self.warm is None:
-                ahead = self._kb.refresh_ahead()
-            if ahead is not None and meanwhile is not None:
-                meanwhile(self._kb)
-            stats = refresh_with_progress(self._kb, ahead)
-            if stats.notice:
-                click.echo(safe(f"studykb: {stats.notice}"), err=True)
-        return self._kb
+        if self._kb is not None:
+            return self._kb
+        kb, stats = self._start(refresh, meanwhile)
+        if stats is not None and stats.notice:
+            click.echo(safe(f"studykb: {stats.notice}"), err=True)
+        return kb
+
+    def refreshed(self, meanwhile: Callable[[KnowledgeBase], object] | None = None) -> Any:
+        """Open the knowledge base and bring it up to date; what the refresh did, for a
+        command that shows it (``build``). Then :meth:`kb` gives the knowledge base."""
+        _kb, stats = self._start(True, meanwhile)
+        return stats
+
+    def _start(
+        self, refresh: bool, meanwhile: Callable[[KnowledgeBase], object] | None
+    ) -> tuple[KnowledgeBase, Any]:
+        """Open (taking the refresh started before click loaded, if any) and refresh."""
+        kb, ahead = self._open()
+        self._kb = kb
+        for line, message in kb.config.warnings:
+            click.echo(safe(f"studykb: studykb.toml:{line}: {message}"), err=True)
+        if not refresh:
+            if ahead is not None:  # started for a command that reads the state as it is
+                ahead.result()
+            return kb, None
+        if ahead is None and meanwhile is not None and self.warm is None:
+            ahead = kb.refresh_ahead()
+        if ahead is not None and meanwhile is not None:
+            meanwhile(kb)
+        return kb, refresh_with_progress(kb, ahead)
 
     def _open(self) -> tuple[KnowledgeBase, Ahead | None]:
         """The knowledge base to use, and the refresh already started for it."""

@@ -14,7 +14,6 @@ from studykb.cli.app import (
     emit_json,
     json_option,
     pass_kb,
-    refresh_with_progress,
     safe,
 )
 from studykb.model import DOC_TYPES, EDGE_KINDS, Document
@@ -123,8 +122,10 @@ def build(obj: Context, as_json: bool) -> None:
       studykb build
       studykb build --json
     """
-    kb = obj.kb(refresh=False)
-    stats = refresh_with_progress(kb)
+    from studykb.api import KnowledgeBase
+
+    stats = obj.refreshed(meanwhile=KnowledgeBase.warm_search)
+    kb = obj.kb()
     indexed = _sync_search_index(kb)
     if as_json:
         emit_json(

@@ -19,8 +19,6 @@ if TYPE_CHECKING:
 
 #: The options after which a command does not run (help, version).
 _NOT_RUNNING = frozenset({"-h", "--help", "--version"})
-#: Commands that refresh in their own way (``build`` shows its progress and counts).
-_OWN_REFRESH = frozenset({"build"})
 
 
 @dataclass
@@ -48,7 +46,7 @@ def start(argv: list[str]) -> Early | None:
     from studykb.editor.client import FORWARDED, split_argv
 
     vault_dir, command = split_argv(argv)
-    if command not in FORWARDED or command in _OWN_REFRESH or _NOT_RUNNING.intersection(argv):
+    if command not in FORWARDED or _NOT_RUNNING.intersection(argv):
         return None
     from studykb.api import KnowledgeBase
 
