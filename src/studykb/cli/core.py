@@ -122,9 +122,8 @@ def build(obj: Context, as_json: bool) -> None:
       studykb build
       studykb build --json
     """
-    from studykb.api import KnowledgeBase
-
-    stats = obj.refreshed(meanwhile=KnowledgeBase.warm_search)
+    # no index opened meanwhile: a build with nothing to re-index never loads whoosh
+    stats = obj.refreshed()
     kb = obj.kb()
     indexed = _sync_search_index(kb)
     if as_json:
