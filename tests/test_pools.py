@@ -108,3 +108,21 @@ def test_beside_helps_only_alone_on_several_cores(monkeypatch: pytest.MonkeyPatc
     finally:
         stop.set()
         other.join()
+
+
+class _Own(Exception):
+    pass
+
+
+def _fail_own(_value: object) -> None:
+    raise _Own("one of ours")
+
+
+@pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
+def test_beside_answers_with_plain_data_only() -> None:
+    """Nothing that crosses the pipe can run code: the answer is JSON, and an exception
+    of a kind not built in comes back as a RuntimeError naming it."""
+    assert pools.beside(_pid_and, [2, 3]).result()[1] == 5
+    assert isinstance(pools.beside(_pid_and, [1]).result(), list)  # a tuple, as JSON
+    with pytest.raises(RuntimeError, match="_Own: one of ours"):
+        pools.beside(_fail_own, None).result()

@@ -16,6 +16,7 @@ are the same, only slower.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -98,8 +99,8 @@ class Beside:
 
     The child is a bare ``os.fork()``: it inherits every module this process loaded and
     starts at once (a ``multiprocessing`` pool cost ~25 ms more to set up), hands its
-    answer back pickled through a pipe (from this process's own child, never from
-    disk), and leaves with ``os._exit``: no flush of inherited buffers, no ``atexit``
+    answer back as JSON through a pipe (plain data only: nothing that crosses can run
+    code), and leaves with ``os._exit``: no flush of inherited buffers, no ``atexit``
     handler, no close of an inherited connection.
     """
 
@@ -128,31 +129,37 @@ class Beside:
             self._pid = None
         if not data:
             raise RuntimeError(f"the forked process ended without an answer (status {status})")
-        import pickle
+        answer = json.loads(data)
+        if "error" in answer:
+            raise _failure(answer["error"], answer["message"])
+        return answer["value"]
 
-        done, value = pickle.loads(data)  # noqa: S301 - our own child, through a pipe
-        if not done:
-            raise value
-        return value
+
+def _failure(kind: str, message: str) -> BaseException:
+    """The child's exception, as one of the same built-in kind (else a RuntimeError)."""
+    import builtins
+
+    found = getattr(builtins, kind, None)
+    if isinstance(found, type) and issubclass(found, BaseException):
+        return found(message)
+    return RuntimeError(f"{kind}: {message}")
 
 
 def _answer(pipe: int, func: Callable[[Any], Any], shared: Any) -> NoReturn:
-    """In the child: run ``func(shared)``, write (done, value or exception), exit."""
-    import pickle
-
+    """In the child: run ``func(shared)``, write its value (JSON) or its failure, exit."""
     code = 1
     try:
         _frozen_collector_on()
         try:
-            out: tuple[bool, Any] = (True, func(shared))
+            out: dict[str, Any] = {"value": func(shared)}
         except BaseException as exc:  # noqa: BLE001 - handed to the parent, raised there
-            out = (False, exc)
+            out = {"error": type(exc).__name__, "message": str(exc)}
         try:
-            data = pickle.dumps(out, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:  # noqa: BLE001 - an answer that cannot cross the pipe
-            data = pickle.dumps((False, RuntimeError(f"unsendable answer: {exc}")))
+            data = json.dumps(out)
+        except (TypeError, ValueError) as exc:  # an answer that is not plain data
+            data = json.dumps({"error": "RuntimeError", "message": f"unsendable answer: {exc}"})
         with open(pipe, "wb") as sink:
-            sink.write(data)
+            sink.write(data.encode())
         code = 0
     finally:
         os._exit(code)
@@ -160,7 +167,8 @@ def _answer(pipe: int, func: Callable[[Any], Any], shared: Any) -> NoReturn:
 
 def beside(func: Callable[[Any], R], shared: Any) -> Beside:
     """``func(shared)`` started in a forked process (in this one without fork, at once);
-    ``.result()`` gives what it returned."""
+    ``.result()`` gives what it returned: plain data (JSON: dicts, lists, strings,
+    numbers, None; tuples come back as lists)."""
     return Beside(func, shared)
 
 

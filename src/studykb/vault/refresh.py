@@ -22,6 +22,7 @@ again, as git does: a rewrite of the same size in the same mtime tick is not mis
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -533,12 +534,13 @@ class Ahead:
         if job is None:
             return None
         try:
-            stats: BuildStats | None = job.result()
+            done = job.result()
         except Exception:  # noqa: BLE001 - met again by the refresh here
-            stats = None
-        if stats is not None:
-            self._vault._forget()  # noqa: SLF001 - its own state, written by its child
-        return stats
+            return None
+        if done is None:
+            return None
+        self._vault._forget()  # noqa: SLF001 - its own state, written by its child
+        return BuildStats(**done)
 
 
 def start_ahead(vault: Vault) -> Ahead | None:
@@ -550,7 +552,9 @@ def start_ahead(vault: Vault) -> Ahead | None:
     return Ahead(vault, pools.beside(_refresh_small, vault))
 
 
-def _refresh_small(vault: Vault) -> BuildStats | None:
-    """The refresh of :meth:`Vault.refresh_ahead`, in the forked process."""
+def _refresh_small(vault: Vault) -> dict[str, Any] | None:
+    """The refresh of :meth:`Vault.refresh_ahead`, in the forked process: what it did,
+    as plain data for the pipe."""
     vault.reconnect()
-    return Refresh(vault).run(most=PARALLEL_THRESHOLD)
+    stats = Refresh(vault).run(most=PARALLEL_THRESHOLD)
+    return None if stats is None else dataclasses.asdict(stats)
