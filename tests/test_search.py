@@ -575,11 +575,11 @@ def test_edits_leave_what_a_full_build_holds(
     few files indexed again from the state, or (with more, here ``refold_max`` 0) their
     postings copied. After edits, an addition and a removal, the index holds, term by
     term, what a full build of the same files holds, in a few segments."""
-    from studykb.search import index, sync
+    from studykb.search import index, segments
     from studykb.search.state import index_dir
     from studykb.search.store import open_dir
 
-    monkeypatch.setattr(sync, "REFOLD_MAX", refold_max)
+    monkeypatch.setattr(segments, "REFOLD_MAX", refold_max)
     v = open_vault(vault)
     index.sync(v, quiet=True)
     notes = sorted((vault / "notes").glob("*.md"))[:3]

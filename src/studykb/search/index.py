@@ -8,6 +8,7 @@ parts are:
 * ``store.py``     the index on disk: opening, creating, trusting it; the searchers kept open
 * ``records.py``   what the index holds of each document, read from the state
 * ``sync.py``      keeping the index in line with the state (re-indexing what changed)
+* ``segments.py``  how an edit's commit lays out segments (folding small ones)
 * ``parallel.py``  a full build of a large index in worker interpreters
 * ``searcher.py``  running queries, and documents like a given one
 * ``state.py``     what the index holds and should hold, known without whoosh
@@ -29,13 +30,13 @@ from studykb.search.searcher import (
     run,
     similar,
 )
+from studykb.search.segments import SMALL_SEGMENT
 from studykb.search.state import INDEX_DIR, INDEX_NAME, INDEX_VERSION, SyncStats
 from studykb.search.store import FIELD_B, POOL_MB, close
 from studykb.search.sync import (
     BUILD_LOCK_WAIT,
     PARALLEL_MIN,
     QUERY_LOCK_WAIT,
-    SMALL_SEGMENT,
     rebuild,
     sync,
     warm,

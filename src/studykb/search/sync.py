@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from whoosh import query as wq
 
+from studykb.search import segments
 from studykb.search.parallel import build_parallel
 from studykb.search.records import held_in, records, use_vocabulary
 from studykb.search.scoring import BM25FTable
@@ -57,12 +58,6 @@ if TYPE_CHECKING:
 
 #: A full build of at least this many files uses both cores (worker processes).
 PARALLEL_MIN = 1500
-
-
-#: Segments with fewer documents are merged once three of them pile up.
-SMALL_SEGMENT = 1000
-#: Fold the segments edits leave by indexing their files again, up to this many files.
-REFOLD_MAX = 8
 
 
 #: Seconds a query waits for another process's writer before answering from the last index.
@@ -297,8 +292,8 @@ def _fill(
     from whoosh.writing import CLEAR
 
     if full and len(wanted) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1:
-        segments = build_parallel(vault, wanted, topics, written)
-        writer.commit(mergetype=lambda _writer, _old: segments)
+        built = build_parallel(vault, wanted, topics, written)
+        writer.commit(mergetype=lambda _writer, _old: built)
         return
     searcher = None
     if full:  # the commit clears the index: every file goes in again
@@ -311,26 +306,20 @@ def _fill(
             else:
                 writer.delete_by_query(wq.Term("path", path), searcher=searcher)
         segment.SEGMENTS.load(vault.cache, _segments_entry())
-    folded = [] if full else _refolded(writer, set(removed))
+    folded = [] if full else segments.refolded(writer, set(removed))
     again = sorted({path for seg in folded for path in seg[1]} - set(changed))
     missing = {path for path in again if path not in wanted}  # unchanged: not compared
     if missing:
         wanted = {**wanted, **wanted_signatures(vault, missing)}
     for record in records(vault.store, changed + again, wanted, topics, written):
         writer.add_document(**record)
-    if full:
-        merge: Any = CLEAR
-    elif folded:
-        merge = _without({seg_id for seg_id, _paths in folded})
-    else:
-        merge = _merge_small
-    writer.commit(mergetype=merge)
+    writer.commit(mergetype=CLEAR if full else segments.policy(folded))
     if not full:
         segment.SEGMENTS.save(vault.cache, _segments_entry())
         if searcher is not None:
             folder = str(index_dir(vault))
             try:
-                searchers[folder] = _reopened(ix, searcher)
+                searchers[folder] = segments.reopened(ix, searcher)
             except Exception as exc:
                 if not damaged(exc):
                     raise
@@ -361,101 +350,6 @@ def _base_searcher(vault: Vault, ix: Any, writer: Any) -> Any:
             raise
         return None
     return searcher if searcher.reader().generation() == writer.generation - 1 else None
-
-
-def _reopened(ix: Any, old: Any) -> Any:
-    """A searcher on the generation just committed, keeping the segment readers of
-    ``old`` whose segment the commit left as it was (same documents, same deletions).
-
-    The query that follows an edit then opens only the new segment and the one the
-    edited note was deleted from (~1.5 ms each at 10k notes) instead of every segment.
-    Unlike ``Searcher.refresh()`` (see :func:`current`), a reader is reused only when
-    its deletions are still the segment's.
-    """
-    from whoosh.reading import MultiReader, SegmentReader
-    from whoosh.searching import Searcher
-
-    toc = ix._read_toc()  # noqa: SLF001
-    spare = {r.segment().segment_id(): r for r, _base in old.reader().leaf_readers()}
-    readers = []
-    for seg in toc.segments:
-        reader = spare.get(seg.segment_id())
-        if (
-            reader is not None
-            and len(toc.segments) > 1
-            and set(reader.segment().deleted_docs()) == set(seg.deleted_docs())
-        ):
-            del spare[seg.segment_id()]
-        else:
-            reader = SegmentReader(ix.storage, toc.schema, seg, generation=toc.generation)
-        readers.append(reader)
-    for reader in spare.values():
-        with contextlib.suppress(Exception):
-            reader.close()
-    # a lone reader was opened afresh above: it carries the new generation
-    combined = readers[0] if len(readers) == 1 else MultiReader(readers, generation=toc.generation)
-    return Searcher(combined, weighting=BM25FTable(**FIELD_B), fromindex=ix)
-
-
-def _refolded(writer: Any, removed: set[str]) -> list[tuple[str, list[str]]]:
-    """The segments earlier edits left holding a few files, to fold into the new one:
-    (segment id, the files it still holds) of each, once there are two, together at
-    most :data:`REFOLD_MAX` files. Those files are indexed again from the state (about
-    2.5 ms each; their Chinese cuts were remembered when they were edited), which costs
-    less than copying the segments' postings term by term (~30 ms at 10k notes, however
-    few documents they hold). Otherwise none: see :func:`_merge_small`. The first
-    segment (a build's, small in a small vault) is never folded this way."""
-    tiny = []
-    for seg in writer.segments[1:]:
-        if seg.doc_count_all() - seg.deleted_count() <= REFOLD_MAX:  # documents >= files
-            paths = sorted(_live_paths(writer, seg) - removed)
-            if len(paths) <= REFOLD_MAX:
-                tiny.append((seg.segment_id(), paths))
-    tiny.sort(key=lambda item: len(item[1]))
-    out: list[tuple[str, list[str]]] = []
-    for seg_id, paths in tiny:
-        if sum(len(p) for _id, p in out) + len(paths) > REFOLD_MAX:
-            break
-        out.append((seg_id, paths))
-    return out if len(out) >= 2 else []
-
-
-def _live_paths(writer: Any, seg: Any) -> set[str]:
-    """The files whose documents segment ``seg`` holds and this writer has not deleted."""
-    from whoosh.reading import SegmentReader
-
-    reader = SegmentReader(writer.storage, writer.schema, seg)
-    try:
-        return {
-            fields["path"] for docnum, fields in reader.iter_docs() if not seg.is_deleted(docnum)
-        }
-    finally:
-        reader.close()
-
-
-def _without(folded: set[str]) -> Any:
-    """The merge policy dropping the segments ``folded`` (their files are in the new one)."""
-
-    def policy(_writer: Any, segments: list[Any]) -> list[Any]:
-        return [seg for seg in segments if seg.segment_id() not in folded]
-
-    return policy
-
-
-def _merge_small(writer: Any, segments: list[Any]) -> list[Any]:
-    """Merge policy of an incremental commit: fold the small segments earlier edits left
-    into the new one once there are a few, so a search opens few segments (each costs
-    ~5 ms to open); the large segments of a full build are left alone."""
-    from whoosh.reading import SegmentReader
-
-    small = [seg for seg in segments if seg.doc_count_all() < SMALL_SEGMENT]
-    if len(small) < 3:
-        return segments
-    for seg in small:
-        reader = SegmentReader(writer.storage, writer.schema, seg)
-        writer.add_reader(reader)
-        reader.close()
-    return [seg for seg in segments if seg not in small]
 
 
 def rebuild(vault: Vault, quiet: bool = True) -> SyncStats:

@@ -36,6 +36,7 @@ _SEARCH_INDEX = (
     "studykb.search.store",
     "studykb.search.records",
     "studykb.search.sync",
+    "studykb.search.segments",
     "studykb.search.parallel",
     "studykb.search.schema",
     "studykb.search.state",
