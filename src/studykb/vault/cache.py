@@ -60,6 +60,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "studykb.vault.bulk",
         "studykb.vault.scan",
         "studykb.vault.refresh",
+        "studykb.vault.update",
     ),
     # reading plans: the prerequisite graph, coverage and the known set
     "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),
