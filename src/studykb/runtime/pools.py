@@ -7,8 +7,9 @@
 * :func:`beside` starts one function in a forked process that inherits what this one
   has loaded, and gives its result when asked, so that this process can go on with
   something else meanwhile (a site's search index while the ranker loads);
-* :func:`python_workers` runs jobs in fresh interpreters (``python -c``), for work
-  whose worker must not inherit this process's memory (the search index's segments).
+* :func:`python_workers` runs jobs in fresh, isolated interpreters (``python -I -c``),
+  for work whose worker must not inherit this process's memory (the search index's
+  segments); nothing they import can come from the vault or the working folder.
 
 Below a threshold, or without ``fork``, everything runs in this process: the results
 are the same, only slower.
@@ -191,7 +192,7 @@ def _frozen_collector_on() -> None:
 
 
 def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2) -> list[int]:
-    """Run ``python -c "from MODULE import FUNC; FUNC()" ARGS...`` for each job's
+    """Run ``python -I -c "...; from MODULE import FUNC; FUNC()" ARGS...`` for each job's
     arguments, ``workers`` at a time; the exit codes, in job order.
 
     Each worker is a fresh interpreter: a worker forked from this process would inherit
@@ -199,18 +200,25 @@ def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2
     of the process tree; multiprocessing's spawn and forkserver methods re-run the
     caller's main script, which hangs a caller without a ``__main__`` guard.
     ``entry`` is ``"module:function"``.
+
+    A worker never imports from the vault or the working folder (a ``json.py`` in a
+    cloned vault must not run): it starts isolated (``-I``: no working folder or script
+    folder on ``sys.path``, no ``PYTHON*`` variables, no user site), in the file
+    system's root, and its path is the interpreter's own plus only the folder this
+    studykb was imported from (:func:`worker_path`).
     """
     import subprocess
     from concurrent.futures import ThreadPoolExecutor
 
     module, func = entry.split(":")
-    code = f"from {module} import {func}; {func}()"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    code = f"import sys; sys.path[:0] = {worker_path()!r}; from {module} import {func}; {func}()"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
 
     def one(args: tuple[str, ...]) -> int:
         done = subprocess.run(
-            [sys.executable, "-c", code, *args],
+            [sys.executable, "-I", "-c", code, *args],
             env=env,
+            cwd=os.path.abspath(os.sep),
             stdin=subprocess.DEVNULL,
             capture_output=True,
             check=False,
@@ -222,3 +230,11 @@ def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
         return list(pool.map(one, jobs))
+
+
+def worker_path() -> list[str]:
+    """What a fresh worker adds to its isolated interpreter's path: the folder holding
+    the ``studykb`` package this process runs (an install from source, or ``src/`` on
+    ``PYTHONPATH``), and nothing else of this process's path."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # studykb/
+    return [os.path.dirname(package)]
