@@ -17,6 +17,11 @@ A folder owned by someone else, or writable by others, is refused with a clear m
 (exit 2); the user decides what to do with it. A folder of the user's own without a
 valid stamp (a clone, a copy, or a studykb version before the stamp) is emptied and
 made anew, with a one-line notice: it only ever holds what can be rebuilt.
+
+Where the user has no private place for the key (``$HOME`` and ``$XDG_STATE_HOME``
+unwritable: a service account, ``nobody``), the key lives in this process only: a state
+folder is trusted only when this process (or one it forked) made it, so every command
+rebuilds the state it needs, slower but never reading what someone else planted.
 """
 
 from __future__ import annotations
@@ -42,7 +47,28 @@ def key_path() -> Path:
     return Path(base) / "studykb" / "key"
 
 
-def _key() -> bytes | None:
+#: The key of this process alone, drawn when the user has no private place to keep one
+#: (see the module's text); inherited by forked children, never written anywhere.
+_PROCESS_KEY: list[bytes] = []
+
+
+def _key() -> bytes:
+    """This user's key (made on first use), else a key of this process only."""
+    return _stored_key() or _process_key()
+
+
+def _process_key() -> bytes:
+    if not _PROCESS_KEY:
+        _PROCESS_KEY.append(os.urandom(KEY_BYTES))
+    return _PROCESS_KEY[0]
+
+
+def keyless() -> bool:
+    """Whether the key is this process's own (nowhere to keep a key of the user's)."""
+    return _stored_key() is None
+
+
+def _stored_key() -> bytes | None:
     """This user's key (made on first use); None where there is no home to keep it in."""
     path = key_path()
     try:
@@ -98,6 +124,9 @@ def prepare(folder: Path) -> str | None:
         notice = (
             f"the state folder {folder.name}/ was not made by studykb on this machine "
             "(copied, cloned or made by an older version); rebuilt it"
+            if not keyless()
+            else f"no private folder for studykb's key ({key_path().parent} cannot be "
+            f"written), so the state folder {folder.name}/ is not trusted and was rebuilt"
         )
         _set_aside(folder)
     raise VaultError(f"cannot make the state folder {folder}: it keeps changing under studykb.")
@@ -109,9 +138,7 @@ def adopt(folder: Path) -> None:
     the user, with the user's key, can do this; studykb never does it by itself."""
     st = os.lstat(folder)
     _refuse_foreign(folder, st)
-    key = _key()
-    if key is not None:
-        (folder / TRUST_FILE).write_text(_stamp(key, st) + "\n", encoding="ascii")
+    (folder / TRUST_FILE).write_text(_stamp(_key(), st) + "\n", encoding="ascii")
 
 
 def _refuse_foreign(folder: Path, st: os.stat_result) -> None:
@@ -144,8 +171,6 @@ def _refuse_foreign(folder: Path, st: os.stat_result) -> None:
 
 def _stamped(folder: Path, st: os.stat_result) -> bool:
     key = _key()
-    if key is None:  # no home for a key: ownership and mode are all there is to check
-        return True
     try:
         written = (folder / TRUST_FILE).read_text(encoding="ascii").strip()
     except (OSError, UnicodeDecodeError):
@@ -177,9 +202,7 @@ def _make(folder: Path) -> bool:
         try:
             os.chmod(tmp, 0o700)  # whatever the umask
             (tmp / ".gitignore").write_text("*\n", encoding="utf-8")
-            key = _key()
-            if key is not None:
-                (tmp / TRUST_FILE).write_text(_stamp(key, os.lstat(tmp)) + "\n", encoding="ascii")
+            (tmp / TRUST_FILE).write_text(_stamp(_key(), os.lstat(tmp)) + "\n", encoding="ascii")
             os.rename(tmp, folder)  # keeps the inode the stamp names
         except OSError as exc:
             shutil.rmtree(tmp, ignore_errors=True)
