@@ -8,8 +8,13 @@ write token nor the mark buttons are in a static site.
 A second run rewrites only what changed: ``.studykb-site.json`` in the output folder
 lists every file the site wrote with a digest of its content; a file whose new content
 has the same digest (and is still there, the same size) is left alone, and files of an
-earlier build that are no longer part of the site are removed. Nothing else in the
-folder is touched.
+earlier build that are no longer part of the site are removed, but only when their
+content still has the digest the manifest gives (a file the site did not write, or one
+changed since, is left alone). Nothing else in the folder is touched.
+
+Every path the site writes or removes lies inside the real output folder: a symbolic
+link anywhere inside it is refused with a message before anything is written (a
+committed ``public/link -> ../notes`` must never make the site write or delete there).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import hashlib
 import json
 import os
 import random
+import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -72,13 +78,13 @@ class Output:
     def write(self, path: str, data: bytes) -> tuple[str, bool]:
         """Write ``data`` unless the file already holds it: (digest, whether written).
         Safe in a worker process (nothing is recorded here)."""
-        digest = hashlib.blake2b(data, digest_size=16).hexdigest()
+        digest = _digest(data)
         target = self.folder / path
         if self.old.get(path) == digest and _size(target) == len(data):
             return digest, False
-        if target.parent not in self.folders:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            self.folders.add(target.parent)
+        self._real_folder(target.parent)
+        if os.path.islink(target):
+            raise UsageError(_link_message(self.folder, target))
         temporary = target.with_name(f".{target.name}.studykb-tmp")
         temporary.write_bytes(data)
         os.replace(temporary, target)
@@ -89,13 +95,30 @@ class Output:
         if written:
             self.written.append(path)
 
+    def _real_folder(self, folder: Path) -> None:
+        """Make ``folder`` (inside the output) as needed; every part of it below the
+        output folder must be a real folder, never a link."""
+        if folder in self.folders:
+            return
+        if folder != self.folder:
+            self._real_folder(folder.parent)
+            try:
+                st = os.lstat(folder)
+            except FileNotFoundError:
+                folder.mkdir(exist_ok=True)
+                st = os.lstat(folder)
+            if stat.S_ISLNK(st.st_mode):
+                raise UsageError(_link_message(self.folder, folder))
+            if not stat.S_ISDIR(st.st_mode):
+                raise UsageError(f"{folder} is in the way of the site: it is not a folder.")
+        self.folders.add(folder)
+
     def finish(self) -> list[str]:
-        """Remove what an earlier build wrote that is no longer part of the site."""
+        """Remove what an earlier build wrote that is no longer part of the site: only
+        real files below real folders whose content is still what the site wrote."""
         removed = []
         for path in sorted(set(self.old) - set(self.new)):
-            target = self.folder / path
-            if target.is_file() and not target.is_symlink():
-                target.unlink()
+            if self._remove(path):
                 removed.append(path)
         manifest = {
             "version": MANIFEST_VERSION,
@@ -108,6 +131,47 @@ class Output:
         os.replace(temporary, self.folder / MANIFEST)
         return removed
 
+    def _remove(self, path: str) -> bool:
+        target = self.folder / path
+        parent = self.folder
+        for part in Path(path).parts[:-1]:  # never through a link (refused before, but raced)
+            parent = parent / part
+            if not parent.is_dir() or parent.is_symlink():
+                return False
+        try:
+            st = os.lstat(target)
+            if not stat.S_ISREG(st.st_mode) or _digest(target.read_bytes()) != self.old[path]:
+                return False  # not the file this site wrote: leave it
+            target.unlink()
+        except OSError:
+            return False
+        return True
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _link_message(out: Path, link: Path) -> str:
+    try:
+        points = os.readlink(link)
+    except OSError:
+        points = "?"
+    return (
+        f"{link} is a symbolic link (to {points}) inside the output folder {out}; "
+        "studykb site writes and removes only real files there. Remove the link, or "
+        "write the site to another folder."
+    )
+
+
+def refuse_links(out: Path) -> None:
+    """Refuse an output folder holding a symbolic link anywhere below it."""
+    for folder, dirs, files in os.walk(out):  # never follows a folder link
+        for name in sorted((*dirs, *files)):
+            path = Path(folder) / name
+            if path.is_symlink():
+                raise UsageError(_link_message(out, path))
+
 
 def build_site(
     kb: KnowledgeBase, out: Path, *, base_url: str | None = None, progress: Progress | None = None
@@ -115,6 +179,7 @@ def build_site(
     """Write the whole site to ``out``; only changed files are written."""
     started = time.perf_counter()
     out = check_output(kb.root, out)
+    refuse_links(out)
     output = Output(out)
     output.state = made_from(kb, base_url)
     if _unchanged(output):  # nothing the site is made from changed: nothing to write
