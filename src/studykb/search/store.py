@@ -20,8 +20,11 @@ from whoosh import index as windex
 from whoosh.fields import Schema
 from whoosh.filedb.filestore import FileStorage
 
+from studykb.search import unpickle
 from studykb.search.schema import MixedTokenizer, make_schema
 from studykb.search.state import INDEX_VERSION, index_dir, latest_generation
+
+unpickle.install()  # before any index is read: whoosh's pickles build only its own objects
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
