@@ -36,6 +36,7 @@ from studykb.model import Document, Reference
 from studykb.parse import parse_file
 from studykb.parse.markers import SIDEBAR_START, find_markers
 from studykb.study import rename_tags
+from studykb.vault import journal
 from studykb.vault.resolve import Names, fold
 
 if TYPE_CHECKING:
@@ -104,6 +105,7 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
     """How renaming ``doc`` to ``new`` (a name or a vault path) rewrites the vault."""
     if doc.type == "unit":
         raise UsageError(f"{doc.id} is a unit of a course; rename the course instead.")
+    journal.refuse_unfinished(vault.config.state_dir)
     new_path = target_path(doc, new)
     if new_path == doc.path:
         raise UsageError(f"{doc.path} is already there.")
@@ -355,8 +357,6 @@ def apply(root: Path, state_dir: Path, move: Move) -> Done:
     at its new path (its own edits made), every other file rewritten, then the old file
     removed, each only if it still holds the text the move was planned from. A file
     that changed stops it with FileChanged, and what was done is undone."""
-    from studykb.vault import journal
-
     by_file: dict[str, list[Edit]] = {}
     for edit in move.edits:
         by_file.setdefault(edit.path, []).append(edit)

@@ -70,17 +70,17 @@ def run(root: Path, state_dir: Path, what: str, steps: list[Step]) -> None:
                 hint="Run it again when that one is done.",
             )
         if (state_dir / JOURNAL).exists():
-            raise Interrupted(_stuck_message(state_dir), hint=_STUCK_HINT)
+            raise Interrupted(_stuck_message(state_dir), hint=STUCK_HINT)
         reads = {step.path: _check(root, step) for step in steps}
         _write_journal(state_dir, what, steps)
-        made: list[Step] = []
         try:
-            for step in steps:
-                _between(len(made))
+            for done, step in enumerate(steps):
+                _between(done)
                 _make(root, step, reads[step.path])
-                made.append(step)
+            _between(len(steps))
+            _all_made(root, steps)
         except StudyError as exc:
-            if _undo(root, made):
+            if _undo(root, steps):
                 _remove_journal(state_dir)
                 raise files.FileChanged(
                     f"{exc.message.split(';')[0]}; the move was undone, nothing was changed.",
@@ -88,9 +88,20 @@ def run(root: Path, state_dir: Path, what: str, steps: list[Step]) -> None:
                 ) from None
             raise Interrupted(
                 f"{exc.message} The move could not be undone either; {_stuck_message(state_dir)}",
-                hint=_STUCK_HINT,
+                hint=STUCK_HINT,
             ) from None
         _remove_journal(state_dir)
+
+
+def _all_made(root: Path, steps: list[Step]) -> None:
+    """FileChanged unless every file is as the move leaves it: an editor that saved a
+    file after its step (its buffer still the old text) would otherwise undo that step
+    alone and leave its links pointing at a file that is gone."""
+    for step in steps:
+        if _state(root, step) != "after":
+            raise files.FileChanged(
+                f"{step.path} changed while studykb was editing it (an editor saving?)"
+            )
 
 
 def _between(done: int) -> None:
@@ -121,8 +132,7 @@ def recover(root: Path, state_dir: Path) -> str | None:
             _remove_journal(state_dir)
             return f"finished the interrupted {what}"
         changed = [s.path for s, state in zip(steps, states, strict=True) if state == "other"]
-        made = [s for s, state in zip(steps, states, strict=True) if state == "after"]
-        if _undo(root, made):
+        if _undo(root, steps):
             _remove_journal(state_dir)
             return (
                 f"undid the interrupted {what}: {', '.join(changed)} changed since "
@@ -132,7 +142,7 @@ def recover(root: Path, state_dir: Path) -> str | None:
 
 
 _LEFT = "`studykb check` lists the files in the way"
-_STUCK_HINT = (
+STUCK_HINT = (
     "Put those files right by hand (the journal .studykb/move.json holds their planned "
     "contents), then delete the journal."
 )
@@ -152,13 +162,32 @@ def problems(root: Path, state_dir: Path) -> list[Problem]:
     for step in steps:
         state = _state(root, step)
         if state != "after":
+            if state == "other":
+                how = "changed by someone else"
+            else:
+                verb = (
+                    "created"
+                    if step.before is None
+                    else "removed"
+                    if step.after is None
+                    else "rewritten"
+                )
+                how = f"not yet {verb}"
             message = (
-                f"an interrupted {what} left this file "
-                + ("changed by someone else" if state == "other" else "not yet rewritten")
-                + "; it could not be finished or undone (.studykb/move.json holds the plan)"
+                f"an interrupted {what} left this file {how}; the move could not be "
+                "finished or undone (.studykb/move.json holds the plan)"
             )
             out.append(Problem(step.path, 1, ERROR, CODE, message))
     return out
+
+
+def refuse_unfinished(state_dir: Path) -> None:
+    """:class:`Interrupted` when an earlier move is left unfinished (and no process is
+    making it): a new move would stumble on its files ("exists already")."""
+    if (state_dir / JOURNAL).exists():
+        with _locked(state_dir) as held:
+            if held and (state_dir / JOURNAL).exists():
+                raise Interrupted(_stuck_message(state_dir), hint=STUCK_HINT)
 
 
 def _stuck_message(state_dir: Path) -> str:
@@ -200,20 +229,26 @@ def _make(root: Path, step: Step, read: files.Read | None) -> None:
         files.replace(read, step.after)
 
 
-def _undo(root: Path, made: list[Step]) -> bool:
-    """Put back what ``made`` changed, last first, each only if it is still as the step
-    left it; False when one could not be."""
-    ok = True
-    for step in reversed(made):
+def _undo(root: Path, steps: list[Step]) -> bool:
+    """Put back what the steps made, last first, each only where the file is as the step
+    left it. A file someone else rewrote meanwhile is left as they left it; False (and
+    nothing more undone) when a file the move created or removed is not as the move
+    left it: undoing more could then lose the moved note's only copy."""
+    states = [_state(root, step) for step in steps]
+    if any(
+        state == "other" and (step.before is None or step.after is None)
+        for step, state in zip(steps, states, strict=True)
+    ):
+        return False
+    for step, state in reversed(list(zip(steps, states, strict=True))):
+        if state != "after":
+            continue
         back = Step(step.path, step.after, step.before)
         try:
-            if _state(root, step) != "after":
-                ok = False
-                continue
             _make(root, back, _reread(root, back))
         except StudyError:
-            ok = False
-    return ok
+            return False
+    return True
 
 
 def _state(root: Path, step: Step) -> str:
