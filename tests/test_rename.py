@@ -372,3 +372,14 @@ def test_a_typo_in_covers_is_a_dangling_ref_with_a_suggestion(run, make_vault) -
             "covers 'fsdq', which names no topic (did you mean 'fsdp'?)",
         ),
     ]
+
+
+def test_a_name_the_front_matter_would_read_otherwise_is_refused(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    before = tree_hashes(vault)
+    code, data = run_json(run, "mv", "zero-sharding", "zero: two", vault=vault)
+    assert code == 1  # id: zero: two is no YAML; requires: [zero: two] holds a mapping
+    assert data["error"].startswith(
+        "notes/topics/zero-sharding.md: renaming it there would change its front matter"
+    )
+    assert tree_hashes(vault) == before

@@ -241,3 +241,40 @@ def _tomlkit(fm: str, where: Where, old: str, new: str, unit: str | None) -> str
         raise EditError(f"tomlkit cannot read it: {exc}") from None
     _in_place(doc, where, old, new, unit)
     return tomlkit.dumps(doc)
+
+
+# -- proving the edits of references ------------------------------------------------------------
+
+
+def unproven(old: str, new: str, pairs: list[tuple[str, str]]) -> str | None:
+    """Why the front matter of ``new`` is not that of ``old`` with only references
+    rewritten (each changed string is the old one with some ``(old, new)`` pairs
+    replaced, nothing else changed), or None when it is (or ``old`` has none that parses
+    strictly, so there is nothing to hold it to)."""
+    old, new = old.removeprefix("\ufeff"), new.removeprefix("\ufeff")
+    if not split(old, load=False).fm_format:
+        return None
+    try:
+        before = _load(old)
+    except EditError:
+        return None
+    try:
+        after = _load(new)
+    except EditError as exc:
+        return str(exc)
+    if before[0] != after[0]:
+        return "the front matter would change format"
+    return None if _only_renamed(before[1], after[1], pairs) else "other values would change"
+
+
+def _only_renamed(a: Any, b: Any, pairs: list[tuple[str, str]]) -> bool:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_only_renamed(a[k], b[k], pairs) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        pairs_of = zip(a, b, strict=True)
+        return len(a) == len(b) and all(_only_renamed(x, y, pairs) for x, y in pairs_of)
+    if isinstance(a, str) and isinstance(b, str) and a != b:
+        for old, new in sorted(pairs, key=lambda p: -len(p[0])):  # a path before its name
+            a = a.replace(old, new)
+        return a == b
+    return bool(a == b and type(a) is type(b))

@@ -34,6 +34,7 @@ from urllib.parse import quote, unquote
 from studykb.errors import StudyError, UsageError
 from studykb.model import Document, Reference
 from studykb.parse import parse_file
+from studykb.parse.fm_items import unproven
 from studykb.parse.markers import SIDEBAR_START, find_markers
 from studykb.study import rename_tags
 from studykb.vault import journal
@@ -153,7 +154,26 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
             move.texts[path] = text
     move.edits.sort(key=lambda e: (e.path != move.old_path, e.path, e.line, e.start))
     _no_overlaps(move.edits)
+    _prove(move)
     return move
+
+
+def _prove(move: Move) -> None:
+    """Each rewritten file's front matter must parse to the old mapping with only the
+    references renamed (a new name that YAML reads otherwise, ``a: b``, would change
+    what the file says): else nothing is changed, and the file is named."""
+    by_file: dict[str, list[Edit]] = {}
+    for edit in move.edits:
+        by_file.setdefault(edit.path, []).append(edit)
+    for path, edits in by_file.items():
+        text = move.texts[path]
+        why = unproven(text, applied(text, edits), [(e.old, e.new) for e in edits])
+        if why is not None:
+            raise StudyError(
+                f"{path}: renaming it there would change its front matter ({why}); "
+                "nothing was changed.",
+                hint="Choose another name, or rename it there by hand first.",
+            )
 
 
 def _with_sidebars(root: Path, paths: list[str], moved: str) -> set[str]:
