@@ -274,7 +274,8 @@ def _only_renamed(a: Any, b: Any, pairs: list[tuple[str, str]]) -> bool:
         pairs_of = zip(a, b, strict=True)
         return len(a) == len(b) and all(_only_renamed(x, y, pairs) for x, y in pairs_of)
     if isinstance(a, str) and isinstance(b, str) and a != b:
+        text: str = a
         for old, new in sorted(pairs, key=lambda p: -len(p[0])):  # a path before its name
-            a = a.replace(old, new)
-        return a == b
+            text = text.replace(old, new)
+        return text == b
     return bool(a == b and type(a) is type(b))
