@@ -152,6 +152,7 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
                 move.edits.append(Edit(path, line, start, end, old, new_text))
         if path == doc.path or any(e.path == path for e in move.edits):
             move.texts[path] = text
+    move.edits[:] = dict.fromkeys(move.edits)  # one place found twice is one edit
     move.edits.sort(key=lambda e: (e.path != move.old_path, e.path, e.line, e.start))
     _no_overlaps(move.edits)
     _prove(move)
@@ -194,7 +195,7 @@ def _with_sidebars(root: Path, paths: list[str], moved: str) -> set[str]:
 def _no_overlaps(edits: list[Edit]) -> None:
     """Two edits of one place (a name read both as a link and as a tag) would garble it."""
     for a, b in zip(edits, edits[1:], strict=False):
-        if a.path == b.path and (a.end_line, a.end) > (b.line, b.start) and a != b:
+        if a.path == b.path and (a.end_line, a.end) > (b.line, b.start):
             raise StudyError(
                 f"{a.path}:{b.line + 1}: {b.old!r} would be rewritten twice; nothing was changed.",
                 hint="Rename it there by hand first.",
