@@ -248,3 +248,138 @@ def test_list_formats_typed_in_a_shell(run, make_vault, monkeypatch) -> None:  #
     monkeypatch.chdir(vault)
     out = run("list", "--format", "{id}\\t{title}\\n--").stdout  # as typed in '...'
     assert out == "t\tTabs and lines\n--\n"  # escapes understood, values kept on one line
+
+
+# -- every kind of reference (issue 28) ------------------------------------------------------
+
+TOPICS = {
+    "notes/topics/fsdp.md": "---\ntitle: Fully sharded data parallel\n---\nSharding.\n",
+    "notes/topics/ddp.md": "---\ntitle: DDP\n---\nData parallel.\n",
+    "notes/a.md": (
+        "---\ntags: [fsdp, other]\ncovers:\n  - fsdp  # the topic\n  - ddp\n---\n# A\n\n"
+        "About #fsdp, not `#fsdp` in code, nor #fsdp/nested or #fsdpx.\n"
+    ),
+    "notes/b.md": "---\ntitle: B\ncovers: FSDP, ddp\ntags: ['#fsdp']\n---\n# B\n",
+    "notes/z.md": '+++\ntitle = "Z"\n[taxonomies]\ntags = ["fsdp"]\n+++\n# Z\n',
+    "courses/c.md": (
+        "---\nunits:\n  - id: u1\n    title: One\n    covers: [fsdp]\n"
+        "  - {id: u2, title: Two, tags: [FSDP], requires: [ddp]}\n---\n# C\n"
+    ),
+}
+
+
+def covered(open_vault, vault: Path) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Topic id -> how many documents cover it or are about it (a fresh refresh)."""
+    from studykb.api import KnowledgeBase
+
+    kb = KnowledgeBase(open_vault(vault))
+    return {t.id: t.count for t in kb.topics()}
+
+
+def test_renaming_a_topic_renames_it_in_tags_covers_units_and_inline_tags(
+    run, make_vault, open_vault
+) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(TOPICS)
+    assert problems(run, vault) == []
+    counts = covered(open_vault, vault)
+    assert counts["fsdp"] == 4  # a.md, b.md, z.md and the course (by its units)
+    code, dry = run_json(run, "mv", "fsdp", "fully-sharded", "--dry-run", vault=vault)
+    assert code == 0
+    listed = {(e["path"], e["line"], e["old"], e["new"]) for e in dry["edits"]}
+    assert listed == {
+        ("notes/a.md", 2, "fsdp", "fully-sharded"),
+        ("notes/a.md", 4, "fsdp", "fully-sharded"),
+        ("notes/a.md", 9, "#fsdp", "#fully-sharded"),
+        ("notes/b.md", 3, "FSDP", "fully-sharded"),
+        ("notes/b.md", 4, "#fsdp", "#fully-sharded"),
+        ("notes/z.md", 4, "fsdp", "fully-sharded"),
+        ("courses/c.md", 5, "fsdp", "fully-sharded"),
+        ("courses/c.md", 6, "FSDP", "fully-sharded"),
+    }
+    result = run("mv", "fsdp", "fully-sharded", vault=vault)
+    assert result.exit_code == 0, result.output
+    a = (vault / "notes/a.md").read_text()
+    assert a.startswith("---\ntags: [fully-sharded, other]\ncovers:\n  - fully-sharded  # the")
+    assert "About #fully-sharded, not `#fsdp` in code, nor #fsdp/nested or #fsdpx." in a
+    assert (
+        "covers: fully-sharded, ddp\ntags: ['#fully-sharded']\n"
+        in (vault / "notes/b.md").read_text()
+    )
+    assert 'tags = ["fully-sharded"]' in (vault / "notes/z.md").read_text()
+    course = (vault / "courses/c.md").read_text()
+    assert "    covers: [fully-sharded]\n" in course
+    assert "{id: u2, title: Two, tags: [fully-sharded], requires: [ddp]}" in course
+    after = covered(open_vault, vault)
+    assert after["fully-sharded"] == counts["fsdp"] and "fsdp" not in after
+    assert problems(run, vault) == []
+
+
+def test_a_name_the_topic_keeps_is_left_as_written(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    files = {**TOPICS, "notes/topics/fsdp.md": "---\naliases: [FSDP]\n---\n# Sharding\n"}
+    vault = make_vault(files)
+    code, data = run_json(run, "mv", "fsdp", "fully-sharded", "--dry-run", vault=vault)
+    assert code == 0 and data["edits"] == []  # "fsdp" still names it: an alias
+
+
+def test_a_new_id_that_cannot_be_a_tag_is_refused(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(TOPICS)
+    before = tree_hashes(vault)
+    code, data = run_json(run, "mv", "fsdp", "fsdp (2)", vault=vault)
+    assert code == 1
+    assert "notes/a.md: the tag #fsdp cannot be renamed #fsdp (2)" in data["error"]
+    assert tree_hashes(vault) == before
+
+
+SIDEBAR = (
+    "# S\n\nText.\n\n<!-- studykb:sidebar -->\n## Related\n\n"
+    "- [ZeRO sharding](topics/zero-sharding.md) — links here\n"
+    "- [DDP](topics/ddp.md) — same topic\n\n<!-- /studykb:sidebar -->\n"
+)
+
+
+def test_links_in_written_sidebars_follow_the_move(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    own = ZERO + "\n<!-- studykb:sidebar -->\n- [S](../s.md)\n<!-- /studykb:sidebar -->\n"
+    vault = make_vault({**FILES, "notes/s.md": SIDEBAR, "notes/topics/zero-sharding.md": own})
+    result = run("mv", "zero-sharding", "notes/zero/zero-redundancy.md", vault=vault)
+    assert result.exit_code == 0, result.output
+    assert "notes/s.md:8: topics/zero-sharding.md -> zero/zero-redundancy.md" in result.stdout
+    text = (vault / "notes/s.md").read_text()
+    assert "- [ZeRO sharding](zero/zero-redundancy.md) — links here\n" in text
+    assert "- [DDP](topics/ddp.md) — same topic\n" in text  # another note's link: kept
+    moved = (vault / "notes/zero/zero-redundancy.md").read_text()
+    assert "- [S](../s.md)\n" in moved  # its own sidebar: re-rooted (same depth here)
+
+
+def test_a_typo_in_covers_is_a_dangling_ref_with_a_suggestion(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    files = {
+        **TOPICS,
+        "notes/a.md": "---\ntitle: A\ncovers:\n  - ddp\n  - fsdq\n---\n# A\n",
+        "courses/c.md": "---\nunits:\n  - id: u1\n    title: One\n    covers: [fsdpp]\n---\n# C\n",
+    }
+    vault = make_vault(files)
+    found = [(p["path"], p["line"], p["code"], p["message"]) for p in problems(run, vault)]
+    assert found == [
+        (
+            "courses/c.md",
+            5,
+            "dangling-ref",
+            "covers 'fsdpp', which names no topic (did you mean 'fsdp'?)",
+        ),
+        (
+            "notes/a.md",
+            5,
+            "dangling-ref",
+            "covers 'fsdq', which names no topic (did you mean 'fsdp'?)",
+        ),
+    ]
+
+
+def test_a_name_the_front_matter_would_read_otherwise_is_refused(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault(FILES)
+    before = tree_hashes(vault)
+    code, data = run_json(run, "mv", "zero-sharding", "zero: two", vault=vault)
+    assert code == 1  # id: zero: two is no YAML; requires: [zero: two] holds a mapping
+    assert data["error"].startswith(
+        "notes/topics/zero-sharding.md: renaming it there would change its front matter"
+    )
+    assert tree_hashes(vault) == before

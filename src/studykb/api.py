@@ -363,10 +363,11 @@ class KnowledgeBase:
         return rename.plan(self.vault, doc, new, read or rename.read_disk(self.vault.root))
 
     def move(self, move: Move) -> Done:
-        """Apply a planned move to the files (each atomically), then refresh."""
+        """Apply a planned move to the files (all or nothing, see
+        :mod:`studykb.vault.journal`), then refresh."""
         from studykb.study import rename
 
-        done = rename.apply(self.vault.root, move)
+        done = rename.apply(self.vault.root, self.vault.config.state_dir, move)
         self.vault.refresh()
         return done
 

@@ -42,6 +42,7 @@ DEFAULT_SEVERITY = {
     "dangling-anchor": "warning",
     "missing-attachment": "warning",
     "interrupted-write": "warning",
+    "half-done-move": "error",
 }
 SEVERITIES = ("error", "warning", "ignore")
 

@@ -79,6 +79,9 @@ class Context:
         self._kb = kb
         for line, message in kb.config.warnings:
             click.echo(safe(f"studykb: studykb.toml:{line}: {message}"), err=True)
+        if kb.vault.recovered:  # a move a killed process left half done, seen to at open
+            click.echo(safe(f"studykb: {kb.vault.recovered}"), err=True)
+            kb.vault.recovered = None
         if not refresh:
             if ahead is not None:  # started for a command that reads the state as it is
                 ahead.result()

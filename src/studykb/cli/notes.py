@@ -159,10 +159,11 @@ def mv(kb: KnowledgeBase, query: str, new: str, dry_run: bool, as_json: bool) ->
     """Rename a document and rewrite every reference to it.
 
     NEW is a name (the new id and file name, in the same folder) or a path from the
-    vault folder. Wikilinks, Markdown links (relative paths recomputed, anchors kept)
-    and front-matter lists are rewritten; references by alias or title still fit and
-    are left alone. Each file is replaced atomically, and only if nobody changed it
-    since it was read.
+    vault folder. Wikilinks, Markdown links (relative paths recomputed, anchors kept),
+    front-matter lists and written sidebars are rewritten, and a topic's old id in
+    tags, covers and #tags; references by alias or title still fit and are left
+    alone. All or nothing: a journal in .studykb/ lets the next command finish (or
+    undo) a move that was killed, and a file an editor saved meanwhile undoes it.
 
     \b
     Example:

@@ -222,7 +222,13 @@ def _file_edit(ls: StudyServer, uri: str, move: Move, path: str) -> t.TextDocume
         ls.workspace.get_text_document(uri).version if uri in ls.workspace.text_documents else None
     )
     changes: list[t.TextEdit | t.AnnotatedTextEdit | t.SnippetTextEdit] = [
-        t.TextEdit(range=ls.range(lines[e.line], e.line, e.start, e.end), new_text=e.new)
+        t.TextEdit(
+            range=t.Range(
+                ls.range(lines[e.line], e.line, e.start, e.start).start,
+                ls.range(lines[e.end_line], e.end_line, e.end, e.end).end,
+            ),
+            new_text=e.new,
+        )
         for e in move.edits
         if e.path == path
     ]

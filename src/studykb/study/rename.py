@@ -8,13 +8,17 @@ form it can be written, and says how each is rewritten:
 * ``[label](../notes/old.md#heading)``: the new path, relative to the file it is in;
 * a bare name in a front-matter list (``requires: [old]``, ``{ref: old, reason: ...}``,
   ``course: old``): the new id (or path);
+* links in the sidebar a note holds between its ``studykb:sidebar`` markers (the parser
+  skips that region, so the state does not know them): rewritten as links are;
+* a topic's old id in ``tags`` and ``covers`` (a unit's too) and inline ``#tags``, when
+  the topic's id changes (:mod:`studykb.study.rename_tags`);
 * references by alias, title or URL still fit after the move and are left as written.
 
 The moved file's own relative links are rewritten for its new folder, and its ``id``
 in the front matter, when it named the file, becomes the new one. Nothing is written
-here: the command line applies a :class:`Move` to the files (:func:`apply`, each file
-replaced atomically through :mod:`studykb.vault.files`), the language server hands it
-to the editor as a workspace edit.
+here: the command line applies a :class:`Move` to the files (:func:`apply`: all or
+nothing, through the journal of :mod:`studykb.vault.journal`), the language server
+hands it to the editor as a workspace edit.
 """
 
 from __future__ import annotations
@@ -30,6 +34,10 @@ from urllib.parse import quote, unquote
 from studykb.errors import StudyError, UsageError
 from studykb.model import Document, Reference
 from studykb.parse import parse_file
+from studykb.parse.fm_items import unproven
+from studykb.parse.markers import SIDEBAR_START, find_markers
+from studykb.study import rename_tags
+from studykb.vault import journal
 from studykb.vault.resolve import Names, fold
 
 if TYPE_CHECKING:
@@ -54,7 +62,13 @@ class Edit:
     """Code-point column where the replaced text starts."""
     end: int
     old: str
+    """The text replaced (it may span lines: then ``end`` is a column of the last one)."""
     new: str
+
+    @property
+    def end_line(self) -> int:
+        """0-based line where the replaced text ends."""
+        return self.line + self.old.count("\n")
 
 
 @dataclass(frozen=True)
@@ -92,6 +106,7 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
     """How renaming ``doc`` to ``new`` (a name or a vault path) rewrites the vault."""
     if doc.type == "unit":
         raise UsageError(f"{doc.id} is a unit of a course; rename the course instead.")
+    journal.refuse_unfinished(vault.config.state_dir)
     new_path = target_path(doc, new)
     if new_path == doc.path:
         raise UsageError(f"{doc.path} is already there.")
@@ -114,17 +129,77 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
         )
     move = Move(doc, doc.path, new_path, new_id)
     renamer = _Renamer(move, stem, vault.reading)
+    tag = rename_tags.renamed_name(doc, stem, new_id)
+    tagged = (
+        {d.path for d in vault.documents().values() if rename_tags.names_topic(d, tag)}
+        if tag
+        else set()
+    )
     sources = sorted(
         {link.ref.path for link in vault.backlinks(doc.key)}
         | {link.ref.path for key in _unit_keys(vault, doc) for link in vault.backlinks(key)}
         | {doc.path}
+        | tagged
+        | _with_sidebars(vault.root, [p for p, _m, _h in vault.file_rows()], doc.path)
     )
     for path in sources:
         text = read(path)
-        move.texts[path] = text
         renamer.file(path, text, names)
+        if tag and path in tagged:
+            for line, start, end, old, new_text in rename_tags.spans(
+                path, text, tag, new_id, vault.reading
+            ):
+                move.edits.append(Edit(path, line, start, end, old, new_text))
+        if path == doc.path or any(e.path == path for e in move.edits):
+            move.texts[path] = text
+    move.edits[:] = dict.fromkeys(move.edits)  # one place found twice is one edit
     move.edits.sort(key=lambda e: (e.path != move.old_path, e.path, e.line, e.start))
+    _no_overlaps(move.edits)
+    _prove(move)
     return move
+
+
+def _prove(move: Move) -> None:
+    """Each rewritten file's front matter must parse to the old mapping with only the
+    references renamed (a new name that YAML reads otherwise, ``a: b``, would change
+    what the file says): else nothing is changed, and the file is named."""
+    by_file: dict[str, list[Edit]] = {}
+    for edit in move.edits:
+        by_file.setdefault(edit.path, []).append(edit)
+    for path, edits in by_file.items():
+        text = move.texts[path]
+        why = unproven(text, applied(text, edits), [(e.old, e.new) for e in edits])
+        if why is not None:
+            raise StudyError(
+                f"{path}: renaming it there would change its front matter ({why}); "
+                "nothing was changed.",
+                hint="Choose another name, or rename it there by hand first.",
+            )
+
+
+def _with_sidebars(root: Path, paths: list[str], moved: str) -> set[str]:
+    """The files holding a sidebar region whose text may name the moved file (they are
+    read; the parser skips the region, so the state cannot say)."""
+    name = posixpath.basename(moved)[:-3].encode("utf-8", "surrogateescape")
+    out = set()
+    for path in paths:
+        try:
+            data = (root / path).read_bytes()
+        except OSError:
+            continue
+        if SIDEBAR_START.encode() in data and name in data:
+            out.add(path)
+    return out
+
+
+def _no_overlaps(edits: list[Edit]) -> None:
+    """Two edits of one place (a name read both as a link and as a tag) would garble it."""
+    for a, b in zip(edits, edits[1:], strict=False):
+        if a.path == b.path and (a.end_line, a.end) > (b.line, b.start):
+            raise StudyError(
+                f"{a.path}:{b.line + 1}: {b.old!r} would be rewritten twice; nothing was changed.",
+                hint="Rename it there by hand first.",
+            )
 
 
 def _unit_keys(vault: Vault, doc: Document) -> list[str]:
@@ -150,10 +225,27 @@ class _Renamer:
 
     def file(self, path: str, text: str, names: Names) -> None:
         move = self.move
-        parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"), self.reading)
         lines = text.split("\n")
         moved = path == move.old_path
-        for ref, line, start in _placed(parsed.references, lines):
+        parsed = parse_file(path, text.encode("utf-8", errors="surrogatepass"), self.reading)
+        self.references(path, lines, parsed.references, names)
+        region = _sidebar(text)
+        if region is not None:
+            only = "\n".join(
+                line if region[0] < n < region[1] else "" for n, line in enumerate(lines)
+            )
+            inside = parse_file(path, only.encode("utf-8", errors="surrogatepass"), self.reading)
+            self.references(path, lines, inside.references, names)
+        if moved and move.doc.explicit_id and move.new_id != move.doc.id:
+            self.id_line(path, lines)
+
+    def references(
+        self, path: str, lines: list[str], refs: tuple[Reference, ...], names: Names
+    ) -> None:
+        """The edits of the references ``refs`` of the file at ``path``."""
+        move = self.move
+        moved = path == move.old_path
+        for ref, line, start in _placed(refs, lines):
             key, _state, _note = names.resolve(
                 ref.source, ref.path, ref.target, ref.style, ref.anchor, ref.optional, ref.text
             )
@@ -165,8 +257,6 @@ class _Renamer:
                 new = _relative_url(ref.text, names.paths.get(key, ""), move.new_path)
             if new is not None and new != ref.text:
                 move.edits.append(Edit(path, line, start, start + len(ref.text), ref.text, new))
-        if moved and move.doc.explicit_id and move.new_id != move.doc.id:
-            self.id_line(path, lines)
 
     def rewritten(self, ref: Reference, path: str) -> str | None:
         """The new text of a reference to the document, or None to leave it."""
@@ -212,6 +302,13 @@ class _Renamer:
                 return
 
 
+def _sidebar(text: str) -> tuple[int, int] | None:
+    """(start, end) lines of the sidebar markers of ``text``, when it has a region."""
+    if SIDEBAR_START not in text:
+        return None
+    return find_markers(text.removeprefix("\ufeff")).region
+
+
 def _placed(refs: tuple[Reference, ...], lines: list[str]) -> list[tuple[Reference, int, int]]:
     """Each reference with its 0-based line and the column of its text (left to right)."""
     cursor: dict[int, int] = {}
@@ -253,16 +350,18 @@ def _relative_url(url: str, target: str, source: str) -> str | None:
 
 def applied(text: str, edits: list[Edit]) -> str:
     """``text`` with ``edits`` (all of one file) made, from the last one back."""
-    lines = text.split("\n")
+    starts = [0]
+    for line in text.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
     for edit in sorted(edits, key=lambda e: (e.line, e.start), reverse=True):
-        line = lines[edit.line]
-        if line[edit.start : edit.end] != edit.old:
+        at = starts[edit.line] + edit.start if edit.line < len(starts) - 1 else -1
+        if at < 0 or text[at : at + len(edit.old)] != edit.old:
             raise StudyError(
                 f"{edit.path}:{edit.line + 1} changed since the rename was "
                 "planned; nothing was changed. Run it again."
             )
-        lines[edit.line] = line[: edit.start] + edit.new + line[edit.end :]
-    return "\n".join(lines)
+        text = text[:at] + edit.new + text[at + len(edit.old) :]
+    return text
 
 
 @dataclass(frozen=True)
@@ -274,35 +373,29 @@ class Done:
     """Other files whose references were rewritten."""
 
 
-def apply(root: Path, move: Move) -> Done:
-    """Write the move: the document at its new path (its own edits made), every other
-    file rewritten (each replaced atomically, only if unchanged since it was read), then
-    the old file removed. A file that changed since stops it with FileChanged, saying
-    what was done."""
-    from studykb.vault import files
-
-    reads = {path: files.read_for_edit(root, path) for path in move.files}
-    for path, read in reads.items():
-        if read.data.decode("utf-8", errors="surrogateescape") != move.texts[path]:
-            raise files.FileChanged(
-                f"{path} changed since the rename was planned; nothing was changed. Run it again."
-            )
+def apply(root: Path, state_dir: Path, move: Move) -> Done:
+    """Write the move all or nothing (:func:`studykb.vault.journal.run`): the document
+    at its new path (its own edits made), every other file rewritten, then the old file
+    removed, each only if it still holds the text the move was planned from. A file
+    that changed stops it with FileChanged, and what was done is undone."""
     by_file: dict[str, list[Edit]] = {}
     for edit in move.edits:
         by_file.setdefault(edit.path, []).append(edit)
-    moved = applied(move.texts[move.old_path], by_file.get(move.old_path, []))
-    if move.new_path != move.old_path:
-        files.create(root, root / move.new_path, moved.encode("utf-8", "surrogateescape"))
-    done: list[str] = []
-    for path in move.files[1:]:
-        new = applied(move.texts[path], by_file[path])
-        files.replace(reads[path], new.encode("utf-8", "surrogateescape"))
-        done.append(path)
-    if move.new_path != move.old_path:
-        files.remove(reads[move.old_path])
-    elif by_file.get(move.old_path):
-        files.replace(reads[move.old_path], moved.encode("utf-8", "surrogateescape"))
-    return Done((move.old_path, move.new_path), done)
+
+    def data(text: str) -> bytes:
+        return text.encode("utf-8", "surrogateescape")
+
+    old = move.texts[move.old_path]
+    moved = applied(old, by_file.get(move.old_path, []))
+    rewritten = [path for path in move.files[1:] if by_file.get(path)]
+    steps = [journal.Step(move.new_path, None, data(moved))]
+    steps += [
+        journal.Step(path, data(move.texts[path]), data(applied(move.texts[path], by_file[path])))
+        for path in rewritten
+    ]
+    steps.append(journal.Step(move.old_path, data(old), None))
+    journal.run(root, state_dir, f"move {move.old_path} -> {move.new_path}", steps)
+    return Done((move.old_path, move.new_path), rewritten)
 
 
 def read_disk(root: Path) -> Reader:

@@ -18,6 +18,7 @@ from typing import Any
 
 from studykb.config import Config, load_config, locate
 from studykb.model import Document, Problem, Reference
+from studykb.vault import journal
 from studykb.vault.cache import Cache
 from studykb.vault.flavour import of_config
 from studykb.vault.refresh import (
@@ -70,6 +71,9 @@ class Vault:
             )
         self.cache = Cache(config.state_dir)
         """Everything derived from the state, kept between commands (see cache.py)."""
+        self.recovered = journal.recover(self.root, config.state_dir)
+        """What was done about a move a killed process left half done (one line), or
+        None: done here, before any refresh reads the files."""
         self._fingerprint: str | None = None
         self._generation: tuple[str, int] = ("", 0)
         self._topics: tuple[str, TopicTable] | None = None
@@ -325,8 +329,43 @@ class Vault:
                 message = f"{ref.text!r} fits several documents; using {link.note}"
             out.append(Problem(ref.path, ref.line, level, code, message))
         out.extend(self._anchor_problems())
+        out.extend(self._cover_problems())
+        level = self.config.severity_of(journal.CODE)
+        if level != "ignore":
+            out.extend(
+                Problem(p.path, p.line, level, p.code, p.message)
+                for p in journal.problems(self.root, self.config.state_dir)
+            )
         out.sort(key=lambda p: (p.path, p.line, p.code, p.message))
         return out
+
+    def _cover_problems(self) -> list[Problem]:
+        """``dangling-ref`` for each name in ``covers`` that names no topic (a typo drops
+        the document out of every plan of the topic it meant), with a suggestion among
+        the topics' names, at the line the name is written on."""
+        level = self.config.severity_of("dangling-ref")
+        if level == "ignore":
+            return []
+        table = self.topics()
+        missing = [
+            (doc, name)
+            for doc in self.store.covering()
+            for name in doc.covers
+            if table.key(name) is None
+        ]
+        if not missing:
+            return []
+        suggested = suggest_all({name for _d, name in missing}, table.names)
+        return [
+            Problem(
+                doc.path,
+                _line_of(self.root / doc.path, name, doc.line),
+                level,
+                "dangling-ref",
+                f"covers {name!r}, which names no topic" + did_you_mean(suggested.get(name)),
+            )
+            for doc, name in missing
+        ]
 
     def _anchor_problems(self) -> list[Problem]:
         """``[[note#heading]]`` where the note has no such heading (found at write time)."""
@@ -343,6 +382,23 @@ class Vault:
     def text(self, path: str) -> tuple[str, list[str]]:
         """Plain text and headings of a file's body."""
         return self.store.text(path)
+
+
+def _line_of(file: Path, name: str, start: int) -> int:
+    """The line (1-based) where ``name`` is written in the first ``covers`` from line
+    ``start`` of the file on (``start`` itself when it cannot be read or found)."""
+    import re
+
+    key = re.compile(r"""(?:^|[\s{,])["']?covers["']?\s*[:=]""")
+    word = re.compile(r"(?<![\w-])#?" + re.escape(name) + r"(?![\w-])", re.IGNORECASE)
+    try:
+        lines = file.read_text(encoding="utf-8-sig", errors="replace").split("\n")
+    except OSError:
+        return start
+    first = max(start - 1, 0)
+    at = next((n for n in range(first, len(lines)) if key.search(lines[n])), first)
+    found = next((n for n in range(at, len(lines)) if word.search(lines[n])), None)
+    return start if found is None else found + 1
 
 
 __all__ = [
