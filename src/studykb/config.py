@@ -26,6 +26,7 @@ STATE_DIR = ".studykb"
 #: studykb.toml overrides them (error, warning or ignore).
 DEFAULT_SEVERITY = {
     "dangling-ref": "error",
+    "dangling-link": "warning",
     "ambiguous-ref": "warning",
     "duplicate-id": "error",
     "bad-front-matter": "error",

@@ -53,15 +53,20 @@ class _Walk:
     path: str
     reading: Reading
     body: Body
+    #: The page's URL where pages are named by URLs (Hugo), else ``""``.
+    page_url: str = ""
 
 
-def read_body(body: str, first_line: int, path: str, reading: Reading = GITHUB) -> Body:
-    """Parse ``body`` (which starts on ``first_line`` of the file at vault path ``path``)."""
+def read_body(
+    body: str, first_line: int, path: str, reading: Reading = GITHUB, page_url: str = ""
+) -> Body:
+    """Parse ``body`` (which starts on ``first_line`` of the file at vault path ``path``;
+    ``page_url``: its URL on a Hugo site, where relative page links start)."""
     out = Body()
     env: dict[str, object] = {}
     tokens = markdown(reading.shortcodes, reading.definition_ids).parse(body, env)
     out.too_complex = bool(env.get(TOO_COMPLEX))
-    walk = _Walk(path, reading, out)
+    walk = _Walk(path, reading, out, page_url)
     parts: list[str] = []
     heading: Token | None = None
     term = False
@@ -174,7 +179,13 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
             in_link += 1
             _add(
                 walk.body,
-                link_target(str(child.attrs.get("href", "")), walk.path, cursor.line, walk.reading),
+                link_target(
+                    str(child.attrs.get("href", "")),
+                    walk.path,
+                    cursor.line,
+                    walk.reading,
+                    walk.page_url,
+                ),
             )
         elif ctype == "link_close":
             in_link -= 1

@@ -6,6 +6,7 @@ import datetime as dt
 import posixpath
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
@@ -14,6 +15,7 @@ from studykb.parse.frontmatter import Split, split
 from studykb.parse.links import RawRef, wikilink
 from studykb.parse.outline import Outline, checkable
 from studykb.parse.reading import GITHUB, Reading
+from studykb.parse.site_urls import of_page
 from studykb.parse.urls import normalize_url
 from studykb.parse.wikilinks import WIKILINK_RE, split_target
 
@@ -61,10 +63,13 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     parts = split(_text(path, raw, problems))
     if parts.error:
         problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
-    body = _body(path, parts, reading, problems)
-    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     meta = parts.meta
+    page_url, site_urls = of_page(path, meta, reading) if reading.site_urls else ("", [])
+    body = _body(path, parts, reading, problems, page_url)
+    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     doc, refs = _document(ctx, meta, body)
+    if site_urls:
+        doc = replace(doc, site_urls=tuple(site_urls))
     docs = [doc]
     for raw_ref in body.refs:
         refs.append(_body_ref(doc.key, path, raw_ref, problems))
@@ -110,10 +115,12 @@ def _text(path: str, raw: bytes, problems: list[Problem]) -> str:
     return text
 
 
-def _body(path: str, parts: Split, reading: Reading, problems: list[Problem]) -> Body:
+def _body(
+    path: str, parts: Split, reading: Reading, problems: list[Problem], page_url: str = ""
+) -> Body:
     """The Markdown body after the front matter, read; paragraphs too complex to parse
     are said in ``problems``."""
-    body = read_body(parts.body, parts.body_line, path, reading)
+    body = read_body(parts.body, parts.body_line, path, reading, page_url)
     if body.too_complex:
         problems.append(
             Problem(

@@ -132,6 +132,15 @@ class Site:
     #: Permalink patterns: Hugo ``[permalinks]`` (section -> pattern), Jekyll ``permalink``
     #: (under the key ``"*"``).
     permalinks: Mapping[str, str] = field(default_factory=dict)
+    #: Hugo's ``disablePathToLower``: paths keep the case of file names and titles.
+    keep_case: bool = False
+    #: Every language of a Hugo site (lower case), its own content folder or not.
+    languages: tuple[str, ...] = ()
+    #: Hugo's nested sections (folders below the first with an ``_index.md``), relative to
+    #: their content folder; found only where a ``[permalinks]`` pattern uses ``:sections``.
+    sections: tuple[str, ...] = ()
+    #: Hugo's taxonomies (plural names, served as ``/tags/x/``): lists Hugo makes itself.
+    taxonomies: tuple[str, ...] = ()
     #: The path part of the site's base URL (``/repo/`` for ``https://x.github.io/repo/``).
     base_path: str = "/"
     #: The configuration file read, relative to ``root`` (None when there is none).
@@ -326,11 +335,11 @@ def _hugo_site(root: Path, override: bool) -> Site:
         static_mounts=tuple(mounts.static_mounts),
         pretty_urls=True,
         ugly_urls=config.get("uglyurls") is True,
-        permalinks={
-            str(k): str(v)
-            for k, v in _table(config.get("permalinks")).items()
-            if isinstance(v, str)
-        },
+        permalinks=_permalinks(config),
+        keep_case=config.get("disablepathtolower") is True,
+        languages=tuple(lang.lower() for lang in _languages(config)),
+        sections=_nested_sections(root, content, _permalinks(config)),
+        taxonomies=_taxonomies(config),
         base_path=_base_path(config.get("baseurl")),
         config_file=main,
         warnings=tuple(warnings),
@@ -413,6 +422,39 @@ def _hugo_heading_options(config: Mapping[str, Any]) -> dict[str, Any]:
     if parser.get("autoheadingid") is False:
         options["auto_ids"] = False
     return options
+
+
+def _nested_sections(
+    root: Path, content: list[str], patterns: Mapping[str, str]
+) -> tuple[str, ...]:
+    """The folders of the content that Hugo makes sections below the first level (those
+    holding an ``_index.md``): only ``:sections`` in a permalink needs them."""
+    if not any(":sections" in p for p in patterns.values()):
+        return ()
+    found: set[str] = set()
+    for folder in content:
+        base = root / folder
+        for index in base.glob("*/**/_index*.md"):
+            found.add(index.parent.relative_to(base).as_posix())
+    return tuple(sorted(found))
+
+
+def _taxonomies(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The URL folders of Hugo's taxonomies: ``[taxonomies]`` values, else tags and
+    categories."""
+    table = config.get("taxonomies")
+    if not isinstance(table, dict):
+        return ("categories", "tags")
+    return tuple(sorted(str(v).lower() for v in table.values() if isinstance(v, str)))
+
+
+def _permalinks(config: Mapping[str, Any]) -> dict[str, str]:
+    """Section -> pattern for its pages: ``[permalinks]``, or its ``page`` table (Hugo
+    0.120 on, where ``section``, ``term`` and ``taxonomy`` tables name list pages)."""
+    table = _table(config.get("permalinks"))
+    pages = {k: v for k, v in table.items() if isinstance(v, str)}
+    pages.update({k: v for k, v in _table(table.get("page")).items() if isinstance(v, str)})
+    return {str(k): str(v) for k, v in pages.items()}
 
 
 def _base_path(url: Any) -> str:
@@ -635,6 +677,12 @@ def reading(site: Site, headings: str | None = None) -> Reading:
         page_urls=site.generator in ("hugo", "zola"),
         shortcodes=site.generator == "hugo",
         static_dirs=site.static_dirs,
+        permalinks=tuple(sorted(site.permalinks.items())) if site.generator == "hugo" else (),
+        ugly_urls=site.ugly_urls,
+        keep_case=site.keep_case,
+        languages=site.languages,
+        sections=site.sections,
+        taxonomies=site.taxonomies,
     )
 
 
