@@ -27,6 +27,7 @@ STATE_DIR = ".studykb"
 DEFAULT_SEVERITY = {
     "dangling-ref": "error",
     "dangling-link": "warning",
+    "site-clash": "warning",
     "ambiguous-ref": "warning",
     "duplicate-id": "error",
     "bad-front-matter": "error",

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
+from studykb.parse import site_keys
 from studykb.parse.body import Body, is_attachment, read_body
 from studykb.parse.frontmatter import Split, split
 from studykb.parse.links import RawRef, wikilink
@@ -244,14 +245,14 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
         title=title,
         type=dtype,
         line=1,
-        aliases=_strings(meta.get("aliases", meta.get("alias"))),
+        aliases=_names(meta, ctx.reading.generator),
         tags=_merged(tags, body.tags),
         covers=_tags(meta.get("covers")),
         date=_date(meta.get("date", meta.get("created"))),
         level=_level(ctx, meta.get("level")),
         status=_status(ctx, meta.get("status")),
         done=_date(meta.get("done")),
-        url=str(meta["url"]).strip() if isinstance(meta.get("url"), str) else None,
+        url=site_keys.link(meta, ctx.reading.generator),
         kind=str(meta["kind"]) if isinstance(meta.get("kind"), str) else None,
         minutes=_minutes(meta.get("minutes")),
         summary=_clip(str(text_summary)),
@@ -260,7 +261,17 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
         labels=tuple(dict.fromkeys(label.name for label in body.labels)),
     )
     refs = _front_refs(ctx, doc.key, meta, skip=("units",))
+    for key, message in site_keys.clashes(meta, ctx.reading.generator):
+        ctx.warn(ctx.key_line(key), "site-clash", message)
     return doc, refs
+
+
+def _names(meta: dict[str, Any], generator: str) -> tuple[str, ...]:
+    """Other names of the document (``names``; ``aliases`` where the site does not own it)."""
+    out: list[str] = []
+    for value in site_keys.name_values(meta, generator):
+        out.extend(_strings(value))
+    return tuple(dict.fromkeys(out))
 
 
 def _units(
@@ -310,14 +321,14 @@ def _unit(ctx: _Context, course: Document, uid: str, unit: dict[str, Any], index
         title=title,
         type="unit",
         line=ctx.line(index),
-        aliases=_strings(unit.get("aliases")),
+        aliases=_strings([*_strings(unit.get("names")), *_strings(unit.get("aliases"))]),
         tags=_tags(unit.get("tags")),
         covers=_tags(unit.get("covers")),
         date=_date(unit.get("date")),
         level=_level(ctx, unit.get("level"), index),
         status=_status(ctx, unit.get("status"), index),
         done=_date(unit.get("done")),
-        url=str(unit["url"]) if isinstance(unit.get("url"), str) else None,
+        url=site_keys.link(unit, "github"),
         kind=str(unit.get("kind")) if unit.get("kind") else None,
         minutes=_minutes(unit.get("minutes")),
         summary=_clip(str(unit.get("summary") or title)),
