@@ -8,6 +8,7 @@ Shortcode bodies that are not Markdown (``{{< code-toggle >}}``'s TOML) are read
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,6 +23,8 @@ from studykb.parse.slugs import Heading
 
 #: Block tokens whose text is code: read into the plain text, never for references.
 _CODE_BLOCKS = ("fence", "code_block", "shortcode_block")
+#: An ``id`` or ``name`` attribute in raw HTML.
+_HTML_ID = re.compile(r"""<[a-zA-Z][^>]*?\s(id|name)\s*=\s*["']([^"'<>]+)["']""")
 
 
 @dataclass
@@ -33,6 +36,8 @@ class Body:
     outline: list[Heading] = field(default_factory=list)
     """Headings as written, with levels and lines (anchors)."""
     labels: list[Label] = field(default_factory=list)
+    ids: list[Label] = field(default_factory=list)
+    """Anchors written in raw HTML (``<a id="x">``, ``<span id="概述">``, ``name=``)."""
     tags: list[str] = field(default_factory=list)
     """Inline ``#tags``, without ``#``, in order, each once."""
     fragments: list[Fragment] = field(default_factory=list)
@@ -43,7 +48,7 @@ class Body:
     """Some paragraphs were read as plain text (see ``markdown.MAX_INLINE_COST``)."""
 
     def the_outline(self) -> Outline:
-        return Outline(tuple(self.outline), tuple(self.labels))
+        return Outline(tuple(self.outline), tuple(self.labels), tuple(self.ids))
 
 
 @dataclass
@@ -79,6 +84,8 @@ def read_body(
         if ttype in ("heading_open", "dt_open"):
             heading, term = (tok, False) if ttype == "heading_open" else (None, True)
             continue
+        if ttype == "html_block":
+            _html_ids(tok.content, first_line + (tok.map[0] if tok.map else 0), out)
         if ttype in _CODE_BLOCKS:
             parts.append(tok.content)
             continue
@@ -173,6 +180,8 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
             cursor.seek(child.markup)  # ... and the closing ones
         elif ctype in ("math_inline", "math_inline_double", "html_inline"):
             cursor.seek(child.content)
+            if ctype == "html_inline":
+                _html_ids(child.content, cursor.line, walk.body)
             if math and ctype != "html_inline":
                 words.append(child.markup + child.content + child.markup)
         elif ctype == "link_open":
@@ -194,6 +203,12 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
         else:
             _special(child, cursor, walk, words)
     return "".join(words).strip()
+
+
+def _html_ids(html: str, line: int, out: Body) -> None:
+    """The ``id``/``name`` attributes of raw HTML: anchors a ``#fragment`` may name."""
+    for found in _HTML_ID.finditer(html):
+        out.ids.append(Label(found.group(2), line + html.count("\n", 0, found.start())))
 
 
 def _bare_urls(text: str, line: int, out: Body) -> None:

@@ -478,7 +478,9 @@ def _type(ctx: _Context, value: Any, path: str) -> str:
             "bad-field",
             f"type {value!r} is not one of {', '.join(TYPES)}; using the folder's type",
         )
-    parts = path.split("/")[:-1]
+    root = ctx.reading.content_root(path)
+    inside = path[len(root) + 1 :] if root != "." and path.startswith(root + "/") else path
+    parts = inside.split("/")[:-1]  # content/courses/x.md of a site is a course too
     if parts and parts[0] == "courses":
         return "course"
     for folder in reversed(parts):

@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 from studykb.config import GENERATORS as _GENERATORS
 from studykb.config import Config
 from studykb.parse.reading import Reading
+from studykb.vault.scope import Scope, of_site
 
 #: The generators ``detect`` can name.
 GENERATORS = _GENERATORS
@@ -51,6 +52,7 @@ HEADING_FLAVOURS = {
     "obsidian": "obsidian",
     "dendron": "github",
     "quartz": "github",
+    "mkdocs": "github",
     "jekyll": "github",
     "github": "github",
 }
@@ -147,6 +149,8 @@ class Site:
     config_file: str | None = None
     #: Configuration that could not be read.
     warnings: tuple[ConfigWarning, ...] = ()
+    #: Which Markdown files are the generator's documents (``vault/scope.py``).
+    scope: Scope | None = None
 
 
 # --- reading configuration files, never raising --------------------------------------------------
@@ -172,7 +176,7 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
     suffix = path.suffix.lower()
     # YAML (and python-frontmatter with it) is loaded only for a YAML configuration: every
     # command detects the site, most vaults have none
-    from studykb.parse.frontmatter import YAMLError, load_yaml
+    from studykb.parse.frontmatter import YAMLError, load_config_yaml
 
     try:
         if suffix == ".toml":
@@ -180,7 +184,7 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
         elif suffix == ".json":
             data = json.loads(text) if text.strip() else {}
         else:
-            data = load_yaml(text)
+            data = load_config_yaml(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_LINE.search(str(exc))
         warnings.append(
@@ -553,6 +557,27 @@ def _jekyll_site(root: Path) -> Site:
         base_path=_base_path(_text(config.get("baseurl")) or "/"),
         config_file="_config.yml",
         warnings=tuple(warnings),
+        scope=of_site(root, "jekyll", (source,), config),
+    )
+
+
+def _mkdocs_site(root: Path) -> Site:
+    """An mkdocs site: ``docs_dir`` (``docs``) less ``exclude_docs``."""
+    warnings: list[ConfigWarning] = []
+    name = "mkdocs.yml" if (root / "mkdocs.yml").is_file() else "mkdocs.yaml"
+    config = _load(root, root / name, warnings) if (root / name).is_file() else {}
+    docs = _clean_dir(_text(config.get("docs_dir")) or "docs")
+    return Site(
+        root=root,
+        generator="mkdocs",
+        content_dirs=(docs,),
+        heading_flavour="github",
+        static_dirs=(docs,),
+        pretty_urls=config.get("use_directory_urls", True) is not False,
+        base_path=_base_path(config.get("site_url")),
+        config_file=name if (root / name).is_file() else None,
+        warnings=tuple(warnings),
+        scope=of_site(root, "mkdocs", (docs,), config),
     )
 
 
@@ -595,11 +620,18 @@ def detect(root: Path, override: str | None = None) -> Site:
         name = override.strip().lower()
         if name not in GENERATORS:
             raise ValueError(f"unknown generator {override!r}; one of {', '.join(GENERATORS)}")
-        return _build(root, name, override=True)
+        return _scoped(_build(root, name, override=True))
     scratch: list[ConfigWarning] = []
-    site = _build(root, _guess(root, scratch), override=False)
+    site = _scoped(_build(root, _guess(root, scratch), override=False))
     missed = [w for w in dict.fromkeys(scratch) if w not in site.warnings]
     return replace(site, warnings=site.warnings + tuple(missed)) if missed else site
+
+
+def _scoped(site: Site) -> Site:
+    """The site with the scope of its documents (builders that read more set their own)."""
+    if site.scope is not None:
+        return site
+    return replace(site, scope=of_site(site.root, site.generator, site.content_dirs, {}))
 
 
 def _guess(root: Path, scratch: list[ConfigWarning]) -> str:
@@ -622,10 +654,14 @@ def _guess(root: Path, scratch: list[ConfigWarning]) -> str:
         config, _ = _hugo_config(root, scratch)
         if _looks_like_hugo(config, root):
             return "hugo"
+    if (root / "mkdocs.yml").is_file() or (root / "mkdocs.yaml").is_file():
+        return "mkdocs"
     if (root / ".obsidian").is_dir():
         return "obsidian"
     if (root / "_config.yml").is_file():
         return "jekyll"
+    if (root / "root.schema.yml").is_file():  # a Dendron vault kept without its workspace
+        return "dendron"
     return "github"
 
 
@@ -648,6 +684,8 @@ def _build(root: Path, generator: str, override: bool) -> Site:
             static_dirs=(".",),
             label_first=True,
         )
+    if generator == "mkdocs":
+        return _mkdocs_site(root)
     if generator == "jekyll" and (root / "_config.yml").is_file():
         return _jekyll_site(root)
     if generator == "jekyll":

@@ -95,7 +95,7 @@ class Refresh:
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice)
         scanned_ns = time.time_ns()
-        found = scan(self.config)
+        found = scan(self.config, self.site.scope)
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)

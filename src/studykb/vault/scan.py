@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from studykb.config import Config
 from studykb.model import Problem
 from studykb.vault import files
+from studykb.vault.scope import Scope
 
 
 @dataclass
@@ -28,13 +29,15 @@ class Scan:
     """Absolute paths of temporary files a killed studykb left (removed by the refresh)."""
 
 
-def scan(config: Config) -> Scan:
-    """Walk ``config.root``, skipping hidden folders, ``exclude`` and the state folder.
+def scan(config: Config, scope: Scope | None = None) -> Scan:
+    """Walk ``config.root``, skipping hidden folders, ``exclude`` and the state folder;
+    with ``scope``, only the Markdown files the site generator renders are documents (the
+    others are still files that links may name).
 
     Symbolic links are followed only to places inside the vault (or inside a folder of
     ``allow_outside``); a link out of it is reported (``outside-vault``) and not read.
     """
-    walk = _Walk(config)
+    walk = _Walk(config, scope)
     # the loop below runs once per file: a no-op refresh is mostly this walk
     stack = [("", str(config.root))]
     while stack:
@@ -49,8 +52,9 @@ def scan(config: Config) -> Scan:
 class _Walk:
     """What one walk has found, and its rules (see :func:`scan`)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, scope: Scope | None = None) -> None:
         self.config = config
+        self.scope = scope if scope is not None and (scope.within or scope.ignore) else None
         self.out = Scan()
         self.allowed = [os.path.realpath(config.root), *(str(p) for p in config.allow_outside)]
         self.excluded = set(config.exclude)
@@ -119,9 +123,9 @@ class _Walk:
             if is_md:
                 self.problem(rel, "not-a-file", "a folder named like a note; skipped")
             return rel, entry.path
-        if is_md:
+        if is_md and (self.scope is None or self.scope.reads(rel)):
             self.note(rel, entry)
-        else:
+        elif not is_md:
             self.out.attachments[rel.lower()] = rel
             self.out.attachment_names.setdefault(name.lower(), rel)
         return None
