@@ -124,3 +124,49 @@ def test_raw_html_anchors_are_anchors(tmp_path: Path) -> None:
     )
     _docs_, problems = _docs(tmp_path)
     assert problems == ["a.md:dangling-anchor"]
+
+
+def test_a_bracketed_label_before_a_link_is_a_markdown_link(tmp_path: Path) -> None:
+    _write(tmp_path, {"a.md": "See [[1]](b.md) and [[2]](https://x.org/).\n", "b.md": "# B\n"})
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    links = {link.ref.text: link.state for link in vault.links("")}
+    vault.close()
+    assert links == {"b.md": "ok", "https://x.org/": "external"}
+
+
+def test_obsidian_names_a_note_by_its_file_and_drawings_are_not_notes(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            ".obsidian/app.json": "{}\n",
+            "problem.md": "# Text Elements\nA note whose first heading is not its name.\n",
+            "Other.md": "# Text Elements\n[[problem]] and ![[Sketch.excalidraw]]\n",
+            "Sketch.excalidraw.md": "---\nexcalidraw-plugin: parsed\n---\n# Text Elements\n"
+            "[[nowhere]]\n",
+        },
+    )
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    docs = vault.documents()
+    links = {link.ref.text: (link.state, link.target) for link in vault.links("")}
+    problems = vault.problems()
+    vault.close()
+    assert {d.title for d in docs.values()} == {"problem", "Other"}
+    assert links["[[problem]]"] == ("ok", "problem.md")
+    assert links["![[Sketch.excalidraw]]"][0] == "asset"
+    assert problems == []
+
+
+def test_mkdocs_attr_list_ids_are_anchors(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "mkdocs.yml": "site_name: S\nmarkdown_extensions: [attr_list]\n",
+            "docs/a.md": "# A\n\n*   **`locale`**{ #mkdocs-locale }: the locale.\n\n"
+            "A paragraph.\n{: #para .note }\n",
+            "docs/b.md": "[l](a.md#mkdocs-locale) [p](a.md#para) [gone](a.md#gone)\n",
+        },
+    )
+    _docs_, problems = _docs(tmp_path)
+    assert problems == ["docs/b.md:dangling-anchor"]

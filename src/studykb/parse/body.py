@@ -18,11 +18,13 @@ from studykb.parse.links import Fragment, RawRef, hugo_ref, link_target, wikilin
 from studykb.parse.markdown import TOO_COMPLEX, bare_urls, markdown
 from studykb.parse.markers import marker_lines
 from studykb.parse.outline import Label, Outline
-from studykb.parse.reading import GITHUB, Reading
+from studykb.parse.reading import DRAWING, GITHUB, Reading
 from studykb.parse.slugs import Heading
 
 #: Block tokens whose text is code: read into the plain text, never for references.
 _CODE_BLOCKS = ("fence", "code_block", "shortcode_block")
+#: An ``attr_list`` block holding an id (``{ #x }``, ``{: #x .cls }``).
+_ATTR_ID = re.compile(r"\{:?\s*(?:[.\w-]+(?:=\S+)?\s+)*#([\w-]+)[^{}]*\}")
 #: An ``id`` or ``name`` attribute in raw HTML.
 _HTML_ID = re.compile(r"""<[a-zA-Z][^>]*?\s(id|name)\s*=\s*["']([^"'<>]+)["']""")
 
@@ -163,6 +165,8 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
     """The plain text of ``tok`` (with its ``$math$`` when ``math``: a heading's text is all
     there is of it); its references and tags go to ``walk.body``."""
     cursor = _Cursor(tok.content or "", base)
+    if walk.reading.generator == "mkdocs" and "{" in (tok.content or ""):
+        _attr_ids(tok.content, base, walk.body)
     words: list[str] = []
     in_link = 0
     for child in tok.children or ():
@@ -209,6 +213,12 @@ def _html_ids(html: str, line: int, out: Body) -> None:
     """The ``id``/``name`` attributes of raw HTML: anchors a ``#fragment`` may name."""
     for found in _HTML_ID.finditer(html):
         out.ids.append(Label(found.group(2), line + html.count("\n", 0, found.start())))
+
+
+def _attr_ids(text: str, line: int, out: Body) -> None:
+    """``**locale**{ #mkdocs-locale }``: an id that mkdocs' ``attr_list`` gives an element."""
+    for found in _ATTR_ID.finditer(text):
+        out.ids.append(Label(found.group(1), line + text.count("\n", 0, found.start())))
 
 
 def _bare_urls(text: str, line: int, out: Body) -> None:
@@ -330,6 +340,9 @@ ATTACHMENT_EXTS = frozenset(
 
 
 def is_attachment(target: str) -> bool:
-    """``![[diagram.png]]``: a file that is not a document (an image, a PDF...)."""
+    """``![[diagram.png]]``: a file that is not a document (an image, a PDF, an Excalidraw
+    drawing ``x.excalidraw.md``)."""
+    if target.lower().endswith((DRAWING, DRAWING[:-3])):
+        return True
     dot = target.rfind(".")
     return dot != -1 and "/" not in target[dot:] and target[dot + 1 :].lower() in ATTACHMENT_EXTS

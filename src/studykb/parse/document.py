@@ -229,10 +229,12 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
     doc_id = str(raw_id).strip() if explicit else stem
     dtype = _type(ctx, meta.get("type"), path)
     title = meta.get("title")
+    # Obsidian names a note by its file name, whatever its first heading says
+    first = None if ctx.reading.generator == "obsidian" else body.title
     title = (
         str(title).strip()
         if isinstance(title, (str, int, float)) and str(title).strip()
-        else (body.title or stem)
+        else (first or stem)
     )
     text_summary = (
         meta.get("summary") or meta.get("description") or meta.get("desc") or body.summary

@@ -14,6 +14,8 @@ import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any
 
+#: How Obsidian's Excalidraw plugin names a drawing: Markdown that is not a note.
+DRAWING = ".excalidraw.md"
 #: File names of pages that stand for their folder (Hugo/Zola bundles and sections, READMEs).
 INDEX_STEMS = ("index", "_index", "readme")
 

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from studykb.config import Config
 from studykb.model import Problem
+from studykb.parse.reading import DRAWING
 from studykb.vault import files
 from studykb.vault.scope import Scope
 
@@ -103,7 +104,7 @@ class _Walk:
             return None
         if self.excluded and self.skip(rel, name):
             return None
-        is_md = name[-3:].lower() == ".md"
+        is_md = name[-3:].lower() == ".md" and not name.lower().endswith(DRAWING)
         try:
             is_link = entry.is_symlink()
             is_dir = entry.is_dir()
@@ -128,6 +129,9 @@ class _Walk:
         elif not is_md:
             self.out.attachments[rel.lower()] = rel
             self.out.attachment_names.setdefault(name.lower(), rel)
+            if name.lower().endswith(DRAWING):  # ![[x.excalidraw]] names x.excalidraw.md
+                self.out.attachments[rel[:-3].lower()] = rel
+                self.out.attachment_names.setdefault(name[:-3].lower(), rel)
         return None
 
     def followed(self, entry: os.DirEntry[str], rel: str, report: bool) -> bool:
