@@ -101,3 +101,20 @@ def test_outside_hugo_url_and_aliases_are_studykbs_and_link_names_too(tmp_path: 
     assert (docs["notes/b.md"].url, docs["notes/b.md"].aliases) == ("https://b.org/", ("乙",))
     assert not [p for p in vault.problems() if p.code in ("site-clash", "dangling-ref")]
     vault.close()
+
+
+def test_hugos_own_type_is_not_a_bad_field(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "hugo.toml": HUGO_TOML,
+            "content/ranking/_index.md": "---\ntitle: Ranking\ntype: ranking\n---\n",
+            "content/courses/c.md": "---\ntitle: C\ntype: course\n---\n",
+        },
+    )
+    vault = _vault(tmp_path)
+    assert vault.problems() == []
+    docs = vault.documents()
+    assert docs["content/ranking/_index.md"].type == "note"
+    assert docs["content/courses/c.md"].type == "course"
+    vault.close()

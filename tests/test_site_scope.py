@@ -170,3 +170,18 @@ def test_mkdocs_attr_list_ids_are_anchors(tmp_path: Path) -> None:
     )
     _docs_, problems = _docs(tmp_path)
     assert problems == ["docs/b.md:dangling-anchor"]
+
+
+def test_obsidian_heading_paths_as_obsidian_finds_them(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            ".obsidian/app.json": "{}\n",
+            "uv.md": "- [[#extra option#cuda 11.8|cuda]]\n"
+            '- [[#<font color="#ffc000">고화질</font>#정도|x]]\n- [[#nope#정도]]\n\n'
+            "### extra option\n## other\n#### cuda 11.8\n"
+            '## <font color="#ffc000">고화질</font>\n### 정도\n',
+        },
+    )
+    _docs_, problems = _docs(tmp_path)
+    assert problems == ["uv.md:dangling-anchor"]

@@ -474,7 +474,8 @@ def _stem(path: str) -> str:
 def _type(ctx: _Context, value: Any, path: str) -> str:
     if isinstance(value, str) and value.strip().lower() in TYPES:
         return value.strip().lower()
-    if value not in (None, ""):
+    if value not in (None, "") and ctx.reading.generator != "hugo":
+        # Hugo's own type (the layouts a page uses) is any word: not studykb's to judge
         ctx.warn(
             ctx.key_line("type"),
             "bad-field",
