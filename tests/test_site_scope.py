@@ -185,3 +185,20 @@ def test_obsidian_heading_paths_as_obsidian_finds_them(tmp_path: Path) -> None:
     )
     _docs_, problems = _docs(tmp_path)
     assert problems == ["uv.md:dangling-anchor"]
+
+
+def test_obsidian_and_quartz_find_a_linked_file_by_its_name(tmp_path: Path) -> None:
+    for root, marker in ((tmp_path / "o", ".obsidian/app.json"), (tmp_path / "q", "x")):
+        files = {
+            marker: "{}\n",
+            "notes/a.md": "![500](Pasted%20image%201.png) ![](gone.png)\n",
+            "notes/attachments/Pasted image 1.png": "png\n",
+        }
+        if root.name == "q":
+            files = {
+                "quartz.config.ts": "export default {}\n",
+                **{f"content/{k}": v for k, v in files.items() if k != "x"},
+            }
+        _write(root, files)
+        _docs_, problems = _docs(root)
+        assert len(problems) == 1 and problems[0].endswith(":missing-attachment"), problems
