@@ -272,7 +272,7 @@ def test_override(tmp_path: Path) -> None:
     assert site.warnings  # no content/ folder: said, not raised
     assert detect(tmp_path, override="Obsidian").generator == "obsidian"
     with pytest.raises(ValueError):
-        detect(tmp_path, override="mkdocs")
+        detect(tmp_path, override="vuepress")
 
 
 def test_every_generator_has_a_known_heading_flavour() -> None:

@@ -26,6 +26,8 @@ STATE_DIR = ".studykb"
 #: studykb.toml overrides them (error, warning or ignore).
 DEFAULT_SEVERITY = {
     "dangling-ref": "error",
+    "dangling-link": "warning",
+    "site-clash": "warning",
     "ambiguous-ref": "warning",
     "duplicate-id": "error",
     "bad-front-matter": "error",
@@ -48,7 +50,7 @@ SEVERITIES = ("error", "warning", "ignore")
 
 #: Site generators whose way of rendering Markdown studykb follows (``generator`` in
 #: studykb.toml; detected from the vault's files when not set).
-GENERATORS = ("hugo", "zola", "obsidian", "dendron", "quartz", "jekyll", "github")
+GENERATORS = ("hugo", "zola", "obsidian", "dendron", "quartz", "mkdocs", "jekyll", "github")
 #: Heading-anchor rules (``headings`` in studykb.toml; the generator's when not set).
 HEADING_RULES = ("github", "gitlab", "hugo", "zola", "obsidian")
 

@@ -120,6 +120,9 @@ class Document:
     """The whole front matter, made JSON-safe; unknown keys are kept here."""
     labels: tuple[str, ...] = ()
     """Labels the body defines (d2lbook ``:label:``), which ``:numref:`` and ``:ref:`` name."""
+    site_urls: tuple[str, ...] = ()
+    """Site paths the generator serves the page at (Hugo: its URL, then its ``aliases``),
+    as site-absolute links are compared (``/posts/a-post``); empty elsewhere."""
 
     @property
     def known_status(self) -> bool:

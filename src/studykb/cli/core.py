@@ -79,6 +79,8 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
                 "files": made.files,
                 "folders": dict(made.by_folder),
                 "exclude": list(made.exclude),
+                "generator": made.generator,
+                "scope": list(made.scope),
             }
         )
         return
@@ -95,6 +97,11 @@ def _print_init(root: Path, made: InitPlan, dry_run: bool) -> None:
         + (":" if made.by_folder else "."),
         markup=False,
     )
+    if made.generator != "github" or made.scope:
+        what = f"as a {made.generator} site" if made.generator != "github" else "with"
+        out.print(f"Read {what}:", markup=False)
+        for rule in made.scope:
+            out.print(f"  {rule}", markup=False)
     for name, count in made.by_folder[:12]:
         out.print(f"  {name if name != '.' else '(top level)'}  {count}", markup=False)
     if len(made.by_folder) > 12:

@@ -22,7 +22,7 @@ from studykb.parse.reading import GITHUB, Reading
 from studykb.vault import BuildStats, Vault
 from studykb.vault.checks import missing_anchors, wants_anchor_check
 from studykb.vault.flavour import of_config
-from studykb.vault.resolve import ID, Names, fold, names_json
+from studykb.vault.resolve import ID, SITE_LINK_MESSAGE, Names, bad_code, fold, names_json
 from studykb.vault.suggest import Suggester, did_you_mean, suggestible
 
 #: Vault-wide problems that cannot be recomputed from one buffer; shown from the last refresh.
@@ -99,7 +99,15 @@ def _vault_problems(problems: list[Problem]) -> dict[str, list[Problem]]:
 def _rows(docs: Iterable[Document]) -> Iterator[tuple[str, str, str, str, str, str, str | None]]:
     """Documents as the rows a :class:`Names` table is built from."""
     for d in docs:
-        yield (d.key, d.path, d.id, d.title, d.type, names_json(d.aliases, d.labels), d.url)
+        yield (
+            d.key,
+            d.path,
+            d.id,
+            d.title,
+            d.type,
+            names_json(d.aliases, d.labels, d.site_urls),
+            d.url,
+        )
 
 
 def _names_updated(names: Names, gone: list[Document], fresh: Iterable[Document]) -> Names:
@@ -215,16 +223,17 @@ def _reference_problems(snap: Snapshot, path: str, spans: list[Span]) -> Iterato
     for span in spans:
         if span.state not in ("dangling", "ambiguous"):
             continue
-        code = "dangling-ref" if span.state == "dangling" else "ambiguous-ref"
+        code = bad_code(span.state, span.ref.style)
         level = snap.config.severity_of(code)
         if level == "ignore":
             continue
         ref = span.ref
-        message = (
-            dangling_message(snap, ref)
-            if span.state == "dangling"
-            else f"{ref.text!r} fits several documents; using {span.note}"
-        )
+        if code == "dangling-link":
+            message = SITE_LINK_MESSAGE.format(text=ref.text)
+        elif span.state == "dangling":
+            message = dangling_message(snap, ref)
+        else:
+            message = f"{ref.text!r} fits several documents; using {span.note}"
         yield Problem(path, ref.line, level, code, message)
 
 

@@ -164,6 +164,9 @@ def as_dict(sb: Sidebar, ext: str = ".md", pages: SitePages | None = None) -> di
             return {"href": href(sb.path, key, path, ext)}
         return {"href": pages.href(key, path), "page": pages.key(key, path)}
 
+    def shown(path: str) -> bool:
+        return pages is None or pages.shown(path)
+
     def neighbour(n: Neighbour) -> dict[str, Any]:
         return {
             "id": n.id,
@@ -180,9 +183,9 @@ def as_dict(sb: Sidebar, ext: str = ".md", pages: SitePages | None = None) -> di
         "path": sb.path,
         "title": sb.title,
         "type": sb.type,
-        "related": [{**r.brief(), **link(r.key, r.path)} for r in sb.related],
-        "before": [neighbour(n) for n in sb.before],
-        "leads_to": [neighbour(n) for n in sb.leads_to],
+        "related": [{**r.brief(), **link(r.key, r.path)} for r in sb.related if shown(r.path)],
+        "before": [neighbour(n) for n in sb.before if shown(n.path)],
+        "leads_to": [neighbour(n) for n in sb.leads_to if shown(n.path)],
         "more_before": sb.more_before,
         "more_leads_to": sb.more_leads_to,
     }

@@ -8,7 +8,8 @@ URLs it builds, or the template finds nothing and the links lead nowhere:
   (``name/index.md``) and a section's (``_index.md``) their folder, ``slug`` replaces the last
   part, ``url`` the whole, ``[permalinks]`` patterns apply per section, ``uglyURLs`` gives
   ``/section/name.html``; a language other than the default is served under ``/lang/``; the
-  ``baseURL``'s path comes first (``.RelPermalink``).
+  ``baseURL``'s path comes first (``.RelPermalink``). ``parse/site_urls.py`` makes them,
+  as it does for the links ``check`` follows; a page Hugo never writes is never linked.
 - Jekyll (jekyllrb.com/docs/permalinks/): the key is ``page.path``; a page is
   ``/folder/name.html`` (``index.md`` its folder), or ``/folder/name/`` with
   ``permalink: pretty``; a post ``_posts/2024-01-02-title.md`` is
@@ -26,11 +27,11 @@ from typing import Any
 from urllib.parse import quote
 
 from studykb.model import Document
-from studykb.vault.flavour import Site
+from studykb.parse.site_urls import of_page, rendered
+from studykb.vault.flavour import Site, reading
 
 _POST = re.compile(r"^(\d{4})-(\d{2})-(\d{2})-(.+)$")
 _TOKEN = re.compile(r":([a-z_]+)")
-_UNSAFE = re.compile(r"[^\w\-./~]+", re.UNICODE)
 #: What Hugo's ``.RelPermalink`` leaves unescaped (``中文 笔记.md`` is ``%E4%B8%AD%E6%96%87-...``).
 _HUGO_SAFE = "-._~!$&'()*+,;=:@/%"
 #: What Jekyll leaves unescaped in a URL made from file names (``Jekyll::URL.escape_path``).
@@ -74,12 +75,20 @@ class SitePages:
         return f"{lang}/{name}" if lang else name
 
     # -- URLs ------------------------------------------------------------------------------
+    def shown(self, path: str) -> bool:
+        """Whether the generator writes the page (Hugo: no draft, ``build.render: never``,
+        expired page), so that a link to it can lead somewhere."""
+        if self.site.generator != "hugo":
+            return True
+        return rendered(self.docs[path].meta if path in self.docs else {})
+
     def href(self, key: str, path: str) -> str:
         """The URL the generator gives the page (site-absolute, with the base path)."""
         meta = self.docs[path].meta if path in self.docs else {}
         rel = self.key(path, path)
         if self.site.generator == "hugo":  # percent-encoded as .RelPermalink is
-            url = quote(_hugo_url(rel, meta, self.site, self.language(path)), safe=_HUGO_SAFE)
+            url, _names = of_page(path, meta, reading(self.site))
+            url = quote(url, safe=_HUGO_SAFE)
         else:
             url = _jekyll_url(rel, meta, self.site)
         anchor = key[len(path) + 1 :] if key != path else ""
@@ -88,54 +97,6 @@ class SitePages:
 
 def _based(base: str, url: str) -> str:
     return base.rstrip("/") + "/" + url.lstrip("/") if base not in ("", "/") else url
-
-
-def _urlize(text: str) -> str:
-    """Hugo's path making: spaces become ``-``, lower case (``disablePathToLower`` unset)."""
-    return _UNSAFE.sub("", text.strip().replace(" ", "-")).lower()
-
-
-def _hugo_url(rel: str, meta: Mapping[str, Any], site: Site, lang: str) -> str:
-    prefix = f"/{lang}" if lang else ""
-    if isinstance(meta.get("url"), str) and meta["url"].strip():
-        return prefix + "/" + str(meta["url"]).strip().strip("/") + "/"
-    folder, name = posixpath.split(rel)
-    stem = name[:-3] if name.lower().endswith(".md") else name
-    slug = meta.get("slug") if isinstance(meta.get("slug"), str) else None
-    if stem == "_index":
-        return prefix + ("/" + _urlize(folder) + "/" if folder else "/")
-    if stem == "index":  # a leaf bundle: its folder is the page
-        folder, stem = posixpath.split(folder)
-    last = _urlize(slug or stem)
-    section = folder.split("/", 1)[0] if folder else ""
-    pattern = site.permalinks.get(section)
-    if pattern:
-        return prefix + _expand(pattern, meta, section, folder, slug or stem, stem)
-    if site.ugly_urls:
-        return prefix + "/" + "/".join(p for p in (_urlize(folder), last) if p) + ".html"
-    return prefix + "/" + "/".join(p for p in (_urlize(folder), last) if p) + "/"
-
-
-def _expand(
-    pattern: str, meta: Mapping[str, Any], section: str, folder: str, slug: str, stem: str
-) -> str:
-    """A Hugo ``[permalinks]`` pattern for one page (unknown tokens are left to Hugo)."""
-    date = str(meta.get("date") or "")
-    year, month, day = date[:4], date[5:7], date[8:10]
-    title = str(meta.get("title") or stem)
-    values = {
-        "year": year,
-        "month": month,
-        "day": day,
-        "section": section,
-        "sections": folder,
-        "slug": _urlize(slug if "slug" in meta else title),
-        "title": _urlize(title),
-        "filename": _urlize(stem),
-        "contentbasename": _urlize(stem),
-    }
-    out = _TOKEN.sub(lambda m: values.get(m.group(1), m.group(0)), pattern)
-    return "/" + re.sub("/+", "/", out).strip("/") + ("/" if out.endswith("/") else "")
 
 
 def _jekyll_url(rel: str, meta: Mapping[str, Any], site: Site) -> str:

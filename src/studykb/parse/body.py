@@ -8,6 +8,7 @@ Shortcode bodies that are not Markdown (``{{< code-toggle >}}``'s TOML) are read
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,11 +18,15 @@ from studykb.parse.links import Fragment, RawRef, hugo_ref, link_target, wikilin
 from studykb.parse.markdown import TOO_COMPLEX, bare_urls, markdown
 from studykb.parse.markers import marker_lines
 from studykb.parse.outline import Label, Outline
-from studykb.parse.reading import GITHUB, Reading
+from studykb.parse.reading import DRAWING, GITHUB, Reading
 from studykb.parse.slugs import Heading
 
 #: Block tokens whose text is code: read into the plain text, never for references.
 _CODE_BLOCKS = ("fence", "code_block", "shortcode_block")
+#: An ``attr_list`` block holding an id (``{ #x }``, ``{: #x .cls }``).
+_ATTR_ID = re.compile(r"\{:?\s*(?:[.\w-]+(?:=\S+)?\s+)*#([\w-]+)[^{}]*\}")
+#: An ``id`` or ``name`` attribute in raw HTML.
+_HTML_ID = re.compile(r"""<[a-zA-Z][^>]*?\s(id|name)\s*=\s*["']([^"'<>]+)["']""")
 
 
 @dataclass
@@ -33,6 +38,8 @@ class Body:
     outline: list[Heading] = field(default_factory=list)
     """Headings as written, with levels and lines (anchors)."""
     labels: list[Label] = field(default_factory=list)
+    ids: list[Label] = field(default_factory=list)
+    """Anchors written in raw HTML (``<a id="x">``, ``<span id="概述">``, ``name=``)."""
     tags: list[str] = field(default_factory=list)
     """Inline ``#tags``, without ``#``, in order, each once."""
     fragments: list[Fragment] = field(default_factory=list)
@@ -43,7 +50,7 @@ class Body:
     """Some paragraphs were read as plain text (see ``markdown.MAX_INLINE_COST``)."""
 
     def the_outline(self) -> Outline:
-        return Outline(tuple(self.outline), tuple(self.labels))
+        return Outline(tuple(self.outline), tuple(self.labels), tuple(self.ids))
 
 
 @dataclass
@@ -53,15 +60,20 @@ class _Walk:
     path: str
     reading: Reading
     body: Body
+    #: The page's URL where pages are named by URLs (Hugo), else ``""``.
+    page_url: str = ""
 
 
-def read_body(body: str, first_line: int, path: str, reading: Reading = GITHUB) -> Body:
-    """Parse ``body`` (which starts on ``first_line`` of the file at vault path ``path``)."""
+def read_body(
+    body: str, first_line: int, path: str, reading: Reading = GITHUB, page_url: str = ""
+) -> Body:
+    """Parse ``body`` (which starts on ``first_line`` of the file at vault path ``path``;
+    ``page_url``: its URL on a Hugo site, where relative page links start)."""
     out = Body()
     env: dict[str, object] = {}
     tokens = markdown(reading.shortcodes, reading.definition_ids).parse(body, env)
     out.too_complex = bool(env.get(TOO_COMPLEX))
-    walk = _Walk(path, reading, out)
+    walk = _Walk(path, reading, out, page_url)
     parts: list[str] = []
     heading: Token | None = None
     term = False
@@ -74,6 +86,8 @@ def read_body(body: str, first_line: int, path: str, reading: Reading = GITHUB) 
         if ttype in ("heading_open", "dt_open"):
             heading, term = (tok, False) if ttype == "heading_open" else (None, True)
             continue
+        if ttype == "html_block":
+            _html_ids(tok.content, first_line + (tok.map[0] if tok.map else 0), out)
         if ttype in _CODE_BLOCKS:
             parts.append(tok.content)
             continue
@@ -151,6 +165,8 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
     """The plain text of ``tok`` (with its ``$math$`` when ``math``: a heading's text is all
     there is of it); its references and tags go to ``walk.body``."""
     cursor = _Cursor(tok.content or "", base)
+    if walk.reading.generator == "mkdocs" and "{" in (tok.content or ""):
+        _attr_ids(tok.content, base, walk.body)
     words: list[str] = []
     in_link = 0
     for child in tok.children or ():
@@ -168,13 +184,21 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
             cursor.seek(child.markup)  # ... and the closing ones
         elif ctype in ("math_inline", "math_inline_double", "html_inline"):
             cursor.seek(child.content)
+            if ctype == "html_inline":
+                _html_ids(child.content, cursor.line, walk.body)
             if math and ctype != "html_inline":
                 words.append(child.markup + child.content + child.markup)
         elif ctype == "link_open":
             in_link += 1
             _add(
                 walk.body,
-                link_target(str(child.attrs.get("href", "")), walk.path, cursor.line, walk.reading),
+                link_target(
+                    str(child.attrs.get("href", "")),
+                    walk.path,
+                    cursor.line,
+                    walk.reading,
+                    walk.page_url,
+                ),
             )
         elif ctype == "link_close":
             in_link -= 1
@@ -183,6 +207,18 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
         else:
             _special(child, cursor, walk, words)
     return "".join(words).strip()
+
+
+def _html_ids(html: str, line: int, out: Body) -> None:
+    """The ``id``/``name`` attributes of raw HTML: anchors a ``#fragment`` may name."""
+    for found in _HTML_ID.finditer(html):
+        out.ids.append(Label(found.group(2), line + html.count("\n", 0, found.start())))
+
+
+def _attr_ids(text: str, line: int, out: Body) -> None:
+    """``**locale**{ #mkdocs-locale }``: an id that mkdocs' ``attr_list`` gives an element."""
+    for found in _ATTR_ID.finditer(text):
+        out.ids.append(Label(found.group(1), line + text.count("\n", 0, found.start())))
 
 
 def _bare_urls(text: str, line: int, out: Body) -> None:
@@ -304,6 +340,9 @@ ATTACHMENT_EXTS = frozenset(
 
 
 def is_attachment(target: str) -> bool:
-    """``![[diagram.png]]``: a file that is not a document (an image, a PDF...)."""
+    """``![[diagram.png]]``: a file that is not a document (an image, a PDF, an Excalidraw
+    drawing ``x.excalidraw.md``)."""
+    if target.lower().endswith((DRAWING, DRAWING[:-3])):
+        return True
     dot = target.rfind(".")
     return dot != -1 and "/" not in target[dot:] and target[dot + 1 :].lower() in ATTACHMENT_EXTS

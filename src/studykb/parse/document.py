@@ -6,14 +6,17 @@ import datetime as dt
 import posixpath
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
+from studykb.parse import site_keys
 from studykb.parse.body import Body, is_attachment, read_body
 from studykb.parse.frontmatter import Split, split
 from studykb.parse.links import RawRef, wikilink
 from studykb.parse.outline import Outline, checkable
 from studykb.parse.reading import GITHUB, Reading
+from studykb.parse.site_urls import of_page
 from studykb.parse.urls import normalize_url
 from studykb.parse.wikilinks import WIKILINK_RE, split_target
 
@@ -61,10 +64,13 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     parts = split(_text(path, raw, problems))
     if parts.error:
         problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
-    body = _body(path, parts, reading, problems)
-    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     meta = parts.meta
+    page_url, site_urls = of_page(path, meta, reading) if reading.site_urls else ("", [])
+    body = _body(path, parts, reading, problems, page_url)
+    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     doc, refs = _document(ctx, meta, body)
+    if site_urls:
+        doc = replace(doc, site_urls=tuple(site_urls))
     docs = [doc]
     for raw_ref in body.refs:
         refs.append(_body_ref(doc.key, path, raw_ref, problems))
@@ -110,10 +116,12 @@ def _text(path: str, raw: bytes, problems: list[Problem]) -> str:
     return text
 
 
-def _body(path: str, parts: Split, reading: Reading, problems: list[Problem]) -> Body:
+def _body(
+    path: str, parts: Split, reading: Reading, problems: list[Problem], page_url: str = ""
+) -> Body:
     """The Markdown body after the front matter, read; paragraphs too complex to parse
     are said in ``problems``."""
-    body = read_body(parts.body, parts.body_line, path, reading)
+    body = read_body(parts.body, parts.body_line, path, reading, page_url)
     if body.too_complex:
         problems.append(
             Problem(
@@ -221,10 +229,12 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
     doc_id = str(raw_id).strip() if explicit else stem
     dtype = _type(ctx, meta.get("type"), path)
     title = meta.get("title")
+    # Obsidian names a note by its file name, whatever its first heading says
+    first = None if ctx.reading.generator == "obsidian" else body.title
     title = (
         str(title).strip()
         if isinstance(title, (str, int, float)) and str(title).strip()
-        else (body.title or stem)
+        else (first or stem)
     )
     text_summary = (
         meta.get("summary") or meta.get("description") or meta.get("desc") or body.summary
@@ -237,14 +247,14 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
         title=title,
         type=dtype,
         line=1,
-        aliases=_strings(meta.get("aliases", meta.get("alias"))),
+        aliases=_names(meta, ctx.reading.generator),
         tags=_merged(tags, body.tags),
         covers=_tags(meta.get("covers")),
         date=_date(meta.get("date", meta.get("created"))),
         level=_level(ctx, meta.get("level")),
         status=_status(ctx, meta.get("status")),
         done=_date(meta.get("done")),
-        url=str(meta["url"]).strip() if isinstance(meta.get("url"), str) else None,
+        url=site_keys.link(meta, ctx.reading.generator),
         kind=str(meta["kind"]) if isinstance(meta.get("kind"), str) else None,
         minutes=_minutes(meta.get("minutes")),
         summary=_clip(str(text_summary)),
@@ -253,7 +263,17 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
         labels=tuple(dict.fromkeys(label.name for label in body.labels)),
     )
     refs = _front_refs(ctx, doc.key, meta, skip=("units",))
+    for key, message in site_keys.clashes(meta, ctx.reading.generator):
+        ctx.warn(ctx.key_line(key), "site-clash", message)
     return doc, refs
+
+
+def _names(meta: dict[str, Any], generator: str) -> tuple[str, ...]:
+    """Other names of the document (``names``; ``aliases`` where the site does not own it)."""
+    out: list[str] = []
+    for value in site_keys.name_values(meta, generator):
+        out.extend(_strings(value))
+    return tuple(dict.fromkeys(out))
 
 
 def _units(
@@ -303,14 +323,14 @@ def _unit(ctx: _Context, course: Document, uid: str, unit: dict[str, Any], index
         title=title,
         type="unit",
         line=ctx.line(index),
-        aliases=_strings(unit.get("aliases")),
+        aliases=_strings([*_strings(unit.get("names")), *_strings(unit.get("aliases"))]),
         tags=_tags(unit.get("tags")),
         covers=_tags(unit.get("covers")),
         date=_date(unit.get("date")),
         level=_level(ctx, unit.get("level"), index),
         status=_status(ctx, unit.get("status"), index),
         done=_date(unit.get("done")),
-        url=str(unit["url"]) if isinstance(unit.get("url"), str) else None,
+        url=site_keys.link(unit, "github"),
         kind=str(unit.get("kind")) if unit.get("kind") else None,
         minutes=_minutes(unit.get("minutes")),
         summary=_clip(str(unit.get("summary") or title)),
@@ -454,13 +474,16 @@ def _stem(path: str) -> str:
 def _type(ctx: _Context, value: Any, path: str) -> str:
     if isinstance(value, str) and value.strip().lower() in TYPES:
         return value.strip().lower()
-    if value not in (None, ""):
+    if value not in (None, "") and ctx.reading.generator != "hugo":
+        # Hugo's own type (the layouts a page uses) is any word: not studykb's to judge
         ctx.warn(
             ctx.key_line("type"),
             "bad-field",
             f"type {value!r} is not one of {', '.join(TYPES)}; using the folder's type",
         )
-    parts = path.split("/")[:-1]
+    root = ctx.reading.content_root(path)
+    inside = path[len(root) + 1 :] if root != "." and path.startswith(root + "/") else path
+    parts = inside.split("/")[:-1]  # content/courses/x.md of a site is a course too
     if parts and parts[0] == "courses":
         return "course"
     for folder in reversed(parts):

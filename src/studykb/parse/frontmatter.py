@@ -33,6 +33,28 @@ def load_yaml(text: str) -> Any:
     return yaml.load(text, Loader=_Loader)
 
 
+class _TagsAsData(yaml.SafeLoader):  # pylint: disable=too-many-ancestors
+    """A safe loader that reads a value with a tag it does not know (mkdocs.yml's
+    ``!!python/name:...`` and ``!ENV``) as the plain value written, never as an object."""
+
+
+def _untagged(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
+    if isinstance(node, yaml.MappingNode):
+        return loader.construct_mapping(node)
+    if isinstance(node, yaml.SequenceNode):
+        return loader.construct_sequence(node)
+    return loader.construct_scalar(node)  # type: ignore[arg-type]
+
+
+_TagsAsData.add_multi_constructor("!", _untagged)
+_TagsAsData.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
+
+
+def load_config_yaml(text: str) -> Any:
+    """A site's YAML configuration, safely, with tags for its own tools read as data."""
+    return yaml.load(text, Loader=_TagsAsData)  # noqa: S506 - a SafeLoader subclass
+
+
 _JSON = frontmatter.JSONHandler()
 
 

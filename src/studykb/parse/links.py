@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 from studykb.parse.reading import Reading
+from studykb.parse.site_urls import key_form
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 #: Extensions of files that are documents when linked without being found.
@@ -47,12 +48,16 @@ class Fragment:
     anchor: str
 
 
-def link_target(href: str, path: str, line: int, reading: Reading) -> RawRef | Fragment | None:
+def link_target(
+    href: str, path: str, line: int, reading: Reading, page_url: str = ""
+) -> RawRef | Fragment | None:
     """Classify a Markdown link destination written in the file at ``path``.
 
     URLs are kept for URL resolution; ``#x`` is a :class:`Fragment`; relative, site-absolute
     and ``@/`` (Zola) paths become path references, to documents or to attachments. A path
     without ``.md`` that names no document is an ordinary site link, so it is optional.
+    Where pages are named by their URLs (Hugo), a page link is a ``site`` reference to a
+    site path, one without ``/`` first taken from ``page_url``, the page's own URL.
     """
     href = href.strip()
     if not href:
@@ -72,6 +77,10 @@ def link_target(href: str, path: str, line: int, reading: Reading) -> RawRef | F
     ext = posixpath.splitext(target.rstrip("/"))[1].lower()
     is_doc = ext == DOC_SUFFIX
     attachment = bool(ext) and not is_doc and not _looks_like_name(ext)
+    if reading.site_urls and not is_doc and not attachment and not target.startswith("@/"):
+        site = _site_ref(line, raw, target, anchor, page_url, reading.taxonomies)
+        if site is not None:
+            return site
     if target.startswith("@/"):  # Zola internal link
         joined = _join(reading.content_root(path), target[2:])
     elif target.startswith("/"):  # site-absolute: the content folder (or the repository)
@@ -85,6 +94,24 @@ def link_target(href: str, path: str, line: int, reading: Reading) -> RawRef | F
     return RawRef(
         line, raw, norm, "path", anchor, optional=not is_doc, outside=outside, attachment=attachment
     )
+
+
+def _site_ref(
+    line: int, raw: str, target: str, anchor: str, page_url: str, lists: tuple[str, ...]
+) -> RawRef | None:
+    """A Hugo page link as a site path (``../b/`` from ``/a/x/`` is ``/a/b``); None for a
+    taxonomy's list (``lists``: ``/tags/x/`` is Hugo's own page)."""
+    if not target.startswith("/"):
+        if not page_url:
+            return None
+        folder = page_url if page_url.endswith("/") else posixpath.dirname(page_url) + "/"
+        target = posixpath.join(folder, target)
+    norm = posixpath.normpath(target)
+    if norm.startswith("//"):
+        norm = "/" + norm.lstrip("/")
+    if norm.strip("/").split("/", 1)[0].lower() in lists:
+        return None
+    return RawRef(line, raw, key_form(norm), "site", anchor, optional=True)
 
 
 def _join(root: str, rest: str) -> str:

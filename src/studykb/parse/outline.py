@@ -33,6 +33,8 @@ class Outline:
 
     headings: tuple[Heading, ...] = ()
     labels: tuple[Label, ...] = ()
+    #: Anchors of raw HTML (``<a id="x">``), found as written.
+    ids: tuple[Label, ...] = ()
     _indexes: dict[tuple[str, tuple[tuple[str, Any], ...]], AnchorIndex] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -42,6 +44,7 @@ class Outline:
             {
                 "h": [[h.text, h.level, h.line, h.explicit_id] for h in self.headings],
                 "l": [[label.name, label.line] for label in self.labels],
+                **({"i": [[i.name, i.line] for i in self.ids]} if self.ids else {}),
             },
             ensure_ascii=False,
         )
@@ -56,13 +59,15 @@ class Outline:
                 for t, lv, ln, i in data.get("h", ())
             )
             labels = tuple(Label(str(n), int(ln)) for n, ln in data.get("l", ()))
+            ids = tuple(Label(str(n), int(ln)) for n, ln in data.get("i", ()))
         except (ValueError, TypeError, AttributeError):
             return cls()
-        return cls(headings, labels)
+        return cls(headings, labels, ids)
 
     @cached_property
     def _labels(self) -> dict[str, int]:
-        return {label.name: label.line for label in reversed(self.labels)}
+        named = (*self.labels, *self.ids)
+        return {label.name: label.line for label in reversed(named)}
 
     def index(self, reading: Reading = GITHUB) -> AnchorIndex:
         """The anchors of the headings by ``reading``'s rules (made once per rules)."""

@@ -14,6 +14,8 @@ import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any
 
+#: How Obsidian's Excalidraw plugin names a drawing: Markdown that is not a note.
+DRAWING = ".excalidraw.md"
 #: File names of pages that stand for their folder (Hugo/Zola bundles and sections, READMEs).
 INDEX_STEMS = ("index", "_index", "readme")
 
@@ -43,6 +45,25 @@ class Reading:
     shortcodes: bool = False
     #: Folders served at the site root (Hugo's and Zola's ``static/``): where ``/x.png`` is.
     static_dirs: tuple[str, ...] = ()
+    #: Hugo's ``[permalinks]`` for pages, as sorted (section, pattern) pairs.
+    permalinks: tuple[tuple[str, str], ...] = ()
+    #: Hugo's ``uglyURLs``.
+    ugly_urls: bool = False
+    #: Hugo's ``disablePathToLower``.
+    keep_case: bool = False
+    #: Every language of a Hugo site (``post.zh.md`` is the ``zh`` page ``post``).
+    languages: tuple[str, ...] = ()
+    #: Hugo's nested sections (``notes/ml`` holding an ``_index.md``), where ``:sections``
+    #: in a permalink needs them.
+    sections: tuple[str, ...] = ()
+    #: Hugo's taxonomies (``/tags/x/`` is a list Hugo makes, not a page of the notes).
+    taxonomies: tuple[str, ...] = ()
+
+    @property
+    def site_urls(self) -> bool:
+        """Pages are named by the URL the generator gives them (Hugo: ``slug``, ``url``,
+        ``[permalinks]``), so a site-absolute link is looked up among those URLs."""
+        return self.generator == "hugo"
 
     @property
     def definition_ids(self) -> bool:

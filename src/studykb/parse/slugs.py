@@ -42,6 +42,8 @@ from urllib.parse import unquote
 
 #: The heading flavours this module knows.
 FLAVOURS = ("github", "gitlab", "hugo", "zola", "obsidian")
+#: An HTML tag inside a heading's text.
+_TAG = re.compile(r"<[^<>]*>")
 
 #: Options each flavour accepts (``anchors(..., **options)``), with their defaults.
 OPTIONS: dict[str, dict[str, Any]] = {
@@ -638,7 +640,9 @@ class AnchorIndex:
         return self._by_anchor.get(base) if base else None
 
     def _find_obsidian(self, subpath: str) -> Heading | None:
-        parts = [obsidian_key(p) for p in subpath.split("#") if p.strip()]
+        # a "#" inside a heading's HTML (<font color="#ffc000">) does not split the path
+        kept = _TAG.sub(lambda m: m.group(0).replace("#", "\0"), subpath)
+        parts = [obsidian_key(p.replace("\0", "#")) for p in kept.split("#") if p.strip()]
         if not parts:
             return None
         if len(parts) == 1:
@@ -646,9 +650,21 @@ class AnchorIndex:
         for pos, heading in enumerate(self.headings):
             if heading.level <= 0 or not self._matches(heading, parts[-1]):
                 continue
-            if self._has_ancestors(pos, parts[:-1]):
+            if self._has_ancestors(pos, parts[:-1]) or self._follows(pos, parts[:-1]):
                 return heading
         return None
+
+    def _follows(self, pos: int, wanted: list[str]) -> bool:
+        """Whether ``wanted`` are, in order, among the headings before ``pos``, each one
+        shallower than the next and than the heading: Obsidian finds ``[[#A#B]]`` (an H3
+        A, then an H2, then an H4 B) even where another heading came between."""
+        found, level = 0, 0
+        for heading in self.headings[:pos]:
+            if found == len(wanted):
+                break
+            if level < heading.level and self._matches(heading, wanted[found]):
+                found, level = found + 1, heading.level
+        return found == len(wanted) and level < self.headings[pos].level
 
     @staticmethod
     def _matches(heading: Heading, key: str) -> bool:

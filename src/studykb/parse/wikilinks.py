@@ -2,7 +2,8 @@
 ``![[target]]``.
 
 It adds an inline rule before ``link`` that emits one ``wikilink`` token whose ``meta``
-holds ``target``, ``anchor``, ``label`` and ``embed``. Because it is an inline rule,
+holds ``target``, ``anchor``, ``label`` and ``embed``. ``[[1]](url)`` (a footnote-like
+label written in brackets) is left to the Markdown link rule. Because it is an inline rule,
 wikilinks inside code spans, code blocks and math never become tokens.
 """
 
@@ -48,6 +49,8 @@ def _rule(state: StateInline, silent: bool) -> bool:
     inner = src[start + 2 : end]
     if not inner.strip():
         return False
+    if src.startswith("(", end + 2) and not embed:
+        return False  # "[[1]](url)": a Markdown link whose text is "[1]"
     if not silent:
         target, anchor, label = split_target(inner)
         token = state.push("wikilink", "", 0)

@@ -30,7 +30,9 @@ from pathlib import Path
 
 from studykb.config import Config
 from studykb.errors import StudyError, UsageError
+from studykb.parse.site_keys import owns_keys
 from studykb.vault import files
+from studykb.vault.flavour import detect
 
 #: Where each type of document lives, relative to the vault.
 FOLDERS = {
@@ -142,12 +144,18 @@ def template_text(config: Config, doc_type: str) -> tuple[str, str]:
     return text, "built-in"
 
 
-def render(template: str, values: dict[str, str | list[str] | None]) -> str:
+def render(
+    template: str, values: dict[str, str | list[str] | None], site_owned: bool = False
+) -> str:
     """Fill ``{{name}}`` placeholders; front-matter values are written as YAML/TOML values.
 
     A value given on the command line whose placeholder the template lacks is added to
-    the front matter, so nothing the user typed is silently dropped.
+    the front matter, so nothing the user typed is silently dropped. ``site_owned``: the
+    site generator owns ``url`` and ``aliases`` (Hugo, Zola), so the template's keys are
+    written as studykb's own ``link`` and ``names``.
     """
+    if site_owned:
+        template = _own_keys(template)
     fm, body, fmt = _split(template)
     if fm is None:
         return PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), template)
@@ -163,7 +171,9 @@ def render(template: str, values: dict[str, str | list[str] | None]) -> str:
         value = values.get(key)
         if key not in used and value and not _has_key(fm, key):
             sep = " =" if fmt == "toml" else ":"
-            extra.append(f"{key}{sep} {_value(value, fmt)}\n")
+            name = "link" if key == "url" and site_owned else key
+            if not (name != key and _has_key(fm, name)):
+                extra.append(f"{name}{sep} {_value(value, fmt)}\n")
     fence = "+++" if fmt == "toml" else "---"
     body_out = PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), body)
     return f"{fence}\n{fm_out}{''.join(extra)}{fence}\n{body_out}"
@@ -178,6 +188,9 @@ def create(
     CLI asks the vault); a new document with that id would be a ``duplicate-id``.
     """
     title, doc_id, rel = _where(spec)
+    site = detect(config.root, config.generator)
+    if site.generator in ("hugo", "zola") and site.content_dirs[0] != ".":
+        rel = f"{site.content_dirs[0]}/{rel}"  # the generator reads only its content
     target = config.root / rel
     template_type = JOURNAL if spec.daily else spec.type
     if target.exists():
@@ -202,8 +215,23 @@ def create(
         "requires": list(spec.requires),
         "url": spec.url,
     }
-    files.create(config.root, target, render(text, values).encode("utf-8"))
+    owned = owns_keys(site.generator)
+    files.create(config.root, target, render(text, values, owned).encode("utf-8"))
     return Created(rel, target, doc_id, origin, warnings=tuple(unknown_placeholders(text, origin)))
+
+
+_OWNED_KEY = re.compile(r"^(url|aliases)(\s*[:=])", re.M)
+
+
+def _own_keys(template: str) -> str:
+    """The template with its front matter's ``url``/``aliases`` keys as ``link``/``names``."""
+    fm, _body, _fmt = _split(template)
+    if fm is None:
+        return template
+    renamed = _OWNED_KEY.sub(
+        lambda m: ("link" if m.group(1) == "url" else "names") + m.group(2), fm
+    )
+    return template.replace(fm, renamed, 1)
 
 
 def _where(spec: NewDoc) -> tuple[str, str, str]:

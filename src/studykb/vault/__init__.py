@@ -32,7 +32,7 @@ from studykb.vault.refresh import (
     ScanRow,
     start_ahead,
 )
-from studykb.vault.resolve import Names, StoredNames
+from studykb.vault.resolve import SITE_LINK_MESSAGE, Names, StoredNames, bad_code
 from studykb.vault.store import Edge, EdgeRow, Store, doc_from_blob, schema_version
 from studykb.vault.suggest import LEVELS, did_you_mean, suggest_all, suggestible
 from studykb.vault.topics import TopicTable
@@ -316,12 +316,14 @@ class Vault:
         }
         suggested = suggest_all(targets, self.store.names_at(LEVELS)) if targets else {}
         for link in bad:
-            code = "dangling-ref" if link.state == "dangling" else "ambiguous-ref"
+            code = bad_code(link.state, link.ref.style)
             level = self.config.severity_of(code)
             if level == "ignore":
                 continue
             ref = link.ref
-            if link.state == "dangling":
+            if code == "dangling-link":
+                message = SITE_LINK_MESSAGE.format(text=ref.text)
+            elif link.state == "dangling":
                 message = f"{ref.text!r} resolves to no document" + did_you_mean(
                     suggested.get(ref.target)
                 )

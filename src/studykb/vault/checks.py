@@ -277,12 +277,16 @@ class Files:
         return found
 
 
+#: Generators that find a Markdown link's file by its name anywhere in the vault.
+BY_NAME = ("obsidian", "quartz")
+
+
 def attachment_path(ref: AttachmentRef, files: Files, reading: Reading = GITHUB) -> str | None:
     """The vault path of the file ``ref`` names, or None when there is none.
 
     Wikilink embeds find a file by path, beside the note, or by its name anywhere in the
-    vault (as Obsidian does); a relative link on a page served as a folder (Hugo, Zola)
-    may also start at the page's URL.
+    vault (as Obsidian does; there and in Quartz Markdown links do too); a relative link
+    on a page served as a folder (Hugo, Zola) may also start at the page's URL.
     """
     if ref.style == "name":
         rel = posixpath.normpath(posixpath.join(posixpath.dirname(ref.path), ref.target))
@@ -295,6 +299,9 @@ def attachment_path(ref: AttachmentRef, files: Files, reading: Reading = GITHUB)
         found = files.at(candidate)
         if found is not None:
             return found
+    if reading.generator in BY_NAME:
+        # Obsidian, and Quartz's "shortest" link resolution, find ![](x.png) by its name
+        return files.names.get(posixpath.basename(ref.target).lower())
     return None
 
 

@@ -39,6 +39,7 @@ from urllib.parse import urlsplit
 from studykb.config import GENERATORS as _GENERATORS
 from studykb.config import Config
 from studykb.parse.reading import Reading
+from studykb.vault.scope import Scope, of_site
 
 #: The generators ``detect`` can name.
 GENERATORS = _GENERATORS
@@ -51,6 +52,7 @@ HEADING_FLAVOURS = {
     "obsidian": "obsidian",
     "dendron": "github",
     "quartz": "github",
+    "mkdocs": "github",
     "jekyll": "github",
     "github": "github",
 }
@@ -132,12 +134,23 @@ class Site:
     #: Permalink patterns: Hugo ``[permalinks]`` (section -> pattern), Jekyll ``permalink``
     #: (under the key ``"*"``).
     permalinks: Mapping[str, str] = field(default_factory=dict)
+    #: Hugo's ``disablePathToLower``: paths keep the case of file names and titles.
+    keep_case: bool = False
+    #: Every language of a Hugo site (lower case), its own content folder or not.
+    languages: tuple[str, ...] = ()
+    #: Hugo's nested sections (folders below the first with an ``_index.md``), relative to
+    #: their content folder; found only where a ``[permalinks]`` pattern uses ``:sections``.
+    sections: tuple[str, ...] = ()
+    #: Hugo's taxonomies (plural names, served as ``/tags/x/``): lists Hugo makes itself.
+    taxonomies: tuple[str, ...] = ()
     #: The path part of the site's base URL (``/repo/`` for ``https://x.github.io/repo/``).
     base_path: str = "/"
     #: The configuration file read, relative to ``root`` (None when there is none).
     config_file: str | None = None
     #: Configuration that could not be read.
     warnings: tuple[ConfigWarning, ...] = ()
+    #: Which Markdown files are the generator's documents (``vault/scope.py``).
+    scope: Scope | None = None
 
 
 # --- reading configuration files, never raising --------------------------------------------------
@@ -163,7 +176,7 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
     suffix = path.suffix.lower()
     # YAML (and python-frontmatter with it) is loaded only for a YAML configuration: every
     # command detects the site, most vaults have none
-    from studykb.parse.frontmatter import YAMLError, load_yaml
+    from studykb.parse.frontmatter import YAMLError, load_config_yaml
 
     try:
         if suffix == ".toml":
@@ -171,7 +184,7 @@ def _load(root: Path, path: Path, warnings: list[ConfigWarning]) -> dict[str, An
         elif suffix == ".json":
             data = json.loads(text) if text.strip() else {}
         else:
-            data = load_yaml(text)
+            data = load_config_yaml(text)
     except tomllib.TOMLDecodeError as exc:
         found = _TOML_LINE.search(str(exc))
         warnings.append(
@@ -326,11 +339,11 @@ def _hugo_site(root: Path, override: bool) -> Site:
         static_mounts=tuple(mounts.static_mounts),
         pretty_urls=True,
         ugly_urls=config.get("uglyurls") is True,
-        permalinks={
-            str(k): str(v)
-            for k, v in _table(config.get("permalinks")).items()
-            if isinstance(v, str)
-        },
+        permalinks=_permalinks(config),
+        keep_case=config.get("disablepathtolower") is True,
+        languages=tuple(lang.lower() for lang in _languages(config)),
+        sections=_nested_sections(root, content, _permalinks(config)),
+        taxonomies=_taxonomies(config),
         base_path=_base_path(config.get("baseurl")),
         config_file=main,
         warnings=tuple(warnings),
@@ -413,6 +426,39 @@ def _hugo_heading_options(config: Mapping[str, Any]) -> dict[str, Any]:
     if parser.get("autoheadingid") is False:
         options["auto_ids"] = False
     return options
+
+
+def _nested_sections(
+    root: Path, content: list[str], patterns: Mapping[str, str]
+) -> tuple[str, ...]:
+    """The folders of the content that Hugo makes sections below the first level (those
+    holding an ``_index.md``): only ``:sections`` in a permalink needs them."""
+    if not any(":sections" in p for p in patterns.values()):
+        return ()
+    found: set[str] = set()
+    for folder in content:
+        base = root / folder
+        for index in base.glob("*/**/_index*.md"):
+            found.add(index.parent.relative_to(base).as_posix())
+    return tuple(sorted(found))
+
+
+def _taxonomies(config: Mapping[str, Any]) -> tuple[str, ...]:
+    """The URL folders of Hugo's taxonomies: ``[taxonomies]`` values, else tags and
+    categories."""
+    table = config.get("taxonomies")
+    if not isinstance(table, dict):
+        return ("categories", "tags")
+    return tuple(sorted(str(v).lower() for v in table.values() if isinstance(v, str)))
+
+
+def _permalinks(config: Mapping[str, Any]) -> dict[str, str]:
+    """Section -> pattern for its pages: ``[permalinks]``, or its ``page`` table (Hugo
+    0.120 on, where ``section``, ``term`` and ``taxonomy`` tables name list pages)."""
+    table = _table(config.get("permalinks"))
+    pages = {k: v for k, v in table.items() if isinstance(v, str)}
+    pages.update({k: v for k, v in _table(table.get("page")).items() if isinstance(v, str)})
+    return {str(k): str(v) for k, v in pages.items()}
 
 
 def _base_path(url: Any) -> str:
@@ -511,6 +557,27 @@ def _jekyll_site(root: Path) -> Site:
         base_path=_base_path(_text(config.get("baseurl")) or "/"),
         config_file="_config.yml",
         warnings=tuple(warnings),
+        scope=of_site(root, "jekyll", (source,), config),
+    )
+
+
+def _mkdocs_site(root: Path) -> Site:
+    """An mkdocs site: ``docs_dir`` (``docs``) less ``exclude_docs``."""
+    warnings: list[ConfigWarning] = []
+    name = "mkdocs.yml" if (root / "mkdocs.yml").is_file() else "mkdocs.yaml"
+    config = _load(root, root / name, warnings) if (root / name).is_file() else {}
+    docs = _clean_dir(_text(config.get("docs_dir")) or "docs")
+    return Site(
+        root=root,
+        generator="mkdocs",
+        content_dirs=(docs,),
+        heading_flavour="github",
+        static_dirs=(docs,),
+        pretty_urls=config.get("use_directory_urls", True) is not False,
+        base_path=_base_path(config.get("site_url")),
+        config_file=name if (root / name).is_file() else None,
+        warnings=tuple(warnings),
+        scope=of_site(root, "mkdocs", (docs,), config),
     )
 
 
@@ -553,11 +620,18 @@ def detect(root: Path, override: str | None = None) -> Site:
         name = override.strip().lower()
         if name not in GENERATORS:
             raise ValueError(f"unknown generator {override!r}; one of {', '.join(GENERATORS)}")
-        return _build(root, name, override=True)
+        return _scoped(_build(root, name, override=True))
     scratch: list[ConfigWarning] = []
-    site = _build(root, _guess(root, scratch), override=False)
+    site = _scoped(_build(root, _guess(root, scratch), override=False))
     missed = [w for w in dict.fromkeys(scratch) if w not in site.warnings]
     return replace(site, warnings=site.warnings + tuple(missed)) if missed else site
+
+
+def _scoped(site: Site) -> Site:
+    """The site with the scope of its documents (builders that read more set their own)."""
+    if site.scope is not None:
+        return site
+    return replace(site, scope=of_site(site.root, site.generator, site.content_dirs, {}))
 
 
 def _guess(root: Path, scratch: list[ConfigWarning]) -> str:
@@ -580,10 +654,14 @@ def _guess(root: Path, scratch: list[ConfigWarning]) -> str:
         config, _ = _hugo_config(root, scratch)
         if _looks_like_hugo(config, root):
             return "hugo"
+    if (root / "mkdocs.yml").is_file() or (root / "mkdocs.yaml").is_file():
+        return "mkdocs"
     if (root / ".obsidian").is_dir():
         return "obsidian"
     if (root / "_config.yml").is_file():
         return "jekyll"
+    if (root / "root.schema.yml").is_file():  # a Dendron vault kept without its workspace
+        return "dendron"
     return "github"
 
 
@@ -606,6 +684,8 @@ def _build(root: Path, generator: str, override: bool) -> Site:
             static_dirs=(".",),
             label_first=True,
         )
+    if generator == "mkdocs":
+        return _mkdocs_site(root)
     if generator == "jekyll" and (root / "_config.yml").is_file():
         return _jekyll_site(root)
     if generator == "jekyll":
@@ -635,6 +715,12 @@ def reading(site: Site, headings: str | None = None) -> Reading:
         page_urls=site.generator in ("hugo", "zola"),
         shortcodes=site.generator == "hugo",
         static_dirs=site.static_dirs,
+        permalinks=tuple(sorted(site.permalinks.items())) if site.generator == "hugo" else (),
+        ugly_urls=site.ugly_urls,
+        keep_case=site.keep_case,
+        languages=site.languages,
+        sections=site.sections,
+        taxonomies=site.taxonomies,
     )
 
 

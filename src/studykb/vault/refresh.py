@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from studykb.vault import update
 from studykb.vault.checks import Files
+from studykb.vault.resolve import bad_code
 from studykb.vault.scan import Scan, scan
 from studykb.vault.store import ParsedRows
 
@@ -94,7 +95,7 @@ class Refresh:
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice)
         scanned_ns = time.time_ns()
-        found = scan(self.config)
+        found = scan(self.config, self.site.scope)
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
@@ -227,7 +228,7 @@ class Refresh:
         content folder is likely not where studykb looks."""
         row = self.store.db.execute(
             "SELECT count(*), sum(target_key IS NOT NULL) FROM refs"
-            " WHERE style='path' AND substr(text, 1, 1)='/' AND state != 'asset'"
+            " WHERE style IN ('path', 'site') AND substr(text, 1, 1)='/' AND state != 'asset'"
         ).fetchone()
         total, resolved = row[0] or 0, row[1] or 0
         if total < SITE_LINKS_NOTICE or resolved:
@@ -259,13 +260,19 @@ class Refresh:
                     " GROUP BY state"
                 ).fetchall()
             )
-        for state in ("dangling", "ambiguous"):
-            n = states.get(state, 0)
+        site = 0
+        if states.get("dangling"):  # site links that lead nowhere are dangling-link
+            site = db.execute(
+                "SELECT count(*) FROM refs WHERE state='dangling' AND style='site'"
+            ).fetchone()[0]
+        for state, style, n in (
+            ("dangling", "name", states.get("dangling", 0) - site),
+            ("dangling", "site", site),
+            ("ambiguous", "name", states.get("ambiguous", 0)),
+        ):
             if not n:
                 continue
-            level = self.config.severity_of(
-                "dangling-ref" if state == "dangling" else "ambiguous-ref"
-            )
+            level = self.config.severity_of(bad_code(state, style))
             if level != "ignore":
                 problems += n
                 errors += n if level == "error" else 0

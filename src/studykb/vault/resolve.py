@@ -18,14 +18,30 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-PATH, ID, ALIAS, TITLE, STEM, LABEL = range(6)
+PATH, ID, ALIAS, TITLE, STEM, LABEL, SITE, SITE_DIR = range(8)
 #: How a label is written among a document's names (``docs.names``), beside its aliases.
 LABEL_MARK = ":label:"
+#: How a site path of the page (``Document.site_urls``) is written among its names.
+SITE_MARK = ":site:"
+#: Path segments of list pages Hugo makes itself (``/posts/page/2/``).
+_PAGER = "page"
 
 #: Result of resolving one reference: (target key or None, state, note).
 #: States: ok, ambiguous (resolved, with a tie), dangling, external (an outside URL or site
 #: link), outside (climbs out of the vault), asset (an attachment such as an image).
 Resolution = tuple[str | None, str, str]
+
+
+#: What ``check`` says of a site link (Hugo) that no page is served at.
+SITE_LINK_MESSAGE = "{text!r} leads to no page of the site (no page is served at that path)"
+
+
+def bad_code(state: str, style: str) -> str:
+    """The problem code of an unresolved or ambiguous reference: a site link that leads
+    nowhere is ``dangling-link`` (a warning: Hugo may make that page from a template)."""
+    if state == "ambiguous":
+        return "ambiguous-ref"
+    return "dangling-link" if style == "site" else "dangling-ref"
 
 
 def fold(name: str) -> str:
@@ -37,9 +53,17 @@ def _stem(path: str) -> str:
     return name[:-3] if name.lower().endswith(".md") else name
 
 
-def names_json(aliases: Iterable[str], labels: Iterable[str]) -> str:
-    """A document's names as the ``docs.names`` column holds them: aliases, then labels."""
-    return json.dumps([*aliases, *(LABEL_MARK + label for label in labels)], ensure_ascii=False)
+def names_json(aliases: Iterable[str], labels: Iterable[str], sites: Iterable[str] = ()) -> str:
+    """A document's names as the ``docs.names`` column holds them: aliases, then labels,
+    then the site paths it is served at."""
+    return json.dumps(
+        [
+            *aliases,
+            *(LABEL_MARK + label for label in labels),
+            *(SITE_MARK + site for site in sites),
+        ],
+        ensure_ascii=False,
+    )
 
 
 def names_of(
@@ -73,9 +97,21 @@ def names_of(
     for name in aliases:
         if name.startswith(LABEL_MARK):
             out.append((fold(name[len(LABEL_MARK) :]), LABEL))
+        elif name.startswith(SITE_MARK):
+            out.extend(_site_names(name[len(SITE_MARK) :]))
         elif name.strip():
             out.append((fold(name), ALIAS))
     out.append((fold(title), TITLE))
+    return out
+
+
+def _site_names(site: str) -> list[tuple[str, int]]:
+    """A site path of a page and the folders above it (``/posts/a`` makes ``/posts`` a
+    folder of pages: a list page there is Hugo's own, a missing page below it is broken)."""
+    out = [(fold(site), SITE)]
+    parts = site.strip("/").split("/")
+    for end in range(1, len(parts)):
+        out.append((fold("/" + "/".join(parts[:end])), SITE_DIR))
     return out
 
 
@@ -88,13 +124,14 @@ class Names:
         self.urls: dict[str, list[str]] = defaultdict(list)
         self.paths: dict[str, str] = {}
         self.types: dict[str, str] = {}
+        seen: set[tuple[str, int, str]] = set()
         for key, path, doc_id, title, dtype, aliases, url in rows:
             self.paths[key] = path
             self.types[key] = dtype
             for name, level in names_of(key, path, doc_id, title, json.loads(aliases), self.roots):
-                bucket = self.table[name]
-                if (level, key) not in bucket:
-                    bucket.append((level, key))
+                if (name, level, key) not in seen:
+                    seen.add((name, level, key))
+                    self.table[name].append((level, key))
             if url and dtype in ("entry", "course", "unit"):
                 from studykb.parse.urls import normalize_url
 
@@ -143,6 +180,8 @@ class Names:
         if style == "url":
             keys = self.urls.get(target, [])
             return self.pick(keys, path) if keys else (None, "external", "")
+        if style == "site":
+            return self._site(path, target)
         if style == "path":
             if target == ".." or target.startswith("../"):
                 return None, "outside", ""
@@ -162,6 +201,21 @@ class Names:
         if keys:
             return self._unit(self.pick(keys, path), anchor)
         return self._not_named(path, target, anchor, optional)
+
+    def _site(self, path: str, target: str) -> Resolution:
+        """A site path (Hugo): the page served there; else a list page Hugo makes (a folder
+        of pages, a taxonomy, a pager) or another site's file is ``external``, and a path
+        in a folder of pages that no page is served at is ``dangling``."""
+        found = self.table.get(fold(target), ())
+        pages = [key for level, key in found if level == SITE]
+        if pages:
+            return self.pick(pages, path)
+        parts = target.strip("/").split("/")
+        if found or len(parts) < 2 or _PAGER in parts[1:]:
+            return None, "external", ""
+        if any(level in (SITE, SITE_DIR) for level, _ in self.table.get(fold("/" + parts[0]), ())):
+            return None, "dangling", "no page is served at this path"
+        return None, "external", ""
 
     def _not_named(self, path: str, target: str, anchor: str, optional: bool) -> Resolution:
         """A name no document answers to as written: it may still be ``course#unit``, a
@@ -213,6 +267,8 @@ def lookups(source: str, path: str, target: str, style: str, text: str = "") -> 
     """The names whose change can change how a reference resolves (indexed in the store)."""
     if style in ("url", "label"):
         return (target if style == "url" else fold(target)), ""
+    if style == "site":  # the first folder decides between external and dangling
+        return fold(target), fold("/" + target.strip("/").split("/")[0])
     if style == "unit":
         return fold(f"{source.split('#', 1)[0]}#{target}"), fold(target)
     second = ""

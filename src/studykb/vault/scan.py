@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 from studykb.config import Config
 from studykb.model import Problem
+from studykb.parse.reading import DRAWING
 from studykb.vault import files
+from studykb.vault.scope import Scope
 
 
 @dataclass
@@ -28,13 +30,15 @@ class Scan:
     """Absolute paths of temporary files a killed studykb left (removed by the refresh)."""
 
 
-def scan(config: Config) -> Scan:
-    """Walk ``config.root``, skipping hidden folders, ``exclude`` and the state folder.
+def scan(config: Config, scope: Scope | None = None) -> Scan:
+    """Walk ``config.root``, skipping hidden folders, ``exclude`` and the state folder;
+    with ``scope``, only the Markdown files the site generator renders are documents (the
+    others are still files that links may name).
 
     Symbolic links are followed only to places inside the vault (or inside a folder of
     ``allow_outside``); a link out of it is reported (``outside-vault``) and not read.
     """
-    walk = _Walk(config)
+    walk = _Walk(config, scope)
     # the loop below runs once per file: a no-op refresh is mostly this walk
     stack = [("", str(config.root))]
     while stack:
@@ -49,8 +53,9 @@ def scan(config: Config) -> Scan:
 class _Walk:
     """What one walk has found, and its rules (see :func:`scan`)."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, scope: Scope | None = None) -> None:
         self.config = config
+        self.scope = scope if scope is not None and (scope.within or scope.ignore) else None
         self.out = Scan()
         self.allowed = [os.path.realpath(config.root), *(str(p) for p in config.allow_outside)]
         self.excluded = set(config.exclude)
@@ -99,7 +104,7 @@ class _Walk:
             return None
         if self.excluded and self.skip(rel, name):
             return None
-        is_md = name[-3:].lower() == ".md"
+        is_md = name[-3:].lower() == ".md" and not name.lower().endswith(DRAWING)
         try:
             is_link = entry.is_symlink()
             is_dir = entry.is_dir()
@@ -119,11 +124,14 @@ class _Walk:
             if is_md:
                 self.problem(rel, "not-a-file", "a folder named like a note; skipped")
             return rel, entry.path
-        if is_md:
+        if is_md and (self.scope is None or self.scope.reads(rel)):
             self.note(rel, entry)
-        else:
+        elif not is_md:
             self.out.attachments[rel.lower()] = rel
             self.out.attachment_names.setdefault(name.lower(), rel)
+            if name.lower().endswith(DRAWING):  # ![[x.excalidraw]] names x.excalidraw.md
+                self.out.attachments[rel[:-3].lower()] = rel
+                self.out.attachment_names.setdefault(name[:-3].lower(), rel)
         return None
 
     def followed(self, entry: os.DirEntry[str], rel: str, report: bool) -> bool:

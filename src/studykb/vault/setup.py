@@ -10,6 +10,7 @@ from pathlib import Path
 from studykb.config import CONFIG_NAME, Config
 from studykb.errors import StudyError
 from studykb.vault import files
+from studykb.vault.flavour import detect
 from studykb.vault.scan import scan
 
 #: Folders that hold generated or third-party files, excluded by a new studykb.toml when
@@ -44,6 +45,10 @@ class InitPlan:
     """(top-level folder, or "." for the vault folder itself; Markdown files), most first."""
     exists: bool = False
     """A studykb.toml is there already."""
+    generator: str = "github"
+    """The site generator the folder is written for (``vault/flavour.py``)."""
+    scope: tuple[str, ...] = ()
+    """What the generator's settings say of which files are its documents."""
 
     @property
     def text(self) -> str:
@@ -66,12 +71,19 @@ def plan(root: Path) -> InitPlan:
     if not root.is_dir():
         raise StudyError(f"{root} is not a folder.")
     exclude = tuple(name for name in USUAL_EXCLUDES if (root / name).is_dir())
-    found = scan(Config(root=root, exclude=exclude))
+    site = detect(root)
+    found = scan(Config(root=root, exclude=exclude), site.scope)
     counts: Counter[str] = Counter(
         path.split("/", 1)[0] + "/" if "/" in path else "." for path in found.files
     )
     return InitPlan(
-        root, exclude, len(found.files), counts.most_common(), (root / CONFIG_NAME).exists()
+        root,
+        exclude,
+        len(found.files),
+        counts.most_common(),
+        (root / CONFIG_NAME).exists(),
+        site.generator,
+        site.scope.said if site.scope is not None else (),
     )
 
 

@@ -32,7 +32,7 @@ DOC_FIELDS = tuple(f.name for f in fields(Document))
 REF_FIELDS = tuple(f.name for f in fields(Reference))
 #: Document fields held as tuples (JSON gives lists back).
 _TUPLE_FIELDS = tuple(
-    i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers", "labels")
+    i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers", "labels", "site_urls")
 )
 #: SQLite result codes that prove a database file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB).
 _CORRUPT_CODES = {11, 26}
@@ -168,7 +168,7 @@ def doc_row(doc: Document) -> DocRow:
         doc.title,
         doc.type,
         int(doc.explicit_id),
-        names_json(doc.aliases, doc.labels),
+        names_json(doc.aliases, doc.labels, doc.site_urls),
         doc.url,
         data,
     )

@@ -1,0 +1,204 @@
+"""What a document is, per generator: only what the generator renders is read.
+
+Hugo's archetypes (whose front matter is a Go template) and a README beside ``content/``,
+mkdocs' files outside ``docs_dir`` or in ``exclude_docs``, Quartz's ``ignorePatterns`` and a
+d2lbook book's ``exclusions`` (its ``_origin.md`` twins) are not documents; ``init --dry-run``
+says why. A course under ``content/courses/`` is a course. Raw-HTML anchors are anchors.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from studykb.cli.app import cli, prepare
+from studykb.vault import Vault
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, "utf-8")
+
+
+def _docs(root: Path) -> tuple[set[str], list[str]]:
+    vault = Vault.open(root)
+    vault.refresh()
+    docs = vault.documents()
+    codes = [f"{p.path}:{p.code}" for p in vault.problems()]
+    vault.close()
+    return set(docs), codes
+
+
+def test_hugo_reads_its_content_only(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "hugo.toml": 'baseURL = "https://x.org/"\n',
+            "archetypes/default.md": '---\ntitle: "{{ replace .Name "-" " " | title }}"\n---\n',
+            "layouts/shortcodes/x.md": "{{ .Inner }}\n",
+            "README.md": "# Blog\n[[nothing]]\n",
+            "content/posts/a.md": "---\ntitle: A\n---\n",
+            "content/courses/cs336.md": "---\ntitle: CS336\n---\n",
+        },
+    )
+    docs, problems = _docs(tmp_path)
+    assert docs == {"content/posts/a.md", "content/courses/cs336.md"}
+    assert problems == []
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    assert vault.documents()["content/courses/cs336.md"].type == "course"
+    vault.close()
+
+
+def test_mkdocs_reads_docs_dir_less_exclude_docs(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "mkdocs.yml": "site_name: S\ndocs_dir: src\nexclude_docs: |\n  drafts/\n  *.tmp.md\n"
+            "markdown_extensions:\n  - pymdownx.emoji:\n"
+            "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n",
+            "README.md": "[[nowhere]]\n",
+            "src/index.md": "# Home\n",
+            "src/drafts/x.md": "[[nowhere]]\n",
+            "src/y.tmp.md": "[[nowhere]]\n",
+        },
+    )
+    docs, problems = _docs(tmp_path)
+    assert docs == {"src/index.md"} and problems == []
+
+
+def test_quartz_ignore_patterns_and_d2lbook_exclusions(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "quartz.config.ts": 'const config = { configuration: {\n  ignorePatterns: ["private",'
+            ' "templates", "**/drafts"],\n} }\n',
+            "docs/quartz.md": "[[nowhere]]\n",
+            "content/a.md": "# A\n",
+            "content/private/p.md": "[[nowhere]]\n",
+            "content/x/drafts/d.md": "[[nowhere]]\n",
+            "content/templates/t.md": "[[nowhere]]\n",
+        },
+    )
+    docs, problems = _docs(tmp_path)
+    assert docs == {"content/a.md"} and problems == []
+    book = tmp_path / "book"
+    _write(
+        book,
+        {
+            "config.ini": "[build]\nexclusions = */*_origin.md README.md\n",
+            "README.md": "[[nowhere]]\n",
+            "chapter/intro.md": "# Intro\n:label:`sec_intro`\n",
+            "chapter/intro_origin.md": "# Intro\n:label:`sec_intro`\n",
+            "chapter/next.md": "# Next\nSee :numref:`sec_intro`.\n",
+        },
+    )
+    docs, problems = _docs(book)
+    assert docs == {"chapter/intro.md", "chapter/next.md"} and problems == []
+
+
+def test_init_dry_run_says_what_is_read(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {"hugo.toml": 'baseURL = "https://x.org/"\n', "content/a.md": "# A\n", "README.md": "x\n"},
+    )
+    prepare()
+    result = CliRunner().invoke(cli, ["init", str(tmp_path), "--dry-run", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["files"] == 1 and data["generator"] == "hugo"
+    assert data["scope"] == ["hugo content: content/"]
+
+
+def test_raw_html_anchors_are_anchors(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "a.md": "+ [概述](#概述)\n+ [x](#x) [gone](#gone)\n\n"
+            '### <span id="概述">1.概述</span>\n\n<a name="x"></a>\n\nText.\n',
+            "b.md": "[a](a.md#概述)\n",
+        },
+    )
+    _docs_, problems = _docs(tmp_path)
+    assert problems == ["a.md:dangling-anchor"]
+
+
+def test_a_bracketed_label_before_a_link_is_a_markdown_link(tmp_path: Path) -> None:
+    _write(tmp_path, {"a.md": "See [[1]](b.md) and [[2]](https://x.org/).\n", "b.md": "# B\n"})
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    links = {link.ref.text: link.state for link in vault.links("")}
+    vault.close()
+    assert links == {"b.md": "ok", "https://x.org/": "external"}
+
+
+def test_obsidian_names_a_note_by_its_file_and_drawings_are_not_notes(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            ".obsidian/app.json": "{}\n",
+            "problem.md": "# Text Elements\nA note whose first heading is not its name.\n",
+            "Other.md": "# Text Elements\n[[problem]] and ![[Sketch.excalidraw]]\n",
+            "Sketch.excalidraw.md": "---\nexcalidraw-plugin: parsed\n---\n# Text Elements\n"
+            "[[nowhere]]\n",
+        },
+    )
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    docs = vault.documents()
+    links = {link.ref.text: (link.state, link.target) for link in vault.links("")}
+    problems = vault.problems()
+    vault.close()
+    assert {d.title for d in docs.values()} == {"problem", "Other"}
+    assert links["[[problem]]"] == ("ok", "problem.md")
+    assert links["![[Sketch.excalidraw]]"][0] == "asset"
+    assert problems == []
+
+
+def test_mkdocs_attr_list_ids_are_anchors(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            "mkdocs.yml": "site_name: S\nmarkdown_extensions: [attr_list]\n",
+            "docs/a.md": "# A\n\n*   **`locale`**{ #mkdocs-locale }: the locale.\n\n"
+            "A paragraph.\n{: #para .note }\n",
+            "docs/b.md": "[l](a.md#mkdocs-locale) [p](a.md#para) [gone](a.md#gone)\n",
+        },
+    )
+    _docs_, problems = _docs(tmp_path)
+    assert problems == ["docs/b.md:dangling-anchor"]
+
+
+def test_obsidian_heading_paths_as_obsidian_finds_them(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        {
+            ".obsidian/app.json": "{}\n",
+            "uv.md": "- [[#extra option#cuda 11.8|cuda]]\n"
+            '- [[#<font color="#ffc000">고화질</font>#정도|x]]\n- [[#nope#정도]]\n\n'
+            "### extra option\n## other\n#### cuda 11.8\n"
+            '## <font color="#ffc000">고화질</font>\n### 정도\n',
+        },
+    )
+    _docs_, problems = _docs(tmp_path)
+    assert problems == ["uv.md:dangling-anchor"]
+
+
+def test_obsidian_and_quartz_find_a_linked_file_by_its_name(tmp_path: Path) -> None:
+    for root, marker in ((tmp_path / "o", ".obsidian/app.json"), (tmp_path / "q", "x")):
+        files = {
+            marker: "{}\n",
+            "notes/a.md": "![500](Pasted%20image%201.png) ![](gone.png)\n",
+            "notes/attachments/Pasted image 1.png": "png\n",
+        }
+        if root.name == "q":
+            files = {
+                "quartz.config.ts": "export default {}\n",
+                **{f"content/{k}": v for k, v in files.items() if k != "x"},
+            }
+        _write(root, files)
+        _docs_, problems = _docs(root)
+        assert len(problems) == 1 and problems[0].endswith(":missing-attachment"), problems
