@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from studykb.search.state import SyncStats
     from studykb.study.ask import Question
     from studykb.study.new import Created, NewDoc
-    from studykb.study.plans import Knowledge, Plan, Step
+    from studykb.study.plans import Knowledge, Onward, Plan, Step
     from studykb.study.rename import Done, Move, Reader
     from studykb.study.tracker import Tracker
 
@@ -260,6 +260,12 @@ class KnowledgeBase:
         from studykb.study import plans
 
         return plans.ready(self.vault, target, limit=limit)
+
+    def after(self, target: Document, limit: int = 10) -> list[Onward]:
+        """What to read once ``target`` is known: what builds on it, ready ones first."""
+        from studykb.study import plans
+
+        return plans.after(self.vault, target, limit=limit)
 
     def status(self) -> Tracker:
         """Courses, what is being read, what was finished, the reading lists."""
