@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from studykb.study.plans import Knowledge, Onward, Plan, Step
     from studykb.study.rename import Done, Move, Reader
     from studykb.study.tracker import Tracker
+    from studykb.vault.loose import Looked
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,14 @@ class KnowledgeBase:
         from studykb.vault.lookup import find
 
         return find(self.vault, query)
+
+    def lookup(self, query: str) -> Looked:
+        """The document ``query`` names, as written or loosely (spacing, word forms, the
+        title without its parenthesis, "X paper", a longer name), saying how; NotFound
+        with suggestions when nothing fits. Writers (``mark``, ``mv``) use :meth:`find`."""
+        from studykb.vault.loose import lookup
+
+        return lookup(self.vault, query)
 
     def suggest(self, query: str, limit: int = 5) -> list[str]:
         from studykb.vault.lookup import suggest

@@ -13,6 +13,7 @@ from studykb.cli.app import (
     counted,
     emit_json,
     json_option,
+    named,
     pass_kb,
     safe,
 )
@@ -272,7 +273,7 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
       studykb show fsdp2
       studykb show "KV cache" --json
     """
-    shown = kb.show(kb.find(query))
+    shown = kb.show(named(kb, query))
     docs = kb.documents_for(
         [link.ref.source for link in shown.backlinks]
         + [link.target for link in shown.outgoing if link.target]
@@ -385,7 +386,7 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
       studykb backlinks ddp
       studykb backlinks notes/topics/kv-cache.md --json
     """
-    doc = kb.find(query)
+    doc = named(kb, query)
     links = kb.backlinks(doc)
     docs = kb.documents_for(link.ref.source for link in links)
     if as_json:

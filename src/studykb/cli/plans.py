@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
+from studykb.cli.app import cli, console, emit_json, json_option, named, pass_kb, safe
 from studykb.errors import UsageError
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ def before(
     """
     from studykb.outputs.plan_format import plan_json, plan_markdown
 
-    target = kb.find(query)
+    target = named(kb, query)
     known = kb.knowledge()
     plan = kb.plan(target, include_known=include_known, depth=depth, kb=known)
     if as_json or fmt == "json":
@@ -172,7 +172,7 @@ def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> No
       studykb next
       studykb next fsdp2 --json
     """
-    target = kb.find(query) if query else None
+    target = named(kb, query) if query else None
     steps = kb.ready(target, limit=limit)
     if as_json:
         emit_json(

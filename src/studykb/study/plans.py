@@ -387,9 +387,7 @@ def after(
     known = kb.known | source
     found = {p for s in source for p in graph.predecessors(s)} - source
     keys = [
-        p
-        for p in found
-        if p not in known and not any(t in found for t in kb.taught.get(p, ()))
+        p for p in found if p not in known and not any(t in found for t in kb.taught.get(p, ()))
     ]
     waits = {k: [n for n in graph.successors(k) if n not in known] for k in keys}
     keys.sort(
