@@ -292,14 +292,23 @@ class KnowledgeBase:
         return changed
 
     def ask(self, question: str) -> Question:
-        """A question in English or Chinese read as before/next/related/status and its
-        target (a name that resolves here when one does); UsageError when not understood."""
+        """A question in English or Chinese read as before/after/next/related/about/status
+        and its target (a name that resolves here, as written or loosely spelled, when
+        one does); UsageError when not understood."""
         from studykb.study.ask import parse
+        from studykb.vault.loose import Loose
 
         names = self.vault.names()
-        return parse(
-            question, lambda name: names.resolve("", "", name, "name", "", False)[0] is not None
-        )
+        loose: list[Loose] = []
+
+        def resolves(name: str) -> bool:
+            if names.resolve("", "", name, "name", "", False)[0] is not None:
+                return True
+            if not loose:  # built on the first name that is not written as such
+                loose.append(Loose(self.vault))
+            return loose[0].named(name) is not None
+
+        return parse(question, resolves)
 
     def new(self, spec: NewDoc) -> Created:
         """Create a document from its template (never over an existing file)."""

@@ -148,7 +148,13 @@ class Loose:
 
     def find(self, typed: str) -> Looked | None:
         """The document ``typed`` names loosely (None when nothing fits)."""
-        return self._spelled(typed) or self._kind(typed) or self._inside(typed)
+        return self.named(typed) or self._inside(typed)
+
+    def named(self, typed: str) -> Looked | None:
+        """The document ``typed`` names loosely but whole: spelled otherwise, or "X
+        paper"; never a longer name holding its words (what a part of a question must
+        match to be taken for a name)."""
+        return self._spelled(typed) or self._kind(typed)
 
     def _spelled(self, typed: str, kind: str | None = None) -> Looked | None:
         for table, how in (
