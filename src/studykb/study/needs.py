@@ -8,11 +8,15 @@ The rules (the vault format's, see docs/guide/plans.md):
   the topic itself;
 * never itself, directly or through a topic it covers;
 * a document that writes no ``requires`` and covers nothing, but is about topics (its
-  ``tags``, or the topics its text links to), is *built on* them: it needs those topics.
-  A repository or a paper tagged with PagedAttention is read after PagedAttention; its
-  plan is never empty just because the name resolved to a page that lists no
-  prerequisites. News is read for what happened and is never built on anything, and a
-  ``requires`` written empty (``requires: []``) says on purpose that nothing is needed.
+  ``tags``, or the topics its text links to), is *built on* those at or below its own
+  level: it needs them. A level-4 repository tagged with PagedAttention is read after
+  PagedAttention; its plan is never empty just because the name resolved to a page that
+  lists no prerequisites. A topic above the document's level is one it introduces or
+  mentions, not one it assumes (a level-1 overview of serving does not ask for the
+  level-4 serving topic first); without a level on either, it is assumed. News and posts are read for what they report, not built on what they
+  mention (a forum thread tagged with quantization does not ask you to learn it first),
+  and a ``requires`` written empty (``requires: []``) says on purpose that nothing is
+  needed.
 """
 
 from __future__ import annotations
@@ -22,8 +26,12 @@ from typing import Any, NamedTuple
 from studykb.model import Document
 from studykb.vault import Vault
 
-#: Kinds never built on the topics they are about (read for the event, not the idea).
-NEWS_KINDS = frozenset({"news"})
+#: Kinds never built on the topics they are about (read for what they report).
+NEWS_KINDS = frozenset({"news", "post"})
+#: Kinds that implement or work through ideas, so may assume a topic one level above
+#: their own (a level-3 repository of a level-4 technique); articles, talks and videos
+#: about a topic assume nothing above their level.
+IMPLEMENTS = frozenset({"repo", "paper", "docs", "tutorial", "book", "course"})
 #: Why a document built on a topic needs it, by how it names the topic.
 BUILT_ON_TAG = "it is about this topic and lists no requires of its own"
 BUILT_ON_LINK = "its text builds on this topic and it lists no requires of its own"
@@ -150,7 +158,9 @@ def _built_on(
         if doc is None or not _builds_on_topics(doc, key, taught, requires):
             continue
         for topic, reason in named.items():
-            if topic != key and not (key in needed and _reaches(requires, topic, key)):
+            if topic == key or not _assumes(doc, docs[topic]):
+                continue
+            if not (key in needed and _reaches(requires, topic, key)):
                 out.append([key, topic, reason])
     return out
 
@@ -160,10 +170,19 @@ def _builds_on_topics(
 ) -> bool:
     """Whether ``doc``'s needs come from the topics it is about: it is not a topic (whose
     ``requires`` are curated), a list or a course (which teaches what it is tagged with),
-    not news, teaches nothing, and writes no ``requires``."""
+    not news or a post, teaches nothing, and writes no ``requires``."""
     if doc.type in ("topic", "list", "course") or (doc.kind or "").casefold() in NEWS_KINDS:
         return False
     return key not in taught and key not in requires and "requires" not in doc.meta
+
+
+def _assumes(doc: Document, topic: Document) -> bool:
+    """Whether ``doc`` assumes ``topic``: not above its own level, or one above for what
+    implements ideas (a level-3 repository of a level-4 technique); unknown: yes."""
+    if doc.level is None or topic.level is None:
+        return True
+    slack = 1 if (doc.kind or doc.type).casefold() in IMPLEMENTS else 0
+    return topic.level <= doc.level + slack
 
 
 def _reaches(requires: dict[str, list[tuple[str, str]]], start: str, goal: str) -> bool:
