@@ -8,15 +8,16 @@ The rules (the vault format's, see docs/guide/plans.md):
   the topic itself;
 * never itself, directly or through a topic it covers;
 * a document that writes no ``requires`` and covers nothing, but is about topics (its
-  ``tags``, or the topics its text links to), is *built on* those at or below its own
-  level: it needs them. A level-4 repository tagged with PagedAttention is read after
-  PagedAttention; its plan is never empty just because the name resolved to a page that
-  lists no prerequisites. A topic above the document's level is one it introduces or
-  mentions, not one it assumes (a level-1 overview of serving does not ask for the
-  level-4 serving topic first); without a level on either, it is assumed. News and posts are read for what they report, not built on what they
-  mention (a forum thread tagged with quantization does not ask you to learn it first),
-  and a ``requires`` written empty (``requires: []``) says on purpose that nothing is
-  needed.
+  ``tags``, or the topics its text links to), is *built on* those it assumes, and needs
+  them: the topics at or below its level, or one level above for what implements or
+  works through ideas (repositories, papers, docs, tutorials, books). The level-3 vLLM
+  repository tagged with the level-4 PagedAttention is read after PagedAttention; its
+  plan is never empty just because the name resolved to a page that lists no
+  prerequisites. A topic further above is one it introduces or mentions (a level-1
+  overview of serving does not ask for the level-4 serving topic first); without a
+  level on either, it is assumed. News and posts are read for what they report, not
+  built on what they mention, and a ``requires`` written empty (``requires: []``) says
+  on purpose that nothing is needed.
 """
 
 from __future__ import annotations
