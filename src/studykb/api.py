@@ -338,14 +338,36 @@ class KnowledgeBase:
     def sidebar(self, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
         from studykb.related.sidebar import sidebar
 
-        return sidebar(self.vault, doc, options, self._index_text(options))
+        found = sidebar(self.vault, doc, options, self._index_text(options))
+        return self._plan_before([found], options)[0]
 
     def sidebars(
         self, keys: list[str] | None = None, options: RelatedOptions | None = None
     ) -> list[Sidebar]:
         from studykb.related.sidebar import sidebars
 
-        return sidebars(self.vault, keys, options, self._index_text(options))
+        found = sidebars(self.vault, keys, options, self._index_text(options))
+        return self._plan_before(found, options)
+
+    def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
+        """The sidebars with "Before this" from the plan model (the first level of each
+        document's plan, as ``before`` shows it), so the two never disagree."""
+        from dataclasses import replace
+
+        from studykb.related.rank import RelatedOptions
+        from studykb.related.sidebar import Neighbour
+        from studykb.study import plans
+
+        limit = (options or RelatedOptions()).limit
+        kb = plans.knowledge(self.vault)
+        out = []
+        for sb in found:
+            needs = [
+                Neighbour(d.key, d.id, d.path, d.title, d.type, d.level, reason)
+                for d, reason in plans.direct_needs(kb, sb.key)
+            ]
+            out.append(replace(sb, before=needs[:limit], more_before=max(0, len(needs) - limit)))
+        return out
 
     def _index_text(self, options: RelatedOptions | None) -> Any:
         """The search index's more-like-this, for related documents' ``--text index``."""

@@ -7,6 +7,8 @@ The rules (the vault format's, see docs/guide/plans.md):
 * for every topic it covers (``covers``, never ``tags``), that topic's prerequisites, not
   the topic itself;
 * never itself, directly or through a topic it covers;
+* a course needs what its units need from outside it (not its own units, nor the topics
+  they teach);
 * a document that writes no ``requires`` and covers nothing, but is about topics (its
   ``tags``, or the topics its text links to), is *built on* those it assumes, and needs
   them: the topics at or below its level, or one level above for what implements or
@@ -34,8 +36,8 @@ NEWS_KINDS = frozenset({"news", "post"})
 #: about a topic assume nothing above their level.
 IMPLEMENTS = frozenset({"repo", "paper", "docs", "tutorial", "book", "course"})
 #: Why a document built on a topic needs it, by how it names the topic.
-BUILT_ON_TAG = "it is about this topic and lists no requires of its own"
-BUILT_ON_LINK = "its text builds on this topic and it lists no requires of its own"
+BUILT_ON_TAG = "it is about this topic"
+BUILT_ON_LINK = "its text builds on this topic"
 
 
 class Info(NamedTuple):
@@ -101,7 +103,7 @@ def compute(vault: Vault) -> dict[str, Any]:
     }
     return {
         "info": info,
-        "edges": edges(vault, docs, taught, tagged),
+        "edges": edges(vault, docs, taught),
         "known": sorted(known),
         "covers": covers,
         "tagged": tagged,
@@ -110,12 +112,7 @@ def compute(vault: Vault) -> dict[str, Any]:
     }
 
 
-def edges(
-    vault: Vault,
-    docs: dict[str, Document],
-    taught: dict[str, list[str]],
-    tagged: dict[str, list[str]],
-) -> list[list[str]]:
+def edges(vault: Vault, docs: dict[str, Document], taught: dict[str, list[str]]) -> list[list[str]]:
     """``[doc, need, reason]``: its ``requires``, the prerequisites of what it covers
     (never a topic it covers itself), and what a document built on topics needs."""
     requires: dict[str, list[tuple[str, str]]] = {}
@@ -132,7 +129,29 @@ def edges(
                 for need, reason in requires.get(topic, ())
                 if need not in own
             )
-    out.extend(_built_on(vault, docs, taught, tagged, requires))
+    out.extend(_built_on(vault, docs, taught, requires))
+    out.extend(_course_needs(docs, taught, out))
+    return out
+
+
+def _course_needs(
+    docs: dict[str, Document], taught: dict[str, list[str]], edges: list[list[str]]
+) -> list[list[str]]:
+    """``[course, need, reason]``: what a course's units need from outside the course
+    (not its own units, nor the topics they teach)."""
+    units: dict[str, list[str]] = {}
+    for key, doc in docs.items():
+        if doc.type == "unit" and doc.parent in docs:
+            units.setdefault(doc.parent, []).append(key)
+    if not units:
+        return []
+    course_of = {u: c for c, us in units.items() for u in us}
+    inside = {c: {c, *us, *(t for u in us for t in taught.get(u, ()))} for c, us in units.items()}
+    out = []
+    for source, need, reason in edges:
+        course = course_of.get(source)
+        if course is not None and need not in inside[course]:
+            out.append([course, need, reason or f"{docs[source].title} needs it"])
     return out
 
 
@@ -140,15 +159,16 @@ def _built_on(
     vault: Vault,
     docs: dict[str, Document],
     taught: dict[str, list[str]],
-    tagged: dict[str, list[str]],
     requires: dict[str, list[tuple[str, str]]],
 ) -> list[list[str]]:
     """``[doc, topic, reason]`` for each document built on topics (see the module
     docstring), leaving out a topic that itself needs the document (no false loop)."""
     about: dict[str, dict[str, str]] = {}
-    for topic, keys in tagged.items():
-        for key in keys:
-            about.setdefault(key, {})[topic] = BUILT_ON_TAG
+    topics = vault.topics()
+    for key, doc in docs.items():
+        for topic in topics.about(doc):  # in the order the tags are written
+            if topic not in taught.get(key, ()):
+                about.setdefault(key, {})[topic] = BUILT_ON_TAG
     for source, target, *_rest in vault.edges("link", order="line"):
         if target in docs and docs[target].type == "topic" and source in docs:
             about.setdefault(source, {}).setdefault(target, BUILT_ON_LINK)

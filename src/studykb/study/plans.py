@@ -34,6 +34,7 @@ __all__ = [
     "Reading",
     "Step",
     "after",
+    "direct_needs",
     "knowledge",
     "plan",
     "ready",
@@ -310,6 +311,16 @@ def _steps(kb: Knowledge, reach: dict[str, int], target: str, own: set[str]) -> 
                 )
             )
     return tuple(steps)
+
+
+def direct_needs(kb: Knowledge, key: str) -> list[tuple[Document, str]]:
+    """What ``key`` needs directly, with why, in the order written (its ``requires``,
+    then what the topics it covers need, then what it is built on): the first level of
+    its plan, which the sidebar's "Before this" shows."""
+    needs = kb.graph.successors(key)
+    if isinstance(kb.docs, _Docs):
+        kb.docs.prefetch(needs)
+    return [(kb.docs[n], kb.graph.reason(key, n)) for n in needs]
 
 
 def ready(
