@@ -175,11 +175,11 @@ def _built_on(
     needed = {t for needs in requires.values() for t, _r in needs}
     out = []
     for key, named in about.items():
-        doc = docs.get(key)
-        if doc is None or not _builds_on_topics(doc, key, taught, requires):
+        builder = docs[key]
+        if not _builds_on_topics(builder, key, taught, requires):
             continue
         for topic, reason in named.items():
-            if topic == key or not _assumes(doc, docs[topic]):
+            if topic == key or not _assumes(builder, docs[topic]):
                 continue
             if not (key in needed and _reaches(requires, topic, key)):
                 out.append([key, topic, reason])
