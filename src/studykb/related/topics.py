@@ -2,8 +2,9 @@
 
 A document is about a topic when a tag or ``covers`` names it, and teaches it only when
 ``covers`` does: a topic's page lists under "Covered by" only what teaches it, the rest
-under "Mentioned in". Two topics are related when documents cover both (co-occurrence), ranked by how many
-do, then by how exclusive the pairing is (cosine: shared / sqrt(n_a * n_b)).
+under "Mentioned in". Two topics are related when documents are about both
+(co-occurrence), ranked by how many are, then by how exclusive the pairing is (cosine:
+shared / sqrt(n_a * n_b)).
 """
 
 from __future__ import annotations
