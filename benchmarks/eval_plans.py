@@ -191,7 +191,8 @@ def judge_answers(root: Path, judged: dict) -> dict[str, list[str]]:
                 continue
             ids = {s.doc.id for s in plan.steps}
             if not set(case["needs"]) <= ids:
-                misses["plans"].append(f"before {case['of']!r}: {sorted(ids)[:6]} (judged {case['needs']})")
+                shown = sorted(ids)[:6]
+                misses["plans"].append(f"before {case['of']!r}: {shown} (judged {case['needs']})")
         for case in judged["readings"]:
             shown = [r.doc.id for r in kb.plan(kb.find(case["topic"]), kb=kn).target_readings]
             if any(r not in shown[:SHOWN] for r in case.get("shown", ())) or (
