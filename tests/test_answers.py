@@ -32,11 +32,12 @@ FILES = {
         "aliases: [显存不够]\nlevel: 4\nrequires: [basics]\n---\nSplit the sequence.\n"
     ),
     "notes/topics/cuda-basics.md": (
-        "---\nid: cuda-basics\ntitle: CUDA Programming Basics\naliases: [CUDA programming, CUDA 基础]\n"
-        "level: 2\n---\nKernels, blocks and warps.\n"
+        "---\nid: cuda-basics\ntitle: CUDA Programming Basics\n"
+        "aliases: [CUDA programming, CUDA 基础]\nlevel: 2\n---\nKernels, blocks and warps.\n"
     ),
     "notes/topics/graphs.md": (
-        "---\nid: graphs\ntitle: CUDA Graphs\nlevel: 3\nrequires: [cuda-basics]\n---\nRecord launches.\n"
+        "---\nid: graphs\ntitle: CUDA Graphs\nlevel: 3\nrequires: [cuda-basics]\n"
+        "---\nRecord launches.\n"
     ),
     "notes/entries/engine-repo.md": (
         "---\nid: engine-repo\ntitle: acme/engine\nkind: repo\nlevel: 3\ncovers: []\n"
@@ -168,7 +169,8 @@ def test_a_loose_name_is_read_and_said(vault: Path, typed: str, found: str, how:
 
 def test_a_longer_name_shows_what_else_fitted(vault: Path) -> None:
     result = run(vault, "before", "CUDA")
-    assert "read as CUDA Programming Basics (cuda-basics, a longer name); also: graphs" in result.stderr
+    said = "read as CUDA Programming Basics (cuda-basics, a longer name); also: graphs"
+    assert said in result.stderr
 
 
 def test_writers_take_only_exact_names(vault: Path) -> None:
@@ -194,7 +196,8 @@ def test_after_lists_what_builds_on_it_ready_first(vault: Path) -> None:
     asked = run(vault, "ask", "I know the KV cache, what next?", "--json")
     assert json.loads(asked.stdout)["after"][0]["id"] == "paging"
     text = run(vault, "after", "kv-cache").output
-    assert "ready: everything else it needs is known" in text and "also needs PagedAttention" in text
+    assert "ready: everything else it needs is known" in text
+    assert "also needs PagedAttention" in text
 
 
 # -- one plan model: sidebar, web page, topic page, search ---------------------------------------

@@ -205,8 +205,8 @@ def query(
     """Run ``text`` (whoosh query language; empty: every document, in path order).
 
     ``filters``: groups of (field, exact value); a document must match one pair of
-    every group (an empty value: the field is empty). ``expansions``: other phrasings (a topic's names in the other language)
-    that also match, at a lower weight.
+    every group (an empty value: the field is empty). ``expansions``: other phrasings (a
+    topic's names in the other language) that also match, at a lower weight.
     """
     from studykb.search.ranking import OTHER_NAMES, exact_query, name_query
 
