@@ -25,7 +25,6 @@ from studykb.errors import StudyError
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
     from studykb.cli.early import Early
-    from studykb.model import Document
     from studykb.vault import Ahead
 
 
@@ -290,16 +289,6 @@ def console(err: bool = False):  # type: ignore[no-untyped-def]
             stderr=err, no_color=bool(os.environ.get("NO_COLOR")), highlight=False, soft_wrap=True
         )
     )
-
-
-def named(kb: KnowledgeBase, query: str) -> Document:
-    """The document ``query`` names for a command that reads (before, related, show...):
-    as written, else loosely, saying on standard error which document it was read as
-    and what else fitted (standard output keeps the command's own format)."""
-    looked = kb.lookup(query)
-    if not looked.exact:
-        click.echo(safe(f"studykb: {looked.note()}"), err=True)
-    return looked.doc
 
 
 def emit_json(data: Any) -> None:

@@ -13,10 +13,10 @@ from studykb.cli.app import (
     counted,
     emit_json,
     json_option,
-    named,
     pass_kb,
     safe,
 )
+from studykb.cli.naming import named
 from studykb.model import DOC_TYPES, EDGE_KINDS, Document
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from studykb.cli.app import cli, console, emit_json, json_option, named, pass_kb, safe
+from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
+from studykb.cli.naming import named
 from studykb.errors import UsageError
 
 if TYPE_CHECKING:

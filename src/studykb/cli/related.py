@@ -7,8 +7,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from studykb.cli.app import cli, console, emit_json, json_option, named, pass_kb, safe
+from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.cli.core import OutputFile
+from studykb.cli.naming import named
 from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES
 
