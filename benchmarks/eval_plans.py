@@ -13,6 +13,14 @@ compared with the judged ones. Reported: how often it is a judged best one (prec
 shows); also as if nothing were done, so the figure does not lean on the bundled vault's
 finished CS336 units.
 
+``benchmarks/eval/answers_judged.json`` (issue 26) holds the answers an expert signs:
+names typed the way people type them and the document each must find; questions in
+English and Chinese with the command (and so the direction: before, after, next from what
+I know) and the document each must answer; documents built on ideas and a step their
+plan must hold; and readings a plan must show in its first three (a post is ranked,
+never dropped) or never first (a unit that is only a title). Each group is reported as
+the share answered right, and every miss is listed (``--misses``).
+
 Two baselines, computed in the same run on the same knowledge, both in the former
 level-first order (unread first, then level, entries before notes before units, curated
 order, title): every document that covers *or is tagged with* the topic (how tags counted
@@ -42,6 +50,7 @@ from studykb.vault.lookup import find  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 JUDGED = REPO / "benchmarks" / "eval" / "plans_judged.json"
+ANSWERS = REPO / "benchmarks" / "eval" / "answers_judged.json"
 GOAL = 0.9
 SHOWN = 3
 
@@ -145,14 +154,64 @@ def in_shown(outcomes: list[Outcome]) -> float:
     return sum(o.best_in_shown for o in outcomes) / len(outcomes) if outcomes else 0.0
 
 
+def judge_answers(root: Path, judged: dict) -> dict[str, list[str]]:
+    """Every judged answer of ``answers_judged.json`` run against the vault at ``root``:
+    group -> the cases answered wrong, in words (an empty list: all right)."""
+    from studykb.api import KnowledgeBase
+    from studykb.errors import StudyError
+
+    misses: dict[str, list[str]] = {"names": [], "asks": [], "plans": [], "readings": []}
+    with KnowledgeBase.open(root) as kb:
+
+        def named(text: str) -> str | None:
+            try:
+                return kb.lookup(text).doc.id
+            except StudyError:
+                return None
+
+        for case in judged["names"]:
+            got = named(case["typed"])
+            if got != case["id"]:
+                misses["names"].append(f"{case['typed']!r}: {got} (judged {case['id']})")
+        for case in judged["asks"]:
+            try:
+                asked = kb.ask(case["question"])
+                got = (asked.command, named(asked.target) if asked.target else None)
+            except StudyError as exc:
+                got = ("refused", str(exc).splitlines()[0])
+            want = (case["command"], case["target"])
+            if got != want:
+                misses["asks"].append(f"{case['question']!r}: {got} (judged {want})")
+        kn = kb.knowledge()
+        for case in judged["plans"]:
+            try:
+                plan = kb.plan(kb.lookup(case["of"]).doc, include_known=True, kb=kn)
+            except StudyError as exc:
+                misses["plans"].append(f"before {case['of']!r}: {str(exc).splitlines()[0]}")
+                continue
+            ids = {s.doc.id for s in plan.steps}
+            if not set(case["needs"]) <= ids:
+                shown = sorted(ids)[:6]
+                misses["plans"].append(f"before {case['of']!r}: {shown} (judged {case['needs']})")
+        for case in judged["readings"]:
+            shown = [r.doc.id for r in kb.plan(kb.find(case["topic"]), kb=kn).target_readings]
+            if any(r not in shown[:SHOWN] for r in case.get("shown", ())) or (
+                shown and shown[0] in case.get("first_not", ())
+            ):
+                misses["readings"].append(f"{case['topic']}: shows {shown[:SHOWN]}")
+    return misses
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--judged", type=Path, default=JUDGED)
     parser.add_argument("--misses", action="store_true", help="list the topics that miss")
     parser.add_argument("--markdown", action="store_true", help="print Markdown tables")
     parser.add_argument("--json", dest="json_out", help="write the figures as JSON here")
+    parser.add_argument("--answers", type=Path, default=ANSWERS)
     args = parser.parse_args()
     judged = load_judged(args.judged)
+    answers = json.loads(args.answers.read_text(encoding="utf-8"))
     with tempfile.TemporaryDirectory(prefix="studykb-eval-plans-") as tmp:
         vault = Vault.open(copy_bundled(Path(tmp)))
         vault.refresh()
@@ -163,6 +222,7 @@ def main() -> None:
             "level first, covers then tags": evaluate(vault, judged, covers_then_tags),
         }
         vault.close()
+        answered = judge_answers(Path(tmp), answers)
     base = precision(next(iter(baselines.values())))
     table = Table(
         "order",
@@ -195,9 +255,18 @@ def main() -> None:
             for name, o in baselines.items()
         },
         "misses": [o.topic for o in ranked if not o.first_is_best],
+        "answers": {
+            group: {"cases": len(answers[group]), "right": len(answers[group]) - len(wrong)}
+            for group, wrong in answered.items()
+        },
     }
     report(table, figures, args.markdown, args.json_out)
     print(f"goal {GOAL}: {'met' if p1 >= GOAL else 'NOT met'}")
+    for group, wrong in answered.items():
+        total = len(answers[group])
+        print(f"answers, {group}: {total - len(wrong)} of {total} right")
+        for line in wrong if args.misses else ():
+            print(f"  {line}")
     if args.misses:
         for mine in ranked:
             if not mine.first_is_best:

@@ -174,3 +174,152 @@ def test_ask_runs_the_plan_status_and_refuses_nonsense(tmp_path: Path) -> None:
     assert [d["id"] for d in json.loads(out)["reading"]] == ["c#u2"]
     code, out = _run(vault, "ask", "what", "is", "the", "meaning")
     assert code == 2
+
+
+# -- issue 26: the answer each phrasing must give, direction included ----------------------
+#: Names a small vault answers to (what the resolver says is a document).
+NAMES = frozenset(
+    n.casefold()
+    for n in (
+        "FSDP2",
+        "DDP",
+        "KV cache",
+        "PagedAttention",
+        "paged attention",
+        "attention",
+        "CUDA",
+        "vLLM paper",
+        "SGLang",
+        "online softmax",
+        "张量并行",
+        "投机解码",
+        "混合精度",
+        "Learn the Basics",
+    )
+)
+
+
+def _known(name: str) -> bool:
+    return name.casefold() in NAMES
+
+
+#: (question, command, target): before = what to read first; after = what builds on
+#: something known; next = what is ready from what I know; about = what something is.
+ANSWERS = [
+    # before, in forms the first table did not have
+    ("what do I need to know before reading the vLLM paper?", "before", "vLLM paper"),
+    ("how do I get started with CUDA", "before", "CUDA"),
+    ("how can I get started on online softmax?", "before", "online softmax"),
+    ("where do I start with KV cache", "before", "KV cache"),
+    ("recommend readings on PagedAttention", "before", "PagedAttention"),
+    ("suggest some papers about DDP", "before", "DDP"),
+    ("good resources for FSDP2?", "before", "FSDP2"),
+    ("what should I read before paged attention", "before", "paged attention"),
+    ("I know DDP, what should I read before FSDP2?", "before", "FSDP2"),
+    ("what should I know before FSDP2", "before", "FSDP2"),
+    ("SGLang 需要哪些基础", "before", "SGLang"),
+    ("学 KV cache 要什么基础", "before", "KV cache"),
+    ("学KV cache之前要看什么", "before", "KV cache"),
+    ("开始学 FSDP2 之前要看什么", "before", "FSDP2"),
+    ("正式学习张量并行以前先读什么", "before", "张量并行"),
+    ("CUDA 从哪里开始学", "before", "CUDA"),
+    ("推荐几篇投机解码的文章", "before", "投机解码"),
+    ("有哪些关于混合精度的资料", "before", "混合精度"),
+    ("DDP 的论文", "before", "DDP"),
+    # after: what builds on what I know
+    ("I know DDP, what next?", "after", "DDP"),
+    ("what should I learn after KV cache?", "after", "KV cache"),
+    ("I already understand attention, what now", "after", "attention"),
+    ("I've read the vLLM paper, what next", "after", "vLLM paper"),
+    ("once I know FSDP2 what should I read", "after", "FSDP2"),
+    ("done with DDP, what comes next?", "after", "DDP"),
+    ("what builds on online softmax", "after", "online softmax"),
+    ("what comes after PagedAttention", "after", "PagedAttention"),
+    ("学完 KV cache 之后学什么", "after", "KV cache"),
+    ("KV cache 以后读什么", "after", "KV cache"),
+    ("我已经会 DDP 了，下一步学什么", "after", "DDP"),
+    ("懂了注意力接下来看什么", "after", "注意力"),
+    ("掌握了张量并行之后看哪些", "after", "张量并行"),
+    ("在投机解码的基础上还能学什么", "after", "投机解码"),
+    ("看完 vLLM paper 下一篇读什么", "after", "vLLM paper"),
+    # next from what I know
+    ("what should I read next", "next", None),
+    ("I already know that, what now?", "next", None),
+    ("接下来读什么", "next", None),
+    # about: what something is (only when it names a document)
+    ("what is PagedAttention", "about", "PagedAttention"),
+    ("what's online softmax?", "about", "online softmax"),
+    ("explain DDP", "about", "DDP"),
+    ("tell me about KV cache", "about", "KV cache"),
+    ("什么是投机解码", "about", "投机解码"),
+    ("混合精度是什么", "about", "混合精度"),
+    ("介绍一下张量并行", "about", "张量并行"),
+    # progress
+    ("what do I know", "status", None),
+    ("我学了哪些", "status", None),
+]
+
+
+def test_the_answer_table_has_both_languages_and_every_direction() -> None:
+    zh = [q for q, _c, _t in ANSWERS if any("\u4e00" <= ch <= "\u9fff" for ch in q)]
+    assert len(ANSWERS) >= 42 and len(zh) >= 18 and len(ANSWERS) - len(zh) >= 18
+    assert {c for _q, c, _t in ANSWERS} == {"before", "after", "next", "about", "status"}
+
+
+@pytest.mark.parametrize(("question", "command", "target"), ANSWERS)
+def test_each_phrasing_gives_its_answer(question: str, command: str, target: str | None) -> None:
+    asked = parse(question, _known)
+    assert (asked.command, asked.target) == (command, target)
+
+
+def test_what_is_only_asks_about_a_document() -> None:
+    with pytest.raises(UsageError, match="I don't know that question"):
+        parse("what is the meaning of life", _known)
+    with pytest.raises(UsageError, match="I don't know that question"):
+        parse("what is FSDP2")  # nothing to say whether FSDP2 names a document
+
+
+def test_a_target_that_is_part_of_the_words_says_so() -> None:
+    asked = parse("what should I read before paged attention kernels", _known)
+    assert asked == Question("before", "paged attention")
+    assert asked.typed == "paged attention kernels"  # the front end says what it read
+    assert parse("what should I read before Learn the Basics", _known).typed is None
+
+
+def test_a_long_question_is_refused_with_a_clear_message() -> None:
+    from studykb.study.ask import MAX_CHARS
+
+    with pytest.raises(UsageError, match=f"at most {MAX_CHARS}"):
+        parse("what should I read before " + "FSDP2 " * 2000, _known)
+    parse("what should I read before " + "x " * ((MAX_CHARS - 30) // 2), _known)  # fits
+
+
+def test_reading_a_question_is_linear_in_its_length() -> None:
+    from studykb.study.ask import MAX_PIECES
+
+    calls: list[str] = []
+
+    def counting(name: str) -> bool:
+        calls.append(name)
+        return False
+
+    def work(words: int) -> int:
+        calls.clear()
+        parse("what should I read before " + " ".join(f"w{i}" for i in range(words)), counting)
+        return len(calls)
+
+    # each 30 more words cost the same 30 * MAX_PIECES more looks: linear, not quadratic
+    counts = [work(n) for n in (30, 60, 90)]
+    assert counts[2] - counts[1] == counts[1] - counts[0] == 30 * MAX_PIECES
+    assert counts[2] < 90 * 91 // 2  # fewer than all the runs of words of the question
+
+
+def test_ask_says_which_document_a_loose_name_was_read_as(tmp_path: Path) -> None:
+    vault = tmp_path / "v"
+    shutil.copytree(FIXTURE, vault)
+    result = CliRunner().invoke(
+        cli, ["--vault", str(vault), "ask", "what should I read before romeo-paper", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["target"]["id"] == "r-paper"
+    assert "read as The Romeo paper (r-paper" in result.stderr

@@ -167,7 +167,7 @@ def test_show_by_path_and_by_url(vault: Path, run) -> None:
 
 @pytest.mark.parametrize("command", ["show", "backlinks"])
 def test_query_naming_nothing_exits_1_with_suggestions(vault: Path, run, command) -> None:
-    result = run(command, "fsdp", vault=vault)
+    result = run(command, "fsdp3", vault=vault)
     assert result.exit_code == 1
     assert "did you mean" in result.stderr.lower()
     assert "fsdp2" in result.stderr

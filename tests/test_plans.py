@@ -238,13 +238,14 @@ def test_readings_ranked_by_how_much_they_teach(vault_dir: Path) -> None:
     data = plan_json(vault_dir, "t-r")
     # paper and tutorials (teaching kinds) before the article; the focused ones before the
     # tutorial that covers two topics; the curated list puts the paper first; the forum
-    # post is left out because better readings are left to read; the tutorial only
+    # post comes last but is still listed (ranked, never dropped); the tutorial only
     # tagged with Romeo is not a reading while something covers it
     assert [r["id"] for r in data["target"]["recommended"]] == [
         "r-paper",
         "r-focused",
         "r-broad",
         "r-article",
+        "r-post",
     ]
     assert all(r["teaches"] for r in data["target"]["recommended"])
     assert [s["id"] for s in data["steps"]] == ["t-q"]
@@ -258,7 +259,7 @@ def test_readings_ranked_by_how_much_they_teach(vault_dir: Path) -> None:
     assert keys == sorted(keys)
 
 
-def test_posts_only_when_nothing_better_and_tags_only_when_nothing_covers(vault_dir: Path) -> None:
+def test_posts_ranked_last_and_tags_only_when_nothing_covers(vault_dir: Path) -> None:
     papa = plan_json(vault_dir, "Papa")["target"]["recommended"]
     assert [(r["id"], r["teaches"]) for r in papa] == [("p-post", True)]
     oscar = plan_json(vault_dir, "Oscar")["target"]
@@ -268,8 +269,10 @@ def test_posts_only_when_nothing_better_and_tags_only_when_nothing_covers(vault_
     assert "see Mentions Papa" in text
 
 
-def test_tags_never_add_prerequisites(vault_dir: Path) -> None:
-    data = plan_json(vault_dir, "r-tagged")  # tagged with Romeo and Mike, covers nothing
+def test_tags_above_a_documents_level_add_no_prerequisites(vault_dir: Path) -> None:
+    # a level-1 tutorial tagged with two level-3 topics, covering nothing: it mentions
+    # them, it does not assume them (what it is built on: tests/test_answers.py)
+    data = plan_json(vault_dir, "r-tagged")
     assert data["steps"] == [] and data["skipped"] == {"known": 0, "through_known": 0}
     code, text = run(vault_dir, "before", "r-tagged")
     assert "Nothing to read first: Mentions Romeo has no prerequisites." in text
@@ -322,8 +325,8 @@ def test_a_topic_plan_ends_with_the_topic_itself_in_every_format(vault_dir: Path
     lines = text.splitlines()
     then = lines.index("  then Romeo itself")
     assert "read The Romeo paper (paper · level 4)" in lines[then + 1]
-    assert "… 1 more reading" in text  # four readings, three shown
-    assert "1 step, 4 readings." in text
+    assert "… 2 more readings" in text  # five readings (the post too), three shown
+    assert "1 step, 5 readings." in text
     code, md = run(vault_dir, "before", "t-r", "--format", "md")
     assert "Then [[t-r|Romeo]] itself:\n    - [ ] [[r-paper|The Romeo paper]]" in md
 

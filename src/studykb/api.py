@@ -32,9 +32,10 @@ if TYPE_CHECKING:
     from studykb.search.state import SyncStats
     from studykb.study.ask import Question
     from studykb.study.new import Created, NewDoc
-    from studykb.study.plans import Knowledge, Plan, Step
+    from studykb.study.plans import Knowledge, Onward, Plan, Step
     from studykb.study.rename import Done, Move, Reader
     from studykb.study.tracker import Tracker
+    from studykb.vault.loose import Looked
 
 
 @dataclass(frozen=True)
@@ -161,6 +162,14 @@ class KnowledgeBase:
 
         return find(self.vault, query)
 
+    def lookup(self, query: str) -> Looked:
+        """The document ``query`` names, as written or loosely (spacing, word forms, the
+        title without its parenthesis, "X paper", a longer name), saying how; NotFound
+        with suggestions when nothing fits. Writers (``mark``, ``mv``) use :meth:`find`."""
+        from studykb.vault.loose import lookup
+
+        return lookup(self.vault, query)
+
     def suggest(self, query: str, limit: int = 5) -> list[str]:
         from studykb.vault.lookup import suggest
 
@@ -261,6 +270,12 @@ class KnowledgeBase:
 
         return plans.ready(self.vault, target, limit=limit)
 
+    def after(self, target: Document, limit: int = 10) -> list[Onward]:
+        """What to read once ``target`` is known: what builds on it, ready ones first."""
+        from studykb.study import plans
+
+        return plans.after(self.vault, target, limit=limit)
+
     def status(self) -> Tracker:
         """Courses, what is being read, what was finished, the reading lists."""
         from studykb.study.tracker import status
@@ -277,14 +292,23 @@ class KnowledgeBase:
         return changed
 
     def ask(self, question: str) -> Question:
-        """A question in English or Chinese read as before/next/related/status and its
-        target (a name that resolves here when one does); UsageError when not understood."""
+        """A question in English or Chinese read as before/after/next/related/about/status
+        and its target (a name that resolves here, as written or loosely spelled, when
+        one does); UsageError when not understood."""
         from studykb.study.ask import parse
+        from studykb.vault.loose import Loose
 
         names = self.vault.names()
-        return parse(
-            question, lambda name: names.resolve("", "", name, "name", "", False)[0] is not None
-        )
+        loose: list[Loose] = []
+
+        def resolves(name: str) -> bool:
+            if names.resolve("", "", name, "name", "", False)[0] is not None:
+                return True
+            if not loose:  # built on the first name that is not written as such
+                loose.append(Loose(self.vault))
+            return loose[0].named(name) is not None
+
+        return parse(question, resolves)
 
     def new(self, spec: NewDoc) -> Created:
         """Create a document from its template (never over an existing file)."""
@@ -314,14 +338,36 @@ class KnowledgeBase:
     def sidebar(self, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
         from studykb.related.sidebar import sidebar
 
-        return sidebar(self.vault, doc, options, self._index_text(options))
+        found = sidebar(self.vault, doc, options, self._index_text(options))
+        return self._plan_before([found], options)[0]
 
     def sidebars(
         self, keys: list[str] | None = None, options: RelatedOptions | None = None
     ) -> list[Sidebar]:
         from studykb.related.sidebar import sidebars
 
-        return sidebars(self.vault, keys, options, self._index_text(options))
+        found = sidebars(self.vault, keys, options, self._index_text(options))
+        return self._plan_before(found, options)
+
+    def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
+        """The sidebars with "Before this" from the plan model (the first level of each
+        document's plan, as ``before`` shows it), so the two never disagree."""
+        from dataclasses import replace
+
+        from studykb.related.rank import RelatedOptions
+        from studykb.related.sidebar import Neighbour
+        from studykb.study import plans
+
+        limit = (options or RelatedOptions()).limit
+        kb = plans.knowledge(self.vault)
+        out = []
+        for sb in found:
+            needs = [
+                Neighbour(d.key, d.id, d.path, d.title, d.type, d.level, reason)
+                for d, reason in plans.direct_needs(kb, sb.key)
+            ]
+            out.append(replace(sb, before=needs[:limit], more_before=max(0, len(needs) - limit)))
+        return out
 
     def _index_text(self, options: RelatedOptions | None) -> Any:
         """The search index's more-like-this, for related documents' ``--text index``."""

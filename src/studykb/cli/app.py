@@ -466,6 +466,7 @@ def check_arguments(argv: list[str]) -> None:
 #: The module defining each command. A command loads only its own module (and the
 #: group); the help, completion and the watch load them all (:func:`prepare`).
 COMMANDS = {
+    "after": "plans",
     "ask": "plans",
     "backlinks": "core",
     "before": "plans",

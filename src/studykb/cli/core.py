@@ -16,6 +16,7 @@ from studykb.cli.app import (
     pass_kb,
     safe,
 )
+from studykb.cli.naming import named
 from studykb.model import DOC_TYPES, EDGE_KINDS, Document
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
       studykb show fsdp2
       studykb show "KV cache" --json
     """
-    shown = kb.show(kb.find(query))
+    shown = kb.show(named(kb, query))
     docs = kb.documents_for(
         [link.ref.source for link in shown.backlinks]
         + [link.target for link in shown.outgoing if link.target]
@@ -392,7 +393,7 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
       studykb backlinks ddp
       studykb backlinks notes/topics/kv-cache.md --json
     """
-    doc = kb.find(query)
+    doc = named(kb, query)
     links = kb.backlinks(doc)
     docs = kb.documents_for(link.ref.source for link in links)
     if as_json:

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
+from studykb.cli.naming import named
 from studykb.errors import UsageError
 
 if TYPE_CHECKING:
@@ -65,7 +66,7 @@ def before(
     """
     from studykb.outputs.plan_format import plan_json, plan_markdown
 
-    target = kb.find(query)
+    target = named(kb, query)
     known = kb.knowledge()
     plan = kb.plan(target, include_known=include_known, depth=depth, kb=known)
     if as_json or fmt == "json":
@@ -172,7 +173,7 @@ def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> No
       studykb next
       studykb next fsdp2 --json
     """
-    target = kb.find(query) if query else None
+    target = named(kb, query) if query else None
     steps = kb.ready(target, limit=limit)
     if as_json:
         emit_json(
@@ -207,6 +208,66 @@ def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> No
             out.print("       unlocks " + _esc(", ".join(n.by.title for n in step.needed_by)))
         if step.readings:
             out.print(f"       read {_esc(step.readings[0].doc.title)}")
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
+@json_option
+@pass_kb
+def after(kb: KnowledgeBase, query: str, limit: int, as_json: bool) -> None:
+    """What to read once you know QUERY: what builds on it, ready ones first.
+
+    QUERY counts as known whatever its status: this answers "I know DDP, what next?".
+    Each line says what else it still waits on, if anything.
+
+    \b
+    Example:
+      studykb after kv-cache
+      studykb after ddp --json
+    """
+    target = named(kb, query)
+    onward = kb.after(target, limit=limit)
+    if as_json:
+        emit_json(
+            {
+                "target": target.brief(),
+                "after": [
+                    {
+                        **o.step.doc.brief(),
+                        "level": o.step.doc.level,
+                        "status": o.step.doc.status,
+                        "ready": o.ready,
+                        "waits_on": [d.id for d in o.waits_on],
+                        "unlocks": [n.by.id for n in o.step.needed_by],
+                        "readings": [
+                            {"id": r.doc.id, "title": r.doc.title, "url": r.doc.url}
+                            for r in o.step.readings
+                        ],
+                    }
+                    for o in onward
+                ],
+            }
+        )
+        raise SystemExit(0 if onward else 1)
+    out = console()
+    out.print(f"[bold]After {_esc(target.title)}[/] ({_esc(_facts(target))})")
+    if not onward:
+        out.print(f"nothing here builds on {_esc(target.title)} that you do not know yet")
+        raise SystemExit(1)
+    for n, o in enumerate(onward, 1):
+        doc = o.step.doc
+        out.print(
+            f"{n:>3}. [bold]{_esc(doc.title)}[/]  [dim]{_esc(_facts(doc))} ({_esc(doc.id)})[/]"
+        )
+        if o.waits_on:
+            names = ", ".join(d.title for d in o.waits_on[:3])
+            more = f" and {len(o.waits_on) - 3} more" if len(o.waits_on) > 3 else ""
+            out.print(f"       also needs {_esc(names)}{more}")
+        else:
+            out.print("       ready: everything else it needs is known")
+        if o.step.readings:
+            out.print(f"       read {_esc(o.step.readings[0].doc.title)}")
 
 
 @cli.command()
@@ -326,24 +387,58 @@ def mark(kb: KnowledgeBase, query: str, state: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def ask(ctx: click.Context, question: tuple[str, ...], as_json: bool) -> None:
-    """Ask in English or Chinese; the question is read as before, next, related or status.
+    """Ask in English or Chinese; the question is read as before, after, next, related,
+    what something is, or status.
 
-    It is read by its parts: what it asks (before / prerequisites / 之前 / 前置; next /
-    下一步; related / 相关; progress / 进度), and a target named like any reference.
+    It is read by its parts: what it asks and in which direction (before / prerequisites
+    / 之前 / 需要哪些基础; after / I know X, what next / 学完 / 之后; next / 下一步;
+    related / 相关; what is / 是什么; progress / 进度), and a target named like any
+    reference. When the target is read loosely or is only part of what was typed, it
+    says which document it was read as (on standard error).
 
     \b
     Example:
       studykb ask "what should I read before FSDP2"
       studykb ask "在学 FSDP2 之前要读什么"
-      studykb ask "学习投机解码需要先看什么"
+      studykb ask "I know DDP, what next?"
+      studykb ask "学完 KV cache 之后学什么"
+      studykb ask "what is PagedAttention"
       studykb ask "下一步读什么"
       studykb ask "我的学习进度"
     """
-    asked = ctx.obj.kb().ask(" ".join(question))
-    cmd = cli.get_command(ctx, asked.command)
-    if cmd is None:
-        raise UsageError(f"'{asked.command}' is not available in this installation")
+    kb = ctx.obj.kb()
+    asked = kb.ask(" ".join(question))
+    command = asked.command
     kwargs: dict[str, Any] = {"as_json": as_json}
-    if asked.command != "status":
-        kwargs["query"] = asked.target
+    if asked.target is not None:
+        doc = _asked_target(kb, asked.target, asked.typed)
+        kwargs["query"] = doc.key if doc is not None else asked.target
+        if command == "about":
+            command = "topic" if doc is not None and doc.type == "topic" else "show"
+    elif command == "next":
+        kwargs["query"] = None
+    cmd = cli.get_command(ctx, command)
+    if cmd is None:
+        raise UsageError(f"'{command}' is not available in this installation")
     ctx.invoke(cmd, **kwargs)
+
+
+def _asked_target(kb: KnowledgeBase, target: str, typed: str | None) -> Document | None:
+    """The document a question's target names, saying (on standard error) what the
+    question was read as when the target is read loosely or is only part of the words
+    typed ("paged attention kernels"); None when nothing fits (the command then says
+    so, with suggestions)."""
+    from dataclasses import replace
+
+    from studykb.errors import NotFound
+
+    try:
+        looked = kb.lookup(target)
+    except NotFound:
+        return None
+    if typed:
+        how = f"the words {target!r}" + (f", {looked.how}" if looked.how else "")
+        looked = replace(looked, typed=typed, how=how)
+    if not looked.exact:
+        click.echo(safe(f"studykb: {looked.note()}"), err=True)
+    return looked.doc

@@ -9,6 +9,7 @@ import click
 
 from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.cli.core import OutputFile
+from studykb.cli.naming import named
 from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES
 
@@ -90,7 +91,7 @@ def related(
       studykb related "KV cache" --type entry --limit 5
       studykb related notes/deepinfer-part1.md --json | jq '.related[].id'
     """
-    doc = kb.find(query)
+    doc = named(kb, query)
     found = kb.related(doc, _options(limit, types, text))
     if as_json:
         emit_json(
@@ -188,7 +189,7 @@ def sidebar(
     docs = kb.documents()
     keys = None
     if query:
-        doc = kb.find(query)
+        doc = named(kb, query)
         if (write or dry_run) and doc.type != "note":
             raise UsageError(
                 f"--write writes sidebars into notes only; {doc.id} is "
@@ -338,7 +339,7 @@ def topic(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def
       studykb topic "KV cache"
       studykb topic pytorch --json
     """
-    doc = kb.find(query)
+    doc = named(kb, query)
     if doc.type != "topic":
         raise StudyError(
             f"{doc.id} is {'an' if doc.type == 'entry' else 'a'} {doc.type}, not a topic.",

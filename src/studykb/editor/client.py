@@ -33,6 +33,7 @@ FORWARDED = frozenset(
         "build",
         "before",
         "next",
+        "after",
         "status",
         "related",
         "topics",

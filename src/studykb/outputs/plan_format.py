@@ -33,31 +33,47 @@ def facts(doc: Document, known: bool = False) -> list[str]:
     return parts
 
 
-def empty_sentence(plan: Plan) -> str:
-    """Why a plan has no steps: the target needs nothing, or all it needs is known."""
+def empty_sentence(plan: Plan, hint: bool = True) -> str:
+    """Why a plan has no steps: the target needs nothing, or all it needs is left out
+    (known, or needed only through what is known: each counted in its own words).
+    ``hint``: say how to see them (``--all``; the web view links instead)."""
     title = plan.target.title
     if plan.needs_nothing:
         return f"Nothing to read first: {title} has no prerequisites."
-    if plan.skipped == 1:
-        return "Nothing to read first: the 1 step it needs is already known (--all shows it)."
-    return (
-        f"Nothing to read first: the {plan.skipped} steps it needs are already known "
-        "(--all shows them)."
-    )
+    shows = f" ({_shows(plan.skipped)})" if hint else ""
+    if not plan.skipped_through:
+        if plan.skipped == 1:
+            return f"Nothing to read first: the 1 step it needs is already known{shows}."
+        return f"Nothing to read first: the {plan.skipped} steps it needs are already known{shows}."
+    return f"Nothing to read first: {_left_out(plan)} {_were(plan.skipped)} skipped{shows}."
 
 
-def skipped_sentence(plan: Plan) -> str:
-    """What a plan with steps left out, or "" when nothing was."""
+def skipped_sentence(plan: Plan, hint: bool = True) -> str:
+    """What a plan with steps left out, or "" when nothing was; ``hint`` as in
+    :func:`empty_sentence`."""
     if not plan.skipped or not plan.steps:
         return ""
+    shows = f" ({_shows(plan.skipped)})" if hint else ""
+    return f"{_left_out(plan)} {_were(plan.skipped)} skipped{shows}."
+
+
+def _left_out(plan: Plan) -> str:
+    """``3 steps you already know and 1 step only they need``: the two counts in words."""
     parts = []
     if plan.skipped_known:
         parts.append(f"{counted(plan.skipped_known, 'step')} you already know")
     if plan.skipped_through:
         parts.append(f"{counted(plan.skipped_through, 'step')} only they need")
-    if plan.skipped == 1:
-        return f"{parts[0]} was skipped (--all shows it)."
-    return f"{' and '.join(parts)} were skipped (--all shows them)."
+    text = " and ".join(parts)
+    return text[0].upper() + text[1:]
+
+
+def _were(n: int) -> str:
+    return "was" if n == 1 else "were"
+
+
+def _shows(n: int) -> str:
+    return "--all shows it" if n == 1 else "--all shows them"
 
 
 def totals_sentence(plan: Plan) -> str:

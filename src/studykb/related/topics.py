@@ -1,8 +1,10 @@
 """Topics: how many documents cover each, which topics go together, and a topic's page.
 
-A document covers a topic when a tag or ``covers`` names it (see ../shared/FORMAT.md).
-Two topics are related when documents cover both (co-occurrence), ranked by how many
-do, then by how exclusive the pairing is (cosine: shared / sqrt(n_a * n_b)).
+A document is about a topic when a tag or ``covers`` names it, and teaches it only when
+``covers`` does: a topic's page lists under "Covered by" only what teaches it, the rest
+under "Mentioned in". Two topics are related when documents are about both
+(co-occurrence), ranked by how many are, then by how exclusive the pairing is (cosine:
+shared / sqrt(n_a * n_b)).
 """
 
 from __future__ import annotations
@@ -68,7 +70,7 @@ class TopicPage:
     leads_to: list[Neighbour]
     levels: list[LevelGroup]
     mentions: list[Neighbour]
-    """Documents that link to the topic without covering it."""
+    """Documents that link to the topic or are tagged with it, without teaching it."""
     more_mentions: int = 0
 
 
@@ -116,7 +118,12 @@ def topic_page(vault: Vault, doc: Document) -> TopicPage:
         )
 
     groups: dict[int | None, list[Document]] = {}
-    covering = coverers(ix, t)
+    taught = vault.topics().taught
+    about = coverers(ix, t)
+    # "Covered by" lists what teaches the topic (``covers``); a document only tagged
+    # with it is about it, and is listed with the documents that mention it
+    covering = [d for d in about if doc.key in taught(docs[ix.keys[d]])]
+    tagged = [d for d in about if d not in set(covering)]
     for d in covering:
         groups.setdefault(ix.levels[d], []).append(docs[ix.keys[d]])
     levels = []
@@ -130,7 +137,9 @@ def topic_page(vault: Vault, doc: Document) -> TopicPage:
         levels.append(LevelGroup(level, label, members))
     covered = set(covering)
     mentions = sorted(
-        (s for s in ix.inc[t] if s not in covered and ix.types[s] != "unit"),
+        dict.fromkeys(
+            [*tagged, *(s for s in ix.inc[t] if s not in covered and ix.types[s] != "unit")]
+        ),
         key=lambda s: (ix.titles[s].casefold(), ix.keys[s]),
     )
     leads = sorted(ix.required_by(t), key=lambda j: (ix.levels[j] or 9, ix.titles[j]))

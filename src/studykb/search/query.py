@@ -232,7 +232,9 @@ def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
     if opts.course:
         groups.append([("course", _course_key(vault, opts.course))])
     if opts.status:
-        groups.append([("status", _status(opts.status))])
+        status = _status(opts.status)
+        # no status written means not read yet, as plans count it: todo matches it too
+        groups.append([("status", status), *([("status", "")] if status == "todo" else [])])
     if opts.level is not None and opts.level != "":
         groups.append([("level", str(_level(opts.level)))])
     return groups

@@ -205,8 +205,8 @@ def query(
     """Run ``text`` (whoosh query language; empty: every document, in path order).
 
     ``filters``: groups of (field, exact value); a document must match one pair of
-    every group. ``expansions``: other phrasings (a topic's names in the other language)
-    that also match, at a lower weight.
+    every group (an empty value: the field is empty). ``expansions``: other phrasings (a
+    topic's names in the other language) that also match, at a lower weight.
     """
     from studykb.search.ranking import OTHER_NAMES, exact_query, name_query
 
@@ -222,6 +222,12 @@ def query(
     return run(vault, q, filters, limit)
 
 
+def _condition(name: str, value: str) -> Any:
+    """A filter pair as a whoosh query: the field holds ``value``; ``""``: it holds
+    nothing (an empty field is not indexed, so "no status" is "not any status")."""
+    return wq.Not(wq.Every(name)) if value == "" else wq.Term(name, value)
+
+
 def run(
     vault: Vault,
     q: Any,
@@ -232,7 +238,9 @@ def run(
     """The best ``limit`` documents for the whoosh query ``q`` (see :func:`query`);
     ``highlight``: the terms to show in snippets (default: those of ``q``)."""
     conditions = [
-        wq.Or([wq.Term(name, value) for name, value in group]) for group in (filters or []) if group
+        wq.Or([_condition(name, value) for name, value in group])
+        for group in (filters or [])
+        if group
     ]
     mask = wq.And(conditions) if conditions else None
     sort = isinstance(q, wq.Every)

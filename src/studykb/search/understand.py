@@ -12,6 +12,13 @@ Topic names are a bilingual thesaurus: where a span of the query is a name of a 
 (id, title or alias, compared without case, spaces next to Chinese or hyphens), the
 topic's other names are searched too (``算子融合`` -> ``kernel fusion``, ``operator
 fusion``...), and shown to the user as "also searched".
+
+A name several topics share (an alias written on each) is a concept made of them: the
+query searches the best names of every one (``显存不够``, written on FSDP2, activation
+checkpointing and mixed precision, -> ``ZeRO``, ``activation checkpointing``, ``混合精度``
+...). That is how the thesaurus tells concepts apart that one word would blur: *memory
+footprint* (what training keeps in GPU memory) is not the *memory hierarchy* (HBM,
+shared memory, registers), and the bare ``显存`` names neither.
 """
 
 from __future__ import annotations
@@ -154,6 +161,13 @@ def _norm(name: str) -> str:
 class _Names:
     digest: str = ""
     keys: dict[str, str] = field(default_factory=dict)
+    shared_digest: str = ""
+    shared: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Normalised name -> every topic that has it, for names several topics share."""
+
+
+#: Names of each topic a shared name searches (its best ones: other script first).
+SHARED_NAMES = 3
 
 
 _NAMES = _Names()
@@ -177,6 +191,18 @@ def names_of(topics: TopicTable) -> dict[str, str]:
     return keys
 
 
+def _shared(topics: TopicTable) -> dict[str, tuple[str, ...]]:
+    """Normalised name -> the topics that share it (only names of two or more)."""
+    if _NAMES.shared_digest != topics.digest:
+        owners: dict[str, dict[str, None]] = {}
+        for key, text in sorted(topics.texts.items()):
+            for name in text.split("\n"):
+                owners.setdefault(_norm(name), {})[key] = None
+        _NAMES.shared_digest = topics.digest
+        _NAMES.shared = {n: tuple(ks) for n, ks in owners.items() if len(ks) > 1}
+    return _NAMES.shared
+
+
 def remember_names(topics: TopicTable, keys: dict[str, str]) -> None:
     """Use ``keys`` (kept in the vault's cache) as the names of ``topics``."""
     _NAMES.digest, _NAMES.keys = topics.digest, keys
@@ -185,6 +211,7 @@ def remember_names(topics: TopicTable, keys: dict[str, str]) -> None:
 def _concepts(text: str, words: list[Word], topics: TopicTable) -> list[Concept]:
     """The longest topic names in the query, left to right, not overlapping."""
     names = _names(topics)
+    shared = _shared(topics)
     out: list[Concept] = []
     i = 0
     while i < len(words):
@@ -192,6 +219,16 @@ def _concepts(text: str, words: list[Word], topics: TopicTable) -> list[Concept]
             written = text[words[i].start : words[j].end]
             key = names.get(_norm(written))
             if key is not None:
+                keys = shared.get(_norm(written), (key,))
+                others = (
+                    _others(topics, key, written)
+                    if len(keys) == 1
+                    else tuple(
+                        dict.fromkeys(
+                            n for k in keys for n in _others(topics, k, written)[:SHARED_NAMES]
+                        )
+                    )
+                )
                 out.append(
                     Concept(
                         key,
@@ -199,7 +236,7 @@ def _concepts(text: str, words: list[Word], topics: TopicTable) -> list[Concept]
                         written,
                         words[i].start,
                         words[j].end,
-                        _others(topics, key, written),
+                        others,
                     )
                 )
                 i = j + 1

@@ -1,60 +1,55 @@
 """Reading plans and what to read next (query layer: model objects only).
 
-What a document needs (the vault format's rules):
-
-* what its ``requires`` name;
-* for every topic it covers (``covers``, never ``tags``), that topic's prerequisites, not
-  the topic itself;
-* never itself, directly or through a topic it covers: the topics a document covers are
-  never steps of its plan, nor anything it needs only through them.
+What a document needs is :mod:`studykb.study.needs`' rules: its ``requires``, the
+prerequisites of the topics it covers, never itself; a document that names no
+``requires`` and covers nothing is built on the topics it is about.
 
 A document is known when its status is ``done``, or when it is a topic that a ``done``
 document covers. A plan leaves out what is known and whatever is only needed through
 known documents, and says how many steps it left out.
 
-The readings of a topic are ranked by how much they teach it (:meth:`Knowledge.readings`):
-documents that cover it, then (only when none does) documents tagged with it; by kind
-(tutorial, course unit, docs, book, paper before the rest; posts and news last, and only
-when nothing better is left to read), focus (fewer topics covered first), position in a
-curated list, then level.
+The readings of a topic are ranked by how much they teach it (:meth:`Knowledge.readings`),
+never dropped: documents that cover it, then (only when none does) documents tagged with
+it; what has something to read before a course unit that is only a title; by kind
+(tutorial, course unit, docs, book, paper before the rest; posts and news after them, yet
+still listed: Horace He's essay and the GPT-2 KV-cache post are posts), focus (fewer
+topics covered first), position in a curated list, then level.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
 
 from studykb import graph as g
 from studykb.model import Document
+from studykb.study.needs import Info, compute
 from studykb.vault import Vault
+
+__all__ = [
+    "Info",
+    "Knowledge",
+    "Onward",
+    "Plan",
+    "Reading",
+    "Step",
+    "after",
+    "direct_needs",
+    "knowledge",
+    "plan",
+    "ready",
+]
 
 #: Kinds (and document types) that teach: tutorials, course units, docs, books, papers.
 TEACHING_KINDS = frozenset({"tutorial", "unit", "docs", "book", "paper", "course"})
-#: Kinds shown only when nothing better is left to read for a topic: posts and news.
+#: Kinds ranked after every other reading of a topic (never left out): posts and news.
 WEAK_KINDS = frozenset({"post", "news"})
 #: Rank of a reading's kind: teaching 0, the rest 1, weak 2.
 TEACHING, OTHER, WEAK = 0, 1, 2
 NOT_LISTED = 1 << 30
 
-RankKey = tuple[bool, int, int, int, bool, int, str, str]
+RankKey = tuple[bool, bool, int, int, int, bool, int, str, str]
 StepKey = tuple[bool, int, int, str, str]
-
-
-class Info(NamedTuple):
-    """What ordering and counting need of a document, without loading it."""
-
-    type: str
-    level: int | None
-    title: str
-    """The title, case-folded."""
-    status: str | None
-    date: str | None
-    kind: str | None
-    focus: int
-    """How many topics the document covers (0: none)."""
-    done: str | None
-    """The date ``mark`` recorded when it became done."""
 
 
 @dataclass(frozen=True)
@@ -189,9 +184,10 @@ class Knowledge:
         return WEAK if kind in WEAK_KINDS else OTHER
 
     def reading_key(self, key: str) -> RankKey:
-        """Unread first, then kind, focus, curated order, level, title."""
+        """Something to read first, then unread, kind, focus, curated order, level, title."""
         row = self.info[key]
         return (
+            row.empty,
             key in self.known,
             self.tier(key),
             row.focus or NOT_LISTED,
@@ -217,8 +213,6 @@ class Knowledge:
         out = set(leave_out) | {topic}
         teach = [k for k in self.covers.get(topic, ()) if k not in out]
         pool = teach or [k for k in self.tagged.get(topic, ()) if k not in out]
-        if any(self.tier(k) != WEAK and k not in self.known for k in pool):
-            pool = [k for k in pool if self.tier(k) != WEAK]
         ranked = sorted(pool, key=self.reading_key)
         return tuple(Reading(self.docs[k], k in self.known, bool(teach)) for k in ranked)
 
@@ -233,7 +227,7 @@ def knowledge(vault: Vault) -> Knowledge:
     entry = cache_key(CACHE_ENTRY, vault.fingerprint())
     data = vault.cache.get(CACHE_ENTRY, entry)
     if data is None:
-        data = _compute(vault)
+        data = compute(vault)
         vault.cache.put(CACHE_ENTRY, entry, data)
     info = {k: Info(*row) for k, row in data["info"].items()}
     graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
@@ -247,83 +241,6 @@ def knowledge(vault: Vault) -> Knowledge:
         data["tagged"],
         data["taught"],
     )
-
-
-def _compute(vault: Vault) -> dict[str, Any]:
-    """The parts of :class:`Knowledge` as plain data (what the cache keeps)."""
-    docs = vault.documents()
-    topics = vault.topics()
-    taught = {key: keys for key, doc in docs.items() if (keys := topics.taught(doc))}
-    covers: dict[str, list[str]] = {}
-    tagged: dict[str, list[str]] = {}
-    for key, doc in docs.items():
-        mine = taught.get(key, [])
-        for topic in mine:
-            covers.setdefault(topic, []).append(key)
-        for topic in topics.about(doc):
-            if topic not in mine:
-                tagged.setdefault(topic, []).append(key)
-    known = {k for k, d in docs.items() if d.status == "done"}
-    for key in list(known):
-        known.update(taught.get(key, ()))
-    info = {
-        k: list(
-            Info(
-                d.type,
-                d.level,
-                d.title.casefold(),
-                d.status,
-                d.date,
-                d.kind,
-                len(taught.get(k, ())),
-                d.done,
-            )
-        )
-        for k, d in docs.items()
-    }
-    return {
-        "info": info,
-        "edges": _edges(vault, docs, taught),
-        "known": sorted(known),
-        "covers": covers,
-        "tagged": tagged,
-        "list_pos": _list_positions(vault),
-        "taught": taught,
-    }
-
-
-def _edges(
-    vault: Vault, docs: dict[str, Document], taught: dict[str, list[str]]
-) -> list[list[str]]:
-    """``[doc, need, reason]``: its ``requires``, and the prerequisites of what it covers,
-    never a topic it covers itself."""
-    requires: dict[str, list[tuple[str, str]]] = {}
-    for source, target, _kind, _path, _line, reason in vault.edges("requires", order="line"):
-        if source in docs and target in docs and target not in taught.get(source, ()):
-            requires.setdefault(source, []).append((target, reason))
-    edges = [[s, t, r] for s, needs in requires.items() for t, r in needs]
-    for key, topic_keys in taught.items():
-        own = {key, *topic_keys}
-        for topic in topic_keys:
-            title = docs[topic].title
-            edges.extend(
-                [key, need, reason or f"{title} needs it"]
-                for need, reason in requires.get(topic, ())
-                if need not in own
-            )
-    return edges
-
-
-def _list_positions(vault: Vault) -> dict[str, int]:
-    """Document key -> its earliest position in any curated list."""
-    list_pos: dict[str, int] = {}
-    counter: dict[str, int] = {}
-    for source, target, *_rest in vault.edges("item", order="source"):
-        pos = counter.get(source, 0)
-        counter[source] = pos + 1
-        if target not in list_pos or pos < list_pos[target]:
-            list_pos[target] = pos
-    return list_pos
 
 
 def plan(
@@ -396,6 +313,16 @@ def _steps(kb: Knowledge, reach: dict[str, int], target: str, own: set[str]) -> 
     return tuple(steps)
 
 
+def direct_needs(kb: Knowledge, key: str) -> list[tuple[Document, str]]:
+    """What ``key`` needs directly, with why, in the order written (its ``requires``,
+    then what the topics it covers need, then what it is built on): the first level of
+    its plan, which the sidebar's "Before this" shows."""
+    needs = kb.graph.successors(key)
+    if isinstance(kb.docs, _Docs):
+        kb.docs.prefetch(needs)
+    return [(kb.docs[n], kb.graph.reason(key, n)) for n in needs]
+
+
 def ready(
     vault: Vault, target: Document | None = None, limit: int = 10, kb: Knowledge | None = None
 ) -> list[Step]:
@@ -422,7 +349,14 @@ def ready(
             continue
         if all(n in kb.known for n in graph.successors(key)):
             out.append((key, len(graph.predecessors(key))))
-    out.sort(key=lambda ku: (kb.info[ku[0]].status != "reading", -ku[1], kb.sort_key(ku[0])))
+    out.sort(
+        key=lambda ku: (
+            kb.info[ku[0]].status != "reading",
+            kb.info[ku[0]].empty,
+            -ku[1],
+            kb.sort_key(ku[0]),
+        )
+    )
     steps = []
     for key, _unlocks in out[:limit]:
         needers = tuple(
@@ -433,3 +367,63 @@ def ready(
             Step(kb.docs[key], False, needers, kb.readings(key), covering=kb.covering(key))
         )
     return steps
+
+
+@dataclass(frozen=True)
+class Onward:
+    """A document to read once ``after``'s target is known: what builds on it."""
+
+    step: Step
+    """The document, what it unlocks (``needed_by``) and its readings."""
+    waits_on: tuple[Document, ...] = ()
+    """What else it needs that is not known yet (empty: it is ready)."""
+
+    @property
+    def ready(self) -> bool:
+        return not self.waits_on
+
+
+def after(
+    vault: Vault, target: Document, limit: int = 10, kb: Knowledge | None = None
+) -> list[Onward]:
+    """What to read once ``target`` is known (counted known whatever its status): the
+    documents that need it or a topic it covers; ready ones first, topics before the
+    other documents, then what waits on least.
+
+    A reading that needs the target only because it covers a topic that does is left to
+    that topic's readings (the topic is listed, the reading under it)."""
+    kb = kb or knowledge(vault)
+    graph = kb.graph
+    source = {target.key, *kb.taught.get(target.key, ())}
+    known = kb.known | source
+    found = {p for s in source for p in graph.predecessors(s)} - source
+    keys = [
+        p for p in found if p not in known and not any(t in found for t in kb.taught.get(p, ()))
+    ]
+    waits = {k: [n for n in graph.successors(k) if n not in known] for k in keys}
+    keys.sort(
+        key=lambda k: (
+            bool(waits[k]),
+            kb.info[k].type != "topic",
+            len(waits[k]),
+            kb.info[k].empty,
+            kb.sort_key(k),
+        )
+    )
+    if isinstance(kb.docs, _Docs):
+        kb.docs.prefetch([*keys[:limit], *(w for k in keys[:limit] for w in waits[k])])
+    out = []
+    for key in keys[:limit]:
+        unlocks = tuple(
+            Need(kb.docs[p], graph.reason(p, key))
+            for p in sorted(graph.predecessors(key), key=kb.sort_key)[:5]
+        )
+        step = Step(
+            kb.docs[key],
+            False,
+            unlocks,
+            kb.readings(key, source),
+            covering=kb.covering(key, source),
+        )
+        out.append(Onward(step, tuple(kb.docs[w] for w in sorted(waits[key], key=kb.sort_key))))
+    return out

@@ -63,7 +63,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "studykb.vault.update",
     ),
     # reading plans: the prerequisite graph, coverage and the known set
-    "plans": ("studykb.study.plans", "studykb.graph", "studykb.model"),
+    "plans": ("studykb.study.plans", "studykb.study.needs", "studykb.graph", "studykb.model"),
     # related documents: graph features, and the text vectors with their term counts
     "related-features": _RELATED_FEATURES,
     "related-features-journal": _RELATED_FEATURES,

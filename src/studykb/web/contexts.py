@@ -59,13 +59,29 @@ def hit_context(hit: Hit, link: Linker) -> dict[str, Any]:
 
 
 def plan_context(plan: Plan, link: Linker) -> dict[str, Any]:
-    from studykb.outputs.plan_format import plan_json
+    """The plan as ``before --json`` gives it, with links, the target's own readings
+    (recommended first, as the command line shows them) and the sentences every front
+    end words alike (:mod:`studykb.outputs.plan_format`), without the ``--all`` hint."""
+    from studykb.outputs.plan_format import (
+        empty_sentence,
+        plan_json,
+        skipped_sentence,
+        totals_sentence,
+    )
 
     data = plan_json(plan)
     target = plan.target
     data["target"].update(key=target.key, url=link.doc(target))
     for step, shown in zip(plan.steps, data["steps"], strict=True):
         _link_step(step, shown, link)
+    for reading, out in zip(plan.target_readings, data["target"]["recommended"], strict=True):
+        out.update(key=reading.doc.key, url=link.doc(reading.doc))
+    data["target"]["readings"] = data["target"]["recommended"]
+    data["sentences"] = {
+        "empty": "" if plan.steps else empty_sentence(plan, hint=False),
+        "totals": totals_sentence(plan) if plan.steps or plan.target_readings else "",
+        "skipped": skipped_sentence(plan, hint=False),
+    }
     return data
 
 
