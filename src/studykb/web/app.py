@@ -398,7 +398,11 @@ def _api_mark(state: State, request: Request) -> Response:
     doc = state.kb.document(data["key"])
     if doc is None:
         return _error(404, f"no document has the key {data['key']!r}")
-    if state.kb.mark(doc, data["status"]):
+    try:
+        marked = state.kb.mark(doc, data["status"])
+    except StudyError as exc:  # the note refused the write (read-only, changed, unsafe)
+        return _error(400 if exc.exit_code == 2 else 409, exc.message)
+    if marked:
         state.kb.sync_search(quiet=True)  # the watch sees no change left to index
     now = state.kb.document(doc.key)
     state.hub.publish([doc.key])
