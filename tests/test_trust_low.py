@@ -117,3 +117,72 @@ def test_arguments_that_are_not_utf8_are_never_sent_to_a_watch(
             assert not served(["--vault", str(root), *argv])  # and a server would refuse it
     finally:
         server.stop()
+
+
+# -- templates -----------------------------------------------------------------------------------
+
+
+def test_a_template_linked_out_of_the_vault_is_not_read(make_vault, run, tmp_path: Path) -> None:
+    secret = tmp_path / "secret.md"
+    secret.write_text("---\ntitle: {{title}}\n---\nSECRET KEY 1234\n", encoding="utf-8")
+    root = make_vault({})
+    (root / ".studykb-templates").mkdir()
+    (root / ".studykb-templates" / "note.md").symlink_to(secret)
+    result = run("new", "note", "Leak", vault=root)
+    assert result.exit_code == 1, result.output
+    assert ".studykb-templates/note.md" in result.stderr and "outside the vault" in result.stderr
+    written = [p for p in root.rglob("*.md") if not p.is_symlink()]
+    assert not any("SECRET" in p.read_text(encoding="utf-8") for p in written)
+
+
+def test_a_template_folder_linked_out_of_the_vault_is_not_read(
+    make_vault, run, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "note.md").write_text("SECRET {{title}}\n", encoding="utf-8")
+    root = make_vault({}, config='templates = "tpl"\n')
+    (root / "tpl").symlink_to(elsewhere)
+    result = run("new", "note", "Leak", vault=root)
+    assert result.exit_code == 1 and "outside the vault" in result.stderr
+
+
+@pytest.mark.parametrize("folder", ["/etc", "~/templates", "../elsewhere", "tpl/../../x"])
+def test_a_template_folder_outside_the_vault_is_a_config_error(
+    make_vault, run, folder: str
+) -> None:
+    root = make_vault({"a.md": "# A\n"}, config=f'workers = 1\ntemplates = "{folder}"\n')
+    for args in (("new", "note", "X"), ("check",)):
+        result = run(*args, vault=root)
+        assert result.exit_code == 2, (args, result.output)
+        assert "studykb.toml:2: templates" in result.stderr and "inside the vault" in result.stderr
+    assert not (root / "notes").exists()
+
+
+# -- dates -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "date"),
+    [("date: 20240101", "2024-01-01"), ("date: 1234", None), ("created: 20231231", "2023-12-31")],
+)
+def test_a_date_written_as_a_number_is_reported(make_vault, run, line: str, date) -> None:
+    root = make_vault({"d.md": f"---\ntitle: D\n{line}\n---\n# D\n"})
+    shown = json.loads(run("show", "d", "--json", vault=root).stdout)
+    assert shown["date"] == date  # never 1970
+    problems = json.loads(run("check", "--json", vault=root).stdout)["problems"]
+    found = [(p["path"], p["line"], p["code"]) for p in problems]
+    assert ("d.md", 3, "bad-field") in found
+    assert any("ISO date" in p["message"] for p in problems)
+
+
+def test_dates_that_are_dates_are_not_reported(make_vault, run) -> None:
+    root = make_vault(
+        {
+            "iso.md": "---\ndate: 2024-01-01\ndone: '2024-02-03'\n---\n# ISO\n",
+            "dendron.md": "---\ncreated: 1636492198456\n---\n# Dendron\n",  # epoch ms
+        }
+    )
+    result = run("check", "--json", vault=root)
+    assert json.loads(result.stdout)["problems"] == []
+    assert json.loads(run("show", "dendron", "--json", vault=root).stdout)["date"] == "2021-11-09"
