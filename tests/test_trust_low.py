@@ -186,3 +186,82 @@ def test_dates_that_are_dates_are_not_reported(make_vault, run) -> None:
     result = run("check", "--json", vault=root)
     assert json.loads(result.stdout)["problems"] == []
     assert json.loads(run("show", "dendron", "--json", vault=root).stdout)["date"] == "2021-11-09"
+
+
+# -- a long query -----------------------------------------------------------------------------
+
+
+def cut_after(dangling: str) -> str:
+    """A query over 500 characters whose first 500 end with ``dangling``."""
+    head = "zeta " * 90
+    head += "w" * (500 - len(head) - len(dangling) - 1) + " "
+    return head + dangling + "tailword " * 5
+
+
+@pytest.mark.parametrize(
+    "dangling", ["alpha OR ", "alpha AND ", "alpha NOT ", "(alpha OR (", "alpha AND ("]
+)
+def test_a_long_query_is_cut_into_a_valid_one(make_vault, run, dangling: str) -> None:
+    root = make_vault({"a.md": "# A\n\nalpha beta zeta x\n"})
+    query = cut_after(dangling)
+    result = run("search", query, "--json", vault=root)
+    assert result.exit_code in (0, 1), result.stderr  # never "cannot read the query"
+    assert "Cannot read the query" not in result.stderr
+    assert "the query is long" in result.stderr
+
+
+# -- mv: only to places studykb reads, only names it can show -----------------------------------
+
+
+def _tree(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in root.rglob("*")
+        if p.is_file() and ".studykb" not in p.relative_to(root).parts
+    }
+
+
+@pytest.mark.parametrize(
+    ("new", "says"),
+    [
+        (".hidden/a", "hidden"),
+        (".a", "hidden"),
+        ("notes/.drafts/a.md", "hidden"),
+        ("drafts/a.md", "excluded"),
+        ("notes/x.excalidraw.md", "excluded"),
+        ("out/a.md", "outside the vault"),
+        ("out/deeper/a.md", "outside the vault"),
+        ("a\x1b[2Jb", "control character"),
+        ("new\nname", "control character"),
+        ("b\n", "control character"),
+        ("evil\u202etxt", "control character"),
+    ],
+)
+def test_mv_refuses_a_place_studykb_does_not_read(
+    make_vault, run, tmp_path: Path, new: str, says: str
+) -> None:
+    root = make_vault(
+        {"notes/a.md": "# A\n", **{f"notes/r{i}.md": f"# R{i}\n\n[[a]]\n" for i in range(3)}},
+        config='exclude = ["drafts", "*.excalidraw.md"]\n',
+    )
+    (tmp_path / "elsewhere").mkdir()
+    (root / "out").symlink_to(tmp_path / "elsewhere")
+    problems = json.loads(run("check", "--json", vault=root).stdout)["problems"]
+    assert [p["code"] for p in problems] == ["outside-vault"]  # the link "out" only
+    before = _tree(root)
+    for dry in ([], ["--dry-run"]):
+        result = run("mv", "a", new, *dry, vault=root)
+        assert result.exit_code == 2, result.output
+        assert says in result.stderr
+        assert "\x1b" not in result.stderr
+    assert _tree(root) == before
+    assert not list((tmp_path / "elsewhere").iterdir())
+    assert json.loads(run("check", "--json", vault=root).stdout)["problems"] == problems
+
+
+def test_mv_still_moves_into_a_new_folder(make_vault, run) -> None:
+    root = make_vault({"notes/a.md": "# A\n", "notes/b.md": "# B\n\n[[a]]\n"})
+    result = run("mv", "a", "notes/deep/er/a2.md", vault=root)
+    assert result.exit_code == 0, result.output
+    assert (root / "notes/deep/er/a2.md").exists()
+    assert run("check", vault=root).exit_code == 0
