@@ -3,6 +3,7 @@ before its fix (see docs/guide/reliability.md for the promise each one holds).""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import threading
@@ -265,3 +266,58 @@ def test_mv_still_moves_into_a_new_folder(make_vault, run) -> None:
     assert result.exit_code == 0, result.output
     assert (root / "notes/deep/er/a2.md").exists()
     assert run("check", vault=root).exit_code == 0
+
+
+# -- mark keeps every byte it was not asked to change -------------------------------------------
+
+TODAY = dt.date.today().isoformat()
+
+
+@pytest.mark.parametrize(
+    ("before", "status", "after"),
+    [
+        # a tab after the colon: YAML 1.2 (and the parser, libyaml) read it as a space
+        (
+            "---\ntitle: A\nstatus:\ttodo\n---\n# A\n",
+            "reading",
+            "---\ntitle: A\nstatus:\treading\n---\n# A\n",
+        ),
+        (
+            "---\ntitle: A\nstatus:\t todo # mine\n---\n# A\n",
+            "reading",
+            "---\ntitle: A\nstatus:\t reading # mine\n---\n# A\n",
+        ),
+        # CR line ends (classic Mac): a line added ends with CR too
+        (
+            "---\rtitle: A\r---\r# A\rbody\r",
+            "done",
+            f"---\rtitle: A\rstatus: done\rdone: {TODAY}\r---\r# A\rbody\r",
+        ),
+        (
+            "---\rtitle: A\rstatus: todo\r---\r# A\r",
+            "done",
+            f"---\rtitle: A\rstatus: done\rdone: {TODAY}\r---\r# A\r",
+        ),
+        ("# A\rbody\r", "reading", "---\rstatus: reading\r---\r# A\rbody\r"),
+        # an indented mapping stays indented
+        (
+            "---\n  title: A\n  status: todo\n---\n# A\n",
+            "reading",
+            "---\n  title: A\n  status: reading\n---\n# A\n",
+        ),
+        (
+            "---\n  title: A\n  tags:\n    - x\n---\n# A\n",
+            "done",
+            f"---\n  title: A\n  tags:\n    - x\n  status: done\n  done: {TODAY}\n---\n# A\n",
+        ),
+    ],
+)
+def test_mark_keeps_tabs_line_ends_and_indentation(
+    make_vault, run, before: str, status: str, after: str
+) -> None:
+    root = make_vault({"a.md": before.encode()})
+    result = run("mark", "a", status, vault=root)
+    assert result.exit_code == 0, result.output
+    assert (root / "a.md").read_bytes() == after.encode()
+    shown = json.loads(run("show", "a", "--json", vault=root).stdout)
+    assert shown["status"] == status and shown["title"] == "A"
