@@ -321,3 +321,33 @@ def test_mark_keeps_tabs_line_ends_and_indentation(
     assert (root / "a.md").read_bytes() == after.encode()
     shown = json.loads(run("show", "a", "--json", vault=root).stdout)
     assert shown["status"] == status and shown["title"] == "A"
+
+
+# -- a newline in a file name ---------------------------------------------------------------------
+
+
+def test_a_newline_in_a_file_name_stays_on_its_line_in_search(make_vault, run) -> None:
+    root = make_vault(
+        {
+            "a.md": "# A\n\nalpha words\n",
+            "new\nline.md": "alpha other\n",  # no heading: the title is the file name too
+            "tab\there.md": "# T\n\nalpha third\n",
+        }
+    )
+    result = run("search", "alpha", vault=root)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == 3 * 3  # three lines a hit: title, path, snippet
+    assert "    new\u240aline.md" in lines and "    tab\u2409here.md" in lines
+    assert not any(line.strip() in ("new", "line.md") for line in lines)
+
+
+def test_a_newline_in_a_file_name_is_shown_escaped_on_pages(web) -> None:
+    client, _root = web
+    page = client.get("/search/?q=alpha").text
+    assert '<span class="path">new\u240aline.md</span>' in page
+    assert "<b>name</b>" not in page
+    assert 'href="/d/new%0Aline.html"' in page
+    doc = client.get("/d/new%0Aline.html")  # its own page opens
+    assert doc.status_code == 200
+    assert "<code>new\u240aline.md</code>" in doc.text
