@@ -7,6 +7,7 @@ import datetime as dt
 import json
 import os
 import threading
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -351,3 +352,76 @@ def test_a_newline_in_a_file_name_is_shown_escaped_on_pages(web) -> None:
     doc = client.get("/d/new%0Aline.html")  # its own page opens
     assert doc.status_code == 200
     assert "<code>new\u240aline.md</code>" in doc.text
+
+
+# -- a note that cannot be read --------------------------------------------------------------------
+
+
+@pytest.fixture
+def deny(monkeypatch) -> set[str]:
+    """File names whose read fails with "permission denied", as for a ``chmod 0`` note
+    read by its non-owner (root reads anything, so the read itself is made to fail)."""
+    import errno
+
+    from studykb.vault import files
+
+    denied: set[str] = set()
+    real = files.read_note
+
+    def read_note(path):  # type: ignore[no-untyped-def]
+        if Path(path).name in denied:
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(files, "read_note", read_note)
+    return denied
+
+
+def _problems(run, root: Path) -> set[tuple[str, str]]:
+    result = run("check", "--json", vault=root)
+    return {(p["path"], p["code"]) for p in json.loads(result.stdout)["problems"]}
+
+
+def test_a_note_unreadable_at_the_first_build_is_reported(make_vault, run, deny) -> None:
+    root = make_vault({"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n\nsecret words\n"})
+    deny.add("b.md")
+    assert _problems(run, root) == {("b.md", "unreadable")}  # [[b]] still resolves
+    deny.clear()  # readable again (a chmod changes neither its mtime nor its size)
+    assert _problems(run, root) == set()
+    assert run("search", "secret", vault=root).exit_code == 0
+
+
+def test_a_note_unreadable_after_a_build_is_reported(make_vault, run, deny) -> None:
+    root = make_vault({"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n\nold words\n"})
+    assert _problems(run, root) == set()
+    (root / "b.md").write_text("# B\n\nnew words\n", encoding="utf-8")
+    os.utime(root / "b.md", (time.time() + 5, time.time() + 5))
+    deny.add("b.md")
+    first = run("check", "--json", vault=root)
+    problems = json.loads(first.stdout)["problems"]
+    assert [(p["path"], p["code"], p["severity"]) for p in problems] == [
+        ("b.md", "unreadable", "error")
+    ]
+    assert "Permission denied" in problems[0]["message"]
+    assert first.exit_code == 1
+    assert _problems(run, root) == {("b.md", "unreadable")}  # said again, not forgotten
+    assert run("search", "old", vault=root).exit_code == 1  # what it held is not kept
+    deny.clear()
+    assert _problems(run, root) == set()
+    assert run("search", "new", vault=root).exit_code == 0
+
+
+def test_a_folder_unreadable_after_a_build_is_reported(make_vault, run, monkeypatch) -> None:
+    import errno
+
+    root = make_vault({"a.md": "# A\n\n[[b]]\n", "sub/b.md": "# B\n"})
+    assert _problems(run, root) == set()
+    real = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]
+        if Path(path).name == "sub":
+            raise PermissionError(errno.EACCES, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert _problems(run, root) == {("sub", "unreadable"), ("a.md", "dangling-ref")}
