@@ -425,3 +425,62 @@ def test_a_folder_unreadable_after_a_build_is_reported(make_vault, run, monkeypa
 
     monkeypatch.setattr(os, "scandir", scandir)
     assert _problems(run, root) == {("sub", "unreadable"), ("a.md", "dangling-ref")}
+
+
+# -- search after edits scores as a clean build ---------------------------------------------------
+
+
+def _hits(root: Path, queries: list[str]) -> list[list[tuple[str, float]]]:
+    from studykb.api import KnowledgeBase
+    from studykb.search.query import SearchOptions
+
+    with KnowledgeBase.open(root) as kb:
+        kb.refresh()
+        out = []
+        for q in queries:
+            found = kb.search(SearchOptions(query=q, limit=50))
+            out.append([(h.key, round(h.score, 9)) for h in found.hits])
+        kb.close_search()
+        return out
+
+
+def test_search_after_edits_scores_as_a_clean_build(make_vault, tmp_path: Path) -> None:
+    """Deleted documents stay in their segment until it is merged; they must not count
+    in the statistics (document count, term frequencies, average lengths)."""
+    import random
+    import shutil
+
+    rng = random.Random(30)
+    words = [
+        "alpha",
+        "beta",
+        "gamma",
+        "delta",
+        "epsilon",
+        "zeta",
+        "eta",
+        "theta",
+        "iota",
+        "kappa",
+        "数据",
+        "并行",
+    ]
+
+    def note(n: int) -> str:
+        body = " ".join(rng.choice(words) for _ in range(rng.randint(5, 80)))
+        return f"---\ntags: [{rng.choice(words)}]\n---\n# N{n} {rng.choice(words)}\n\n{body}\n"
+
+    root = make_vault({f"n{i}.md": note(i) for i in range(40)}, config="workers = 1\n")
+    queries = ["alpha beta", "gamma", "数据 并行", "title:delta OR kappa", '"eta theta"']
+    _hits(root, queries)
+    for step in range(4):
+        for i in rng.sample(range(40), 4):
+            path = root / f"n{i}.md"
+            path.write_text(note(i), encoding="utf-8")
+            os.utime(path, (time.time() + step + 1, time.time() + step + 1))
+        (root / f"n{rng.randrange(40)}.md").unlink(missing_ok=True)
+        edited = _hits(root, queries)
+        clean = tmp_path / f"clean{step}"
+        shutil.copytree(root, clean, ignore=shutil.ignore_patterns(".studykb"))
+        assert edited == _hits(clean, queries), f"after edit {step}"
+        assert all(edited)
