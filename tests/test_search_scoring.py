@@ -1,15 +1,17 @@
 """The scoring seam (studykb.search.scoring): BM25F with field lengths read from one list
-per segment scores every document exactly as whoosh's own BM25F does."""
+per segment scores every document exactly as whoosh's own BM25F does over the live
+documents (the deleted ones an edit leaves in a segment left out of the statistics)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import log
 from pathlib import Path
 
 import pytest
 from whoosh import index as windex
 from whoosh.qparser import OrGroup, QueryParser
-from whoosh.scoring import BM25F
+from whoosh.scoring import BM25F, BM25FScorer
 
 from studykb.search import scoring
 from studykb.search.index import FIELD_B
@@ -37,6 +39,32 @@ def _scores(root: Path, weighting: object, queries: list[str]) -> list[list[tupl
         ]
 
 
+class _LivePlain(BM25F):
+    """whoosh's BM25F over the live documents, each statistic counted the plain way: the
+    reference BM25FTable must score as (deleted documents left out, lengths read one by
+    one)."""
+
+    def idf(self, searcher, fieldname, text):  # type: ignore[no-untyped-def]
+        parent = searcher.get_parent()
+        n = sum(
+            len(list(r.postings(fieldname, text).all_ids()))
+            for r, _b in parent.reader().leaf_readers()
+            if (fieldname, text) in r
+        )
+        return log(parent.doc_count() / (n + 1)) + 1
+
+    def scorer(self, searcher, fieldname, text, qf=1):  # type: ignore[no-untyped-def]
+        scorer = super().scorer(searcher, fieldname, text, qf)
+        if isinstance(scorer, BM25FScorer):
+            parent = searcher.get_parent()
+            reader = parent.reader()
+            live = [d for d in range(reader.doc_count_all()) if not reader.is_deleted(d)]
+            total = sum(reader.doc_field_length(d, fieldname, 0) for d in live)
+            scorer.avgfl = total / len(live)
+            scorer.setup(searcher, fieldname, text)
+        return scorer
+
+
 def test_lengths_from_a_list_score_as_whoosh_does(
     make_vault: Callable, run: Callable, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -49,7 +77,7 @@ def test_lengths_from_a_list_score_as_whoosh_does(
 
     monkeypatch.setattr(scoring, "MANY", 1)  # every term reads its lengths from the list
     queries = ["tensor", "kernel cache", "gradient OR shard", "title:note", "张量 显存", "并行"]
-    plain = _scores(root, BM25F(**FIELD_B), queries)
+    plain = _scores(root, _LivePlain(**FIELD_B), queries)
     listed = _scores(root, scoring.BM25FTable(**FIELD_B), queries)
     assert all(plain), plain  # every query finds something
     assert listed == plain

@@ -404,8 +404,9 @@ class KnowledgeBase:
     def plan_move(self, doc: Document, new: str, read: Reader | None = None) -> Move:
         """How renaming ``doc`` to ``new`` (a name, or a path from the vault folder)
         rewrites every reference to it; ``read`` gives a file's text (default: the disk)."""
-        from studykb.study import rename
+        from studykb.study import destination, rename
 
+        destination.check(self.vault.config, doc, new)
         return rename.plan(self.vault, doc, new, read or rename.read_disk(self.vault.root))
 
     def move(self, move: Move) -> Done:

@@ -195,7 +195,7 @@ KEYS = {
     "max_file_mb": "a number of megabytes above 0",
     "severity": "a table of problem code = error, warning or ignore",
     "workers": "a whole number (0: one per core)",
-    "templates": "a folder path",
+    "templates": "a folder path inside the vault",
     "allow_outside": "a list of folders outside the vault that links may lead to",
     "generator": f"one of {', '.join(GENERATORS)}",
     "headings": f"one of {', '.join(HEADING_RULES)}",
@@ -217,7 +217,7 @@ def load_config(root: Path, explicit: bool = True) -> Config:
         max_file_bytes=int(values.megabytes() * 1024 * 1024),
         severity=values.severity(),
         workers=values.count("workers"),
-        templates=values.folder("templates", ".studykb-templates"),
+        templates=values.inside("templates", ".studykb-templates"),
         allow_outside=tuple(
             Path(os.path.realpath(os.path.join(root, os.path.expanduser(a))))
             for a in values.strings("allow_outside")
@@ -299,6 +299,18 @@ class _Values:
         value = self.section.get(key, default)
         if not isinstance(value, str) or not value.strip():
             raise self.bad(key)
+        return value
+
+    def inside(self, key: str, default: str) -> str:
+        """A folder path inside the vault: relative, and not climbing out with ``..``
+        (what is read from it is the vault's own, like its notes)."""
+        value = self.folder(key, default)
+        parts = value.replace("\\", "/").split("/")
+        if os.path.isabs(value) or value.startswith("~") or ".." in parts:
+            raise VaultError(
+                f"{CONFIG_NAME}:{self.line(key)}: {key} = {value!r} must be a folder "
+                f'inside the vault, written from the vault folder (e.g. {key} = "{default}").'
+            )
         return value
 
     def choice(self, key: str, allowed: tuple[str, ...]) -> str | None:

@@ -263,6 +263,12 @@ def safe(text: str) -> str:
     return _UNSAFE.sub(_picture, text)
 
 
+def safe_line(text: str) -> str:
+    """:func:`safe`, with newlines and tabs shown too (``new␊line.md``): for what must stay
+    on one line, a file name, a title, a snippet."""
+    return safe(text).replace("\n", "\u240a").replace("\t", "\u2409")
+
+
 class _SafeConsole:
     """A rich console whose printed strings go through :func:`safe` first."""
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from studykb.cli.app import Context, cli, console, emit_json, json_option, safe
+from studykb.cli.app import Context, cli, console, emit_json, json_option, safe, safe_line
 from studykb.model import DOC_TYPES
 
 if TYPE_CHECKING:
@@ -129,13 +129,13 @@ def _print(hits: list[Hit], query: str, also: list[str]) -> None:
         return
     for n, hit in enumerate(hits, 1):
         head = Text(f"{n:>2}. ")
-        head.append(safe(hit.title), style="bold")
+        head.append(safe_line(hit.title), style="bold")
         head.append(f"  ({hit.type}", style="dim")
         head.append(f", score {hit.score:.2f})" if hit.score else ")", style="dim")
         out.print(head)
-        out.print(Text(safe(f"    {hit.key}"), style="cyan"))
+        out.print(Text("    " + safe_line(hit.key), style="cyan"))
         if hit.snippet:
-            snippet = Text("    " + safe(hit.snippet))
+            snippet = Text("    " + safe_line(hit.snippet))
             for start, end in hit.highlights:
                 snippet.stylize(
                     "bold reverse" if out.no_color else "bold yellow", start + 4, end + 4

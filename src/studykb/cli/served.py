@@ -11,7 +11,7 @@ from typing import Any
 import click
 
 from studykb.cli.app import Context, cli, prepare, safe
-from studykb.editor.client import FORWARDED, LOCAL_OPTIONS, split_argv
+from studykb.editor.client import FORWARDED, LOCAL_OPTIONS, all_text, split_argv
 
 
 def servable(argv: list[str]) -> bool:
@@ -25,7 +25,7 @@ def servable(argv: list[str]) -> bool:
     _vault, command = split_argv(argv)
     if command not in FORWARDED or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
         return False
-    return not _names_paths(argv)
+    return all_text(argv) and not _names_paths(argv)
 
 
 def _names_paths(argv: list[str]) -> bool:

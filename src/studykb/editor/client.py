@@ -72,6 +72,17 @@ def split_argv(argv: list[str]) -> tuple[str | None, str | None]:
     return vault, None
 
 
+def all_text(argv: list[str]) -> bool:
+    """Whether every argument is text: bytes that are not UTF-8 reach Python as surrogate
+    escapes, which a server's output cannot carry (the command says so when run here)."""
+    try:
+        for arg in argv:
+            arg.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def forward(argv: list[str]) -> int | None:
     """The exit code of ``argv`` answered by a running server, or None to run it here."""
     if os.environ.get("STUDYKB_LOCAL") or sys.stdout.isatty():
@@ -79,6 +90,8 @@ def forward(argv: list[str]) -> int | None:
     vault_dir, command = split_argv(argv)
     if command not in FORWARDED or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
         return None
+    if not all_text(argv):
+        return None  # run here, where it is bad usage with a message (exit 2)
     try:
         import socket
 

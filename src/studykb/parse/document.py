@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import posixpath
 import re
 from collections.abc import Iterator
@@ -12,6 +11,7 @@ from typing import Any
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
 from studykb.parse import site_keys
 from studykb.parse.body import Body, is_attachment, read_body
+from studykb.parse.dates import date_of
 from studykb.parse.frontmatter import Split, split
 from studykb.parse.links import RawRef, wikilink
 from studykb.parse.outline import Outline, checkable
@@ -54,7 +54,6 @@ STATUS_WORDS = {
 FOLDER_TYPES = {"entries": "entry", "topics": "topic", "lists": "list"}
 TYPES = ("note", "entry", "topic", "course", "list")
 _SCHEME = re.compile(r"^https?://", re.I)
-_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 _KEY_RE = re.compile(r"""^\s*(?:-\s+)?["']?([^"'=:\s]+)["']?\s*[:=]""")
 
 
@@ -250,10 +249,10 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
         aliases=_names(meta, ctx.reading.generator),
         tags=_merged(tags, body.tags),
         covers=_tags(meta.get("covers")),
-        date=_date(meta.get("date", meta.get("created"))),
+        date=_date(ctx, meta, "date" if "date" in meta else "created"),
         level=_level(ctx, meta.get("level")),
         status=_status(ctx, meta.get("status")),
-        done=_date(meta.get("done")),
+        done=_date(ctx, meta, "done"),
         url=site_keys.link(meta, ctx.reading.generator),
         kind=str(meta["kind"]) if isinstance(meta.get("kind"), str) else None,
         minutes=_minutes(meta.get("minutes")),
@@ -326,10 +325,10 @@ def _unit(ctx: _Context, course: Document, uid: str, unit: dict[str, Any], index
         aliases=_strings([*_strings(unit.get("names")), *_strings(unit.get("aliases"))]),
         tags=_tags(unit.get("tags")),
         covers=_tags(unit.get("covers")),
-        date=_date(unit.get("date")),
+        date=_date(ctx, unit, "date", index),
         level=_level(ctx, unit.get("level"), index),
         status=_status(ctx, unit.get("status"), index),
-        done=_date(unit.get("done")),
+        done=_date(ctx, unit, "done", index),
         url=site_keys.link(unit, "github"),
         kind=str(unit.get("kind")) if unit.get("kind") else None,
         minutes=_minutes(unit.get("minutes")),
@@ -519,20 +518,14 @@ def _tags(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t.lstrip("#") for t in _strings(value) if t.lstrip("#")))
 
 
-def _date(value: Any) -> str | None:
-    if value is None or value == "":
-        return None
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        seconds = value / 1000 if value > 1e11 else value  # Dendron: epoch milliseconds
-        try:
-            return dt.datetime.fromtimestamp(seconds, dt.UTC).date().isoformat()
-        except (OverflowError, OSError, ValueError):
-            return None
-    text = str(value).strip()
-    match = _ISO_DATE.match(text)
-    return match.group(0) if match else text
+def _date(ctx: _Context, meta: dict[str, Any], key: str, index: int | None = None) -> str | None:
+    """The date under ``key`` (see :mod:`studykb.parse.dates`); a number that is no
+    timestamp is reported on its line."""
+    date, wrong = date_of(meta.get(key))
+    if wrong is not None:
+        where = ctx.key_line(key) if index is None else ctx.find(key, index)
+        ctx.warn(where, "bad-field", f"{key} {wrong}")
+    return date
 
 
 def _level(ctx: _Context, value: Any, index: int | None = None) -> int | None:

@@ -53,7 +53,7 @@ def set_values(raw: bytes, changes: Changes, unit: str | None = None) -> bytes:
     if not parts.fm_format:
         if unit:
             raise EditError("this course has no front matter, so it has no units to mark")
-        nl = "\r\n" if "\r\n" in text else "\n"
+        nl = newline(text)
         head = (
             "---"
             + nl
@@ -77,11 +77,25 @@ def set_values(raw: bytes, changes: Changes, unit: str | None = None) -> bytes:
     raise EditError("cannot change the front matter safely (" + "; ".join(tried) + ")")
 
 
+def newline(text: str) -> str:
+    """The line end ``text`` uses (its first one): a line added must match it, so a
+    file of CR line ends (classic Mac) never gets an LF."""
+    found = re.search(r"\r\n|\r|\n", text)
+    return found.group() if found else "\n"
+
+
 # -- checking -------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """PyYAML's safe loader, refusing duplicate keys (which it would silently merge)."""
+try:  # the parser's own loader (libyaml), which reads what the parser reads: a tab may
+    # separate a key from its value (YAML 1.2; PyYAML's pure-Python scanner refuses it)
+    from yaml import CSafeLoader as _Safe
+except ImportError:  # pragma: no cover
+    from yaml import SafeLoader as _Safe  # type: ignore[assignment]
+
+
+class _StrictLoader(_Safe):
+    """The safe loader, refusing duplicate keys (which it would silently merge)."""
 
 
 def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
@@ -93,7 +107,7 @@ def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = F
         if key in seen:
             raise EditError(f"the key {key!r} appears twice")
         seen.add(key)
-    return yaml.SafeLoader.construct_mapping(loader, node, deep)
+    return yaml.constructor.SafeConstructor.construct_mapping(loader, node, deep)
 
 
 _StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
@@ -189,7 +203,7 @@ def _line_edit(text: str, fmt: str, changes: Changes, unit: str | None) -> str |
     toml = fmt == "toml"
     previous: str | None = None  # a key added goes after the one set before it
     for key, value in changes.items():
-        nl = "\r\n" if "\r\n" in text else "\n"
+        nl = newline(text)
         lines = text.splitlines(keepends=True)
         start = 0
         while start < len(lines) and not lines[start].strip():
@@ -201,21 +215,43 @@ def _line_edit(text: str, fmt: str, changes: Changes, unit: str | None) -> str |
         )
         if close is None:
             raise EditError("the front matter is never closed")
+        base = "" if toml else _base_indent(lines[start + 1 : close])
         if value is None:
-            lines = _remove(lines, start + 1, close, unit, key, toml)
+            lines = _remove(lines, start + 1, close, unit, key, toml, base)
         else:
             shown = _toml_value(value) if toml else _yaml_scalar(value)
             if unit:
                 lines = _unit(lines, start + 1, close, unit, key, shown, toml, nl, previous)
             else:
-                lines = _top(lines, start + 1, close, key, shown, toml, nl, previous)
+                lines = _top(lines, start + 1, close, key, shown, toml, nl, previous, base)
         previous = key
         text = "".join(lines)
     return text
 
 
+def _base_indent(lines: list[str]) -> str:
+    """The indentation of the front matter's top-level keys: YAML allows the whole
+    mapping to be indented, and a key set or added must stay in line with the others."""
+    for line in lines:
+        stripped = line.lstrip(" \t")
+        if stripped.strip() and not stripped.startswith("#"):
+            return line[: len(line) - len(stripped)]
+    return ""
+
+
+def _top_level(line: str, base: str) -> bool:
+    """Whether ``line`` is a top-level key's (not nested, not a list item)."""
+    return line.startswith(base) and line[len(base) : len(base) + 1] not in (" ", "\t", "-")
+
+
 def _remove(
-    lines: list[str], first: int, close: int, unit: str | None, key: str, toml: bool
+    lines: list[str],
+    first: int,
+    close: int,
+    unit: str | None,
+    key: str,
+    toml: bool,
+    base: str = "",
 ) -> list[str]:
     """Without the line ``key: value`` (top-level, or inside unit ``unit``'s entry); a key
     that is not there leaves the lines as they are."""
@@ -242,7 +278,7 @@ def _remove(
                 break
     for i in range(start, end):
         body = lines[i].lstrip(" \t-") if unit else lines[i]
-        if not unit and lines[i][:1] in (" ", "\t", "-"):
+        if not unit and not _top_level(lines[i], base):
             continue
         m = pattern.match(body)
         if m and not m.group("rest").strip().startswith(("|", ">")) and m.group("value"):
@@ -295,13 +331,14 @@ def _top(
     toml: bool,
     nl: str,
     after: str | None = None,
+    base: str = "",
 ) -> list[str]:
     pattern = _value_re(key, toml)
     before = _value_re(after, toml) if after else None
     anchor = None
     for i in range(first, close):
         line = lines[i]
-        if line[:1] in (" ", "\t", "-"):
+        if not _top_level(line, base):
             continue  # nested: not the top-level key
         if toml and line.lstrip().startswith("["):
             break  # a table starts: top-level keys are above it
@@ -319,7 +356,7 @@ def _top(
     if toml and anchor is None:  # top-level keys must come before the first [table]
         insert = next((i for i in range(first, close) if lines[i].lstrip().startswith("[")), close)
     sep = " = " if toml else ": "
-    lines.insert(insert, f"{key}{sep}{value}{nl}")
+    lines.insert(insert, f"{base}{key}{sep}{value}{nl}")
     return lines
 
 

@@ -25,6 +25,8 @@ from whoosh.matching.mcore import Matcher
 from whoosh.query.compound import DisjunctionMax
 from whoosh.query.qcore import Query
 
+from studykb.search.scoring import live_average
+
 #: A document's score is multiplied by the share of the query's slots it matches, to
 #: this power (a note with half of what the query asks for gets 0.5 ** COVERAGE).
 COVERAGE = 1.0
@@ -127,7 +129,7 @@ class Coverage(Query):
             p._replace(weight=p.weight * (idf(p.terms[0]) + idf(p.terms[1])) / 2)
             for p in self.pairs
         ]
-        lengths = _Lengths(searcher.reader(), float(top.avg_field_length(FIELD)))
+        lengths = _Lengths(searcher.reader(), live_average(top, FIELD))
         return _CoverageMatcher(
             [q.matcher(searcher, context) for q in self.slots],
             weights,

@@ -119,6 +119,7 @@ def clean_query(text: str) -> tuple[str, list[str]]:
         cut = _cut(cleaned, MAX_QUERY_CHARS)
         if cut.count('"') % 2:
             cut = cut[: cut.rfind('"')].rstrip()
+        cut = _whole_terms(cut)
         notes.append(f"the query is long; only its first {len(cut)} characters were used")
         cleaned = _balance(cut)
     return cleaned, notes
@@ -135,6 +136,21 @@ def _cut(text: str, size: int) -> str:
 
     starts = [start for _t, start, _e in spans(cut)]
     return cut[: max(starts)] if starts and max(starts) > 0 else cut
+
+
+#: What a cut can leave dangling at the end of a query: an operator without its right
+#: side, an opening parenthesis, a field name without its value.
+_DANGLING = re.compile(
+    r"(?:(?:^|\s)(?:" + "|".join(_OPERATORS) + r")|\(|(?:^|[\s(])[A-Za-z][A-Za-z_]+:)$"
+)
+
+
+def _whole_terms(text: str) -> str:
+    """A cut query without what it left dangling at its end (``a OR b OR``), so what
+    runs is the query's first terms, valid as the whole one was."""
+    while (trimmed := _DANGLING.sub("", text).rstrip()) != text:
+        text = trimmed
+    return text
 
 
 def _balance(text: str) -> str:

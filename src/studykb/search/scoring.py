@@ -14,6 +14,8 @@ list. A test compares every score with whoosh's own BM25F.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
+from math import log
 from typing import Any
 from weakref import WeakKeyDictionary
 
@@ -31,26 +33,111 @@ MANY = 1000
 #: ``doc_field_length`` answers for a document without the field).
 _DECODE: list[int | None] = [None, *(byte_to_length(b) for b in range(1, 256))]
 
-#: segment reader -> field -> lengths by document number (None: the field has none).
-_tables: WeakKeyDictionary[Any, dict[str, list[int | None] | None]] = WeakKeyDictionary()
+
+@dataclass
+class _Kept:
+    """What is kept with one segment reader, by field."""
+
+    lengths: dict[str, list[int | None] | None] = field(default_factory=dict)
+    """Lengths by document number (None: the field has none)."""
+    totals: dict[str, int] = field(default_factory=dict)
+    """The sum of the live documents' stored lengths."""
+
+
+#: segment reader -> what is kept with it (as long as it lives).
+_tables: WeakKeyDictionary[Any, _Kept] = WeakKeyDictionary()
 
 
 class BM25FTable(BM25F):
-    """BM25F reading the lengths of a frequent term's field from one list per segment."""
+    """BM25F over the documents a query can find, reading the lengths of a frequent
+    term's field from one list per segment.
+
+    whoosh's statistics count the documents an edit deleted but that stay in their
+    segment until it is merged (the count, each term's document frequency, the total
+    field length), so scores drift from those of a clean build with every edit, and so
+    can the order. Here they are of the live documents only: their count, the live
+    documents holding the term, and the average of their field lengths as each document
+    stores it (one byte, so a merge that copies it keeps it): the same numbers whatever
+    edits led to the index, hence the same scores as a clean build.
+    """
+
+    def idf(self, searcher: Any, fieldname: str, text: str) -> float:
+        parent = searcher.get_parent()
+        return log(parent.doc_count() / (live_frequency(parent, fieldname, text) + 1)) + 1
 
     def scorer(self, searcher: Any, fieldname: str, text: str, qf: int = 1) -> Any:
-        scorer = super().scorer(searcher, fieldname, text, qf)
-        if isinstance(scorer, BM25FScorer) and searcher.doc_frequency(fieldname, text) >= MANY:
+        if not searcher.schema[fieldname].scorable:
+            return super().scorer(searcher, fieldname, text, qf)
+        B = self._field_B.get(fieldname, self.B)  # noqa: N806 - BM25's name
+        scorer = _LiveScorer(searcher, fieldname, text, B, self.K1, qf=qf)
+        if searcher.doc_frequency(fieldname, text) >= MANY:
             lengths = field_lengths(searcher.reader(), fieldname)
             if lengths is not None:
                 scorer.dfl = lengths.__getitem__
         return scorer
 
 
+class _LiveScorer(BM25FScorer):
+    """whoosh's BM25F scorer with the average field length of the live documents."""
+
+    def __init__(
+        self, searcher: Any, fieldname: str, text: str, B: float, K1: float, qf: int = 1
+    ) -> None:
+        parent = searcher.get_parent()
+        self.idf = parent.idf(fieldname, text)
+        self.avgfl = live_average(parent, fieldname) or 1
+        self.B, self.K1, self.qf = B, K1, qf
+        self.setup(searcher, fieldname, text)
+
+
+def live_frequency(searcher: Any, fieldname: str, text: str) -> int:
+    """How many live documents hold the term: whoosh's count (which includes deleted
+    documents) less the deleted ones among its postings."""
+    n = int(searcher.doc_frequency(fieldname, text))
+    for reader, _base in searcher.reader().leaf_readers():
+        deleted = sorted(reader.deleted_docs_set) if reader.has_deletions() else []
+        if not deleted or (fieldname, text) not in reader:
+            continue
+        postings = reader.postings(fieldname, text)
+        postings = getattr(postings, "child", postings)  # under the filter of the deleted,
+        postings.reset()  # which moved it past the deleted documents it starts with
+        for docnum in deleted:
+            if not postings.is_active():
+                break
+            if postings.id() < docnum:
+                postings.skip_to(docnum)
+            if postings.is_active() and postings.id() == docnum:
+                n -= 1
+    return n
+
+
+def live_average(searcher: Any, fieldname: str) -> float:
+    """The average length of ``fieldname`` over the live documents, each as stored."""
+    total = sum(_live_total(reader, fieldname) for reader, _b in searcher.reader().leaf_readers())
+    return total / (searcher.doc_count() or 1)
+
+
+def _live_total(reader: Any, fieldname: str) -> int:
+    """The sum of the stored lengths of ``fieldname`` of a segment's live documents."""
+    try:
+        per_field = _tables.setdefault(reader, _Kept()).totals
+    except TypeError:  # a reader that cannot be weakly referenced: no cache
+        per_field = {}
+    if fieldname not in per_field:
+        lengths = field_lengths(reader, fieldname)
+        if lengths is None:
+            lengths = [
+                reader.doc_field_length(d, fieldname, 0) for d in range(reader.doc_count_all())
+            ]  # noqa: E501
+        deleted = reader.deleted_docs_set if reader.has_deletions() else frozenset()
+        per_field[fieldname] = sum(n for d, n in enumerate(lengths) if n and d not in deleted)
+    return per_field[fieldname]
+
+
 def field_lengths(reader: Any, fieldname: str) -> list[int | None] | None:
     """Every document's length in ``fieldname`` as whoosh stores it, read once per reader."""
     try:
-        per_field = _tables.setdefault(reader, {})
+        per_field = _tables.setdefault(reader, _Kept()).lengths
     except TypeError:  # a reader that cannot be weakly referenced: no table
         return None
     if fieldname not in per_field:

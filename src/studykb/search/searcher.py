@@ -168,13 +168,15 @@ def _reranked(searcher: Any, q: Coverage, limit: int, mask: Any) -> list[Found]:
             m.skip_to(d)
             if m.is_active() and m.id() == d:
                 scored.append((m.score(), d + offset))
-    scored.sort(key=lambda sd: (-sd[0], sd[1]))
     stored = searcher.reader().stored_fields
-    return [
-        Found(fields["key"], score, fields)
-        for score, docnum in scored[:limit]
-        for fields in (stored(docnum),)
-    ]
+    found = [Found(fields["key"], score, fields) for score, d in scored for fields in (stored(d),)]
+    return _in_order(found)[:limit]
+
+
+def _in_order(found: list[Found]) -> list[Found]:
+    """Best score first; equal scores by key, not by where the documents happen to lie
+    in the index (which edits change: a clean build would order them otherwise)."""
+    return sorted(found, key=lambda f: (-f.score, f.key))
 
 
 QUERY_HELP = (
@@ -259,6 +261,7 @@ def run(
             Found(hit["key"], 0.0 if sort else float(hit.score or 0.0), dict(hit.fields()))
             for hit in results
         ]
+        hits = hits if sort else _in_order(hits)
         if sort:
             terms_found: frozenset[str] = frozenset()
         else:

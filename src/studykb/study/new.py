@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import re
 import unicodedata
 from collections.abc import Callable
@@ -134,14 +135,25 @@ def template_text(config: Config, doc_type: str) -> tuple[str, str]:
     """(text, origin) of the template for ``doc_type``: the vault's override, else built-in."""
     override = config.root / config.templates / f"{doc_type}.md"
     if override.is_file():
+        shown = override.relative_to(config.root).as_posix()  # templates is inside
+        real = Path(os.path.realpath(override))
+        if not any(real.is_relative_to(base) for base in _readable(config)):
+            raise StudyError(
+                f"the template {shown} leads to {real}, outside the vault; not read.",
+                hint="Put the template itself in the vault (or name its folder in allow_outside).",
+            )
         try:
-            return override.read_text(encoding="utf-8-sig"), override.relative_to(
-                config.root
-            ).as_posix()
+            return override.read_text(encoding="utf-8-sig"), shown
         except (OSError, UnicodeDecodeError) as exc:
-            raise StudyError(f"cannot read template {override}: {exc}") from None
+            raise StudyError(f"cannot read template {shown}: {exc}") from None
     text = (resources.files("studykb") / "templates" / f"{doc_type}.md").read_text(encoding="utf-8")
     return text, "built-in"
+
+
+def _readable(config: Config) -> list[Path]:
+    """The folders a template may be read from: the vault's, and those the user allowed
+    links to lead to (as for notes: a link out of the vault is not followed)."""
+    return [Path(os.path.realpath(config.root)), *config.allow_outside]
 
 
 def render(

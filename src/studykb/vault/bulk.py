@@ -19,6 +19,7 @@ moment leaves the old (empty) state or the new one.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import sqlite3
 from collections import Counter
@@ -54,6 +55,9 @@ PARALLEL_THRESHOLD = 64
 BACKGROUND_FINISH = 2000
 
 Progress = Callable[[int, int], None]
+#: What reading a file the scan found raises when it is gone since (the next refresh
+#: sees that); any other failure is an ``unreadable`` problem on the file.
+VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 
 
 def read_rows(item: tuple[str, str, Reading]) -> ParsedRows | None:
@@ -64,13 +68,15 @@ def read_rows(item: tuple[str, str, Reading]) -> ParsedRows | None:
     file that vanished since the scan is left for the next refresh to notice.
     """
     from studykb.vault.files import read_note
-    from studykb.vault.rows import parse_rows
+    from studykb.vault.rows import parse_rows, unread_rows
 
     abs_path, path, reading = item
     try:
         raw, st = read_note(abs_path)
-    except OSError:
-        return None
+    except OSError as exc:
+        if exc.errno in VANISHED:
+            return None
+        return unread_rows(path, exc.strerror or str(exc))
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
     return parse_rows((path, raw, digest, st.st_mtime_ns, st.st_size, reading))
 

@@ -499,7 +499,7 @@ def stale_temporary(name: str, folder: str, now: float | None = None) -> bool:
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return age > 1.0  # its process is gone (and it is not being made right now)
+        return True  # its process is gone: nothing will finish or rename it, however new
     except PermissionError:
         return False
     return False

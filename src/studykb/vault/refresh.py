@@ -115,10 +115,11 @@ class Refresh:
             self._first_build(changed, scan_rows, files, marks, progress)
             stats.added = sorted(self._added)
         else:
-            to_parse, touched = self._confirm(changed, old)
-            parsed = self._parse(to_parse, progress) if to_parse else []
-            stats.added = sorted(item[0] for item in to_parse if item[0] not in old)
-            stats.modified = sorted(item[0] for item in to_parse if item[0] in old)
+            to_parse, touched, unread = self._confirm(changed, old)
+            parsed = (self._parse(to_parse, progress) if to_parse else []) + unread
+            read = [item[0] for item in to_parse] + [rows.path for rows in unread]
+            stats.added = sorted(path for path in read if path not in old)
+            stats.modified = sorted(path for path in read if path in old)
             stats.removed = removed
             if parsed or removed or touched or self._scan_changed(scan_rows):
                 full = not old
@@ -283,23 +284,31 @@ class Refresh:
 
     def _confirm(
         self, changed: list[str], old: dict[str, tuple[int, int, str]]
-    ) -> tuple[list[tuple[str, bytes, str, int, int]], list[tuple[int, int, str]]]:
-        """Read changed files; those whose content hash is unchanged are only touched."""
+    ) -> tuple[
+        list[tuple[str, bytes, str, int, int]], list[tuple[int, int, str]], list[ParsedRows]
+    ]:
+        """Read changed files; those whose content hash is unchanged are only touched,
+        those that cannot be read are ``unreadable`` (said once, tried again each time)."""
         to_parse = []
         touched = []
+        unread = []
+        from studykb.vault.bulk import VANISHED
         from studykb.vault.files import read_note
+        from studykb.vault.rows import UNREAD, unread_rows
 
         for path in changed:
             try:
                 raw, st = read_note(self.root / path)
-            except OSError:
-                continue  # vanished or unreadable since the scan: the next refresh sees it
+            except OSError as exc:
+                if exc.errno not in VANISHED and old.get(path, (0, 0, ""))[2] != UNREAD:
+                    unread.append(unread_rows(path, exc.strerror or str(exc)))
+                continue  # vanished since the scan: the next refresh sees it
             digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
             if path in old and old[path][2] == digest:
                 touched.append((st.st_mtime_ns, st.st_size, path))
             else:
                 to_parse.append((path, raw, digest, st.st_mtime_ns, st.st_size))
-        return to_parse, touched
+        return to_parse, touched, unread
 
     def _parse(
         self, items: list[tuple[str, bytes, str, int, int]], progress: Progress | None

@@ -11,6 +11,21 @@ from studykb.parse.reading import Reading
 from studykb.vault.resolve import lookups
 from studykb.vault.store import ParsedRows, ProblemRow, doc_row, ref_row
 
+#: The content hash stored for a file that could not be read (never a blake2b hex
+#: digest); its mtime and size are stored as -1, so every refresh tries it again (a
+#: ``chmod`` that makes it readable changes neither).
+UNREAD = "unreadable"
+
+
+def unread_rows(path: str, why: str) -> ParsedRows:
+    """The rows of a note the scan found but that cannot be read (permission denied, an
+    I/O error): an ``unreadable`` error on it, and its document by file name, so links to
+    it still resolve and nothing it held is kept from an earlier read."""
+    name = path.rsplit("/", 1)[-1][:-3]
+    doc = Document(key=path, path=path, id=name, title=name, type="note")
+    problem: ProblemRow = (path, 0, ERROR, "unreadable", f"cannot read: {why}")
+    return ParsedRows(path, -1, -1, UNREAD, [doc_row(doc)], [], [problem], (path, "", "[]", ""))
+
 
 def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
     """(path, raw bytes, content hash, mtime, size, reading rules) -> the rows the file adds

@@ -50,6 +50,26 @@ def scan(config: Config, scope: Scope | None = None) -> Scan:
     return walk.out
 
 
+def unread(config: Config, rel: str) -> str | None:
+    """Why the scan would not read a note at vault path ``rel`` (None: it would): a
+    hidden file or folder on the way, a name or folder ``exclude`` skips, a folder
+    that is a link out of the vault. For commands that put a note somewhere."""
+    walk = _Walk(config)
+    parts = rel.split("/")
+    for n, name in enumerate(parts, 1):
+        if name.startswith("."):
+            return f"{name!r} is hidden, and studykb does not read hidden files or folders"
+        if walk.excluded and walk.skip("/".join(parts[:n]), name):
+            return f"{'/'.join(parts[:n])!r} is excluded by exclude in studykb.toml"
+    folder = os.path.join(config.root, *parts[:-1])
+    while not os.path.isdir(folder) and folder != str(config.root):
+        folder = os.path.dirname(folder)  # the deepest folder that exists (new ones follow it)
+    real = os.path.realpath(folder)
+    if not walk.inside(real):
+        return f"{'/'.join(parts[:-1])!r} leads to {real}, outside the vault"
+    return None
+
+
 class _Walk:
     """What one walk has found, and its rules (see :func:`scan`)."""
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import gzip
 import json
+import re
 import secrets
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -181,8 +182,8 @@ def _routes(state: State) -> list[BaseRoute]:
         Route("/courses/", _page(state, lambda s, r: s.pages.courses(s.link), keep=True)),
         Route("/graph/", _page(state, _graph_page)),
         Route("/search/", _page(state, _search_page)),
-        Route("/d/{path:path}", _page(state, _document_page)),
-        Route("/plan/{path:path}", _page(state, _plan_page)),
+        _any_path(Route("/d/{path:path}", _page(state, _document_page))),
+        _any_path(Route("/plan/{path:path}", _page(state, _plan_page))),
         Route("/files/{path:path}", _endpoint(state, _vault_file)),
         Route("/api/search", _endpoint(state, _api_search)),
         Route("/api/graph", _endpoint(state, _api_graph)),
@@ -190,6 +191,13 @@ def _routes(state: State) -> list[BaseRoute]:
         Route("/api/events", _events(state)),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
+
+
+def _any_path(route: Route) -> Route:
+    """``route`` matching any file name: Starlette's ``path`` pattern (``.*``) stops at a
+    newline, which a file name may hold (its page would be "not found")."""
+    route.path_regex = re.compile(route.path_regex.pattern, re.DOTALL)
+    return route
 
 
 # -- pages -----------------------------------------------------------------------------------
@@ -398,7 +406,11 @@ def _api_mark(state: State, request: Request) -> Response:
     doc = state.kb.document(data["key"])
     if doc is None:
         return _error(404, f"no document has the key {data['key']!r}")
-    if state.kb.mark(doc, data["status"]):
+    try:
+        marked = state.kb.mark(doc, data["status"])
+    except StudyError as exc:  # the note refused the write (read-only, changed, unsafe)
+        return _error(400 if exc.exit_code == 2 else 409, exc.message)
+    if marked:
         state.kb.sync_search(quiet=True)  # the watch sees no change left to index
     now = state.kb.document(doc.key)
     state.hub.publish([doc.key])

@@ -9,6 +9,7 @@ app took (``Server-Timing``).
 
 from __future__ import annotations
 
+import posixpath
 import time
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -48,7 +49,7 @@ def guard(app: ASGI) -> ASGI:
                 send, 403, f"studykb answers only on this machine; Host {host!r} refused."
             )
             return
-        if scope["path"].startswith("/static/dev/"):
+        if development(scope["path"]):
             await _refuse(send, 404, "Not found.")
             return
 
@@ -67,6 +68,14 @@ def guard(app: ASGI) -> ASGI:
         await app(scope, receive, with_headers)
 
     return guarded
+
+
+def development(path: str) -> bool:
+    """Whether ``path`` names a development file (``/static/dev/``) however it is spelt:
+    the static files app reads ``/static//dev/x`` and ``/static/a/../dev/x`` as
+    ``dev/x`` too, so the path is judged as it will be read."""
+    normal = posixpath.normpath("/" + path.lstrip("/"))
+    return normal == "/static/dev" or normal.startswith("/static/dev/")
 
 
 def local_host(host: str) -> bool:

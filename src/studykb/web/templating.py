@@ -8,6 +8,7 @@ answers a dict's own attributes (``urls.get``, ``x.items``) first, as Jinja does
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -54,11 +55,29 @@ class Environment(jinja2.Environment):
         return super().getattr(obj, attribute)
 
 
+#: What a name or path may hold that a page must not render as it is: C0 and C1
+#: controls (a newline in a file name), DEL, and the marks that reorder or hide text.
+_UNSEEN = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: object) -> str:
+    """``text`` with its control characters shown, one for one, as the terminal shows
+    them (``new␊line.md``): a file name with a newline reads as one name, not two."""
+    return _UNSEEN.sub(_picture, str(text))
+
+
+def _picture(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    return chr(0x2400 + code) if code < 0x20 else "\ufffd"
+
+
 @lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    return Environment(
+    env = Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True, auto_reload=False
     )
+    env.filters["visible"] = visible  # autoescaped after, like any value
+    return env
 
 
 def render(page: Page, frame: Frame, link: Linker, *, path: str = "", q: str = "") -> str:
