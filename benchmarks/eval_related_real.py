@@ -227,8 +227,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--book", type=Path, action="append", default=[])
     ap.add_argument("--tune", action="store_true", help="fit the weights on FOLDERS")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--diversity", type=float, default=RelatedOptions().diversity)
     args = ap.parse_args(argv)
-    options = RelatedOptions(limit=10)
+    options = RelatedOptions(limit=10, diversity=args.diversity)
     rows = []
     with tempfile.TemporaryDirectory(prefix="studykb-eval-") as tmp:
         work = Path(tmp)
@@ -246,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.tune:
             fitted = tune(cols, Weights())
             print(json.dumps(fitted.by_name()))
-            options = RelatedOptions(limit=10, weights=fitted)
+            options = RelatedOptions(limit=10, weights=fitted, diversity=args.diversity)
         for c in cols:
             base = Baseline(c.kb)
             b_recall, b_mrr = measure({k: base.related(k, 10) for k in c.sample}, c.truth)
