@@ -86,7 +86,7 @@ def test_type_filter_and_limit(rv: Path, open_vault: Callable) -> None:
 
 
 def test_text_similarity_alone_names_shared_words(rv: Path, open_vault: Callable) -> None:
-    only_text = Weights(link_in=0, link_out=0, course=0, refs=0, cocite=0, topics=0, tags=0, text=1)
+    only_text = Weights(**{**{name: 0.0 for name in Weights().by_name()}, "text": 1.0})
     found = ranked(open_vault, rv, "notes/ddp-notes.md", weights=only_text)
     assert found[0].id == "ddp-tutorial"
     words = next(r for r in found[0].reasons if r.startswith("similar text: "))
@@ -449,31 +449,21 @@ def test_renaming_a_document_builds_the_features_again(rv: Path, open_vault: Cal
     assert features.update(ix, vault, vault.fingerprint()) is None
 
 
-def test_the_blend_adds_features_in_one_order_whatever_order_they_were_found_in() -> None:
-    import itertools
-    import random
-
-    from studykb.related.rank import BLEND_ORDER, _blend, _blend_weights
-
-    weight = Weights().by_name()
-    assert set(BLEND_ORDER) == set(weight)  # every weighed feature is blended
-    rng = random.Random(5)
-    for _ in range(200):
-        names = rng.sample(BLEND_ORDER, rng.randint(1, len(BLEND_ORDER)))
-        values = {name: rng.random() for name in names}
-        expected = 0.0
-        for name in BLEND_ORDER:  # the sum as written out in BLEND_ORDER
-            expected += weight[name] * values.get(name, 0.0)
-        for order in itertools.islice(itertools.permutations(names), 6):
-            found = _blend({name: values[name] for name in order}, _blend_weights(Weights()))
-            assert found == expected  # bit for bit: equal features, equal scores
-    blend = _blend_weights(Weights())
-    assert _blend({"picked": 1.0}, blend) == 0.0
-    assert _blend({}, blend) == 0.0
-    # a feature weighing nothing adds nothing, bit for bit
-    no_text = _blend_weights(Weights(text=0.0))
-    values = {"text": 0.9, "tags": 0.3, "link_in": 1.0}
-    assert _blend(values, no_text) == weight["link_in"] * 1.0 + weight["tags"] * 0.3
+def test_the_blend_is_the_weighted_mean_of_the_evidence_shown(
+    rv: Path, open_vault: Callable
+) -> None:
+    """Every candidate's relevance is its components' evidence, weighted, over the total
+    weight: whatever else is in its block (the engine adds them in one fixed order)."""
+    vault = open_vault(rv)
+    for weights in (Weights(), Weights(text=0.0, tags=3.0)):
+        total = weights.total()
+        by_name = weights.by_name()
+        for key in ("notes/kv-notes.md", "notes/ddp-notes.md", "courses/serving.md"):
+            found = related(vault, vault.document(key), RelatedOptions(weights=weights, limit=20))
+            assert found
+            for r in found:
+                blend = sum(by_name.get(k, 0.0) * v for k, v in r.features.items()) / total
+                assert abs(r.relevance - blend) < 0.002, (key, r.id)
 
 
 @pytest.mark.parametrize(

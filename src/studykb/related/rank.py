@@ -1,101 +1,41 @@
-"""Related documents: an explainable blend of the link graph, shared topics and text.
+"""Related documents: the engine's scores made into lists, with reasons in words.
 
 ``related(vault, doc, RelatedOptions(limit, types))`` returns :class:`Related` objects,
-best first. The blend (weights chosen by ``benchmarks/eval_related.py``, see the README):
-
-* hand-picked ``related`` always come first, in the order written;
-* a link either way (``links here`` / ``linked from here``);
-* shared references, each weighted by how rare it is (resource allocation: a reading
-  cited by 2 documents counts 1/2, one cited by 40 counts 1/40), and co-citation (being
-  cited by the same documents);
-* shared topics and tags (Adamic-Adar, 1/log of how many documents carry it; a course
-  also has its units' topics), same course, and for a course the other courses;
-* text similarity on distinctive terms (see :mod:`studykb.related.textsim`).
-
-Each continuous feature is turned into evidence in [0, 1) by a fixed saturation
-``x / (x + half)`` (:data:`HALF`), so weak evidence stays weak whatever else the
-document has (a reading list of everything gives no co-citation at all); the blend is
-their weighted mean. The list is then diversified with maximal marginal relevance, so
-near-duplicates (documents with the same neighbours or the same distinctive words) do
-not crowd the top. Each :class:`Related` carries its ``rank`` and the ``score`` that
-ordered it (hand-picked first in the order written, then the diversified blend, never
-increasing), and its ``relevance`` (the blend before diversity).
+best first; :meth:`Ranker.related_many` gives the lists of many documents from the same
+arithmetic, a block of documents at once (:mod:`studykb.related.engine` has the
+components and how they are blended). Hand-picked ``related`` always come first, in the
+order written; then the blend, optionally diversified with maximal marginal relevance so
+near-duplicates (documents with the same neighbours or the same distinctive words) do not
+crowd the top. Each :class:`Related` carries its ``rank``, the ``score`` that ordered it
+(never increasing down the list) and its ``relevance`` (the blend before diversity).
 """
 
 from __future__ import annotations
 
-import heapq
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
-from studykb.related.features import FeatureIndex, Pair
-from studykb.related.features import load as load_features
+import numpy as np
+
+from studykb.related.engine import COMPONENTS, Block, Engine, Weights, score_block
+from studykb.related.engine import for_vault as engine_for_vault
 from studykb.related.reasons import explain
 
 if TYPE_CHECKING:
     from studykb.model import Document
-    from studykb.related.textsim import TermVectors, TextSimilarity
+    from studykb.related.features import FeatureIndex
+    from studykb.related.textsim import TextSimilarity
     from studykb.vault import Vault
+
+__all__ = ["DEFAULT_TYPES", "Ranked", "Ranker", "Related", "RelatedOptions", "Weights", "related"]
 
 #: Types ranked by default: what a reader would open next. Topics have their own pages
 #: (``studykb topic``) and course units live inside their course.
 DEFAULT_TYPES = ("note", "entry", "course", "list")
+#: Documents scored at once by :meth:`Ranker.related_many`.
+BLOCK = 512
+#: Candidates an index text provider is asked for.
 TEXT_POOL = 50
-FEATURES = (
-    "picked",
-    "link_in",
-    "link_out",
-    "course",
-    "sibling",
-    "refs",
-    "cocite",
-    "peers",
-    "topics",
-    "tags",
-    "text",
-)
-#: Value of each continuous feature that counts as half of full evidence.
-HALF = {"refs": 0.25, "cocite": 0.25, "peers": 0.1, "topics": 0.75, "tags": 0.75, "text": 0.15}
-
-
-@dataclass(frozen=True)
-class Weights:
-    """How much each feature counts in the blend.
-
-    Chosen by ``python benchmarks/eval_related.py --tune`` (coordinate descent from equal
-    weights on the bundled vault's hidden links) and checked on the held-out topical
-    vault (the related guide has the tables). The search gave shared references no
-    weight on the bundled vault's 73 links; half a weight does as well on the held-out
-    vault, and a shared reading is the reason a reader understands best.
-    """
-
-    link_in: float = 2.0
-    """The candidate links to the document."""
-    link_out: float = 1.0
-    """The document links to the candidate."""
-    course: float = 1.0
-    """Same course (or the course itself)."""
-    sibling: float = 1.0
-    """Both are courses."""
-    refs: float = 0.5
-    """Shared cited documents, by rarity."""
-    cocite: float = 1.0
-    """Cited by the same documents, by rarity."""
-    peers: float = 1.0
-    """Cited by the documents that cite what this one cites."""
-    topics: float = 0.5
-    """Shared topics, by rarity."""
-    tags: float = 1.0
-    """Shared tags that name no topic, by rarity."""
-    text: float = 4.0
-    """Text similarity."""
-
-    def total(self) -> float:
-        return sum(getattr(self, f.name) for f in fields(self)) or 1.0
-
-    def by_name(self) -> dict[str, float]:
-        """Feature name -> weight."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 @dataclass(frozen=True)
@@ -107,9 +47,9 @@ class RelatedOptions:
     types: tuple[str, ...] = ()
     """Types to return (empty: :data:`DEFAULT_TYPES`, plus hand-picked ones of any type)."""
     text: str = "vectors"
-    """Text similarity: ``vectors`` (fast term vectors), ``index`` (the search index's
-    more-like-this) or ``none``."""
-    diversity: float = 0.3
+    """Text similarity: ``vectors`` (the engine's BM25 vectors), ``index`` (the search
+    index's more-like-this) or ``none``."""
+    diversity: float = 0.0
     """MMR trade-off: 0 ranks by score alone, 1 by novelty alone."""
     weights: Weights = field(default_factory=Weights)
 
@@ -128,9 +68,9 @@ class Related:
     """The score that ordered it (never increasing down the list): hand-picked documents
     above 1 in the order written, then the blend in [0, 1] lowered for near-duplicates."""
     reasons: list[str] = field(default_factory=list)
-    """Why, in words, strongest first: "hand-picked", "links here", "same course: X"..."""
+    """Why, in words, strongest first: "hand-picked", "links here", "mentions X"..."""
     features: dict[str, float] = field(default_factory=dict)
-    """The feature values (evidence in [0, 1)) the blend was made from."""
+    """The evidence (in [0, 1)) of each component the blend was made from."""
     rank: int = 0
     """Its place in the list, from 1."""
     relevance: float = 0.0
@@ -162,127 +102,90 @@ class Ranked(NamedTuple):
 
 
 class Ranker:
-    """Ranks related documents over one :class:`FeatureIndex` and one text provider."""
+    """Ranks related documents over one :class:`Engine` (and, for ``--text index``, the
+    search index's more-like-this)."""
 
-    def __init__(
-        self, ix: FeatureIndex, text: TextSimilarity | None, text_vectors: TermVectors | None = None
-    ) -> None:
-        self.ix = ix
-        self.text = text
-        self._vectors = text_vectors  # TermVectors, for near-duplicate checks
+    def __init__(self, engine: Engine, index_text: TextSimilarity | None = None) -> None:
+        self.engine = engine
+        self.ix: FeatureIndex = engine.ix
+        self.index_text = index_text
         self._sigs: dict[int, frozenset[int]] = {}
         self._top: dict[int, frozenset[int]] = {}
+        self._types: dict[tuple[str, ...], np.ndarray] = {}
 
     @classmethod
     def for_vault(
         cls, vault: Vault, text: str = "vectors", index_text: TextSimilarity | None = None
     ) -> Ranker:
-        """The ranker of ``vault``; ``text``: ``vectors`` (term vectors), ``index`` (the
-        search index's more-like-this, given as ``index_text``) or ``none``."""
-        from studykb.related import vectorcache
-
-        ix = load_features(vault)
-        vectors = vectorcache.load(vault, ix.fingerprint, ix.files)
-        provider: TextSimilarity | None = None
-        if text == "vectors":
-            provider = vectors
-        elif text == "index":
-            provider = index_text or vectors
-        return cls(ix, provider, vectors)
+        return cls(engine_for_vault(vault), index_text if text == "index" else None)
 
     # -- scoring -------------------------------------------------------------------------
-    def candidates(
-        self, i: int, hidden: frozenset[Pair] = frozenset()
-    ) -> tuple[dict[int, dict[str, float]], dict[int, list[str]]]:
-        """Normalised features of every candidate, and the shared words of text matches."""
-        feats = self.ix.features(i, hidden)
-        words: dict[int, list[str]] = {}
-        if self.text is not None:
+    def score(self, nodes: list[int], options: RelatedOptions) -> Block:
+        """The engine's block for ``nodes`` (the text component from the index provider
+        when there is one, none with ``--text none``)."""
+        weights = options.weights
+        if options.text == "none":
+            weights = Weights(**{**weights.by_name(), "text": 0.0})
+        text = None
+        if self.index_text is not None and options.text == "index":
+            text = {}
             number = self.ix.number
-            for key, score, shared in self.text.similar(self.ix.keys[i], TEXT_POOL):
-                j = number.get(key)
-                if j is not None and j != i and score > 0:
-                    feats.setdefault(j, {})["text"] = score
-                    words[j] = list(shared)
-        for f in feats.values():
-            for name, value in f.items():
-                half = HALF.get(name)
-                if half is not None and value:
-                    f[name] = value / (value + half)
-        return feats, words
-
-    def rank(
-        self,
-        i: int,
-        limit: int,
-        types: tuple[str, ...] = (),
-        weights: Weights = Weights(),
-        diversity: float = 0.3,
-        hidden: frozenset[Pair] = frozenset(),
-        exclude: frozenset[int] = frozenset(),
-    ) -> tuple[list[Ranked], dict[int, list[str]]]:
-        """The ranking (hand-picked, then the blend diversified) and the words each text
-        match shares with node ``i``."""
-        feats, words = self.candidates(i, hidden)
-        return self.order(i, feats, limit, types, weights, diversity, hidden, exclude), words
+            for r, i in enumerate(nodes):
+                found = self.index_text.similar(self.ix.keys[i], TEXT_POOL)
+                text[r] = [(number[k], s) for k, s, _w in found if k in number and s > 0]
+        return score_block(self.engine, np.asarray(nodes, dtype=np.int64), weights, text)
 
     def order(
-        self,
-        i: int,
-        feats: dict[int, dict[str, float]],
-        limit: int,
-        types: tuple[str, ...] = (),
-        weights: Weights = Weights(),
-        diversity: float = 0.3,
-        hidden: frozenset[Pair] = frozenset(),
-        exclude: frozenset[int] = frozenset(),
+        self, block: Block, r: int, options: RelatedOptions, exclude: frozenset[int] = frozenset()
     ) -> list[Ranked]:
-        """Blend, put hand-picked documents first, diversify the rest."""
-        allowed = frozenset(types or DEFAULT_TYPES)
-        total = weights.total()
-        weight = _blend_weights(weights)
+        """Row ``r`` of ``block`` as a list: hand-picked first, then the blend (diversified)."""
+        ix = self.ix
+        i = int(block.rows[r])
+        types = options.types
+        allowed = self._allowed(types)
+        a, b = block.starts[r], block.starts[r + 1]
+        cols, score, evidence = block.cols[a:b], block.score[a:b], block.evidence[a:b]
         picked = [
             j
-            for j in self.ix.picked[i]
-            if (i, j) not in hidden
-            and j not in exclude
-            and (not types or self.ix.types[j] in allowed)
+            for j in ix.picked[i]
+            if j not in exclude and j != i and (not types or ix.types[j] in types)
         ]
-        out = [
-            Ranked(
-                j,
-                1.0 + (len(picked) - k) / len(picked),
-                _blend(feats.get(j, {}), weight) / total,
-                feats.get(j, {}),
+        out = []
+        for k, j in enumerate(picked):
+            n = _find(cols, j)
+            out.append(
+                Ranked(
+                    j,
+                    1.0 + (len(picked) - k) / len(picked),
+                    float(score[n]) if n >= 0 else 0.0,
+                    {"picked": 1.0, **(_evidence(evidence[n]) if n >= 0 else {})},
+                )
             )
-            for k, j in enumerate(picked)
-        ]
-        room = max(0, limit - len(out))
-        best = self._best(feats, max(2 * room, 20), allowed, exclude.union(picked), weight, total)
-        for j, ordering, relevance in self._diversify(best, [r.node for r in out], room, diversity):
-            out.append(Ranked(j, ordering, relevance, feats[j]))
-        return out[:limit]
+        room = max(0, options.limit - len(out))
+        if room:
+            ok = allowed[cols] & (score > 0)
+            skip = [*exclude, *picked]
+            if skip:
+                ok &= ~np.isin(cols, skip)
+            cand = np.nonzero(ok)[0]
+            most = max(2 * room, 20) if options.diversity > 0 else room
+            if len(cand) > most:  # the best few, without sorting them all
+                cut = np.argpartition(-score[cand], most - 1)[:most]
+                edge = score[cand[cut]].min()
+                cand = cand[score[cand] >= edge]  # ties at the edge kept, for the order
+            best = cand[np.lexsort((cols[cand], -score[cand]))][:most]
+            pool = [(float(score[n]), int(cols[n])) for n in best]
+            for j, ordering, relevance in self._diversify(pool, picked, room, options.diversity):
+                out.append(Ranked(j, ordering, relevance, _evidence(evidence[_find(cols, j)])))
+        return out[: options.limit]
 
-    def _best(
-        self,
-        feats: dict[int, dict[str, float]],
-        most: int,
-        allowed: frozenset[str],
-        skip: frozenset[int],
-        weight: Blend,
-        total: float,
-    ) -> list[tuple[float, int]]:
-        """The ``most`` best-scored candidates of an allowed type, not in ``skip``, as
-        (score, node), best first, then by key (without sorting them all)."""
-        node_types, keys = self.ix.types, self.ix.keys
-        pool = []
-        for j, f in feats.items():
-            if j in skip or node_types[j] not in allowed:
-                continue
-            score = _blend(f, weight) / total
-            if score > 0:
-                pool.append((-score, keys[j], j))
-        return [(-negative, j) for negative, _key, j in heapq.nsmallest(most, pool)]
+    def _allowed(self, types: tuple[str, ...]) -> np.ndarray:
+        """Node -> whether its type is ranked (remembered per set of types)."""
+        got = self._types.get(types)
+        if got is None:
+            wanted = frozenset(types or DEFAULT_TYPES)
+            got = self._types[types] = np.array([t in wanted for t in self.ix.types], dtype=bool)
+        return got
 
     def _diversify(
         self, pool: list[tuple[float, int]], chosen: list[int], room: int, diversity: float
@@ -291,9 +194,9 @@ class Ranker:
         (node, the score that ordered it, its score), in order.
 
         Each step takes the candidate with the best ``(1 - d) * score - d * likeness`` to
-        what is already chosen (the likeness to the chosen set is updated incrementally);
-        that value, rescaled to the scores (``score - d / (1 - d) * likeness * best``),
-        never increases from one step to the next.
+        what is already chosen; that value, rescaled to the scores
+        (``score - d / (1 - d) * likeness * best``), never increases from one step to the
+        next.
         """
         if diversity <= 0 or len(pool) <= 1:
             return [(j, s, s) for s, j in pool[:room]]
@@ -301,7 +204,7 @@ class Ranker:
         left = {j: s for s, j in pool}
         order = {j: n for n, (_s, j) in enumerate(pool)}
         sigs = {j: (self._sig(j), self._words_of(j)) for j in (*left, *chosen)}
-        like = self._like
+        like = _like
         penalty = {j: max((like(sigs[j], sigs[c]) for c in chosen), default=0.0) for j in left}
         keep, drop = 1 - diversity, diversity
         picked: list[tuple[int, float, float]] = []
@@ -317,21 +220,10 @@ class Ranker:
                     penalty[c] = value
         return picked
 
-    @staticmethod
-    def _like(
-        a: tuple[frozenset[int], frozenset[int]], b: tuple[frozenset[int], frozenset[int]]
-    ) -> float:
-        (ga, ta), (gb, tb) = a, b
-        both = len(ga & gb)
-        graph = both / (len(ga) + len(gb) - both) if both else 0.0
-        both = len(ta & tb)
-        text = both / (len(ta) + len(tb) - both) if both else 0.0
-        return graph if graph > text else text
-
     def likeness(self, a: int, b: int) -> float:
         """How much two documents are the same: the larger of the Jaccard overlaps of their
         graph neighbourhoods and of their most distinctive words."""
-        return self._like((self._sig(a), self._words_of(a)), (self._sig(b), self._words_of(b)))
+        return _like((self._sig(a), self._words_of(a)), (self._sig(b), self._words_of(b)))
 
     def _sig(self, j: int) -> frozenset[int]:
         sig = self._sigs.get(j)
@@ -342,28 +234,41 @@ class Ranker:
     def _words_of(self, j: int) -> frozenset[int]:
         got = self._top.get(j)
         if got is None:
-            vectors = self._vectors
-            got = self._top[j] = vectors.top_terms(self.ix.keys[j]) if vectors else frozenset()
+            tv = self.engine.tv
+            got = self._top[j] = tv.top_terms(self.ix.keys[j]) if tv else frozenset()
         return got
 
     # -- results -------------------------------------------------------------------------
     def related(self, key: str, options: RelatedOptions) -> list[Related]:
-        i = self.ix.number[key]
-        ranked, words = self.rank(
-            i, options.limit, options.types, options.weights, options.diversity
-        )
+        return self.related_many([key], options)[key]
+
+    def related_many(self, keys: list[str], options: RelatedOptions) -> dict[str, list[Related]]:
+        """The lists of ``keys``, scored a block at a time: the same numbers as
+        :meth:`related` for each."""
+        out: dict[str, list[Related]] = {}
+        nodes = [self.ix.number[k] for k in keys]
+        for start in range(0, len(nodes), BLOCK):
+            part = nodes[start : start + BLOCK]
+            block = self.score(part, options)
+            for r, i in enumerate(part):
+                out[self.ix.keys[i]] = self._made(i, self.order(block, r, options), options)
+        return out
+
+    def _made(self, i: int, ranked: list[Ranked], options: RelatedOptions) -> list[Related]:
+        ix = self.ix
         out = []
+        weight = options.weights.by_name()
         for n, r in enumerate(ranked, 1):
             j = r.node
             out.append(
                 Related(
-                    key=self.ix.keys[j],
-                    id=self.ix.ids[j],
-                    path=self.ix.paths[j],
-                    title=self.ix.titles[j],
-                    type=self.ix.types[j],
+                    key=ix.keys[j],
+                    id=ix.ids[j],
+                    path=ix.paths[j],
+                    title=ix.titles[j],
+                    type=ix.types[j],
                     score=round(r.score, 3),
-                    reasons=explain(self.ix, i, j, r.features, options.weights, words.get(j, [])),
+                    reasons=explain(self.engine, i, j, r.features, weight),
                     features={k: round(v, 3) for k, v in sorted(r.features.items())},
                     rank=n,
                     relevance=round(r.relevance, 3),
@@ -372,49 +277,25 @@ class Ranker:
         return out
 
 
-#: The order the blend adds features in: fixed, so that equal features give equal scores
-#: (and a tie is broken by key) whatever order a document's features were found in.
-BLEND_ORDER = (
-    "link_in",
-    "link_out",
-    "course",
-    "refs",
-    "cocite",
-    "topics",
-    "sibling",
-    "peers",
-    "tags",
-    "text",
-)
+def _find(cols: np.ndarray, j: int) -> int:
+    """Where node ``j`` is in a row's candidates (sorted), or -1."""
+    n = int(np.searchsorted(cols, j))
+    return n if n < len(cols) and cols[n] == j else -1
 
 
-class Blend(NamedTuple):
-    """The weights of a blend, by name and in :data:`BLEND_ORDER`."""
-
-    by_name: dict[str, float]
-    ordered: tuple[tuple[str, float], ...]
-    """(feature, weight) in :data:`BLEND_ORDER`, those weighing nothing left out."""
+def _evidence(row: np.ndarray) -> dict[str, float]:
+    return {name: v for name, v in zip(COMPONENTS, row.tolist(), strict=True) if v > 0}
 
 
-def _blend_weights(weights: Weights) -> Blend:
-    by_name = weights.by_name()
-    return Blend(
-        by_name, tuple((name, by_name[name]) for name in BLEND_ORDER if by_name.get(name, 0.0))
-    )
-
-
-def _blend(f: dict[str, float], weight: Blend) -> float:
-    """The weighted sum of a candidate's features, added in :data:`BLEND_ORDER`
-    (``picked``, unknown names and features weighing nothing count for nothing)."""
-    if len(f) == 1:  # most candidates: one feature
-        for name, value in f.items():
-            return weight.by_name.get(name, 0.0) * value
-    total = 0.0
-    for name, w in weight.ordered:
-        found = f.get(name)
-        if found is not None:
-            total += w * found
-    return total
+def _like(
+    a: tuple[frozenset[int], frozenset[int]], b: tuple[frozenset[int], frozenset[int]]
+) -> float:
+    (ga, ta), (gb, tb) = a, b
+    both = len(ga & gb)
+    graph = both / (len(ga) + len(gb) - both) if both else 0.0
+    both = len(ta & tb)
+    text = both / (len(ta) + len(tb) - both) if both else 0.0
+    return graph if graph > text else text
 
 
 def related(

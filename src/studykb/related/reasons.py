@@ -1,10 +1,12 @@
-"""Why two documents are related, in words: "shares 2 readings: X, Y", "links here"...
+"""Why two documents are related, in words: "mentions KV cache", "links here"...
 
-A reason is given only for evidence that carried weight (:data:`MIN_EVIDENCE`), and
-names only what a reader would recognise as a subject: readings, documents, topics and
-tags by title, and for text similarity the distinctive words both documents use (never
-a stop word, a filler word or a number: :func:`studykb.related.textsim.subject`). A list
-that cites everything is never given as "cited together in".
+One reason per component that carried weight (:data:`MIN_EVIDENCE`), strongest first;
+each names only what a reader would recognise as a subject: readings, documents, topics
+and tags by title, and for text the distinctive words both documents use (never a stop
+word, a filler word or a number, :func:`studykb.related.textsim.subject`; only words a
+title or topic name uses; only words among the heaviest of *both* documents and held by
+few documents: :data:`DISTINCT_SHARE`). A list that cites everything is never given as
+"cited together in".
 """
 
 from __future__ import annotations
@@ -12,20 +14,26 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from studykb.related.features import KIND_BITS, FeatureIndex
+import numpy as np
+
+from studykb.related.features import KIND_BITS
 
 if TYPE_CHECKING:
-    from studykb.related.rank import Weights
+    from studykb.related.engine import Engine
 
 #: Names listed in one reason before "and N more".
 MAX_NAMES = 3
 #: Reasons given for one document.
 MAX_REASONS = 4
-#: A continuous feature below this (of 1) is too weak to be given as a reason.
+#: A component's evidence below this (of 1) is too weak to be given as a reason.
 MIN_EVIDENCE = 0.2
+#: A word given as a reason is among the heaviest this many terms of both documents...
+TOP_WORDS = 40
+#: ...and among the vectors of at most this share of the documents (and at least 3).
+DISTINCT_SHARE = 0.05
 
 Say = Callable[[str, str], None]
-"""How the helpers below add a reason: ``say(feature, text)``."""
+"""How the helpers below add a reason: ``say(component, text)``."""
 
 
 def names(items: list[str], limit: int = MAX_NAMES) -> str:
@@ -36,20 +44,26 @@ def names(items: list[str], limit: int = MAX_NAMES) -> str:
 
 
 def explain(
-    ix: FeatureIndex, i: int, j: int, feats: dict[str, float], weights: Weights, words: list[str]
+    engine: Engine, i: int, j: int, feats: dict[str, float], weight: dict[str, float]
 ) -> list[str]:
-    """Reasons node ``j`` is related to node ``i``, strongest first ("hand-picked" first)."""
+    """Reasons node ``j`` is related to node ``i``, strongest first ("hand-picked" first);
+    ``weight``: component -> its weight."""
+    ix = engine.ix
     said: list[tuple[float, int, str]] = []  # (weight, order, text)
 
-    def say(feature: str, text: str) -> None:
-        value = feats.get(feature, 0.0)
-        said.append((getattr(weights, feature, 1.0) * value, len(said), text))
+    def say(component: str, text: str) -> None:
+        value = feats.get(component, 0.0)
+        said.append((weight.get(component, 1.0) * value, len(said), text))
 
-    def strong(feature: str) -> bool:
-        return feats.get(feature, 0.0) >= MIN_EVIDENCE and getattr(weights, feature, 0.0) > 0
+    def strong(component: str) -> bool:
+        return feats.get(component, 0.0) >= MIN_EVIDENCE and weight.get(component, 0.0) > 0
 
-    _links(ix, i, j, feats, say)
-    _course(ix, i, j, feats, say)
+    linked = _links(engine, i, j, feats, say)
+    if not linked and strong("mentions"):
+        say("mentions", f"mentions {ix.titles[j]}")
+    if not linked and strong("mentioned_by"):
+        say("mentioned_by", "mentions this")
+    _course(engine, i, j, feats, say)
     if strong("refs"):
         shared = ix.shared_refs(i, j)
         readings = [ix.titles[z] for z in shared if ix.types[z] == "entry"]
@@ -63,24 +77,25 @@ def explain(
         citers = [ix.titles[s] for s in ix.shared_citers(i, j)]
         if citers:
             say("cocite", f"cited together in: {names(citers)}")
-    if strong("peers"):
-        peers = [ix.titles[c] for c in ix.peers_of(i, j)]
-        if peers:
-            say("peers", f"cited alongside its readings in: {names(peers, 2)}")
+    if strong("prereq"):
+        _prereq(engine, i, j, say)
     if strong("topics"):
-        _topics(ix, i, j, say)
+        _topics(engine, i, j, say)
     if strong("tags"):
         tags = ix.shared_tags(i, j)
         if tags:
             say("tags", f"same tags: {names(tags)}")
     if strong("text"):  # the words only when a reader would call them subjects
+        words = shared_words(engine, i, j)
         say("text", f"similar text: {', '.join(words[:MAX_NAMES])}" if words else "similar text")
     said.sort(key=lambda s: (-s[0], s[1]))
     out = [text for _w, _o, text in said][:MAX_REASONS]
     return (["hand-picked"] + out[: MAX_REASONS - 1]) if feats.get("picked") else out
 
 
-def _links(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], say: Say) -> None:
+def _links(engine: Engine, i: int, j: int, feats: dict[str, float], say: Say) -> bool:
+    """Say how they link; whether they do."""
+    ix = engine.ix
     if feats.get("link_in"):
         bits = ix.out[j].get(i, 0)
         say("link_in", "needs this first" if bits & KIND_BITS["requires"] else "links here")
@@ -90,9 +105,11 @@ def _links(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], say: Say) 
             say("link_out", "a prerequisite of this")
         elif not feats.get("picked"):  # a hand-picked one says so already
             say("link_out", "linked from here")
+    return bool(feats.get("link_in") or feats.get("link_out") or feats.get("picked"))
 
 
-def _course(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], say: Say) -> None:
+def _course(engine: Engine, i: int, j: int, feats: dict[str, float], say: Say) -> None:
+    ix = engine.ix
     if feats.get("course"):
         course = ix.course[i]
         if course == j:
@@ -106,7 +123,24 @@ def _course(ix: FeatureIndex, i: int, j: int, feats: dict[str, float], say: Say)
         say("sibling", f"another course, also on {names(shared)}" if shared else "another course")
 
 
-def _topics(ix: FeatureIndex, i: int, j: int, say: Say) -> None:
+def _prereq(engine: Engine, i: int, j: int, say: Say) -> None:
+    ix = engine.ix
+    mine, theirs = dict(ix.requires[i]), dict(ix.requires[j])
+    both = [ix.titles[z] for z in mine if z in theirs]
+    if both:
+        say("prereq", f"same prerequisites: {names(both)}")
+        return
+    needed = set(ix.required_by(i)) & set(ix.required_by(j))
+    if needed:
+        say("prereq", f"both needed for: {names(sorted(ix.titles[s] for s in needed))}")
+    elif any(j in dict(ix.requires[z]) for z in mine) or any(
+        i in dict(ix.requires[z]) for z in theirs
+    ):
+        say("prereq", "a step further along the prerequisites")
+
+
+def _topics(engine: Engine, i: int, j: int, say: Say) -> None:
+    ix = engine.ix
     shared_topics = ix.shared_topics(i, j)
     if i in shared_topics:
         say("topics", "covers this topic")
@@ -114,3 +148,51 @@ def _topics(ix: FeatureIndex, i: int, j: int, say: Say) -> None:
         say("topics", "a topic this covers")
     elif shared_topics:
         say("topics", f"covers the same topics: {names([ix.titles[t] for t in shared_topics])}")
+
+
+def shared_words(engine: Engine, i: int, j: int, most: int = 5) -> list[str]:
+    """The distinctive words both documents use that a reader knows as subjects,
+    heaviest first (see the module's docstring)."""
+    tv = engine.tv
+    if tv is None:
+        return []
+    mine, theirs = _top_words(engine, i), _top_words(engine, j)
+    both = sorted((t for t in mine if t in theirs), key=lambda t: (-mine[t] * theirs[t], t))
+    return [tv.forms[t] for t in both[:most]]
+
+
+def _top_words(engine: Engine, i: int) -> dict[int, float]:
+    """The heaviest :data:`TOP_WORDS` terms of node ``i`` that may be shown, by weight
+    (remembered on the engine)."""
+    memo = engine.memo.setdefault("top_words", {})
+    got: dict[int, float] | None = memo.get(i)
+    if got is None:
+        x = engine.X
+        a, b = x.indptr[i], x.indptr[i + 1]
+        shown = _showable(engine)
+        terms, weights = x.indices[a:b][:TOP_WORDS], x.data[a:b][:TOP_WORDS]
+        ok = shown[terms]
+        got = memo[i] = dict(zip(terms[ok].tolist(), weights[ok].tolist(), strict=True))
+    return got
+
+
+def _showable(engine: Engine) -> np.ndarray:
+    """Term -> whether it may be given as a reason: a subject (a title or topic name holds
+    it; no filler, number or stop word) held by few documents' vectors (remembered)."""
+    got: np.ndarray | None = engine.memo.get("showable")
+    if got is None:
+        from studykb.related.textsim import subject
+
+        tv = engine.tv
+        size = len(tv.forms) if tv is not None else 0
+        got = np.zeros(max(size, engine.posting.shape[0]), dtype=bool)
+        if tv is not None:
+            marked = np.frombuffer(bytes(tv.subjects).ljust(size, b"\0")[:size], dtype=np.uint8)
+            posting = np.zeros(size, dtype=np.int64)
+            width = min(size, engine.posting.shape[0])
+            posting[:width] = engine.posting[:width]
+            cap = max(3.0, DISTINCT_SHARE * engine.n)
+            for t in np.nonzero((marked > 0) & (posting <= cap))[0].tolist():
+                got[t] = subject(tv.forms[t])
+        engine.memo["showable"] = got
+    return got

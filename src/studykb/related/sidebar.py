@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from studykb.related.textsim import TextSimilarity
     from studykb.vault import Vault
 
+
 #: Sidebars computed in worker processes when there are at least this many (and 2+ cores).
 PARALLEL_MIN = 2000
 
@@ -74,7 +75,8 @@ def sidebars(
     options: RelatedOptions | None = None,
     index_text: TextSimilarity | None = None,
 ) -> list[Sidebar]:
-    """Sidebars of ``keys`` (default: every document but course units), in key order."""
+    """Sidebars of ``keys`` (default: every document but course units), in key order:
+    the related lists of a block of documents scored at once by the engine."""
     options = options or RelatedOptions()
     ranker = Ranker.for_vault(vault, options.text, index_text)
     if keys is None:
@@ -85,10 +87,13 @@ def sidebars(
     workers = min(cores(), 4)
     if len(keys) >= PARALLEL_MIN and workers > 1 and options.text != "index":
         return _parallel(ranker, keys, options, workers)
-    return [build(ranker, key, options) for key in keys]
+    lists = ranker.related_many(keys, options)
+    return [build(ranker, key, options, lists[key]) for key in keys]
 
 
-def build(ranker: Ranker, key: str, options: RelatedOptions) -> Sidebar:
+def build(
+    ranker: Ranker, key: str, options: RelatedOptions, related: list[Related] | None = None
+) -> Sidebar:
     ix = ranker.ix
     i = ix.number[key]
     limit = options.limit
@@ -100,7 +105,7 @@ def build(ranker: Ranker, key: str, options: RelatedOptions) -> Sidebar:
         path=ix.paths[i],
         title=ix.titles[i],
         type=ix.types[i],
-        related=ranker.related(key, options),
+        related=related if related is not None else ranker.related(key, options),
         before=before[:limit],
         more_before=max(0, len(before) - limit),
         leads_to=[_neighbour(ranker, j, "") for j in leads[:limit]],
@@ -133,10 +138,11 @@ def _neighbour(ranker: Ranker, j: int, note: str) -> Neighbour:
 def _parallel(
     ranker: Ranker, keys: list[str], options: RelatedOptions, workers: int
 ) -> list[Sidebar]:
-    """Workers that inherit the loaded ranker compute a slice of the keys each."""
+    """Workers that inherit the loaded engine score a share of the keys each, a block at
+    a time (the same arithmetic as one process)."""
     from studykb.runtime.pools import map_shared
 
-    chunks = [keys[n :: workers * 4] for n in range(workers * 4)]
+    chunks = [keys[n :: workers * 2] for n in range(workers * 2)]
     parts = map_shared(_work, (ranker, options), chunks, workers)
     by_key = {s.key: s for part in parts for s in part}
     return [by_key[k] for k in keys]
@@ -144,4 +150,5 @@ def _parallel(
 
 def _work(shared: tuple[Ranker, RelatedOptions], keys: list[str]) -> list[Sidebar]:
     ranker, options = shared
-    return [build(ranker, key, options) for key in keys]
+    lists = ranker.related_many(keys, options)
+    return [build(ranker, key, options, lists[key]) for key in keys]

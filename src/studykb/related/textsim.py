@@ -106,6 +106,12 @@ class TermVectors:
     """Documents at the last full build."""
     drift: int = 0
     """Documents read incrementally since then."""
+    avglen: float = 1.0
+    """Mean number of terms of a document at the last full build (BM25's length norm)."""
+    mentions: list[str] = field(default_factory=list)
+    """Document number -> the other documents its text names (:mod:`.mentions`, packed)."""
+    names: str = ""
+    """Digest of every document's names the mentions were found with."""
 
     def __post_init__(self) -> None:
         self._vectors: dict[int, dict[int, float]] = {}
@@ -125,6 +131,9 @@ class TermVectors:
             "protected": self.protected,
             "built": self.built,
             "drift": self.drift,
+            "avglen": self.avglen,
+            "mentions": self.mentions,
+            "names": self.names,
         }
 
     @classmethod
@@ -143,6 +152,9 @@ class TermVectors:
             protected=data["protected"],
             built=data["built"],
             drift=data["drift"],
+            avglen=float(data["avglen"]),
+            mentions=list(data["mentions"]),
+            names=data["names"],
         )
 
     # -- reading -----------------------------------------------------------------------------
@@ -232,16 +244,28 @@ def df_cap(size: int) -> float:
     return max(MIN_DF_CAP, MAX_DF_SHARE * size)
 
 
+#: BM25's term-frequency saturation and length normalisation.
+K1 = 1.2
+B = 0.75
+
+
 def weigh(
-    tf: Counter[str], df: Callable[[str], int], size: int, stopped: frozenset[str] = frozenset()
+    tf: Counter[str],
+    df: Callable[[str], int],
+    size: int,
+    stopped: frozenset[str] = frozenset(),
+    avglen: float = 0.0,
 ) -> list[tuple[float, str]]:
     """A document's most distinctive terms, (unit-length weight, term), heaviest first.
 
-    TF-IDF with a sublinear term frequency; stop words (``stopped``), numbers,
-    one-character terms, terms no other document has and terms too many documents have
-    are left out.
+    BM25 weights (a term's count saturates, a long document's counts weigh less, rare
+    terms weigh more: ``avglen`` is the mean length of a document); stop words
+    (``stopped``), numbers, one-character terms, terms no other document has and terms
+    too many documents have are left out.
     """
     limit = df_cap(size)
+    length = sum(tf.values())
+    norm_len = K1 * (1 - B + B * length / avglen) if avglen > 0 else K1
     weights = []
     for term, count in tf.items():
         if len(term) < 2 or term.replace(".", "").isdigit() or term in stopped:
@@ -249,7 +273,8 @@ def weigh(
         d = df(term)
         if d > limit or d < 2:
             continue
-        weights.append(((1 + math.log(count)) * math.log((size + 1) / d), term))
+        idf = math.log(1 + (size - d + 0.5) / (d + 0.5))
+        weights.append((idf * count * (K1 + 1) / (count + norm_len), term))
     weights.sort(key=lambda wt: (-wt[0], wt[1]))
     top = weights[:TOP_TERMS]
     norm = math.sqrt(sum(w * w for w, _t in top)) or 1.0

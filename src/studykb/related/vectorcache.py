@@ -13,6 +13,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studykb.related.mentions import Names
+from studykb.related.mentions import pack as pack_mentions
 from studykb.related.textsim import (
     DRIFT_MAX,
     VECTORS_ENTRY,
@@ -46,6 +48,16 @@ class Terms:
         frequencies keep the count, a drift the bound covers)."""
         got = self.sets.get(n)
         return got if got is not None else tv.packed_vectors[n][0]
+
+
+def name_table(vault: Vault) -> Names:
+    """Every document's names (id, title, aliases), for finding unlinked mentions."""
+    import json
+
+    return Names(
+        (key, doc_id, title, json.loads(names or "[]"))
+        for key, _path, doc_id, title, _type, names, _url in vault.store.name_rows()
+    )
 
 
 def _protect(vault: Vault) -> tuple[list[str], str]:
@@ -87,8 +99,9 @@ def build(vault: Vault, fingerprint: str) -> tuple[TermVectors, Terms]:
     postings: list[tuple[list[int], list[float]]] = [([], []) for _ in tv.terms]
     stopped = stop_terms()
     size = len(analysed)
+    tv.avglen = sum(sum(tf.values()) for tf in counts) / max(1, size)
     for n, tf in enumerate(counts):
-        vector = weigh(tf, lambda t: store.df[term_no[t]], size, stopped)
+        vector = weigh(tf, lambda t: store.df[term_no[t]], size, stopped, tv.avglen)
         numbers = array("i", (term_no[t] for _w, t in vector))
         weights = array("f", (w for w, _t in vector))
         tv.packed_vectors.append((numbers.tobytes(), weights.tobytes()))
@@ -98,6 +111,9 @@ def build(vault: Vault, fingerprint: str) -> tuple[TermVectors, Terms]:
     tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes()) for d, w in postings]
     tv.subjects = bytearray(len(tv.terms))
     _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, known=False)
+    table = name_table(vault)
+    tv.names = table.digest
+    tv.mentions = [pack_mentions(table.mentioned(key, texts[key].text)) for key in tv.keys]
     return tv, store
 
 
@@ -133,6 +149,9 @@ def update(
     files = files if files is not None else _files(vault)
     if protected != tv.protected:
         return None
+    table = name_table(vault)
+    if table.digest != tv.names:  # others' texts may name the new names
+        return None
     changed = sorted(p for p, digest in files.items() if tv.files.get(p) != digest)
     now = set(vault.store.keys_in(changed))
     paths = set(changed)
@@ -149,6 +168,7 @@ def update(
         text = texts[key].text if key in texts else ""
         tf, seen = analyse_known(text, known)
         _replace(tv, store, key, tf, seen, stopped)
+        tv.mentions[tv.number[key]] = pack_mentions(table.mentioned(key, text))
     _mark_subjects(tv, [t.title for t in texts.values()], tv.term_numbers(), known=True)
     tv.drift += len(now | before)
     tv.files, tv.fingerprint = files, fingerprint
@@ -163,6 +183,7 @@ def _drop(tv: TermVectors, store: Terms, key: str) -> None:
     _unpost(tv, n)
     store.sets[n] = b""
     tv.packed_vectors[n] = (b"", b"")
+    tv.mentions[n] = ""
     tv._vectors.pop(n, None)  # noqa: SLF001 - its own unpacked copy
     tv.keys[n] = "\0" + key
 
@@ -182,6 +203,7 @@ def _replace(
         tv.keys.append(key)
         store.sets[n] = b""
         tv.packed_vectors.append((b"", b""))
+        tv.mentions.append("")
     known = tv.term_numbers()
     for t in _ints(store.set_of(tv, n)):
         store.df[t] -= 1
@@ -196,7 +218,7 @@ def _replace(
         store.df[known[term]] += 1
     store.sets[n] = array("i", (known[t] for t in tf)).tobytes()
     _unpost(tv, n)
-    vector = weigh(tf, lambda t: store.df[known[t]], len(tv.number), stopped)
+    vector = weigh(tf, lambda t: store.df[known[t]], len(tv.number), stopped, tv.avglen)
     numbers = array("i", (known[t] for _w, t in vector))
     weights = array("f", (w for w, _t in vector))
     tv.packed_vectors[n] = (numbers.tobytes(), weights.tobytes())
@@ -306,13 +328,16 @@ def replay(tv: TermVectors, journal: Journal) -> None:
             if n is not None:
                 del tv.number[key]
                 tv.packed_vectors[n] = (b"", b"")
+                tv.mentions[n] = ""
                 tv.keys[n] = "\0" + key
             continue
         if n is None:
             n = tv.number[key] = len(tv.keys)
             tv.keys.append(key)
             tv.packed_vectors.append((b"", b""))
+            tv.mentions.append("")
         tv.packed_vectors[n] = (parts[0], parts[1])
+        tv.mentions[n] = parts[3].decode() if len(parts) > 3 else ""
         _post(tv, n)
     for path, digest in journal.files.items():
         if digest:
@@ -352,7 +377,11 @@ def record(
     """Add what an update changed (the documents ``keys``) to ``journal``."""
     for key in keys:
         n = tv.number.get(key)
-        journal.docs[key] = [] if n is None else [*tv.packed_vectors[n], store.set_of(tv, n)]
+        journal.docs[key] = (
+            []
+            if n is None
+            else [*tv.packed_vectors[n], store.set_of(tv, n), tv.mentions[n].encode()]
+        )
     journal.terms, journal.forms = tv.terms[base.vocabulary :], tv.forms[base.vocabulary :]
     journal.subjects = [
         t

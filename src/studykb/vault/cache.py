@@ -44,7 +44,12 @@ _SEARCH_INDEX = (
 )
 #: Graph features and their journal; text vectors and theirs.
 _RELATED_FEATURES = ("studykb.related.features", "studykb.graph", "studykb.model")
-_RELATED_VECTORS = ("studykb.related.textsim", "studykb.related.vectorcache", "studykb.text")
+_RELATED_VECTORS = (
+    "studykb.related.textsim",
+    "studykb.related.vectorcache",
+    "studykb.related.mentions",
+    "studykb.text",
+)
 
 #: What each derived thing is made by: the modules (or packages) whose code decides it.
 #: Its code version is a digest of their source, so editing them invalidates it.

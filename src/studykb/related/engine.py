@@ -1,0 +1,442 @@
+"""The related-documents engine: every document scored against every other at once.
+
+Each signal a reader expects is one named *component*, a sparse matrix product over the
+vault (scipy.sparse), so a block of documents is scored in one go and one document is the
+same arithmetic on one row (``related``, every sidebar format, ``serve`` and ``site``
+read the same numbers):
+
+==============  ====================================================================
+link_out        this document links to the candidate (any kind but ``course``)
+link_in         the candidate links here
+mentions        this document's text names the candidate (title, alias or id) without
+                needing a link: an *unlinked mention*, weighted by how few documents
+                name it
+mentioned_by    the candidate's text names this document
+refs            bibliographic coupling: both cite the same documents, each weighted by
+                how few cite it (resource allocation; a hub cited by more than
+                :data:`HUB_CAP` counts for nothing)
+cocite          co-citation: the same documents cite both (a list citing more than
+                :data:`COCITE_MAX` counts for nothing)
+prereq          the prerequisite neighbourhood: the same prerequisites, needed by the
+                same documents, or one step further along ``requires``
+topics          shared topics (tags and ``covers`` naming a topic), Adamic-Adar
+tags            shared tags that name no topic, Adamic-Adar
+course          the same course (or the course itself)
+sibling         both are courses
+text            distinctive shared terms: BM25 vectors of both languages, cosine
+==============  ====================================================================
+
+Hand-picked ``related`` come first, always, in the order written. A component's raw
+value ``x`` becomes evidence ``x / (x + half)`` (:data:`HALF`) and the score is the
+weighted mean of the evidence (:class:`Weights`, fitted by
+``benchmarks/eval_related_real.py --tune`` on the tuning collections named in the
+related guide). The engine is built from two derived inputs kept in the vault's cache,
+the graph features (:mod:`studykb.related.features`) and the text vectors with their
+mentions (:mod:`studykb.related.textsim`); see :data:`INPUTS` and :func:`for_vault`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from studykb.related.features import COCITE_MAX, COURSE_BIT, HUB_CAP, KIND_BITS, FeatureIndex
+from studykb.related.mentions import unpack as unpack_mentions
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+    from studykb.related.textsim import TermVectors
+    from studykb.vault import Vault
+
+#: What the engine is made from: the cache entries of its two inputs.
+INPUTS = ("related-features", "related-vectors")
+
+COMPONENTS = (
+    "link_out",
+    "link_in",
+    "mentions",
+    "mentioned_by",
+    "refs",
+    "cocite",
+    "prereq",
+    "topics",
+    "tags",
+    "course",
+    "sibling",
+    "text",
+)
+#: Raw value of each component that counts as half of full evidence (0: a yes/no
+#: component, its evidence 1).
+HALF = {
+    "link_out": 0.5,
+    "link_in": 0.5,
+    "mentions": 0.25,
+    "mentioned_by": 0.25,
+    "refs": 0.25,
+    "cocite": 0.25,
+    "prereq": 0.25,
+    "topics": 0.75,
+    "tags": 0.75,
+    "course": 0.0,
+    "sibling": 0.0,
+    "text": 0.15,
+}
+#: Text matches kept per document (the best ones; the rest never reach a list).
+TEXT_POOL = 50
+#: A term in more documents' vectors than this is skipped when looking for text matches.
+MAX_POSTING = 400
+
+
+@dataclass(frozen=True)
+class Weights:
+    """How much each component counts (see the module table)."""
+
+    link_out: float = 1.0
+    link_in: float = 2.0
+    mentions: float = 2.0
+    mentioned_by: float = 0.0
+    refs: float = 0.5
+    cocite: float = 2.0
+    prereq: float = 0.5
+    topics: float = 0.5
+    tags: float = 0.0
+    course: float = 1.0
+    sibling: float = 1.0
+    text: float = 4.0
+
+    def total(self) -> float:
+        return sum(getattr(self, f.name) for f in fields(self)) or 1.0
+
+    def by_name(self) -> dict[str, float]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
+
+
+Csr = Any
+"""A ``scipy.sparse.csr_matrix`` (scipy ships no type information)."""
+
+
+def _csr(
+    rows: NDArray[np.int64],
+    cols: NDArray[np.int64],
+    vals: NDArray[np.float64],
+    shape: tuple[int, int],
+) -> Csr:
+    made = sp.csr_matrix((vals, (rows, cols)), shape=shape)
+    made.sum_duplicates()
+    return made
+
+
+def _scale_cols(m: Csr, w: NDArray[np.float64]) -> Csr:
+    return sp.csr_matrix(m @ sp.diags(w))
+
+
+def _scale_rows(m: Csr, w: NDArray[np.float64]) -> Csr:
+    return sp.csr_matrix(sp.diags(w) @ m)
+
+
+def _inv_sqrt(counts: NDArray[np.float64], cap: float | None = None) -> NDArray[np.float64]:
+    out = np.zeros_like(counts, dtype=np.float64)
+    ok = counts > 0
+    if cap is not None:
+        ok &= counts <= cap
+    out[ok] = 1.0 / np.sqrt(counts[ok])
+    return out
+
+
+class Engine:
+    """The factor matrices of every component, by the feature index's node numbers."""
+
+    def __init__(self, ix: FeatureIndex, tv: TermVectors | None) -> None:
+        self.ix, self.tv = ix, tv
+        n = self.n = len(ix.keys)
+        self.shape = (n, n)
+        src, dst, bits = self._edges()
+        linked = (bits & ~COURSE_BIT) != 0
+        ones = np.ones(int(linked.sum()))
+        self.L = _csr(src[linked], dst[linked], ones, self.shape)
+        self.LT = sp.csr_matrix(self.L.T)
+        out_deg = np.diff(self.L.indptr).astype(np.float64)
+        in_deg = np.diff(self.LT.indptr).astype(np.float64)
+        citer = (out_deg <= COCITE_MAX).astype(np.float64)
+        # coupling: B B^T, B = L with targets weighted 1/sqrt(citers), lists of everything out
+        self.B = _scale_rows(_scale_cols(self.L, _inv_sqrt(in_deg, HUB_CAP)), citer)
+        self.BT = sp.csr_matrix(self.B.T)
+        # co-citation: Q^T Q, Q = L with sources weighted 1/sqrt(what they cite)
+        self.QT = sp.csr_matrix(_scale_rows(self.L, _inv_sqrt(out_deg) * citer).T)
+        self.Q = sp.csr_matrix(self.QT.T)
+        req = (bits & KIND_BITS["requires"]) != 0
+        self.R = _csr(src[req], dst[req], np.ones(int(req.sum())), self.shape)
+        self.RT = sp.csr_matrix(self.R.T)
+        self.Rin = _scale_cols(self.R, _inv_sqrt(np.diff(self.RT.indptr).astype(np.float64)))
+        self.RinT = sp.csr_matrix(self.Rin.T)
+        self.Rout = _scale_rows(self.R, _inv_sqrt(np.diff(self.R.indptr).astype(np.float64)))
+        self.RoutT = sp.csr_matrix(self.Rout.T)
+        self.T = self._groups(ix.topics, n)
+        self.TT = sp.csr_matrix(self.T.T)
+        self.G = self._groups(ix.tag_ids, len(ix.tag_names))
+        self.GT = sp.csr_matrix(self.G.T)
+        course = np.asarray(ix.course, dtype=np.int64)
+        member = course >= 0
+        self.C = _csr(np.nonzero(member)[0], course[member], np.ones(int(member.sum())), self.shape)
+        self.CT = sp.csr_matrix(self.C.T)
+        is_course = np.array([t == "course" for t in ix.types], dtype=np.float64)
+        self.K = sp.csr_matrix(is_course.reshape(-1, 1))
+        self.KT = sp.csr_matrix(self.K.T)
+        self.M = self._mentions()
+        self.MT = sp.csr_matrix(self.M.T)
+        self.posting = np.zeros(1, dtype=np.int64)
+        """Term -> how many documents' vectors hold it."""
+        self.X, self.Xq, self.tv_number = self._text()
+        self.XT = sp.csr_matrix(self.X.T)
+        self.memo: dict[str, Any] = {}
+        """What readers of the engine remember of it (reasons' word lists)."""
+        self.stamp: tuple[str, str] = ("", "")
+        """The fingerprints of the inputs it was made from."""
+
+    # -- building ----------------------------------------------------------------------------
+    def _edges(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
+        src: list[int] = []
+        dst: list[int] = []
+        bits: list[int] = []
+        out = self.ix.out
+        for i in range(self.n):
+            row = out[i]
+            src.extend([i] * len(row))
+            dst.extend(row)
+            bits.extend(row.values())
+        return (
+            np.asarray(src, dtype=np.int64),
+            np.asarray(dst, dtype=np.int64),
+            np.asarray(bits, dtype=np.int64),
+        )
+
+    def _groups(self, rows_of: object, width: int) -> Csr:
+        """Membership (document x group) weighted 1/sqrt(log(1 + members)): the product of
+        two rows is the Adamic-Adar sum over what they share; groups of more than
+        :data:`HUB_CAP` members count for nothing."""
+        rows: list[int] = []
+        cols: list[int] = []
+        for i in range(self.n):
+            got = rows_of[i]  # type: ignore[index]
+            rows.extend([i] * len(got))
+            cols.extend(got)
+        r = np.asarray(rows, dtype=np.int64)
+        c = np.asarray(cols, dtype=np.int64)
+        m = _csr(r, c, np.ones(len(r)), (self.n, max(width, 1)))
+        m.data[:] = 1.0
+        size = np.asarray(m.sum(axis=0)).ravel()
+        w = np.zeros_like(size)
+        ok = (size > 0) & (size <= HUB_CAP)
+        w[ok] = 1.0 / np.sqrt(np.log1p(size[ok]))
+        return _scale_cols(m, w)
+
+    def _mentions(self) -> Csr:
+        """Who names whom, each named document weighted by how few name it: 1 for a
+        document one other names, towards 0 for one everybody names."""
+        tv, number = self.tv, self.ix.number
+        if tv is None:
+            return sp.csr_matrix(self.shape)
+        rows: list[int] = []
+        cols: list[int] = []
+        for i, key in enumerate(self.ix.keys):
+            m = tv.number.get(key)
+            if m is None or m >= len(tv.mentions):
+                continue
+            for target, _count in unpack_mentions(tv.mentions[m]):
+                j = number.get(target)
+                if j is not None and j != i:
+                    rows.append(i)
+                    cols.append(j)
+        r = np.asarray(rows, dtype=np.int64)
+        c = np.asarray(cols, dtype=np.int64)
+        m = _csr(r, c, np.ones(len(r)), self.shape)
+        m.data[:] = 1.0
+        named = np.asarray(m.sum(axis=0)).ravel()
+        w = np.zeros_like(named)
+        ok = named > 0
+        w[ok] = np.log((self.n + 1) / named[ok]) / np.log(self.n + 1)
+        return _scale_cols(m, w)
+
+    def _text(self) -> tuple[Csr, Csr, NDArray[np.int64]]:
+        """Unit-length BM25 vectors (document x term) in node order, and the same with the
+        terms too common to look candidates up by left out."""
+        tv = self.tv
+        number = np.full(self.n, -1, dtype=np.int64)
+        if tv is None:
+            empty = sp.csr_matrix((self.n, 1))
+            return empty, empty, number
+        terms: list[bytes] = []
+        weights: list[bytes] = []
+        lengths = np.zeros(self.n, dtype=np.int64)
+        for i, key in enumerate(self.ix.keys):
+            m = tv.number.get(key)
+            if m is None:
+                continue
+            number[i] = m
+            t, w = tv.packed_vectors[m]
+            terms.append(t)
+            weights.append(w)
+            lengths[i] = len(t) // 4
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        idx = np.frombuffer(b"".join(terms), dtype=np.int32).astype(np.int64)
+        val = np.frombuffer(b"".join(weights), dtype=np.float32).astype(np.float64)
+        width = max(len(tv.terms), 1)
+        x = sp.csr_matrix((val, idx, indptr), shape=(self.n, width))
+        posting = self.posting = np.bincount(idx, minlength=width)
+        keep = (posting <= MAX_POSTING).astype(np.float64)
+        return x, _scale_cols(x, keep), number
+
+    # -- scoring --------------------------------------------------------------------------------
+    def components(self, rows: NDArray[np.int64], text: bool = True) -> dict[str, Csr]:
+        """Raw values of every component for the documents ``rows`` (one row each)."""
+        out: dict[str, Csr] = {}
+        out["link_out"] = self.L[rows]
+        out["link_in"] = self.LT[rows]
+        out["mentions"] = self.M[rows]
+        out["mentioned_by"] = self.MT[rows]
+        out["refs"] = self.B[rows] @ self.BT
+        out["cocite"] = self.QT[rows] @ self.Q
+        out["prereq"] = (
+            self.Rin[rows] @ self.RinT
+            + self.RoutT[rows] @ self.Rout
+            + 0.5 * (self.R[rows] @ self.R + self.RT[rows] @ self.RT)
+        )
+        out["topics"] = self.T[rows] @ self.TT
+        out["tags"] = self.G[rows] @ self.GT
+        out["course"] = self.C[rows] @ self.CT
+        out["sibling"] = self.K[rows] @ self.KT
+        if text:
+            out["text"] = top_per_row(self.Xq[rows] @ self.XT, TEXT_POOL)
+        return {name: sp.csr_matrix(m) for name, m in out.items()}
+
+
+def top_per_row(m: Csr, k: int) -> Csr:
+    """The ``k`` largest entries of each row (ties by column), the rest dropped."""
+    m = sp.csr_matrix(m)
+    m.eliminate_zeros()
+    counts = np.diff(m.indptr)
+    if counts.max(initial=0) <= k:
+        return m
+    keep = np.zeros(len(m.data), dtype=bool)
+    for r in np.nonzero(counts > 0)[0]:
+        a, b = m.indptr[r], m.indptr[r + 1]
+        if b - a <= k:
+            keep[a:b] = True
+            continue
+        order = np.lexsort((m.indices[a:b], -m.data[a:b]))[:k]
+        keep[a + order] = True
+    rows = np.repeat(np.arange(m.shape[0]), counts)
+    return _csr(rows[keep], m.indices[keep].astype(np.int64), m.data[keep], m.shape)
+
+
+@dataclass
+class Block:
+    """The scored candidates of a block of documents: one entry per (row, candidate),
+    rows in order, candidates by node number, with the evidence of each component."""
+
+    rows: NDArray[np.int64]
+    starts: NDArray[np.int64]
+    """Row r's candidates are ``cols[starts[r]:starts[r + 1]]``."""
+    cols: NDArray[np.int64]
+    score: NDArray[np.float64]
+    """The weighted mean of the evidence, in [0, 1]."""
+    evidence: NDArray[np.float64]
+    """(candidate entry, component) evidence in [0, 1), components as :data:`COMPONENTS`."""
+
+
+def score_block(
+    engine: Engine,
+    rows: NDArray[np.int64],
+    weights: Weights,
+    text: dict[int, list[tuple[int, float]]] | None = None,
+) -> Block:
+    """Score the documents ``rows``: every component, saturated, blended.
+
+    ``text``: row number -> (node, similarity) replacing the text component (another text
+    provider, the search index's more-like-this); with a text weight of 0 no text is
+    computed at all.
+    """
+    w = weights.by_name()
+    use_text = w.get("text", 0.0) > 0 and text is None
+    parts = engine.components(rows, text=use_text)
+    if text is not None and w.get("text", 0.0) > 0:
+        text_r = [n for n, found in text.items() for _j, _s in found]
+        text_c = [j for found in text.values() for j, _s in found]
+        text_v = [s for found in text.values() for _j, s in found]
+        parts["text"] = _csr(
+            np.asarray(text_r, dtype=np.int64),
+            np.asarray(text_c, dtype=np.int64),
+            np.asarray(text_v, dtype=np.float64),
+            (len(rows), engine.n),
+        )
+    all_r: list[NDArray[np.int64]] = []
+    all_c: list[NDArray[np.int64]] = []
+    all_k: list[NDArray[np.int64]] = []
+    all_v: list[NDArray[np.float64]] = []
+    for kind, name in enumerate(COMPONENTS):
+        m = parts.get(name)
+        if m is None or w.get(name, 0.0) <= 0:
+            continue
+        coo = m.tocoo()
+        keep = (coo.data > 0) & (coo.col != rows[coo.row])
+        value = coo.data[keep]
+        all_r.append(coo.row[keep].astype(np.int64))
+        all_c.append(coo.col[keep].astype(np.int64))
+        all_k.append(np.full(len(value), kind, dtype=np.int64))
+        half = HALF[name]
+        all_v.append(value / (value + half) if half else np.minimum(value, 1.0))
+    if not all_r:
+        empty = np.zeros(0, dtype=np.int64)
+        return Block(
+            rows,
+            np.zeros(len(rows) + 1, dtype=np.int64),
+            empty,
+            empty.astype(float),
+            np.zeros((0, len(COMPONENTS))),
+        )
+    r = np.concatenate(all_r)
+    c = np.concatenate(all_c)
+    k = np.concatenate(all_k)
+    v = np.concatenate(all_v)
+    order = np.lexsort((k, c, r))
+    r, c, k, v = r[order], c[order], k[order], v[order]
+    pair = np.empty(len(r), dtype=bool)
+    pair[:1] = True
+    pair[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
+    entry = np.cumsum(pair) - 1
+    cols = c[pair]
+    evidence = np.zeros((len(cols), len(COMPONENTS)))
+    evidence[entry, k] = v
+    vector = np.array([w.get(name, 0.0) for name in COMPONENTS])
+    score = (evidence @ vector) / weights.total()
+    starts = np.searchsorted(r[pair], np.arange(len(rows) + 1))
+    return Block(rows, starts.astype(np.int64), cols, score, evidence)
+
+
+def for_vault(vault: Vault) -> Engine:
+    """The engine of the vault's current state (its inputs loaded or brought up to date
+    from the cache, the matrices made from them and kept while the state holds)."""
+    from studykb.related import vectorcache
+    from studykb.related.features import load as load_features
+
+    ix = load_features(vault)
+    tv = vectorcache.load(vault, ix.fingerprint, ix.files)
+    got = _MEMO.get(str(vault.root))
+    if (
+        got is not None
+        and got.ix is ix
+        and got.tv is tv
+        and got.stamp == (ix.fingerprint, tv.fingerprint)
+    ):
+        return got
+    engine = Engine(ix, tv)
+    engine.stamp = (ix.fingerprint, tv.fingerprint)
+    _MEMO[str(vault.root)] = engine
+    return engine
+
+
+_MEMO: dict[str, Engine] = {}

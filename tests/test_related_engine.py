@@ -1,0 +1,166 @@
+"""The related-documents engine: one list everywhere, and each signal with its reason.
+
+``related``, every sidebar format, the web page (``serve``) and the static site
+(``site``) must show the same related documents for every document; a block of
+documents scored at once must give each the list it gets alone; an unlinked mention of a
+title is found and said; filler never appears among the words given as a reason.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+import shutil
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from conftest import FIXTURES
+from studykb.api import KnowledgeBase
+from studykb.outputs import sidebar as fmt
+from studykb.related.rank import Ranker, RelatedOptions, related
+
+SECTION = re.compile(
+    r'<section (?:aria-labelledby="sb-related"|class="studykb-related")>(.*?)</section>', re.S
+)
+LINK = re.compile(r"<a [^>]*>(.*?)</a>", re.S)
+
+
+@pytest.fixture
+def rv(tmp_path: Path) -> Path:
+    dest = tmp_path / "related_vault"
+    shutil.copytree(FIXTURES / "related_vault", dest)
+    return dest
+
+
+def page_titles(page: str) -> list[str]:
+    """The titles of a document page's Related section, in order."""
+    found = SECTION.search(page)
+    if found is None:
+        return []
+    return [html.unescape(re.sub(r"<[^>]+>", "", t)).strip() for t in LINK.findall(found[1])]
+
+
+def md_targets(markdown: str) -> list[str]:
+    """The link targets of a Markdown sidebar's Related list, without their extension."""
+    if "## Related" not in markdown:
+        return []
+    part = markdown.split("## Related", 1)[1].split("\n## ", 1)[0]
+    return [t.rsplit(".", 1)[0] for t in re.findall(r"^- \[.*\]\(([^)]*)\)", part, re.M)]
+
+
+def html_targets(fragment: str) -> list[str]:
+    found = SECTION.search(fragment)
+    hrefs = re.findall(r'href="([^"]*)"', found[1]) if found else []
+    return [html.unescape(h).rsplit(".", 1)[0] for h in hrefs]
+
+
+def test_related_sidebars_serve_and_site_give_the_same_lists(
+    rv: Path, run: Callable[..., Any], tmp_path: Path
+) -> None:
+    pytest.importorskip("jinja2")
+    pytest.importorskip("httpx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from starlette.testclient import TestClient
+
+    from studykb.web.app import create_app
+
+    kb = KnowledgeBase.open(rv)
+    kb.refresh()
+    docs = {k: d for k, d in kb.documents().items() if d.type != "unit"}
+    alone = {k: [r.title for r in kb.related(d)] for k, d in docs.items()}
+    assert sum(map(len, alone.values())) > 3 * len(docs)  # lists worth comparing
+    found = {sb.key: sb for sb in kb.sidebars()}
+    assert set(found) == set(docs)
+    for key, sb in found.items():
+        assert [r.title for r in sb.related] == alone[key], key
+        assert [r.title for r in kb.sidebar(docs[key]).related] == alone[key], key
+        assert [r["title"] for r in fmt.as_dict(sb)["related"]] == alone[key], key
+        assert page_titles(fmt.to_html(sb)) == alone[key], key
+        assert md_targets(fmt.to_markdown(sb)) == html_targets(fmt.to_html(sb)), key
+    code = run("sidebar", "--format", "json", vault=rv)
+    keyed = json.loads(code.stdout)
+    for key, doc in docs.items():
+        assert [r["title"] for r in keyed[doc.path]["related"]] == alone[key], key
+    app = create_app(kb, refresh=False, token="test-token-0123456789")
+    with TestClient(app, base_url="http://127.0.0.1:8765") as client:
+        for key, doc in docs.items():
+            page = client.get(f"/d/{doc.path[:-3]}.html")
+            assert page.status_code == 200, key
+            assert page_titles(page.text) == alone[key], key
+    kb.close()
+    out = tmp_path / "public"
+    assert run("site", "-o", str(out), vault=rv).exit_code == 0
+    for key, doc in docs.items():
+        page = (out / "d" / f"{doc.path[:-3]}.html").read_text(encoding="utf-8")
+        assert page_titles(page) == alone[key], key
+
+
+def test_a_block_scores_each_document_as_it_scores_it_alone(rv: Path, open_vault: Callable) -> None:
+    vault = open_vault(rv)
+    ranker = Ranker.for_vault(vault)
+    keys = [k for k, t in zip(ranker.ix.keys, ranker.ix.types, strict=True) if t != "unit"]
+    options = RelatedOptions(limit=20)
+    together = ranker.related_many(keys, options)
+    for key in keys:
+        assert ranker.related(key, options) == together[key], key
+
+
+def test_an_unlinked_title_mention_is_found_and_said(
+    make_vault: Callable, open_vault: Callable
+) -> None:
+    root = make_vault(
+        {
+            "notes/a.md": "# Paged attention\n\nBlocks of the KV cache in pages.\n",
+            "notes/b.md": "# Serving\n\nWe batch requests; paged attention keeps memory low.\n",
+            "notes/c.md": "# Cooking\n\nPasta with tomatoes.\n",
+            "notes/d.md": "# 张量并行\n\n切分矩阵。\n",
+            "notes/e.md": "# 训练\n\n大模型常用张量并行来训练。\n",
+        }
+    )
+    vault = open_vault(root)
+    b = related(vault, vault.document("notes/b.md"))
+    first = b[0]
+    assert first.id == "a"
+    assert "mentions Paged attention" in first.reasons
+    a = related(vault, vault.document("notes/a.md"))
+    assert a[0].id == "b"  # named by b (a weaker signal, fitted to no weight: no reason)
+    e = related(vault, vault.document("notes/e.md"))
+    assert e[0].id == "d" and "mentions 张量并行" in e[0].reasons
+    # a linked mention is said as the link
+    (root / "notes/b.md").write_text(
+        "# Serving\n\nWe batch requests; [[a|paged attention]] keeps memory low.\n",
+        encoding="utf-8",
+    )
+    again = open_vault(root)
+    linked = related(again, again.document("notes/b.md"))[0]
+    assert linked.id == "a"
+    assert "linked from here" in linked.reasons and not any(
+        r.startswith("mentions") for r in linked.reasons
+    )
+
+
+def test_filler_words_never_make_a_reason(make_vault: Callable, open_vault: Callable) -> None:
+    """Words most documents use (规模, 状态, 策略, 生成, 语言 here) are no subject, even
+    when a title holds them; the words the two documents alone share are."""
+    filler = "规模 状态 策略 生成 语言 "
+    files = {  # the filler in 7 of 32 documents: common, yet under a fifth of them
+        f"notes/n{k:02d}.md": f"# 规模与状态 {k}\n\n{filler * 3 if k < 5 else ''}话题{k}。\n"
+        for k in range(30)
+    }
+    files["notes/q1.md"] = f"# 量化与剪枝\n\n{filler}量化 剪枝 量化 剪枝 蒸馏。\n"
+    files["notes/q2.md"] = f"# 量化方法\n\n{filler}量化 剪枝 量化 蒸馏 剪枝。\n"
+    root = make_vault(files)
+    vault = open_vault(root)
+    found = related(vault, vault.document("notes/q1.md"))
+    assert found[0].id == "q2"
+    words = " ".join(r for r in found[0].reasons if r.startswith("similar text"))
+    assert "量化" in words
+    for r in found:
+        for reason in r.reasons:
+            assert not any(w in reason for w in ("规模", "状态", "策略", "生成", "语言")), reason
