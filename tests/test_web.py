@@ -431,7 +431,7 @@ def test_events_stream_sends_what_the_source_publishes(vault: Path) -> None:
     kb.close()
 
 
-def _wait(condition: Callable[[], bool], seconds: float = 5) -> None:
+def _wait(condition: Callable[[], bool], seconds: float = 30) -> None:
     import time
 
     end = time.monotonic() + seconds
