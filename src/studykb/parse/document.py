@@ -61,6 +61,10 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     parts = split(_text(path, raw, problems))
     if parts.error:
         problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
+    elif parts.warning:
+        problems.append(
+            Problem(path, parts.warning[0], WARNING, "bad-front-matter", parts.warning[1])
+        )
     body = _body(path, parts, reading, problems)
     ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     meta = parts.meta

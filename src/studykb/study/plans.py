@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from studykb import graph as g
-from studykb.model import Document
+from studykb.model import Document, is_daily
 from studykb.vault import Vault
 
 #: Kinds (and document types) that teach: tutorials, course units, docs, books, papers.
@@ -414,7 +414,9 @@ def ready(
         candidates = [
             k
             for k, row in kb.info.items()
-            if row.type in ("topic", "entry", "unit", "note") and k not in kb.known
+            if row.type in ("topic", "entry", "unit", "note")
+            and k not in kb.known
+            and not is_daily(k)
         ]
     out = []
     for key in candidates:
