@@ -19,9 +19,16 @@ from click.testing import CliRunner, Result
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The key that vouches for state folders (studykb.vault.statedir) lives in a folder of
-# the test run's own, not in the developer's home; each process of the run (every xdist
-# worker imports this file) has its own, removed when its session ends.
-STATE_HOME = tempfile.mkdtemp(prefix="studykb-test-state-")
+# the test run's own, not in the developer's home. The first process of a run makes it
+# and removes it when its session ends; xdist workers (started from that process, so
+# they inherit STUDYKB_TEST_STATE) each make their own folder inside it, which goes with
+# it even when a worker is stopped before its own session ends.
+_RUN_STATE = os.environ.get("STUDYKB_TEST_STATE", "")
+if _RUN_STATE and os.path.isdir(_RUN_STATE):
+    STATE_HOME = tempfile.mkdtemp(prefix="worker-", dir=_RUN_STATE)
+else:
+    STATE_HOME = _RUN_STATE = tempfile.mkdtemp(prefix="studykb-test-state-")
+    os.environ["STUDYKB_TEST_STATE"] = _RUN_STATE
 os.environ["XDG_STATE_HOME"] = STATE_HOME
 FLAVOURS = FIXTURES / "flavours"
 
@@ -44,8 +51,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """The run leaves nothing behind: this process's state folder goes with it."""
+    """The run leaves nothing behind: this process's state folder goes with it (the
+    first process's, with every worker's inside)."""
     shutil.rmtree(STATE_HOME, ignore_errors=True)
+    if os.environ.get("STUDYKB_TEST_STATE") == STATE_HOME:
+        del os.environ["STUDYKB_TEST_STATE"]
 
 
 @pytest.fixture
