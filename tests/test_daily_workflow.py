@@ -53,7 +53,7 @@ def test_a_placeholder_of_the_users_own_keeps_the_front_matter_readable(
 ) -> None:
     template = (
         "---\nid: {{id}}\ntitle: {{title}}\nmood: {{mood}}\nweather: '{{weather}} today'\n"
-        "tags: [{{tags}}, {{topic}}]\n---\n# {{title}} ({{mood}})\n"
+        "aliases: [{{topic}}, {{area}}]\n---\n# {{title}} ({{mood}})\n"
     )
     root = make_vault({".studykb-templates/note.md": template})
     result = run("new", "note", "Day one", vault=root)
@@ -62,6 +62,7 @@ def test_a_placeholder_of_the_users_own_keeps_the_front_matter_readable(
     vault = open_vault(root)
     doc = vault.documents()["notes/day-one.md"]
     assert doc.meta["mood"] == "{{mood}}" and doc.meta["weather"] == "{{weather}} today"
+    assert doc.meta["aliases"] == ["{{topic}}", "{{area}}"]
     assert [p.code for p in vault.problems()] == []
     text = (root / "notes" / "day-one.md").read_text(encoding="utf-8")
     assert "# Day one ({{mood}})" in text  # the body keeps it as written

@@ -349,7 +349,8 @@ class Group(click.Group):
         import difflib
 
         name = args[0] if args else ""
-        if name and not name.startswith("-") and self.get_command(ctx, name) is None:
+        wrong = name and not name.startswith("-") and not ctx.resilient_parsing
+        if wrong and self.get_command(ctx, name) is None:
             close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
             if close:
                 exc = click.UsageError(

@@ -264,15 +264,21 @@ def _split(template: str) -> tuple[str | None, str, str]:
 
 def _fill_line(line: str, values: dict[str, str | list[str] | None], fmt: str) -> str:
     """One front-matter line with its placeholders filled. One studykb does not know
-    (``mood: {{mood}}``) is kept as written, quoted where it stands bare: YAML reads a
-    bare ``{{mood}}`` as a mapping inside a mapping (an error), TOML as a bad table."""
+    is kept as written, quoted where it stands bare as a value (``mood: {{mood}}``,
+    ``- {{mood}}``, ``[{{mood}}]``): YAML reads a bare ``{{mood}}`` as a mapping inside a
+    mapping (an error), TOML as a bad table. Inside a quoted string it is left alone."""
 
     def fill(m: re.Match[str]) -> str:
         if m.group(1) in values:
             return _value(values[m.group(1)], fmt)
-        before = line[: m.start()]
-        quoted = before.count('"') % 2 == 1 or (fmt == "yaml" and before.count("'") % 2 == 1)
-        return m.group(0) if quoted else json.dumps(m.group(0))
+        before, after = line[: m.start()], line[m.end() :].strip()
+        bare = before.rstrip()[-1:] in ("", ":", "=", "-", "[", ",") and after[:1] in (
+            "",
+            ",",
+            "]",
+            "#",
+        )
+        return json.dumps(m.group(0)) if bare else m.group(0)
 
     return PLACEHOLDER.sub(fill, line)
 
