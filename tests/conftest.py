@@ -19,8 +19,17 @@ from click.testing import CliRunner, Result
 
 FIXTURES = Path(__file__).parent / "fixtures"
 # The key that vouches for state folders (studykb.vault.statedir) lives in a folder of
-# the test run's own, not in the developer's home.
-os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="studykb-test-state-")
+# the test run's own, not in the developer's home. The first process of a run makes it
+# and removes it when its session ends; xdist workers (started from that process, so
+# they inherit STUDYKB_TEST_STATE) each make their own folder inside it, which goes with
+# it even when a worker is stopped before its own session ends.
+_RUN_STATE = os.environ.get("STUDYKB_TEST_STATE", "")
+if _RUN_STATE and os.path.isdir(_RUN_STATE):
+    STATE_HOME = tempfile.mkdtemp(prefix="worker-", dir=_RUN_STATE)
+else:
+    STATE_HOME = _RUN_STATE = tempfile.mkdtemp(prefix="studykb-test-state-")
+    os.environ["STUDYKB_TEST_STATE"] = _RUN_STATE
+os.environ["XDG_STATE_HOME"] = STATE_HOME
 FLAVOURS = FIXTURES / "flavours"
 
 
@@ -39,6 +48,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "slow: takes seconds (real processes killed at random moments); "
         "leave out with -m 'not slow'",
     )
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run leaves nothing behind: this process's state folder goes with it (the
+    first process's, with every worker's inside)."""
+    shutil.rmtree(STATE_HOME, ignore_errors=True)
+    if os.environ.get("STUDYKB_TEST_STATE") == STATE_HOME:
+        del os.environ["STUDYKB_TEST_STATE"]
 
 
 @pytest.fixture
@@ -194,11 +211,20 @@ def problem_codes(problems: list[dict] | list) -> list[tuple[str, int, str]]:
 REPO = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture(scope="module")
-def bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A copy of the repository's own vault (notes/, courses/, studykb.toml), per module."""
+@pytest.fixture(scope="session")
+def bundled(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """A copy of the repository's own vault (notes/, courses/, studykb.toml), made once per
+    session (per xdist worker) so that its state and search index are built once.
+
+    Tests only read it: one that changes a note copies it into its own ``tmp_path``.
+    A test that wrote into it anyway fails the session's teardown, naming the files.
+    """
     dest = tmp_path_factory.mktemp("bundled")
     for name in ("notes", "courses"):
         shutil.copytree(REPO / name, dest / name, ignore=shutil.ignore_patterns(".studykb"))
     shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
-    return dest
+    before = tree_hashes(dest)
+    yield dest
+    after = tree_hashes(dest)
+    changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+    assert not changed, f"a test changed the shared bundled vault: {changed[:10]}"

@@ -105,7 +105,7 @@ class LspClient:
         return b"".join(self._stderr).decode("utf-8", errors="replace")
 
     # -- API -------------------------------------------------------------------------------
-    def request(self, method: str, params: Any, timeout: float = 20) -> Any:
+    def request(self, method: str, params: Any, timeout: float = 60) -> Any:
         with self._lock:
             self._next += 1
             n = self._next
@@ -129,7 +129,7 @@ class LspClient:
         self,
         method: str,
         where: Callable[[dict], bool] = lambda p: True,
-        timeout: float = 20,
+        timeout: float = 60,
         since: int = 0,
     ) -> dict:
         """The first notification ``method`` (from index ``since``) whose params match."""
@@ -183,7 +183,7 @@ class LspClient:
         )
 
     def diagnostics(
-        self, uri: str, version: int | None = None, timeout: float = 20, since: int = 0
+        self, uri: str, version: int | None = None, timeout: float = 60, since: int = 0
     ) -> list[dict]:
         message = self.wait_for(
             "textDocument/publishDiagnostics",

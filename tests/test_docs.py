@@ -173,3 +173,59 @@ def test_the_link_checker_finds_broken_links(tmp_path: Path) -> None:
         "../index.md#nope: index.md has no heading #nope",
         "../../README.md leads out of docs/ (no such page)",
     ]
+
+
+# -- what the docs say matches what the commands do (issue 28) -----------------------------
+
+
+def _pages() -> list[Path]:
+    return [ROOT / "README.md", *sorted(DOCS.rglob("*.md"))]
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def test_no_page_installs_studykb_from_pypi() -> None:
+    """studykb is not on PyPI: `pip install studykb` installs nothing (or someone else's)."""
+    for page in _pages():
+        for n, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            assert not re.search(r"pip install\s+[\"']?studykb\b(?![\w.-])", line), (
+                f"{page.relative_to(ROOT)}:{n}: {line.strip()}"
+            )
+
+
+def test_the_sidebar_json_is_said_to_be_keyed_by_page_path() -> None:
+    help_text = _flat(CliRunner().invoke(cli, ["sidebar", "--help"]).output)
+    assert "keyed by page path" in help_text
+    page = COMMANDS_PAGE.read_text(encoding="utf-8")
+    section = page.split("### `studykb sidebar`", 1)[1].split("\n### ", 1)[0]
+    assert "keyed by id" not in section and "keyed by page path" in section
+
+
+def test_lsp_help_finds_the_vault_as_the_editor_guide_says() -> None:
+    said = (
+        "--vault, else $STUDYKB_VAULT, else the nearest folder with studykb.toml at or "
+        "above the editor's workspace folder, else that folder when it looks like a "
+        "folder of notes"
+    )
+    help_text = _flat(CliRunner().invoke(cli, ["lsp", "--help"]).output)
+    guide = _flat((DOCS / "guide" / "editor.md").read_text(encoding="utf-8").replace("`", ""))
+    assert said in help_text
+    assert said in guide
+
+
+def test_serve_ends_with_0_on_ctrl_c_as_the_commands_chapter_says(
+    make_vault, run, monkeypatch
+) -> None:
+    from studykb.web import server
+
+    def interrupted(self: object, sockets: object = None) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(server.Server, "run", interrupted)
+    result = run("serve", vault=make_vault({"a.md": "# A\n"}))
+    assert result.exit_code == 0 and "stopped serving" in result.stdout
+    page = _flat(COMMANDS_PAGE.read_text(encoding="utf-8"))
+    assert "Ctrl-C stops any command with exit 130 (`serve` and `watch`" in page
+    assert "Ctrl-C stops it (exit 0)" in page.split("### `studykb serve`", 1)[1]

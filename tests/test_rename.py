@@ -221,11 +221,18 @@ def test_a_long_build_shows_each_phase() -> None:
     screen = io.StringIO()
     phases = Phases(Console(file=screen, force_terminal=True, width=100))
     phases.DELAY = 0.0
+
+    def shown_soon(text: str) -> None:  # the spinner is drawn by a timer thread
+        deadline = time.monotonic() + 30
+        while text not in screen.getvalue():
+            assert time.monotonic() < deadline, f"{text!r} never shown"
+            time.sleep(0.01)
+
     for done in range(0, 301, 50):
         phases.tick(done, 300)
-    time.sleep(0.3)
+    shown_soon("resolving references and writing the state")
     with phases.phase("building the search index"):
-        time.sleep(0.3)
+        shown_soon("building the search index")
     phases.stop()
     shown = screen.getvalue()
     for step in (

@@ -698,3 +698,26 @@ def test_a_preloaded_topic_table_is_taken_only_while_the_topics_are_those(
     after = v.topics()
     assert after.digest != before.digest
     assert "缓存键值" in after.names
+
+
+def test_a_search_waits_only_briefly_for_another_process(run, vault: Path, monkeypatch) -> None:
+    """Another process holds the index lock (a build in a terminal): a search that wants
+    to write tries once, with the short query wait, and answers from the index as it is
+    (the real processes are in test_search_concurrency.py)."""
+    from whoosh.writing import LockError
+
+    from studykb.search import sync
+
+    assert run("build", vault=vault).exit_code == 0
+    (vault / "notes" / "zz-new.md").write_text("# Zeppelin\n\nzeppelin\n", encoding="utf-8")
+    waits: list[float] = []
+
+    def locked(_ix: object, wait: float) -> object:
+        waits.append(wait)
+        raise LockError("held by another process")
+
+    monkeypatch.setattr(sync, "_writer", locked)
+    result = run("search", "显存", "--json", vault=vault)
+    assert result.exit_code == 0 and json.loads(result.stdout)["hits"]
+    assert waits == [sync.QUERY_LOCK_WAIT] and sync.QUERY_LOCK_WAIT <= 1.0
+    assert "being updated by another studykb process" in result.stderr

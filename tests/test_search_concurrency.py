@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-#: Real processes over a 1,600-note vault, some killed mid-build: seconds each.
-pytestmark = pytest.mark.slow
+#: Real processes over a 1,600-note vault, some killed mid-build: seconds each. They run on
+#: one xdist worker, which generates the vault once.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("big-vault")]
 
 BENCH = Path(__file__).resolve().parent.parent / "benchmarks"
 
@@ -63,9 +64,9 @@ def test_search_while_another_process_holds_the_index(big: Path) -> None:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "locked"
         note = big / "notes" / "zz-new.md"
         note.write_text("# Zeppelin\n\nzeppelin airship\n", encoding="utf-8")
-        started = time.monotonic()
-        got = studykb(big, "search", "gradient", "--json")
-        assert time.monotonic() - started < 30
+        # the search waits a second at most for the lock (counted in test_search.py, timed
+        # in benchmarks/bench_bounds.py); the timeout only stops a hang
+        got = studykb(big, "search", "gradient", "--json", timeout=120)
         assert got.returncode == 0, got.stderr
         assert json.loads(got.stdout)["hits"]
         assert "Traceback" not in got.stderr and "LockError" not in got.stderr

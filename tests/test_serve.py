@@ -166,14 +166,46 @@ def test_stale_socket_falls_back_and_is_replaced(make_vault, open_vault, monkeyp
     assert not path.exists()
 
 
-def test_a_busy_watch_answers_after_its_refresh(served, monkeypatch) -> None:
-    """Commands wait for the lock the watch holds while it refreshes."""
-    root, server = served
-    server.lock.acquire()
-    threading.Timer(0.3, server.lock.release).start()
-    started = time.monotonic()
-    code, _out, _err = forward(monkeypatch, root, "check", "--json")
-    assert code == 1 and time.monotonic() - started >= 0.25
+class _SeenLock:
+    """A lock that says when someone starts waiting for it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.waiting = threading.Event()
+
+    def __enter__(self) -> None:
+        self.waiting.set()
+        self.lock.acquire()
+
+    def __exit__(self, *_exc: object) -> None:
+        self.lock.release()
+
+
+def test_a_busy_watch_answers_after_its_refresh(make_vault, open_vault, monkeypatch) -> None:
+    """Commands wait for the lock the watch holds while it refreshes, then answer."""
+    monkeypatch.delenv("STUDYKB_LOCAL", raising=False)
+    root = make_vault(FILES)
+    vault = open_vault(root)
+    lock = _SeenLock()
+    server = command_server(vault.config.state_dir, lambda: vault, lock)
+    assert server.start()
+    answered: list[int | None] = []
+    try:
+        lock.lock.acquire()  # the watch is refreshing
+        asking = threading.Thread(
+            target=lambda: answered.append(forward(monkeypatch, root, "check", "--json")[0])
+        )
+        asking.start()
+        assert lock.waiting.wait(30), "the request never reached the lock"
+        asking.join(0.2)
+        assert asking.is_alive() and answered == []  # held back while the lock is held
+        lock.lock.release()
+        asking.join(30)
+        assert answered == [1]  # broken.md dangles
+    finally:
+        if lock.lock.locked():
+            lock.lock.release()
+        server.stop()
 
 
 @pytest.fixture

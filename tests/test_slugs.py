@@ -362,14 +362,41 @@ def test_every_flavour_handles_odd_text(flavour: str) -> None:
     assert len(anchors(hs, flavour)) == len(hs)
 
 
-def test_many_headings_fast() -> None:
-    import time
+def _probes(monkeypatch: pytest.MonkeyPatch, hs: list[Heading], flavour: str) -> int:
+    """How many names :func:`anchors` looked up to number ``hs``."""
+    from studykb.parse import slugs
 
-    hs = _headings(*[f"Section {n} – **part** `x_{n}` & more" for n in range(20000)])
-    start = time.perf_counter()
-    for flavour in ("github", "hugo", "zola"):
-        anchors(hs, flavour)
-    assert time.perf_counter() - start < 3.0
+    count = [0]
+    has = slugs._Taken.has
+
+    def counted(self: object, name: str) -> bool:
+        count[0] += 1
+        return has(self, name)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(slugs._Taken, "has", counted)
+    anchors(hs, flavour)
+    monkeypatch.setattr(slugs._Taken, "has", has)
+    return count[0]
+
+
+@pytest.mark.parametrize("flavour", ["github", "hugo", "zola"])
+def test_numbering_headings_grows_linearly(monkeypatch: pytest.MonkeyPatch, flavour: str) -> None:
+    """Work per heading stays the same however many headings share a name (the timing
+    is in benchmarks/bench_bounds.py)."""
+    for texts in (
+        lambda n: [f"Section {k} – **part** `x_{k}` & more" for k in range(n)],
+        lambda n: ["Example"] * n,  # every one numbered: example, example-1, ...
+        lambda n: ["Example", "Example-1", "Example"] * (n // 3),  # numbers taken by hand
+    ):
+        small = _probes(monkeypatch, _headings(*texts(600)), flavour)
+        large = _probes(monkeypatch, _headings(*texts(6000)), flavour)
+        assert large <= 10 * small + 10 and large <= 3 * 6000
+    assert anchors(_headings("Example", "Example-1", "Example", "Example"), "github") == [
+        "example",
+        "example-1",
+        "example-2",
+        "example-3",
+    ]
 
 
 # --- the fixture sites: anchors as the generator renders them ------------------------------------

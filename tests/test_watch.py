@@ -17,7 +17,8 @@ import pytest
 
 from studykb.editor.watch import relevant
 
-WAIT = 20  # seconds; generous for slow CI machines, never reached when things work
+WAIT = 60  # seconds; generous for a busy machine running tests in parallel; never reached
+# when things work (every wait ends as soon as the line it waits for is printed)
 
 
 class Watch:

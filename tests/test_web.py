@@ -411,27 +411,32 @@ def test_a_mark_is_published_to_open_pages(vault: Path) -> None:
 
 
 def test_events_stream_sends_what_the_source_publishes(vault: Path) -> None:
+    from studykb.web.live import Hub
+
     kb = KnowledgeBase.open(vault)
     kb.refresh()
-    ready = threading.Event()
+    hub = Hub()
 
     def source(publish: Callable[[list[str]], None], stop: threading.Event) -> None:
-        ready.wait(5)
+        # publish once the stream listens (published before, the change would be lost
+        # and the read below would wait for ever)
+        while hub.listeners < 1:
+            if stop.wait(0.01):
+                return
         publish(["notes/topics/ddp.md", "notes/中文.md"])
-        stop.wait(5)
+        stop.wait(30)
 
-    app = create_app(kb, source=source, token=TOKEN)
+    app = create_app(kb, source=source, token=TOKEN, hub=hub)
     with TestClient(app, base_url=BASE) as client, client.stream("GET", "/api/events") as events:
         assert events.headers["content-type"].startswith("text/event-stream")
         lines = events.iter_lines()
         assert next(lines).startswith("retry:")
-        ready.set()
         data = next(line for line in lines if line.startswith("data:"))
     assert json.loads(data[5:]) == {"changed": ["notes/topics/ddp.md", "notes/中文.md"]}
     kb.close()
 
 
-def _wait(condition: Callable[[], bool], seconds: float = 5) -> None:
+def _wait(condition: Callable[[], bool], seconds: float = 30) -> None:
     import time
 
     end = time.monotonic() + seconds

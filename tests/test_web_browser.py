@@ -205,7 +205,7 @@ def test_mark_button_changes_the_note_on_disk(page: Any, served: Served) -> None
         "ddp.md\"]').getAttribute('aria-pressed') === 'true'",
         timeout=10_000,
     )
-    _until(lambda: b"status: done" in note.read_bytes(), 10)
+    _until(lambda: b"status: done" in note.read_bytes(), 30)
     shot(page, "marked")
     assert page.errors == []
 

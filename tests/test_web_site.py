@@ -50,11 +50,38 @@ def local_targets(page: Path, out: Path) -> list[tuple[str, Path]]:
     return found
 
 
-def test_every_link_of_every_page_resolves(
-    run: Callable[..., Any], bundled: Path, tmp_path: Path
-) -> None:
-    out = tmp_path / "public"
-    data = build(run, bundled, out)
+@pytest.fixture(scope="module")
+def bundled_sites(bundled: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The bundled vault's site built twice, once in this process (one core) and once by
+    forked workers (three cores, several chunks each): {name: (output folder, --json)}.
+    Built once for the tests below, which only read them."""
+    from click.testing import CliRunner
+
+    from studykb.cli.app import cli, prepare
+    from studykb.runtime import pools
+
+    prepare()
+    built = {}
+    for name, cores in (("alone", 1), ("shared", 3)):
+        out = tmp_path_factory.mktemp("site") / name
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(pools, "cores", lambda cores=cores: cores)
+            patch.setenv("NO_COLOR", "1")
+            result = CliRunner().invoke(
+                cli, ["--vault", str(bundled), "site", "-o", str(out), "--json"]
+            )
+        assert result.exit_code == 0, result.output
+        built[name] = (out, json.loads(result.stdout))
+    return built
+
+
+#: The tests of the bundled vault's sites run on one xdist worker, which builds them once.
+on_the_sites_worker = pytest.mark.xdist_group("bundled-site")
+
+
+@on_the_sites_worker
+def test_every_link_of_every_page_resolves(bundled_sites: dict[str, Any]) -> None:
+    out, data = bundled_sites["shared"]
     assert data["pages"] == len(pages(out)) > 200
     for page in pages(out):
         for ref, file in local_targets(page, out):
@@ -72,18 +99,12 @@ def files_of(out: Path) -> dict[str, bytes]:
     }
 
 
+@on_the_sites_worker
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_workers_write_the_site_one_process_writes(
-    run: Callable[..., Any], bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from studykb.runtime import pools
-
-    monkeypatch.setattr(pools, "cores", lambda: 1)  # everything in this process
-    alone = build(run, bundled, tmp_path / "alone")
-    monkeypatch.setattr(pools, "cores", lambda: 3)  # forked workers, several chunks each
-    shared = build(run, bundled, tmp_path / "shared")
+def test_workers_write_the_site_one_process_writes(bundled_sites: dict[str, Any]) -> None:
+    (alone_out, alone), (shared_out, shared) = bundled_sites["alone"], bundled_sites["shared"]
     assert alone["pages"] == shared["pages"] and alone["files"] == shared["files"]
-    assert files_of(tmp_path / "alone") == files_of(tmp_path / "shared")
+    assert files_of(alone_out) == files_of(shared_out)
 
 
 def test_chunks_hold_every_document_once_and_get_shorter() -> None:

@@ -20,6 +20,15 @@ EDGE_KINDS = REF_KINDS + ("covers", "about")
 ERROR = "error"
 WARNING = "warning"
 
+#: The folder of daily notes (``studykb new note --today`` writes ``journal/DATE.md``).
+JOURNAL = "journal"
+
+
+def is_daily(path: str) -> bool:
+    """Whether the file at vault path ``path`` is a daily note: a log of the day, never
+    something to read next nor a page to put a related-documents sidebar in."""
+    return path.startswith(JOURNAL + "/")
+
 
 @dataclass(frozen=True, slots=True)
 class Reference:

@@ -351,6 +351,24 @@ class Group(click.Group):
             load_commands(COMMANDS[cmd_name])
         return super().get_command(ctx, cmd_name)
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """click's, with a "did you mean" for a mistyped command (``studykb serch``)."""
+        import difflib
+
+        name = args[0] if args else ""
+        wrong = name and not name.startswith("-") and not ctx.resilient_parsing
+        if wrong and self.get_command(ctx, name) is None:
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=1)
+            if close:
+                exc = click.UsageError(
+                    f"No such command {name!r} (did you mean {close[0]!r}?).", ctx
+                )
+                exc.suggestions = close  # type: ignore[attr-defined]  # for --json
+                raise exc
+        return super().resolve_command(ctx, args)
+
     def invoke(self, ctx: click.Context) -> Any:
         raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
         as_json = "--json" in raw[1 : raw.index("--")] if "--" in raw else "--json" in raw[1:]
@@ -419,7 +437,7 @@ def _usage_failed(exc: click.ClickException, ctx: click.Context | None, as_json:
         where = exc.ctx or ctx
         if where is not None:
             hint = f"Try '{where.command_path} --help' for help."
-    _fail(exc.format_message(), hint, as_json)
+    _fail(exc.format_message(), hint, as_json, getattr(exc, "suggestions", None))
 
 
 def _closed_pipe() -> None:

@@ -113,8 +113,9 @@ def _print_init(root: Path, made: InitPlan, dry_run: bool) -> None:
             "studykb.toml to change it)",
             markup=False,
         )
-    if not dry_run:
-        out.print("Next: studykb build", markup=False)
+    if not dry_run:  # nothing to build yet in an empty folder: the first note is next
+        step = "studykb build" if made.files else 'studykb new note "My first note"'
+        out.print(f"Next: {step}", markup=False)
 
 
 @cli.command()

@@ -259,7 +259,9 @@ def lsp(stdio: bool) -> None:
 
     Completion in [[ ]] and in front-matter references, go to definition, hover, find
     references (backlinks), document links, and the problems of `check` as you type.
-    The vault is --vault, else $STUDYKB_VAULT, else the editor's workspace folder.
+    The vault is --vault, else $STUDYKB_VAULT, else the nearest folder with
+    studykb.toml at or above the editor's workspace folder, else that folder when
+    it looks like a folder of notes.
 
     \b
     Example:

@@ -310,11 +310,11 @@ def status(kb: KnowledgeBase, as_json: bool) -> None:
                 f"{lp.beginner} beginner, in recommended order; {lp.read} read"
                 for lp in t.lists
             ],
-            None,
+            "(none)",
         ),
     ):
         out.print(f"[bold]{title}[/]")
-        for line in lines or ([f"  {empty}"] if empty else []):
+        for line in lines or [f"  {empty}"]:
             out.print(line)
 
 

@@ -11,7 +11,7 @@ from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.cli.core import OutputFile
 from studykb.cli.naming import named
 from studykb.errors import StudyError, UsageError
-from studykb.model import DOC_TYPES
+from studykb.model import DOC_TYPES, is_daily
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -195,9 +195,11 @@ def sidebar(
                 f"--write writes sidebars into notes only; {doc.id} is "
                 f"{'an' if doc.type == 'entry' else 'a'} {doc.type}"
             )
+        if (write or dry_run) and is_daily(doc.path):
+            raise UsageError(f"--write leaves daily notes alone; {doc.path} is one")
         keys = [doc.key]
     elif write or dry_run:
-        keys = [k for k, d in docs.items() if d.type == "note"]
+        keys = [k for k, d in docs.items() if d.type == "note" and not is_daily(d.path)]
     found = kb.sidebars(keys, _options(limit, ()))
     if write or dry_run:
         _write(kb, found, dry_run, as_json)

@@ -66,9 +66,9 @@ def search(
       studykb search 投机解码
       studykb search 算子融合                              finds "kernel fusion" too
       studykb search "speculative decoding" --type entry --limit 5
-      studykb search 'PostgreSQL AND (vacuum OR 死元组)'
-      studykb search '"kv cache"' --course cs336 --json
-      studykb search "" --tag fsdp2 --status todo     list, no words needed
+      studykb search 'NCCL AND (all-reduce OR 集合通信)'
+      studykb search '"data parallel"' --course cs336 --json
+      studykb search "" --tag fsdp2 --type entry      list, no words needed
     """
     from studykb.api import KnowledgeBase
     from studykb.runtime.memory import paused_gc

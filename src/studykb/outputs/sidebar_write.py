@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from studykb.errors import StudyError
+from studykb.model import is_daily
 from studykb.outputs.sidebar import to_markdown
 from studykb.parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
 from studykb.related.sidebar import Sidebar
@@ -90,7 +91,7 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
     bad = {p.path: p.message for p in vault.problems() if p.code in UNPARSEABLE}
     stored = {path: digest for path, _mtime, digest in vault.file_rows()}
     for sb in sidebars:
-        if sb.type not in WRITE_TYPES or "#" in sb.key:
+        if sb.type not in WRITE_TYPES or "#" in sb.key or is_daily(sb.path):
             continue
         if sb.path in bad:
             out.skipped.append((sb.path, f"could not be parsed ({bad[sb.path]}); not written"))
@@ -109,8 +110,12 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
                 (sb.path, "changed since the index was brought up to date; run again")
             )
             continue
+        sidebar = to_markdown(sb, ext=".md")
+        if not sidebar.strip() and SIDEBAR_START.encode() not in raw:
+            out.planned.append(Planned(sb.path, file, raw, raw, read))  # no empty block
+            continue
         try:
-            new = rewrite(raw, to_markdown(sb, ext=".md"))
+            new = rewrite(raw, sidebar)
         except UnicodeDecodeError:
             out.skipped.append((sb.path, "is not valid UTF-8; not written"))
             continue

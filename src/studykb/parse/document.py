@@ -63,6 +63,10 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     parts = split(_text(path, raw, problems))
     if parts.error:
         problems.append(Problem(path, parts.error[0], ERROR, "bad-front-matter", parts.error[1]))
+    elif parts.warning:
+        problems.append(
+            Problem(path, parts.warning[0], WARNING, "bad-front-matter", parts.warning[1])
+        )
     meta = parts.meta
     page_url, site_urls = of_page(path, meta, reading) if reading.site_urls else ("", [])
     body = _body(path, parts, reading, problems, page_url)

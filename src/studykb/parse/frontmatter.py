@@ -76,6 +76,8 @@ class Split:
     """1-based line where ``body`` starts."""
     error: tuple[int, str] | None = None
     """(line, message) when the front matter could not be read."""
+    warning: tuple[int, str] | None = None
+    """(line, message) when something looks like front matter but is read as body."""
 
 
 def split(text: str, *, load: bool = True) -> Split:
@@ -101,7 +103,30 @@ def split(text: str, *, load: bool = True) -> Split:
         return _fenced(text, pos, line, "toml", ("+++",), load)
     if rest.startswith("{"):
         return _json(text, pos, line)
-    return Split({}, "", "", 0, text, 1)
+    return Split({}, "", "", 0, text, 1, warning=_near_miss(first, rest, line))
+
+
+#: A fence of more dashes or pluses than front matter takes (``-----``).
+_LONG_FENCE = re.compile(r"^(?:-{4,}|\+{4,})$")
+#: A line that reads like a front-matter key (``title: ...``, ``title = ...``).
+_KEY_LINE = re.compile(r"^[A-Za-z_][\w-]*\s*[:=]")
+
+
+def _near_miss(first: str, rest: str, line: int) -> tuple[int, str] | None:
+    """A warning when the file opens like front matter with a fence of the wrong length
+    (``-----`` then ``title: ...``): Markdown reads that as a rule and text, so the
+    fields would be lost without a word."""
+    if not _LONG_FENCE.match(first):
+        return None
+    lines = rest.split("\n", 2)
+    if len(lines) < 2 or not _KEY_LINE.match(lines[1]):
+        return None
+    fence = "---" if first[0] == "-" else "+++"
+    return (
+        line,
+        f"front matter must open with exactly {fence!r}; this file opens with {first!r}, "
+        "so its fields are read as body text",
+    )
 
 
 def _fenced(

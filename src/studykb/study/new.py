@@ -31,6 +31,7 @@ from pathlib import Path
 
 from studykb.config import Config
 from studykb.errors import StudyError, UsageError
+from studykb.model import JOURNAL  # where daily notes live; also their template's name
 from studykb.parse.site_keys import owns_keys
 from studykb.vault import files
 from studykb.vault.flavour import detect
@@ -43,8 +44,6 @@ FOLDERS = {
     "list": "notes/lists",
     "course": "courses",
 }
-#: Where daily notes live, and the template they are made from.
-JOURNAL = "journal"
 #: The placeholders a template may use.
 PLACEHOLDERS = ("id", "title", "type", "date", "tags", "requires", "url")
 #: Types whose front matter has a ``url`` (see the vault format).
@@ -172,12 +171,7 @@ def render(
     if fm is None:
         return PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), template)
     used = set(PLACEHOLDER.findall(fm))
-    fm_out = PLACEHOLDER.sub(
-        lambda m: (
-            _value(values.get(m.group(1), m.group(0)), fmt) if m.group(1) in values else m.group(0)
-        ),
-        fm,
-    )
+    fm_out = "".join(_fill_line(line, values, fmt) for line in fm.splitlines(keepends=True))
     extra = []
     for key in ("id", "title", "tags", "requires", "url", "date"):
         value = values.get(key)
@@ -227,8 +221,9 @@ def create(
         "requires": list(spec.requires),
         "url": spec.url,
     }
-    owned = owns_keys(site.generator)
-    files.create(config.root, target, render(text, values, owned).encode("utf-8"))
+    rendered = render(text, values, owns_keys(site.generator))
+    check_front_matter(rendered, origin)
+    files.create(config.root, target, rendered.encode("utf-8"))
     return Created(rel, target, doc_id, origin, warnings=tuple(unknown_placeholders(text, origin)))
 
 
@@ -304,6 +299,42 @@ def _split(template: str) -> tuple[str | None, str, str]:
             if end != -1:
                 return text[len(fence) + 1 : end + 1], text[end + len(fence) + 2 :], fmt
     return None, text, ""
+
+
+def _fill_line(line: str, values: dict[str, str | list[str] | None], fmt: str) -> str:
+    """One front-matter line with its placeholders filled. One studykb does not know
+    is kept as written, quoted where it stands bare as a value (``mood: {{mood}}``,
+    ``- {{mood}}``, ``[{{mood}}]``): YAML reads a bare ``{{mood}}`` as a mapping inside a
+    mapping (an error), TOML as a bad table. Inside a quoted string it is left alone."""
+
+    def fill(m: re.Match[str]) -> str:
+        if m.group(1) in values:
+            return _value(values[m.group(1)], fmt)
+        before, after = line[: m.start()], line[m.end() :].strip()
+        bare = before.rstrip()[-1:] in ("", ":", "=", "-", "[", ",") and after[:1] in (
+            "",
+            ",",
+            "]",
+            "#",
+        )
+        return json.dumps(m.group(0)) if bare else m.group(0)
+
+    return PLACEHOLDER.sub(fill, line)
+
+
+def check_front_matter(text: str, origin: str) -> None:
+    """StudyError when the note made from template ``origin`` would have front matter
+    that cannot be read (a template's own mistake), naming the template's line."""
+    from studykb.parse.frontmatter import split
+
+    error = split(text).error
+    if error is not None:
+        where = f"template {origin}" if origin != "built-in" else "the built-in template"
+        raise StudyError(
+            f"{where}:{error[0]}: the note would have front matter that cannot be read "
+            f"({error[1]}); nothing was written.",
+            hint="Fix the template's front matter (quote values that hold {{ }}, : or #).",
+        )
 
 
 def _has_key(fm: str, key: str) -> bool:

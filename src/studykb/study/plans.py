@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from studykb import graph as g
-from studykb.model import Document
+from studykb.model import Document, is_daily
 from studykb.study.needs import Info, compute
 from studykb.vault import Vault
 
@@ -341,7 +341,9 @@ def ready(
         candidates = [
             k
             for k, row in kb.info.items()
-            if row.type in ("topic", "entry", "unit", "note") and k not in kb.known
+            if row.type in ("topic", "entry", "unit", "note")
+            and k not in kb.known
+            and not is_daily(k)
         ]
     out = []
     for key in candidates:
