@@ -202,3 +202,52 @@ def test_obsidian_and_quartz_find_a_linked_file_by_its_name(tmp_path: Path) -> N
         _write(root, files)
         _docs_, problems = _docs(root)
         assert len(problems) == 1 and problems[0].endswith(":missing-attachment"), problems
+
+
+_HUGO_PAGES = {
+    "content/posts/a.md": "---\ntitle: A\nslug: alpha\n---\n[b](/posts/b/) [self](/posts/alpha/)"
+    " [gone](/posts/gone/)\n",
+    "content/posts/b.md": "---\ntitle: B\n---\n# B\n",
+    "content/_index.md": "---\ntitle: Home\n---\n[a](/posts/alpha/)\n",
+}
+
+
+def _site_links(root: Path) -> dict[str, str | None]:
+    vault = Vault.open(root)
+    vault.refresh()
+    rows = vault.store.db.execute("SELECT text, target_key FROM refs WHERE style='site'")
+    found = {text: key for text, key in rows}
+    vault.close()
+    return found
+
+
+def test_generator_in_studykb_toml_gives_the_rules_of_the_config_file(tmp_path: Path) -> None:
+    """``generator = "hugo"`` without a hugo.toml, at the vault's root or with the site in a
+    folder of the repository, resolves site links as the configuration file would."""
+    configured, named, nested = tmp_path / "c", tmp_path / "n", tmp_path / "s"
+    _write(configured, {"hugo.toml": 'baseURL = "https://x.org/"\n', **_HUGO_PAGES})
+    _write(named, {"studykb.toml": 'generator = "hugo"\n', **_HUGO_PAGES})
+    _write(
+        nested,
+        {
+            "studykb.toml": 'generator = "hugo"\n',
+            "README.md": "# Repo\n",
+            "tools/notes.md": "# not a page\n",
+            **{f"website/{rel}": text for rel, text in _HUGO_PAGES.items()},
+        },
+    )
+    want = _site_links(configured)
+    assert want["/posts/b/"] == "content/posts/b.md" and want["/posts/gone/"] is None
+    assert _site_links(named) == want
+    prefixed = {k: v and f"website/{v}" for k, v in want.items()}
+    assert _site_links(nested) == prefixed
+    docs, problems = _docs(nested)
+    assert docs == {f"website/{rel}" for rel in _HUGO_PAGES}
+    assert problems == ["website/content/posts/a.md:dangling-link"]
+    prepare()
+    result = CliRunner().invoke(cli, ["init", str(nested), "--dry-run"])
+    assert 'as a hugo site (generator = "hugo" in studykb.toml, its site in website/)' in (
+        " ".join(result.output.split())
+    )
+    result = CliRunner().invoke(cli, ["init", str(configured), "--dry-run", "--json"])
+    assert json.loads(result.output)["reason"] == "hugo.toml"

@@ -40,6 +40,7 @@ from studykb.vault.hugo_site import (
     looks_like_hugo,
 )
 from studykb.vault.scope import of_site
+from studykb.vault.site_folder import rebased, site_folder
 from studykb.vault.siteconf import (
     ConfigWarning,
     Site,
@@ -229,9 +230,15 @@ def detect(root: Path, override: str | None = None) -> Site:
         name = override.strip().lower()
         if name not in GENERATORS:
             raise ValueError(f"unknown generator {override!r}; one of {', '.join(GENERATORS)}")
-        return _scoped(_build(root, name, override=True))
+        folder = site_folder(root, name)
+        reason = f'generator = "{name}" in studykb.toml'
+        if folder == ".":
+            return replace(_scoped(_build(root, name, override=True)), reason=reason)
+        site = rebased(_scoped(_build(root / folder, name, override=True)), root, folder)
+        return replace(site, reason=f"{reason}, its site in {folder}/")
     scratch: list[ConfigWarning] = []
-    site = _scoped(_build(root, _guess(root, scratch), override=False))
+    name, why = _guess(root, scratch)
+    site = replace(_scoped(_build(root, name, override=False)), reason=why)
     missed = [w for w in dict.fromkeys(scratch) if w not in site.warnings]
     return replace(site, warnings=site.warnings + tuple(missed)) if missed else site
 
@@ -243,35 +250,38 @@ def _scoped(site: Site) -> Site:
     return replace(site, scope=of_site(site.root, site.generator, site.content_dirs, {}))
 
 
-def _guess(root: Path, scratch: list[ConfigWarning]) -> str:
-    """The generator's name; configuration faults met on the way go to ``scratch``."""
+def _guess(root: Path, scratch: list[ConfigWarning]) -> tuple[str, str]:
+    """The generator's name and the file that says so; configuration faults met on the way
+    go to ``scratch``."""
     if (root / "dendron.yml").is_file():
-        return "dendron"
+        return "dendron", "dendron.yml"
     if (root / "quartz.config.ts").is_file():
-        return "quartz"
-    if any((root / name).is_file() for name in HUGO_FILES):
-        return "hugo"
+        return "quartz", "quartz.config.ts"
+    for name in HUGO_FILES:
+        if (root / name).is_file():
+            return "hugo", name
     zola_file = _zola_config_file(root)
     if zola_file is not None:
         config = load(root, zola_file, scratch)
         if _looks_like_zola(config, root):
-            return "zola"
+            return "zola", f"{zola_file.name} with Zola's settings"
     if (
         any((root / name).is_file() for name in CONFIG_FILES)
         or (root / "config" / "_default").is_dir()
     ):
-        config, _ = hugo_config(root, scratch)
+        config, main = hugo_config(root, scratch)
         if looks_like_hugo(config, root):
-            return "hugo"
-    if (root / "mkdocs.yml").is_file() or (root / "mkdocs.yaml").is_file():
-        return "mkdocs"
+            return "hugo", f"{main} with Hugo's settings"
+    for name in ("mkdocs.yml", "mkdocs.yaml"):
+        if (root / name).is_file():
+            return "mkdocs", name
     if (root / ".obsidian").is_dir():
-        return "obsidian"
+        return "obsidian", ".obsidian/"
     if (root / "_config.yml").is_file():
-        return "jekyll"
+        return "jekyll", "_config.yml"
     if (root / "root.schema.yml").is_file():  # a Dendron vault kept without its workspace
-        return "dendron"
-    return "github"
+        return "dendron", "root.schema.yml"
+    return "github", "no site generator's configuration found"
 
 
 def _build(root: Path, generator: str, override: bool) -> Site:

@@ -81,6 +81,8 @@ class Site:
     warnings: tuple[ConfigWarning, ...] = ()
     #: Which Markdown files are the generator's documents (``vault/scope.py``).
     scope: Scope | None = None
+    #: Why this generator is in force (``generator = "hugo" in studykb.toml``, ``hugo.toml``).
+    reason: str = ""
 
 
 _TOML_LINE = re.compile(r"line (\d+)")
