@@ -39,6 +39,7 @@ from studykb.vault.hugo_site import (
     hugo_site,
     looks_like_hugo,
 )
+from studykb.vault.mkdocs_site import mkdocs_site
 from studykb.vault.scope import of_site
 from studykb.vault.site_folder import rebased, site_folder
 from studykb.vault.siteconf import (
@@ -72,7 +73,7 @@ HEADING_FLAVOURS = {
     "obsidian": "obsidian",
     "dendron": "github",
     "quartz": "github",
-    "mkdocs": "github",
+    "mkdocs": "mkdocs",
     "jekyll": "github",
     "github": "github",
 }
@@ -168,26 +169,6 @@ def _jekyll_site(root: Path) -> Site:
         config_file="_config.yml",
         warnings=tuple(warnings),
         scope=of_site(root, "jekyll", (source,), config),
-    )
-
-
-def _mkdocs_site(root: Path) -> Site:
-    """An mkdocs site: ``docs_dir`` (``docs``) less ``exclude_docs``."""
-    warnings: list[ConfigWarning] = []
-    name = "mkdocs.yml" if (root / "mkdocs.yml").is_file() else "mkdocs.yaml"
-    config = load(root, root / name, warnings) if (root / name).is_file() else {}
-    docs = clean_dir(text_of(config.get("docs_dir")) or "docs")
-    return Site(
-        root=root,
-        generator="mkdocs",
-        content_dirs=(docs,),
-        heading_flavour="github",
-        static_dirs=(docs,),
-        pretty_urls=config.get("use_directory_urls", True) is not False,
-        base_path=base_path(config.get("site_url")),
-        config_file=name if (root / name).is_file() else None,
-        warnings=tuple(warnings),
-        scope=of_site(root, "mkdocs", (docs,), config),
     )
 
 
@@ -304,7 +285,7 @@ def _build(root: Path, generator: str, override: bool) -> Site:
             label_first=True,
         )
     if generator == "mkdocs":
-        return _mkdocs_site(root)
+        return mkdocs_site(root)
     if generator == "jekyll" and (root / "_config.yml").is_file():
         return _jekyll_site(root)
     if generator == "jekyll":
@@ -340,6 +321,8 @@ def reading(site: Site, headings: str | None = None) -> Reading:
         languages=site.languages,
         sections=site.sections,
         taxonomies=site.taxonomies,
+        extensions=site.extensions,
+        nav_titles=tuple(sorted(site.nav_titles.items())),
     )
 
 

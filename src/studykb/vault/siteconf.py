@@ -81,6 +81,10 @@ class Site:
     warnings: tuple[ConfigWarning, ...] = ()
     #: Which Markdown files are the generator's documents (``vault/scope.py``).
     scope: Scope | None = None
+    #: mkdocs' ``markdown_extensions`` (``footnotes``, ``attr_list``...).
+    extensions: tuple[str, ...] = ()
+    #: Vault path -> the page's title in mkdocs' ``nav``.
+    nav_titles: Mapping[str, str] = field(default_factory=dict)
     #: Why this generator is in force (``generator = "hugo" in studykb.toml``, ``hugo.toml``).
     reason: str = ""
 
