@@ -9,8 +9,11 @@ says why. A course under ``content/courses/`` is a course. Raw-HTML anchors are 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from studykb.cli.app import cli, prepare
@@ -202,3 +205,104 @@ def test_obsidian_and_quartz_find_a_linked_file_by_its_name(tmp_path: Path) -> N
         _write(root, files)
         _docs_, problems = _docs(root)
         assert len(problems) == 1 and problems[0].endswith(":missing-attachment"), problems
+
+
+_HUGO_PAGES = {
+    "content/posts/a.md": "---\ntitle: A\nslug: alpha\n---\n[b](/posts/b/) [self](/posts/alpha/)"
+    " [gone](/posts/gone/)\n",
+    "content/posts/b.md": "---\ntitle: B\n---\n# B\n",
+    "content/_index.md": "---\ntitle: Home\n---\n[a](/posts/alpha/)\n",
+}
+
+
+def _site_links(root: Path) -> dict[str, str | None]:
+    vault = Vault.open(root)
+    vault.refresh()
+    rows = vault.store.db.execute("SELECT text, target_key FROM refs WHERE style='site'")
+    found = {text: key for text, key in rows}
+    vault.close()
+    return found
+
+
+def test_generator_in_studykb_toml_gives_the_rules_of_the_config_file(tmp_path: Path) -> None:
+    """``generator = "hugo"`` without a hugo.toml, at the vault's root or with the site in a
+    folder of the repository, resolves site links as the configuration file would."""
+    configured, named, nested = tmp_path / "c", tmp_path / "n", tmp_path / "s"
+    _write(configured, {"hugo.toml": 'baseURL = "https://x.org/"\n', **_HUGO_PAGES})
+    _write(named, {"studykb.toml": 'generator = "hugo"\n', **_HUGO_PAGES})
+    _write(
+        nested,
+        {
+            "studykb.toml": 'generator = "hugo"\n',
+            "README.md": "# Repo\n",
+            "tools/notes.md": "# not a page\n",
+            **{f"website/{rel}": text for rel, text in _HUGO_PAGES.items()},
+        },
+    )
+    want = _site_links(configured)
+    assert want["/posts/b/"] == "content/posts/b.md" and want["/posts/gone/"] is None
+    assert _site_links(named) == want
+    prefixed = {k: v and f"website/{v}" for k, v in want.items()}
+    assert _site_links(nested) == prefixed
+    docs, problems = _docs(nested)
+    assert docs == {f"website/{rel}" for rel in _HUGO_PAGES}
+    assert problems == ["website/content/posts/a.md:dangling-link"]
+    prepare()
+    result = CliRunner().invoke(cli, ["init", str(nested), "--dry-run"])
+    assert 'as a hugo site (generator = "hugo" in studykb.toml, its site in website/)' in (
+        " ".join(result.output.split())
+    )
+    result = CliRunner().invoke(cli, ["init", str(configured), "--dry-run", "--json"])
+    assert json.loads(result.output)["reason"] == "hugo.toml"
+
+
+_MKDOCS_YML = """site_name: S
+validation:
+  anchors: warn
+markdown_extensions:
+  - attr_list
+  - footnotes
+  - toc:
+      permalink: true
+      slugify: !!python/object/apply:pymdownx.slugs.slugify {kwds: {case: lower}}
+nav:
+  - Start here: index.md
+  - Guide:
+    - The guide: guide.md
+"""
+_MKDOCS_PAGES = {
+    "docs/index.md": "# Home\n\nSee [the guide](guide.md#a--b), [again](guide.md#a--b_1),"
+    " [unicode](guide.md#ünïcode-ĥeading), [中文](guide.md#中文-标题),"
+    " [code](guide.md#the-run_all-call), [custom](guide.md#mine), [para](guide.md#para),"
+    " [note](#fn:1), [back](#fnref:1), [start](#home).\n\nA claim.[^1]\n\n"
+    "[^1]: The note.\n",
+    "docs/guide.md": "# Guide\n\n## A & B\n\n## A & B\n\n## Ünïcode Ĥeading\n\n"
+    "## 中文 标题\n\n## The `run_all` call\n\n## Custom { #mine }\n\nText.\n{: #para }\n\n"
+    "[planted](#a-b)\n",
+}
+
+
+def test_mkdocs_anchors_are_the_ones_mkdocs_build_makes(tmp_path: Path) -> None:
+    """toc's slugify as mkdocs.yml names it (pymdownx's, read as data, never run),
+    footnotes and attr_list: every anchor mkdocs resolves is clean, the one planted broken
+    anchor (GitHub's slug of ``A & B``) is reported by both; nav gives the titles."""
+    pytest.importorskip("mkdocs", reason="mkdocs comes with the dev extras")
+    pytest.importorskip("pymdownx", reason="pymdown-extensions comes with the test extras")
+    _write(tmp_path, {"mkdocs.yml": _MKDOCS_YML, **_MKDOCS_PAGES})
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-d", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    said = [line for line in built.stderr.splitlines() if "WARNING" in line]
+    assert len(said) == 1 and "'#a-b'" in said[0], built.stderr
+    docs, problems = _docs(tmp_path)
+    assert problems == ["docs/guide.md:dangling-anchor"]
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    assert vault.documents()["docs/guide.md"].title == "The guide"
+    assert vault.documents()["docs/index.md"].title == "Start here"
+    vault.close()

@@ -349,7 +349,7 @@ def test_index_reused() -> None:
 
 def test_bad_flavour_and_option() -> None:
     with pytest.raises(ValueError):
-        anchors([], "mkdocs")
+        anchors([], "pandoc")
     with pytest.raises(TypeError):
         anchors([], "github", id_type="github")
     with pytest.raises(ValueError):

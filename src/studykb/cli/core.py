@@ -82,6 +82,7 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
                 "exclude": list(made.exclude),
                 "generator": made.generator,
                 "scope": list(made.scope),
+                "reason": made.reason,
             }
         )
         return
@@ -98,9 +99,10 @@ def _print_init(root: Path, made: InitPlan, dry_run: bool) -> None:
         + (":" if made.by_folder else "."),
         markup=False,
     )
-    if made.generator != "github" or made.scope:
-        what = f"as a {made.generator} site" if made.generator != "github" else "with"
-        out.print(f"Read {what}:", markup=False)
+    what = f"as a {made.generator} site" if made.generator != "github" else "as a repository"
+    why = f" ({made.reason})" if made.reason else ""
+    out.print(f"Read {what}{why}" + (":" if made.scope else "."), markup=False)
+    if made.scope:
         for rule in made.scope:
             out.print(f"  {rule}", markup=False)
     for name, count in made.by_folder[:12]:

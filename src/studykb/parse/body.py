@@ -26,6 +26,8 @@ _CODE_BLOCKS = ("fence", "code_block", "shortcode_block")
 #: An ``attr_list`` block holding an id (``{ #x }``, ``{: #x .cls }``).
 _ATTR_ID = re.compile(r"\{:?\s*(?:[.\w-]+(?:=\S+)?\s+)*#([\w-]+)[^{}]*\}")
 #: An ``id`` or ``name`` attribute in raw HTML.
+#: A footnote reference or, at a line's start with ``:``, its definition (``[^1]:``).
+_FOOTNOTE = re.compile(r"(^[ \t]*)?\[\^([^\]\s]+)\](:)?", re.M)
 _HTML_ID = re.compile(r"""<[a-zA-Z][^>]*?\s(id|name)\s*=\s*["']([^"'<>]+)["']""")
 
 
@@ -167,6 +169,8 @@ def _inline(tok: Token, base: int, walk: _Walk, math: bool = False) -> str:
     cursor = _Cursor(tok.content or "", base)
     if walk.reading.generator == "mkdocs" and "{" in (tok.content or ""):
         _attr_ids(tok.content, base, walk.body)
+    if "footnotes" in walk.reading.extensions and "[^" in (tok.content or ""):
+        _footnote_ids(tok.content, base, walk.body)
     words: list[str] = []
     in_link = 0
     for child in tok.children or ():
@@ -219,6 +223,20 @@ def _attr_ids(text: str, line: int, out: Body) -> None:
     """``**locale**{ #mkdocs-locale }``: an id that mkdocs' ``attr_list`` gives an element."""
     for found in _ATTR_ID.finditer(text):
         out.ids.append(Label(found.group(1), line + text.count("\n", 0, found.start())))
+
+
+def _footnote_ids(text: str, line: int, out: Body) -> None:
+    """Python-Markdown's ``footnotes`` ids: ``fn:1`` on the note, ``fnref:1`` on its first
+    reference (``fnref2:1`` on the second...)."""
+    refs: dict[str, int] = {}
+    for found in _FOOTNOTE.finditer(text):
+        label, at = found.group(2), line + text.count("\n", 0, found.start())
+        if found.group(3) and found.group(1) is not None:
+            out.ids.append(Label(f"fn:{label}", at))
+            continue
+        refs[label] = refs.get(label, 0) + 1
+        n = refs[label]
+        out.ids.append(Label(f"fnref{n if n > 1 else ''}:{label}", at))
 
 
 def _bare_urls(text: str, line: int, out: Body) -> None:

@@ -239,6 +239,8 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
         if isinstance(title, (str, int, float)) and str(title).strip()
         else (first or stem)
     )
+    if ctx.reading.nav_titles:  # mkdocs: a page's title in nav wins
+        title = dict(ctx.reading.nav_titles).get(path, title)
     text_summary = (
         meta.get("summary") or meta.get("description") or meta.get("desc") or body.summary
     )

@@ -46,8 +46,29 @@ def _untagged(loader: yaml.SafeLoader, _suffix: str, node: yaml.Node) -> Any:
     return loader.construct_scalar(node)  # type: ignore[arg-type]
 
 
+@dataclass(frozen=True)
+class PythonTag:
+    """A ``!!python/...`` value of a site's YAML, kept as data: ``!!python/name:pymdownx.
+    slugs.uslugify`` is ``PythonTag("name:pymdownx.slugs.uslugify", "")``; the function it
+    names is never imported (mkdocs' toc ``slugify`` is mapped to studykb's own rules)."""
+
+    #: The tag after ``python/``: ``name:module.function``, ``object/apply:module.function``.
+    tag: str
+    #: The value written after the tag (``{kwds: {case: lower}}``), as plain data.
+    value: Any
+
+    @property
+    def target(self) -> str:
+        """The dotted name the tag names (``pymdownx.slugs.slugify``)."""
+        return self.tag.partition(":")[2]
+
+
+def _python_tag(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> PythonTag:
+    return PythonTag(suffix, _untagged(loader, suffix, node))
+
+
 _TagsAsData.add_multi_constructor("!", _untagged)
-_TagsAsData.add_multi_constructor("tag:yaml.org,2002:python/", _untagged)
+_TagsAsData.add_multi_constructor("tag:yaml.org,2002:python/", _python_tag)
 
 
 def load_config_yaml(text: str) -> Any:

@@ -58,6 +58,10 @@ class Reading:
     sections: tuple[str, ...] = ()
     #: Hugo's taxonomies (``/tags/x/`` is a list Hugo makes, not a page of the notes).
     taxonomies: tuple[str, ...] = ()
+    #: mkdocs' ``markdown_extensions`` (``footnotes``: ``#fn:1`` and ``#fnref:1`` anchors).
+    extensions: tuple[str, ...] = ()
+    #: (vault path, title) of the pages mkdocs' ``nav`` names: the page's title.
+    nav_titles: tuple[tuple[str, str], ...] = ()
 
     @property
     def site_urls(self) -> bool:

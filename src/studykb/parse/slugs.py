@@ -27,6 +27,8 @@ Sources of the rules (each function below says which it follows):
 - Obsidian: links name a heading by its text, case-insensitively, and ``[[Note#H2#H3]]``
   names an H3 under that H2 (help.obsidian.md/links). Characters that cannot stand in a link
   (``[ ] # | ^``) are left out when Obsidian writes one, so they are ignored when matching.
+- mkdocs: Python-Markdown's ``toc`` and the slugifiers ``mkdocs.yml`` names
+  (``parse/mkdocs_slugs.py``); ``attr_list`` ids (``## A { #id }``) win.
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ from html import unescape
 from typing import Any
 from urllib.parse import unquote
 
+from studykb.parse.mkdocs_slugs import mkdocs_slug, unique, without_footnote_refs
+
 #: The heading flavours this module knows.
-FLAVOURS = ("github", "gitlab", "hugo", "zola", "obsidian")
+FLAVOURS = ("github", "gitlab", "hugo", "zola", "obsidian", "mkdocs")
 #: An HTML tag inside a heading's text.
 _TAG = re.compile(r"<[^<>]*>")
 
@@ -55,6 +59,15 @@ OPTIONS: dict[str, dict[str, Any]] = {
     # slugify.anchors in config.toml
     "zola": {"strategy": "on"},
     "obsidian": {},
+    # markdown_extensions of mkdocs.yml: toc's slugify (vault/mkdocs_site.py) and separator
+    "mkdocs": {
+        "slugify": "default",
+        "separator": "-",
+        "case": "none",
+        "normalize": "NFC",
+        "percent_encode": False,
+        "attr_list": True,
+    },
 }
 
 HUGO_ID_TYPES = ("github", "github-ascii", "blackfriday")
@@ -527,6 +540,8 @@ def _slug_cached(text: str, flavour: str, opt_items: tuple[tuple[str, Any], ...]
         return _hugo_slug(text, opts["id_type"])
     if flavour == "zola":
         return _zola_slug(text, opts["strategy"])
+    if flavour == "mkdocs":
+        return mkdocs_slug(plain_text(without_footnote_refs(text)), opts)
     return _obsidian_anchor(text)
 
 
@@ -546,6 +561,8 @@ def _strip_attributes(text: str, flavour: str, opts: dict[str, Any]) -> tuple[st
         return split_attributes(text, "goldmark")
     if flavour == "zola":
         return split_attributes(text, "pulldown")
+    if flavour == "mkdocs" and opts["attr_list"]:  # Python-Markdown's { #id } or {: #id }
+        return split_attributes(text.replace("{:", "{"), "pulldown")
     return text, None
 
 
@@ -613,7 +630,7 @@ def anchors(headings: Sequence[Heading], flavour: str, **options: Any) -> list[s
         else:
             if flavour == "hugo" and not base:
                 base = "heading" if heading.level > 0 else "id"
-            anchor = taken.free(base)
+            anchor = unique(base, taken.names) if flavour == "mkdocs" else taken.free(base)
         taken.add(anchor)
         out.append(anchor)
     return out

@@ -237,8 +237,9 @@ class Refresh:
         where = ", ".join(f"{d}/" for d in self.site.content_dirs)
         return (
             f"none of the {total} site-absolute links (/...) leads to a document; they are "
-            f"read from {where} as a {self.site.generator} site (set generator in "
-            "studykb.toml if that is wrong)"
+            f"read from {where} as a {self.site.generator} site"
+            + (f" ({self.site.reason})" if self.site.reason else "")
+            + " (set generator in studykb.toml if that is wrong)"
         )
 
     def _problem_counts(self, states: dict[str, int] | None = None) -> tuple[int, int]:

@@ -7,7 +7,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from studykb.config import CONFIG_NAME, Config
+from studykb.config import CONFIG_NAME, Config, load_config
 from studykb.errors import StudyError
 from studykb.vault import files
 from studykb.vault.flavour import detect
@@ -49,6 +49,8 @@ class InitPlan:
     """The site generator the folder is written for (``vault/flavour.py``)."""
     scope: tuple[str, ...] = ()
     """What the generator's settings say of which files are its documents."""
+    reason: str = ""
+    """Why that generator (``hugo.toml``, ``generator = "hugo" in studykb.toml``)."""
 
     @property
     def text(self) -> str:
@@ -71,7 +73,7 @@ def plan(root: Path) -> InitPlan:
     if not root.is_dir():
         raise StudyError(f"{root} is not a folder.")
     exclude = tuple(name for name in USUAL_EXCLUDES if (root / name).is_dir())
-    site = detect(root)
+    site = detect(root, _configured_generator(root))
     found = scan(Config(root=root, exclude=exclude), site.scope)
     counts: Counter[str] = Counter(
         path.split("/", 1)[0] + "/" if "/" in path else "." for path in found.files
@@ -84,7 +86,19 @@ def plan(root: Path) -> InitPlan:
         (root / CONFIG_NAME).exists(),
         site.generator,
         site.scope.said if site.scope is not None else (),
+        site.reason,
     )
+
+
+def _configured_generator(root: Path) -> str | None:
+    """The ``generator`` of an existing studykb.toml (None when there is none, or it cannot
+    be read: ``init`` then says what it would detect)."""
+    if not (root / CONFIG_NAME).is_file():
+        return None
+    try:
+        return load_config(root).generator
+    except StudyError:
+        return None
 
 
 def write(made: InitPlan) -> Path:
