@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from studykb.parse.render import render_note
+from studykb.parse.render import heading_anchor, render_note
 
 
 class Links:
@@ -20,7 +20,10 @@ class Links:
         self.asked.append((written, anchor))
         if "known" not in written:
             return None
-        return "/d/known.html" + (f"#{anchor}" if anchor else "")
+        return "/d/known.html" + (f"#{heading_anchor(anchor)}" if anchor else "")
+
+    def local(self, anchor: str) -> str:
+        return heading_anchor(anchor)
 
     def asset(self, target: str) -> str | None:
         return f"/files/{target}" if target.startswith("img/") else None

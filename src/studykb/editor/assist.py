@@ -22,6 +22,7 @@ from studykb.parse.reading import GITHUB, Reading
 from studykb.vault import BuildStats, Vault
 from studykb.vault.checks import missing_anchors, wants_anchor_check
 from studykb.vault.flavour import of_config
+from studykb.vault.includes import Includes, pending_rows
 from studykb.vault.resolve import ID, SITE_LINK_MESSAGE, Names, bad_code, fold, names_json
 from studykb.vault.suggest import Suggester, did_you_mean, suggestible
 
@@ -256,9 +257,11 @@ def _anchor_problems(
 
     if headings is None:  # nothing to compare other files' headings with
         rows = [row for row in rows if row[4] == path]
+    includes = Includes(snap.config.root, snap.reading)
+    found = missing_anchors(rows, stored, snap.reading, includes)
+    found += pending_rows([(path, own)], includes)
     return [
-        Problem(p, line, level, "dangling-anchor", message)
-        for p, line, message, _target in missing_anchors(rows, stored, snap.reading)
+        Problem(p, line, level, "dangling-anchor", message) for p, line, message, _target in found
     ]
 
 

@@ -14,10 +14,11 @@ from typing import Any
 
 from markdown_it.token import Token
 
+from studykb.parse.includes import shortcode_include, snippet_includes
 from studykb.parse.links import Fragment, RawRef, hugo_ref, link_target, wikilink
 from studykb.parse.markdown import TOO_COMPLEX, bare_urls, markdown
 from studykb.parse.markers import marker_lines
-from studykb.parse.outline import Label, Outline
+from studykb.parse.outline import Include, Label, Outline
 from studykb.parse.reading import DRAWING, GITHUB, Reading
 from studykb.parse.slugs import Heading
 
@@ -46,13 +47,17 @@ class Body:
     """Inline ``#tags``, without ``#``, in order, each once."""
     fragments: list[Fragment] = field(default_factory=list)
     """Same-page ``#anchor`` links."""
+    includes: list[Include] = field(default_factory=list)
+    """Files pasted into the page (``parse/includes.py``)."""
     text: str = ""
     summary: str = ""
     too_complex: bool = False
     """Some paragraphs were read as plain text (see ``markdown.MAX_INLINE_COST``)."""
 
     def the_outline(self) -> Outline:
-        return Outline(tuple(self.outline), tuple(self.labels), tuple(self.ids))
+        return Outline(
+            tuple(self.outline), tuple(self.labels), tuple(self.ids), tuple(self.includes)
+        )
 
 
 @dataclass
@@ -97,6 +102,8 @@ def read_body(
         if ttype == "shortcode_ref":
             _add(out, _shortcode_ref(tok.meta, tok.markup, base, walk))
             continue
+        if ttype == "shortcode":
+            _include(out, shortcode_include(tok.meta, tok.markup, base))
         if ttype != "inline":
             continue
         text = _inline(tok, base, walk, math=heading is not None)
@@ -110,7 +117,14 @@ def read_body(
             out.summary = text
         parts.append(text)
     out.text = "\n".join(parts)
+    if reading.snippets:
+        out.includes.extend(snippet_includes(body, first_line))
     return out
+
+
+def _include(out: Body, found: Include | None) -> None:
+    if found is not None:
+        out.includes.append(found)
 
 
 def _heading(out: Body, opening: Token, inline: Token, text: str, line: int) -> None:
@@ -283,7 +297,8 @@ def _special(child: Token, cursor: _Cursor, walk: _Walk, words: list[str]) -> No
         at = cursor.seek(child.markup)
         _add(out, _shortcode_ref(meta, child.markup, at, walk))
     elif ctype == "shortcode_inline":
-        cursor.seek(child.markup)
+        at = cursor.seek(child.markup)
+        _include(out, shortcode_include(meta, child.markup, at))
 
 
 def _role(meta: dict[str, Any], markup: str, line: int, out: Body) -> None:

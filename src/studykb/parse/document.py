@@ -14,7 +14,7 @@ from studykb.parse.body import Body, is_attachment, read_body
 from studykb.parse.dates import date_of
 from studykb.parse.frontmatter import Split, split
 from studykb.parse.links import RawRef, wikilink
-from studykb.parse.outline import Outline, checkable
+from studykb.parse.outline import Outline, Pending, checkable
 from studykb.parse.reading import GITHUB, Reading
 from studykb.parse.site_urls import of_page
 from studykb.parse.urls import normalize_url
@@ -77,8 +77,7 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     docs = [doc]
     for raw_ref in body.refs:
         refs.append(_body_ref(doc.key, path, raw_ref, problems))
-    outline = body.the_outline()
-    _check_fragments(path, body, outline, reading, problems)
+    outline = _check_fragments(path, body, body.the_outline(), reading, problems)
     if doc.type == "course" and "units" in meta:
         for unit, unit_refs in _units(ctx, doc, meta["units"]):
             docs.append(unit)
@@ -141,10 +140,17 @@ def _body(
 
 def _check_fragments(
     path: str, body: Body, outline: Outline, reading: Reading, problems: list[Problem]
-) -> None:
-    """Say in ``problems`` which links to ``#anchor`` of this page name no heading of it."""
+) -> Outline:
+    """Say in ``problems`` which links to ``#anchor`` of this page name no heading of it;
+    on a page with includes they may name an included heading: the outline returned keeps
+    them for the vault to check (:class:`~studykb.parse.outline.Pending`)."""
+    pending = []
     for fragment in body.fragments:
-        if checkable(fragment.anchor) and outline.find(fragment.anchor, reading) is None:
+        if not checkable(fragment.anchor) or outline.find(fragment.anchor, reading) is not None:
+            continue
+        if outline.includes:
+            pending.append(Pending(fragment.text, fragment.anchor, fragment.line))
+        else:
             problems.append(
                 Problem(
                     path,
@@ -154,6 +160,7 @@ def _check_fragments(
                     f"{fragment.text!r}: this page has no heading {fragment.anchor!r}",
                 )
             )
+    return replace(outline, pending=tuple(pending)) if pending else outline
 
 
 class _Context:

@@ -16,7 +16,7 @@ from typing import Any
 from studykb.parse.reading import GITHUB, Reading, checkable
 from studykb.parse.slugs import AnchorIndex, Heading
 
-__all__ = ["Label", "Outline", "checkable"]
+__all__ = ["Include", "Label", "Outline", "Pending", "checkable"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +28,31 @@ class Label:
 
 
 @dataclass(frozen=True)
+class Include:
+    """A file the generator pastes into the page (Hugo's ``{{% include %}}`` and
+    ``{{< readfile >}}``, pymdownx.snippets' ``--8<--``): its headings are the page's too.
+    Parsing has no disk access: the vault finds the file (``vault/includes.py``)."""
+
+    #: ``include``, ``readfile`` or ``snippet``: which rules find the file.
+    kind: str
+    #: The path as written (without a snippet's ``:1:5`` line range or ``:section``).
+    target: str
+    line: int
+    #: The call as written, for messages.
+    text: str
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A same-page ``#anchor`` link of a page with includes whose heading is not in the page
+    itself: checked by the vault once the included files are read."""
+
+    text: str
+    anchor: str
+    line: int
+
+
+@dataclass(frozen=True)
 class Outline:
     """Headings (inline Markdown as written) and labels of one file, in order."""
 
@@ -35,6 +60,10 @@ class Outline:
     labels: tuple[Label, ...] = ()
     #: Anchors of raw HTML (``<a id="x">``), found as written.
     ids: tuple[Label, ...] = ()
+    #: Files pasted into the page, in order.
+    includes: tuple[Include, ...] = ()
+    #: Same-page anchors left for the vault to check (see :class:`Pending`).
+    pending: tuple[Pending, ...] = ()
     _indexes: dict[tuple[str, tuple[tuple[str, Any], ...]], AnchorIndex] = field(
         default_factory=dict, compare=False, repr=False
     )
@@ -45,6 +74,16 @@ class Outline:
                 "h": [[h.text, h.level, h.line, h.explicit_id] for h in self.headings],
                 "l": [[label.name, label.line] for label in self.labels],
                 **({"i": [[i.name, i.line] for i in self.ids]} if self.ids else {}),
+                **(
+                    {"inc": [[i.kind, i.target, i.line, i.text] for i in self.includes]}
+                    if self.includes
+                    else {}
+                ),
+                **(
+                    {"pend": [[p.text, p.anchor, p.line] for p in self.pending]}
+                    if self.pending
+                    else {}
+                ),
             },
             ensure_ascii=False,
         )
@@ -60,9 +99,13 @@ class Outline:
             )
             labels = tuple(Label(str(n), int(ln)) for n, ln in data.get("l", ()))
             ids = tuple(Label(str(n), int(ln)) for n, ln in data.get("i", ()))
+            includes = tuple(
+                Include(str(k), str(t), int(ln), str(x)) for k, t, ln, x in data.get("inc", ())
+            )
+            pending = tuple(Pending(str(t), str(a), int(ln)) for t, a, ln in data.get("pend", ()))
         except (ValueError, TypeError, AttributeError):
             return cls()
-        return cls(headings, labels, ids)
+        return cls(headings, labels, ids, includes, pending)
 
     @cached_property
     def _labels(self) -> dict[str, int]:

@@ -62,6 +62,11 @@ class Reading:
     extensions: tuple[str, ...] = ()
     #: (vault path, title) of the pages mkdocs' ``nav`` names: the page's title.
     nav_titles: tuple[tuple[str, str], ...] = ()
+    #: Read pymdownx.snippets' ``--8<--`` lines (mkdocs with the extension listed).
+    snippets: bool = False
+    #: Folders (vault-relative) included files are looked up from: Hugo's project folder,
+    #: then its content folders; pymdownx.snippets' ``base_path``.
+    include_bases: tuple[str, ...] = ()
 
     @property
     def site_urls(self) -> bool:

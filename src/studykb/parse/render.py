@@ -58,7 +58,12 @@ class Links(Protocol):
 
     def reference(self, written: str, anchor: str) -> str | None:
         """The href of the document a reference written as ``written`` (``[[x|y]]``, a
-        relative path, a URL) resolved to, with ``anchor`` (a heading's slug), or None."""
+        relative path, a URL) resolved to, with ``anchor`` as written (``Setup#Linux``, a
+        slug, ``^block``) made the id of what it names there, or None."""
+        ...
+
+    def local(self, anchor: str) -> str:
+        """The id on this page of what ``#anchor`` (as written) names."""
         ...
 
     def asset(self, target: str) -> str | None:
@@ -112,6 +117,7 @@ def _markdown() -> MarkdownIt:
     md.use(footnote_plugin)
     md.core.ruler.at("inline", _inline_rule)  # the parser's budget for pathological notes
     md.core.ruler.push("studykb_links", _links_rule)
+    md.core.ruler.push("studykb_block_ids", _block_ids)
     md.normalizeLink = _as_written  # type: ignore[method-assign]
     md.validateLink = _valid_link  # type: ignore[method-assign]
     for name, rule in (
@@ -160,18 +166,85 @@ def _without_title(tokens: list[Token], title: str) -> list[Token]:
     return tokens
 
 
-def _number_headings(tokens: list[Token], env: dict[str, Any]) -> None:
+def _numbered(texts: Sequence[str]) -> list[str]:
+    """The ids headings with these texts get, in order (``-1``, ``-2`` on repeats)."""
     taken: dict[str, int] = {}
-    for i, tok in enumerate(tokens):
-        if tok.type != "heading_open" or i + 1 >= len(tokens):
-            continue
-        text = tokens[i + 1].content
+    out = []
+    for text in texts:
         base = heading_anchor(text)
         n = taken.get(base, 0)
         taken[base] = n + 1
-        anchor = base if n == 0 else f"{base}-{n}"
-        tok.attrSet("id", anchor)
-        env["headings"].append(Heading(int(tok.tag[1]), text, anchor))
+        out.append(base if n == 0 else f"{base}-{n}")
+    return out
+
+
+def heading_ids(headings: Sequence[tuple[str, int, int]], title: str = "") -> dict[int, str]:
+    """Line -> the id :func:`render_note` gives the heading there, for (inline text as
+    written, level, line) headings of a file (``parse.outline``): what a link from another
+    page must name. The first level-1 heading is not shown when it says ``title``."""
+    shown = [h for h in headings if h[1] > 0]
+    first = next((h for h in shown if h[1] == 1), None)
+    if first is not None and title and first[0].strip() == title.strip():
+        shown.remove(first)
+    return {h[2]: anchor for h, anchor in zip(shown, _numbered([h[0] for h in shown]), strict=True)}
+
+
+def _number_headings(tokens: list[Token], env: dict[str, Any]) -> None:
+    at = [i for i, tok in enumerate(tokens) if tok.type == "heading_open" and i + 1 < len(tokens)]
+    texts = [tokens[i + 1].content for i in at]
+    for i, text, anchor in zip(at, texts, _numbered(texts), strict=True):
+        tokens[i].attrSet("id", anchor)
+        env["headings"].append(Heading(int(tokens[i].tag[1]), text, anchor))
+
+
+#: An Obsidian block id at the end of a block (``text ^id``), or alone below it.
+_BLOCK_ID = re.compile(r"(?:^|\s)\^([A-Za-z0-9-]+)\s*$")
+
+
+def _block_ids(state: StateCore) -> None:
+    """``text ^block-1`` ends a block Obsidian names ``#^block-1``: the block gets the id
+    ``^block-1`` and the marker is not shown; a paragraph of only ``^id`` names the block
+    above it (a table, a list, a quote) and goes."""
+    tokens = state.tokens
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        found = _BLOCK_ID.search(tok.content) if tok.type == "inline" and i > 0 else None
+        if found is None:
+            i += 1
+            continue
+        block_id = "^" + found.group(1)
+        opening = tokens[i - 1]
+        alone = not tok.content[: found.start()].strip() and opening.type == "paragraph_open"
+        above = _block_above(tokens, i - 1) if alone else None
+        if above is not None:
+            above.attrSet("id", block_id)
+            del tokens[i - 1 : i + 2]  # paragraph_open, inline, paragraph_close
+            i -= 1
+            continue
+        opening.attrSet("id", block_id)
+        _drop_marker(tok, found.group(0))
+        i += 1
+
+
+def _block_above(tokens: list[Token], opening: int) -> Token | None:
+    """The opening token of the block that ends just before ``tokens[opening]``."""
+    if opening == 0 or tokens[opening - 1].nesting != -1:
+        return None
+    level = tokens[opening - 1].level
+    for j in range(opening - 2, -1, -1):
+        if tokens[j].level == level and tokens[j].nesting == 1:
+            return tokens[j]
+    return None
+
+
+def _drop_marker(inline: Token, marker: str) -> None:
+    """The inline token without its trailing `` ^id`` text."""
+    children = inline.children or []
+    for child in reversed(children):
+        if child.type == "text" and child.content.rstrip().endswith(marker.strip()):
+            child.content = child.content.rstrip()[: -len(marker.strip())].rstrip()
+            return
 
 
 # -- links ------------------------------------------------------------------------------------
@@ -198,11 +271,11 @@ def _link_href(written: str, links: Links) -> str | None:
     if not href:
         return None
     if href.startswith("#"):
-        return "#" + heading_anchor(href[1:]) if href[1:] else None
+        return "#" + links.local(unquote(href[1:])) if href[1:] else None
     scheme = _SCHEME.match(href)
     if scheme is None or scheme.group(1).lower() in ("http", "https"):
         anchor = unquote(href.partition("#")[2]) if scheme is None else ""
-        found = links.reference(written, heading_anchor(anchor) if anchor else "")
+        found = links.reference(written, anchor)
         if found is not None:
             return found
     if scheme is not None:
@@ -230,11 +303,11 @@ def _wikilink(
     meta = tok.meta
     label = escape(meta["label"] or meta["target"] or meta["anchor"])
     links: Links = env["links"]
-    anchor = heading_anchor(meta["anchor"]) if meta["anchor"] else ""
+    anchor = meta["anchor"] or ""
     if meta["target"]:
         href = links.reference(tok.markup, anchor)
     else:  # [[#heading]]: on this page
-        href = f"#{anchor}" if anchor else None
+        href = f"#{links.local(anchor)}" if anchor else None
     if href is None and meta["embed"] and _is_image(meta["target"]):
         src = links.asset(meta["target"])
         if src is not None:

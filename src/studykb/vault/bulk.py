@@ -128,7 +128,7 @@ def write_all(
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
         early = [(n, sql) for n, sql in indexes if not n.startswith("refs_")] if later else []
-        edges, states = _write_refs(db, table, loaded, early, reading)
+        edges, states = _write_refs(db, table, loaded, early, reading, root)
         db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
         if not later:
             for _name, sql in indexes:
@@ -148,11 +148,13 @@ def _write_refs(
     loaded: _Loaded,
     early: list[tuple[str, str]],
     reading: Reading,
+    root: Path,
 ) -> tuple[list[EdgeRow], Counter[str]]:
     """Resolve the references (while SQLite builds the ``early`` indexes in a thread) and
     insert them, and the ``[[note#heading]]`` ones whose heading is missing; the graph
     edges and the count of each resolution state."""
     from studykb.vault.checks import missing_anchors
+    from studykb.vault.includes import Includes, pending_rows
 
     building = (
         background.beside(lambda: [db.execute(sql) for _n, sql in early], "studykb-early-indexes")
@@ -168,10 +170,12 @@ def _write_refs(
         resolved,
     )
     del resolved
-    db.executemany(
-        "INSERT INTO anchors VALUES (?,?,?,?)",
-        missing_anchors(anchored, loaded.outlines.get, reading),
-    )
+    including = [(p, o) for p, o in loaded.outlines.items() if o and '"inc"' in o]
+    includes = Includes(root, reading) if including else None
+    found = missing_anchors(anchored, loaded.outlines.get, reading, includes)
+    if includes is not None:
+        found += pending_rows(including, includes)
+    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", found)
     return edges, states
 
 

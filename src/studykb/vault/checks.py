@@ -10,10 +10,14 @@ import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from studykb.model import ERROR
 from studykb.parse.reading import GITHUB, Reading, checkable
+
+if TYPE_CHECKING:
+    from studykb.vault.includes import Includes
 
 _ID_LINE = re.compile(r"""^\s*["']?id["']?\s*[:=]""")
 
@@ -169,14 +173,22 @@ def _on_loops(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, str, st
 
 
 def anchor_problems(
-    db: sqlite3.Connection, changed: list[str] | None, reading: Reading = GITHUB
+    db: sqlite3.Connection,
+    changed: list[str] | None,
+    reading: Reading = GITHUB,
+    root: Path | None = None,
 ) -> None:
     """Recompute ``[[note#heading]]`` checks for references from or into ``changed`` files.
 
     ``None`` means everything (a full build). Block references (``#^id``) and anchors
     that name a course unit are not headings and are left alone; headings are matched by
-    ``reading``'s rules (``parse.outline``).
+    ``reading``'s rules (``parse.outline``). With ``root``, the headings of files a page
+    includes are the page's too (``vault/includes.py``); a page with includes is checked
+    again on every change, as an included file may be the one that changed.
     """
+    including = [] if root is None else including_pages(db)
+    if changed is not None and including:
+        changed = list(dict.fromkeys([*changed, *(path for path, _o in including)]))
     select = (
         "SELECT r.path, r.line, r.text, r.anchor, d.path FROM refs r"
         " JOIN docs d ON d.key = r.target_key"
@@ -208,7 +220,22 @@ def anchor_problems(
         row = db.execute("SELECT outline FROM texts WHERE path=?", (target,)).fetchone()
         return row[0] if row else None
 
-    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", missing_anchors(rows, outline, reading))
+    from studykb.vault.includes import Includes, pending_rows
+
+    includes = Includes(root, reading) if root is not None and including else None
+    found = missing_anchors(rows, outline, reading, includes)
+    if includes is not None:
+        wanted = None if changed is None else set(changed)
+        found += pending_rows(
+            ((p, o) for p, o in including if wanted is None or p in wanted), includes
+        )
+    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", found)
+
+
+def including_pages(db: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(path, outline) of every page that includes files (``vault/includes.py``)."""
+    select = "SELECT path, outline FROM texts WHERE outline LIKE ?"
+    return db.execute(select, ('%"inc"%',)).fetchall()
 
 
 def wants_anchor_check(anchor: str, target_key: str | None) -> bool:
@@ -220,18 +247,22 @@ def missing_anchors(
     rows: Iterable[tuple[str, int, str, str, str]],
     outlines: Callable[[str], str | None],
     reading: Reading = GITHUB,
+    includes: Includes | None = None,
 ) -> list[tuple[str, int, str, str]]:
     """Rows of the ``anchors`` table for (path, line, text, anchor, target path) references
-    whose target has no such heading or label; ``outlines`` gives a file's outline (JSON)."""
+    whose target has no such heading or label; ``outlines`` gives a file's outline (JSON);
+    ``includes``: the headings of files a target includes count too."""
     from studykb.parse.outline import Outline
+    from studykb.vault.includes import expanding
 
+    read = expanding(outlines, includes)
     seen: dict[str, Outline] = {}
     out = []
     for path, line, text, anchor, target in dict.fromkeys(rows):
         if not checkable(anchor):
             continue
         if target not in seen:
-            seen[target] = Outline.from_json(outlines(target))
+            seen[target] = read(target)
         if seen[target].find(anchor, reading) is None:
             out.append((path, line, f"{text!r}: the target has no heading {anchor!r}", target))
     return out
@@ -359,4 +390,24 @@ def attachment_problems(
                     "attach",
                 )
             )
+    out += _include_problems(db, files.root, reading, paths)
     db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
+
+
+def _include_problems(
+    db: sqlite3.Connection, root: Path, reading: Reading, paths: list[str] | None
+) -> list[tuple[str, int, str, str, str, str]]:
+    """``missing-attachment`` for each include (of a page in ``paths``; None: every page)
+    whose file is not in the vault: the generator would fail or paste nothing there."""
+    from studykb.model import WARNING
+    from studykb.parse.outline import Outline
+    from studykb.vault.includes import Includes
+
+    wanted = None if paths is None else set(paths)
+    includes = Includes(root, reading)
+    return [
+        (path, line, WARNING, "missing-attachment", message, "attach")
+        for path, text in including_pages(db)
+        if wanted is None or path in wanted
+        for line, message in includes.missing(path, Outline.from_json(text))
+    ]

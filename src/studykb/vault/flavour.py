@@ -323,6 +323,8 @@ def reading(site: Site, headings: str | None = None) -> Reading:
         taxonomies=site.taxonomies,
         extensions=site.extensions,
         nav_titles=tuple(sorted(site.nav_titles.items())),
+        snippets=site.snippets,
+        include_bases=site.include_bases,
     )
 
 

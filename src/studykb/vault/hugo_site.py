@@ -159,6 +159,7 @@ def hugo_site(root: Path, override: bool) -> Site:
         base_path=base_path(config.get("baseurl")),
         config_file=main,
         warnings=tuple(warnings),
+        include_bases=(".", *content),
     )
 
 

@@ -121,4 +121,14 @@ def mkdocs_site(root: Path) -> Site:
         scope=of_site(root, "mkdocs", (docs,), config),
         extensions=tuple(sorted(extensions)),
         nav_titles=nav_titles(config.get("nav"), docs),
+        snippets="pymdownx.snippets" in extensions,
+        include_bases=snippet_bases(extensions.get("pymdownx.snippets", {})),
     )
+
+
+def snippet_bases(options: dict[str, Any]) -> tuple[str, ...]:
+    """pymdownx.snippets' ``base_path`` (a folder or a list; ``"."``, where mkdocs runs: the
+    folder of ``mkdocs.yml``)."""
+    value = options.get("base_path", ".")
+    items = value if isinstance(value, list) else [value]
+    return tuple(clean_dir(item) or "." for item in items if isinstance(item, str)) or (".",)

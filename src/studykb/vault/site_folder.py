@@ -96,6 +96,7 @@ def rebased(site: Site, root: Path, folder: str) -> Site:
         language_dirs={k: _under(folder, v) for k, v in site.language_dirs.items()},
         static_dirs=tuple(_under(folder, d) for d in site.static_dirs),
         static_mounts=tuple((_under(folder, d), url) for d, url in site.static_mounts),
+        include_bases=tuple(_under(folder, d) for d in site.include_bases),
         nav_titles={_under(folder, k): v for k, v in site.nav_titles.items()},
         config_file=_under(folder, site.config_file) if site.config_file else None,
         warnings=tuple(replace(w, path=_under(folder, w.path)) for w in site.warnings),

@@ -85,6 +85,11 @@ class Site:
     extensions: tuple[str, ...] = ()
     #: Vault path -> the page's title in mkdocs' ``nav``.
     nav_titles: Mapping[str, str] = field(default_factory=dict)
+    #: Folders (relative to ``root``) included files are found from: Hugo's project folder
+    #: and content folders; pymdownx.snippets' ``base_path`` (``vault/includes.py``).
+    include_bases: tuple[str, ...] = ()
+    #: pymdownx.snippets is listed: ``--8<--`` lines paste files in.
+    snippets: bool = False
     #: Why this generator is in force (``generator = "hugo" in studykb.toml``, ``hugo.toml``).
     reason: str = ""
 

@@ -44,7 +44,7 @@ def write(
     db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
     from studykb.vault.checks import anchor_problems, vault_problems
 
-    anchor_problems(db, None if full else paths, reading)
+    anchor_problems(db, None if full else paths, reading, root)
     # a loop also appears or goes when a requires elsewhere now names another doc
     loops = full or moved or requires_before != _requires_rows(db, paths)
     ids = None if full else ids_before | _explicit_ids(db, paths)

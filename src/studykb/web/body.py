@@ -11,10 +11,11 @@ from __future__ import annotations
 import posixpath
 from collections import OrderedDict
 from typing import TYPE_CHECKING
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 from studykb.model import Document
-from studykb.parse.render import IMAGE_EXTS, render_note
+from studykb.parse.outline import Outline
+from studykb.parse.render import IMAGE_EXTS, heading_anchor, heading_ids, render_note
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
@@ -35,10 +36,12 @@ class VaultLinks:
         self, kb: KnowledgeBase, doc: Document, outgoing: list[Link], link: Linker
     ) -> None:
         self.kb = kb
+        self.doc = doc
         self.folder = posixpath.dirname(doc.path)
         self.link = link
         self.targets = {f.ref.text: f.target for f in outgoing if f.ref.kind == "link" and f.target}
         self.assets: set[str] = set()
+        self._ids: dict[str, tuple[Outline, dict[int, str]]] = {}
 
     def reference(self, written: str, anchor: str) -> str | None:
         key = self.targets.get(written)
@@ -46,8 +49,28 @@ class VaultLinks:
             return None
         href = self.link.key(key)
         if anchor and "#" not in key:
-            href += "#" + anchor
+            target = self.kb.vault.documents().get(key)
+            path, title = (target.path, target.title) if target else (key, "")
+            href += "#" + quote(self.anchor_id(path, title, anchor), safe="^")
         return href
+
+    def local(self, anchor: str) -> str:
+        return self.anchor_id(self.doc.path, self.doc.title, anchor)
+
+    def anchor_id(self, path: str, title: str, anchor: str) -> str:
+        """The id the page of ``path`` gives what ``anchor`` names there: a block's
+        ``^id``, the heading the vault's rules find (``Setup#Linux``, a generator's slug),
+        else the slug of the text."""
+        if anchor.startswith("^"):
+            return anchor
+        if path not in self._ids:
+            outline = Outline.from_json(self.kb.vault.store.outline(path))
+            rows = [(h.text, h.level, h.line) for h in outline.headings]
+            self._ids[path] = (outline, heading_ids(rows, title))
+        outline, ids = self._ids[path]
+        line = outline.find(anchor, self.kb.vault.reading)
+        found = ids.get(line) if line is not None else None
+        return found or heading_anchor(anchor.rpartition("#")[2] or anchor)
 
     def asset(self, target: str) -> str | None:
         path = vault_file(self.kb.root, self.folder, target)
