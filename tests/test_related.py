@@ -6,10 +6,11 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import FIXTURES, run_json
-from studykb.related.rank import Ranker, RelatedOptions, Weights, related
+from studykb.related.rank import RelatedOptions, Weights, related
 
 
 @pytest.fixture
@@ -122,15 +123,28 @@ def test_diversity_keeps_near_duplicates_apart(make_vault: Callable, open_vault:
     assert ids(diverse)[1] == "other"
 
 
-def test_hidden_pairs_remove_a_link_from_every_feature(rv: Path, open_vault: Callable) -> None:
+def test_a_link_is_in_the_link_components_both_ways_and_leaves_with_the_link(
+    rv: Path, open_vault: Callable
+) -> None:
+    """The engine's link components follow the references: a -> b is link_out of a and
+    link_in of b, and once the link (and the prerequisite) is gone, neither holds it."""
+    from studykb.related.engine import for_vault
+
     vault = open_vault(rv)
-    ranker = Ranker.for_vault(vault, "none")
-    ix = ranker.ix
-    a, b = ix.number["notes/fsdp-notes.md"], ix.number["notes/ddp-notes.md"]
-    seen = ix.features(a)
-    assert seen[b]["link_out"] == 1.0
-    hidden = ix.features(a, frozenset({(a, b)}))
-    assert "link_out" not in hidden.get(b, {})
+    engine = for_vault(vault)
+    a, b = engine.ix.number["notes/fsdp-notes.md"], engine.ix.number["notes/ddp-notes.md"]
+    parts = engine.components(np.array([a, b]), text=False)
+    assert parts["link_out"][0, b] == 1.0 and parts["link_in"][1, a] == 1.0
+    path = rv / "notes/fsdp-notes.md"
+    text = path.read_text(encoding="utf-8")
+    path.write_text(
+        text.replace("requires: [ddp-notes]\n", "").replace("[[ddp-notes]]", "DDP"),
+        encoding="utf-8",
+    )
+    _forget()
+    engine = for_vault(open_vault(rv))
+    parts = engine.components(np.array([a, b]), text=False)
+    assert parts["link_out"][0, b] == 0.0 and parts["link_in"][1, a] == 0.0
 
 
 def test_topics_are_named_by_id_title_or_alias_and_ids_win(rv: Path, open_vault: Callable) -> None:
@@ -337,8 +351,9 @@ def _cache_sizes(root: Path) -> dict[str, int]:
 
 
 def _forget() -> None:
-    from studykb.related import features, vectorcache
+    from studykb.related import engine, features, vectorcache
 
+    engine._MEMO.clear()
     features._MEMO.clear()
     vectorcache.forget()
 
@@ -424,8 +439,14 @@ def test_incremental_features_equal_a_full_build(rv: Path, open_vault: Callable)
             full.picked[n],
         ), full.keys[n]
         assert updated.tags(n) == full.tags(n) and updated.course[n] == full.course[n]
-    for i in range(len(full.keys)):
-        assert updated.features(i) == full.features(i)
+    # and the engine made from each scores every pair alike
+    from studykb.related.engine import Engine
+
+    rows = np.arange(len(full.keys))
+    mine, theirs = Engine(updated, None), Engine(full, None)
+    for name, m in mine.components(rows, text=False).items():
+        other = theirs.components(rows, text=False)[name]
+        assert np.allclose(m.toarray(), other.toarray()), name
 
 
 def test_renaming_a_document_builds_the_features_again(rv: Path, open_vault: Callable) -> None:

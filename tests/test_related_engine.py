@@ -164,3 +164,24 @@ def test_filler_words_never_make_a_reason(make_vault: Callable, open_vault: Call
     for r in found:
         for reason in r.reasons:
             assert not any(w in reason for w in ("规模", "状态", "策略", "生成", "语言")), reason
+
+
+def test_text_reasons_name_no_fragment_of_a_title_or_passing_inflection(
+    bundled: Path, run: Callable
+) -> None:
+    """On the bundled vault FSDP2's list once said "similar text: fully, 分片, scattered":
+    "fully" only a word of the title phrase "Fully Sharded Data Parallel" (both titles
+    show it), "scattered" only the passing inflection of reduce-scattered (no title
+    writes it). Neither is a subject; the distinctive words still are."""
+    result = run("related", "fsdp2", "--json", vault=bundled)
+    found = json.loads(result.stdout)["related"]
+    said = [
+        w
+        for r in found
+        for reason in r["reasons"]
+        if reason.startswith("similar text: ")
+        for w in reason.removeprefix("similar text: ").split(", ")
+    ]
+    assert said  # words are still given...
+    assert not {"fully", "scattered", "sharded", "parallel"} & set(said), said
+    assert "分片" in said  # ...the distinctive ones

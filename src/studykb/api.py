@@ -329,6 +329,24 @@ class KnowledgeBase:
         return create(self.vault.config, spec, id_owner=owner)
 
     # -- related ------------------------------------------------------------------------------
+    def prepare_related(self, stats: BuildStats) -> bool:
+        """After a refresh, make what related documents need (the graph features, the
+        text vectors and the engine's matrices, kept in the cache) when the refresh read
+        many files or none of it is kept yet, so the first ``related`` after a full build
+        loads it; whether it did. After a small edit it is left to the next ``related``,
+        which updates it for the edited files only (a build stays within its budget)."""
+        from studykb.related.stored import ENTRY, PREPARE_MIN
+
+        if not stats.changed:
+            return False
+        many = len(stats.added) + len(stats.modified) + len(stats.removed) >= PREPARE_MIN
+        if not many and self.vault.cache.holds(ENTRY):
+            return False
+        from studykb.related.engine import for_vault
+
+        for_vault(self.vault)
+        return True
+
     def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
         """Related documents, best first, with the reasons in words."""
         from studykb.related.rank import related

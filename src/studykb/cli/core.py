@@ -137,6 +137,7 @@ def build(obj: Context, as_json: bool) -> None:
     stats = obj.refreshed()
     kb = obj.kb()
     indexed = _sync_search_index(kb)
+    kb.prepare_related(stats)  # the first `related` after a full build loads, not builds
     if as_json:
         emit_json(
             {

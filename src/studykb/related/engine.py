@@ -85,6 +85,11 @@ HALF = {
     "sibling": 0.0,
     "text": 0.15,
 }
+#: The engine's matrices, as kept in the cache (:mod:`studykb.related.stored`).
+MATRICES = (
+    *("L", "LT", "B", "BT", "Q", "QT", "R", "RT", "Rin", "RinT", "Rout", "RoutT"),
+    *("T", "TT", "G", "GT", "C", "CT", "K", "KT", "M", "MT", "X", "Xq", "XT"),
+)
 #: Text matches kept per document (the best ones; the rest never reach a list).
 TEXT_POOL = 50
 #: A term in more documents' vectors than this is skipped when looking for text matches.
@@ -150,10 +155,36 @@ def _inv_sqrt(counts: NDArray[np.float64], cap: float | None = None) -> NDArray[
 class Engine:
     """The factor matrices of every component, by the feature index's node numbers."""
 
-    def __init__(self, ix: FeatureIndex, tv: TermVectors | None) -> None:
+    def __init__(
+        self, ix: FeatureIndex, tv: TermVectors | None, stored: dict[str, Any] | None = None
+    ) -> None:
+        """Made from the inputs, or (``stored``: what :func:`studykb.related.stored.load`
+        gave for these inputs) taken as kept."""
         self.ix, self.tv = ix, tv
-        n = self.n = len(ix.keys)
-        self.shape = (n, n)
+        self.n = len(ix.keys)
+        self.shape = (self.n, self.n)
+        self.memo: dict[str, Any] = {}
+        """What readers of the engine remember of it (reasons' word lists)."""
+        self.stamp: tuple[str, str] = ("", "")
+        """The fingerprints of the inputs it was made from."""
+        if stored is not None:
+            for name, m in stored["matrices"].items():
+                setattr(self, name, m)
+            self.posting = stored["arrays"]["posting"]
+            self.tv_number = stored["arrays"]["tv_number"]
+        else:
+            self._build()
+
+    def stored(self) -> tuple[dict[str, Csr], dict[str, NDArray[Any]]]:
+        """The matrices and arrays to keep (what ``stored`` gives back)."""
+        return (
+            {name: getattr(self, name) for name in MATRICES},
+            {"posting": self.posting, "tv_number": self.tv_number},
+        )
+
+    # -- building ----------------------------------------------------------------------------
+    def _build(self) -> None:
+        ix, n = self.ix, self.n
         src, dst, bits = self._edges()
         linked = (bits & ~COURSE_BIT) != 0
         ones = np.ones(int(linked.sum()))
@@ -192,12 +223,7 @@ class Engine:
         """Term -> how many documents' vectors hold it."""
         self.X, self.Xq, self.tv_number = self._text()
         self.XT = sp.csr_matrix(self.X.T)
-        self.memo: dict[str, Any] = {}
-        """What readers of the engine remember of it (reasons' word lists)."""
-        self.stamp: tuple[str, str] = ("", "")
-        """The fingerprints of the inputs it was made from."""
 
-    # -- building ----------------------------------------------------------------------------
     def _edges(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
         src: list[int] = []
         dst: list[int] = []
@@ -418,9 +444,11 @@ def score_block(
 
 
 def for_vault(vault: Vault) -> Engine:
-    """The engine of the vault's current state (its inputs loaded or brought up to date
-    from the cache, the matrices made from them and kept while the state holds)."""
-    from studykb.related import vectorcache
+    """The engine of the vault's current state: its inputs loaded or brought up to date
+    from the cache, and its matrices loaded from the cache when they were made from
+    exactly these inputs, else made and kept there (and in memory while the state
+    holds)."""
+    from studykb.related import stored, vectorcache
     from studykb.related.features import load as load_features
 
     ix = load_features(vault)
@@ -433,7 +461,11 @@ def for_vault(vault: Vault) -> Engine:
         and got.stamp == (ix.fingerprint, tv.fingerprint)
     ):
         return got
-    engine = Engine(ix, tv)
+    digest = stored.inputs(ix, tv)
+    kept = stored.load(vault, digest)
+    engine = Engine(ix, tv, kept)
+    if kept is None:
+        stored.save(vault, digest, *engine.stored())
     engine.stamp = (ix.fingerprint, tv.fingerprint)
     _MEMO[str(vault.root)] = engine
     return engine

@@ -11,17 +11,15 @@ the set of documents, the topics and the changed documents' names stay the same
 (otherwise other documents' references may resolve differently, and it is built again).
 The result is the same as a full build.
 
-:meth:`FeatureIndex.features` scores every candidate that shares something with one
-document; ``hidden`` pairs are left out, which is how the evaluation hides a link.
-No networkx here: plain dicts are faster for one document's neighbourhood, and the
-query path must not pay networkx's import time.
+The ranking itself is the engine's (:mod:`studykb.related.engine`, made from this
+index); what is read here directly is what two documents share, for the reasons and
+the sidebar. No networkx here: the query path must not pay networkx's import time.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 from array import array
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -44,8 +42,6 @@ HUB_CAP = 300
 #: that two of them are related: it counts for no co-citation.
 COCITE_MAX = 20
 CACHE_ENTRY = "related-features"
-
-Pair = tuple[int, int]
 
 
 def _pack(values: Iterable[int]) -> bytes:
@@ -293,142 +289,21 @@ class FeatureIndex:
         """Whether node ``s`` cites too many documents for its citations to mean much."""
         return self.out.size(s) > COCITE_MAX
 
-    # -- features ------------------------------------------------------------------------
-    def features(
-        self, i: int, hidden: frozenset[Pair] = frozenset()
-    ) -> dict[int, dict[str, float]]:
-        """Raw graph features of every node related to node ``i`` (``i`` itself left out).
-
-        ``picked``, ``link_in``, ``link_out`` and ``course`` are 0/1; ``refs`` is the
-        resource-allocation index over shared cited documents (each weighted 1/citers),
-        ``cocite`` the same over shared citing documents (a document citing more than
-        :data:`COCITE_MAX` counts for nothing), ``peers`` what the documents citing what
-        ``i`` cites also cite, ``topics`` and ``tags`` the Adamic-Adar sum 1/log(1+n) over
-        shared topics and tags, ``sibling`` 1 when both are courses.
-        """
-        feats: dict[int, dict[str, float]] = defaultdict(dict)
-        out = self.out[i]
-        out_i = [j for j in out if (i, j) not in hidden]
-        inc_i = [j for j in self.inc[i] if (j, i) not in hidden]
-        for j in self.picked[i]:
-            if (i, j) not in hidden:
-                feats[j]["picked"] = 1.0
-        for j in out_i:
-            feats[j]["link_out"] = 1.0
-        for j in inc_i:
-            feats[j]["link_in"] = 1.0
-        self._shared_refs(feats, i, out, out_i, hidden)
-        self._cocited(feats, i, inc_i, hidden)
-        self._peers(feats, i, out, out_i)
-        _adamic_adar(feats, "topics", i, (self.covering.get(t) for t in self.topics[i]))
-        _adamic_adar(feats, "tags", i, (self.tagged.get(t) for t in self.tag_ids[i]))
-        course = self.course[i]
-        if course >= 0:
-            for c in self.members.get(course):
-                if c != i:
-                    feats[c]["course"] = 1.0
-        if self.types[i] == "course":
-            for c in self.members_of_type("course"):
-                if c != i:
-                    feats[c]["sibling"] = 1.0
-        feats.pop(i, None)
-        return feats
-
-    def _shared_refs(
-        self,
-        feats: dict[int, dict[str, float]],
-        i: int,
-        out: dict[int, int],
-        out_i: list[int],
-        hidden: frozenset[Pair],
-    ) -> None:
-        """Documents citing what ``i`` cites (its course counts as "course")."""
-        for z in out_i:
-            if out[z] == COURSE_BIT or self.inc.size(z) > HUB_CAP:
-                continue
-            citers = self.inc[z]
-            w = 1.0 / len(citers)
-            for c in citers:
-                if c != i and (c, z) not in hidden and not self.cites_everything(c):
-                    f = feats[c]
-                    f["refs"] = f.get("refs", 0.0) + w
-
-    def _cocited(
-        self, feats: dict[int, dict[str, float]], i: int, inc_i: list[int], hidden: frozenset[Pair]
-    ) -> None:
-        """Documents cited by what cites ``i``."""
-        for s in inc_i:
-            if self.cites_everything(s):
-                continue
-            cited = self.out[s]
-            w = 1.0 / len(cited)
-            for c in cited:
-                if c != i and (s, c) not in hidden:
-                    f = feats[c]
-                    f["cocite"] = f.get("cocite", 0.0) + w
-
-    def _peers(
-        self, feats: dict[int, dict[str, float]], i: int, out: dict[int, int], out_i: list[int]
-    ) -> None:
-        """What the documents citing what ``i`` cites also cite ("readers of this also
-        read"): resource allocation over two steps, each weighted by how few share it."""
-        for z in out_i:
-            if out[z] == COURSE_BIT or self.inc.size(z) > HUB_CAP:
-                continue
-            citers = self.inc[z]
-            for c in citers:
-                if c == i or self.cites_everything(c):
-                    continue
-                cited = self.out[c]
-                w = 1.0 / (len(citers) * len(cited))
-                for b in cited:
-                    if b != i and b != z:
-                        f = feats[b]
-                        f["peers"] = f.get("peers", 0.0) + w
-
-    def peers_of(self, i: int, b: int) -> list[int]:
-        """Documents that cite ``b`` and something ``i`` cites (for the reason)."""
-        mine = set(self.out[i])
-        return sorted(
-            (
-                c
-                for c in self.inc[b]
-                if c != i and not self.cites_everything(c) and mine & set(self.out[c])
-            ),
-            key=lambda c: (self.out.size(c), self.titles[c]),
-        )
-
-    def members_of_type(self, kind: str) -> list[int]:
-        """Every node of type ``kind`` (remembered)."""
-        memo: dict[str, list[int]] = self.__dict__.setdefault("_by_type", {})
-        got = memo.get(kind)
-        if got is None:
-            got = memo[kind] = [n for n, t in enumerate(self.types) if t == kind]
-        return got
-
     # -- what two nodes share (for reasons and diversity) ----------------------------------
-    def shared_refs(self, i: int, c: int, hidden: frozenset[Pair] = frozenset()) -> list[int]:
+    def shared_refs(self, i: int, c: int) -> list[int]:
         """What both cite, rarest first."""
         out_i, out_c = self.out[i], self.out[c]
         shared = [
             z
             for z in out_i
-            if z in out_c
-            and z != c
-            and (i, z) not in hidden
-            and out_i[z] != COURSE_BIT
-            and self.inc.size(z) <= HUB_CAP
+            if z in out_c and z != c and out_i[z] != COURSE_BIT and self.inc.size(z) <= HUB_CAP
         ]
         return sorted(shared, key=lambda z: (self.inc.size(z), self.titles[z]))
 
-    def shared_citers(self, i: int, c: int, hidden: frozenset[Pair] = frozenset()) -> list[int]:
+    def shared_citers(self, i: int, c: int) -> list[int]:
         """What cites both (a list of everything left out), shortest first."""
         inc_c = self.inc[c]
-        found = [
-            s
-            for s in self.inc[i]
-            if s in inc_c and s != c and (s, i) not in hidden and not self.cites_everything(s)
-        ]
+        found = [s for s in self.inc[i] if s in inc_c and s != c and not self.cites_everything(s)]
         return sorted(found, key=lambda s: (self.out.size(s), self.titles[s]))
 
     def shared_topics(self, i: int, c: int) -> list[int]:
@@ -466,20 +341,6 @@ class _Requires:
         targets = self.ix.required[n]
         reasons = self.ix.reasons[n]
         return tuple((j, reasons[k] if k < len(reasons) else "") for k, j in enumerate(targets))
-
-
-def _adamic_adar(
-    feats: dict[int, dict[str, float]], name: str, i: int, groups: Iterable[Sequence[int]]
-) -> None:
-    """Add 1/log(1+n) to ``feats[c][name]`` for each shared group of n documents (not hubs)."""
-    for members in groups:
-        if len(members) > HUB_CAP:
-            continue
-        w = 1.0 / math.log(1 + len(members))
-        for c in members:
-            if c != i:
-                f = feats[c]
-                f[name] = f.get(name, 0.0) + w
 
 
 # -- building --------------------------------------------------------------------------------

@@ -4,13 +4,15 @@ One reason per component that carried weight (:data:`MIN_EVIDENCE`), strongest f
 each names only what a reader would recognise as a subject: readings, documents, topics
 and tags by title, and for text the distinctive words both documents use (never a stop
 word, a filler word or a number, :func:`studykb.related.textsim.subject`; only words a
-title or topic name uses; only words among the heaviest of *both* documents and held by
-few documents: :data:`DISTINCT_SHARE`). A list that cites everything is never given as
-"cited together in".
+title or topic name uses, an English one only as some title writes it (no passing
+inflection) and no adverb; only words among the heaviest of *both* documents and held
+by few documents: :data:`DISTINCT_SHARE`). A list that cites
+everything is never given as "cited together in".
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -31,6 +33,11 @@ MIN_EVIDENCE = 0.2
 TOP_WORDS = 40
 #: ...and among the vectors of at most this share of the documents (and at least 3).
 DISTINCT_SHARE = 0.05
+#: A word of a title, as written.
+WORD = re.compile(r"\w+")
+#: An English adverb ("fully" of "Fully Sharded Data Parallel"): a word of a title
+#: phrase, never its subject.
+ADVERB = re.compile(r"[a-z]{3,}ly$", re.I)
 
 Say = Callable[[str, str], None]
 """How the helpers below add a reason: ``say(component, text)``."""
@@ -161,6 +168,17 @@ def shared_words(engine: Engine, i: int, j: int, most: int = 5) -> list[str]:
     return [tv.forms[t] for t in both[:most]]
 
 
+def _titled(engine: Engine) -> frozenset[str]:
+    """Every word some title writes (folded, remembered): an English term is shown only
+    as a title writes it, never as a passing inflection ("scattered" of Reduce-Scatter)."""
+    got: frozenset[str] | None = engine.memo.get("titled")
+    if got is None:
+        got = engine.memo["titled"] = frozenset(
+            w for title in engine.ix.titles for w in WORD.findall(title.casefold())
+        )
+    return got
+
+
 def _top_words(engine: Engine, i: int) -> dict[int, float]:
     """The heaviest :data:`TOP_WORDS` terms of node ``i`` that may be shown, by weight
     (remembered on the engine)."""
@@ -192,7 +210,12 @@ def _showable(engine: Engine) -> np.ndarray:
             width = min(size, engine.posting.shape[0])
             posting[:width] = engine.posting[:width]
             cap = max(3.0, DISTINCT_SHARE * engine.n)
+            titled = _titled(engine)
             for t in np.nonzero((marked > 0) & (posting <= cap))[0].tolist():
-                got[t] = subject(tv.forms[t])
+                form = tv.forms[t]
+                english = form.isascii()
+                got[t] = subject(form) and (
+                    not english or (form.casefold() in titled and not ADVERB.match(form))
+                )
         engine.memo["showable"] = got
     return got

@@ -1,7 +1,8 @@
 """The one place studykb keeps what it derives from the notes between commands.
 
-Every derived thing (reading-plan tables, the related-documents features and text
-vectors, what the search index holds) is one named entry of ``.studykb/cache.sqlite``:
+Every derived thing (reading-plan tables, the related-documents features, text vectors
+and the matrices made from them, what the search index holds) is one named entry of
+``.studykb/cache.sqlite``:
 
     name   what it is (a row of :data:`MADE_BY`)
     key    a digest of the code that makes it and of the inputs it is made from
@@ -74,6 +75,13 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "related-features-journal": _RELATED_FEATURES,
     "related-vectors": _RELATED_VECTORS,
     "related-journal": _RELATED_VECTORS,
+    # the engine's matrices (keyed by a digest of the two inputs they are made from)
+    "related-engine": (
+        "studykb.related.engine",
+        "studykb.related.stored",
+        *_RELATED_FEATURES,
+        *_RELATED_VECTORS,
+    ),
     # the search index: how text is analysed and what goes in it (not how queries rank)
     "search-index": _SEARCH_INDEX,
     "search-held": _SEARCH_INDEX,
@@ -190,6 +198,18 @@ class Cache:
         if value is not None:
             self._memo[name] = (entry_key, value)
         return value
+
+    def holds(self, name: str) -> bool:
+        """Whether an entry named ``name`` is kept, under any key (without reading it)."""
+        if name in self._memo:
+            return True
+        db = self._conn()
+        if db is None:
+            return False
+        try:
+            return db.execute("SELECT 1 FROM entries WHERE name=?", (name,)).fetchone() is not None
+        except sqlite3.Error:
+            return False
 
     def put(self, name: str, entry_key: str, value: Any) -> None:
         """Store ``value`` for ``name`` under ``entry_key`` (replacing the older one)."""

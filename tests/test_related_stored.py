@@ -1,0 +1,131 @@
+"""The engine's matrices kept in the cache: a second process loads them (the build
+function runs zero times), an edit never serves a stale list, ``build`` makes them, and
+what is stored is plain data that cannot run code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from studykb.related import engine as engine_mod
+from studykb.related import features, stored, vectorcache
+from studykb.vault.cache import key as cache_key
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many times the engine's matrices were made (one entry per build)."""
+    made: list[int] = []
+    real = engine_mod.Engine._build
+
+    def counted(self: engine_mod.Engine) -> None:
+        made.append(self.n)
+        real(self)
+
+    monkeypatch.setattr(engine_mod.Engine, "_build", counted)
+    new_process()
+    yield made
+    new_process()
+
+
+def new_process() -> None:
+    """Forget what this process keeps in memory, as a new process starts without it."""
+    engine_mod._MEMO.clear()
+    features._MEMO.clear()
+    vectorcache.forget()
+
+
+FILES = {
+    "notes/a.md": "# Paged attention\n\nKV cache blocks in pages; [[b]] batches them.\n",
+    "notes/b.md": "# Continuous batching\n\nRequests join a running batch; see [[a]].\n",
+    "notes/c.md": "# Speculative decoding\n\nA draft model proposes tokens, verified.\n",
+    "notes/d.md": "# Quantization\n\nInt8 and fp8 weights for serving.\n",
+}
+
+
+def related_ids(run: Callable, root: Path, query: str) -> list[str]:
+    result = run("related", query, "--json", vault=root)
+    assert result.exit_code in (0, 1), result.output  # 1: nothing related
+    return [r["id"] for r in json.loads(result.stdout)["related"]]
+
+
+def test_a_second_process_loads_the_matrices_instead_of_making_them(
+    make_vault: Callable, run: Callable, builds: list[int]
+) -> None:
+    root = make_vault(FILES)
+    first = run("related", "a", "--json", vault=root).stdout
+    assert len(builds) == 1
+    new_process()
+    second = run("related", "a", "--json", vault=root).stdout
+    assert len(builds) == 1  # loaded: made zero times in the second process
+    assert second == first
+
+
+def test_an_edit_gives_the_new_list_not_the_kept_one(
+    make_vault: Callable, run: Callable, builds: list[int]
+) -> None:
+    root = make_vault(FILES)
+    assert related_ids(run, root, "c") == []
+    new_process()
+    (root / "notes/c.md").write_text(
+        "# Speculative decoding\n\nA draft model proposes tokens; see [[d]] for fp8 weights.\n",
+        encoding="utf-8",
+    )
+    after = related_ids(run, root, "c")
+    assert after[0] == "d"  # the new link, not the list kept before the edit
+    assert len(builds) == 2  # other inputs: made again
+    new_process()
+    assert related_ids(run, root, "c") == after
+    assert len(builds) == 2  # and kept for the next process
+
+
+def test_build_makes_what_related_needs(
+    make_vault: Callable, run: Callable, builds: list[int]
+) -> None:
+    root = make_vault(FILES)
+    assert run("build", "--json", vault=root).exit_code == 0
+    assert len(builds) == 1
+    new_process()
+    assert related_ids(run, root, "a")[0] == "b"
+    assert len(builds) == 1  # the first related after the build loads
+    new_process()
+    assert run("build", "--json", vault=root).exit_code == 0  # nothing changed
+    (root / "notes/d.md").write_text("# Quantization\n\nInt4 weights.\n", encoding="utf-8")
+    assert run("build", "--json", vault=root).exit_code == 0  # one edit: left to related
+    assert len(builds) == 1
+
+
+def test_a_stored_entry_that_is_not_plain_numbers_is_never_used(
+    make_vault: Callable, open_vault: Callable, run: Callable, builds: list[int]
+) -> None:
+    root = make_vault(FILES)
+    good = related_ids(run, root, "a")
+    vault = open_vault(root)
+    ix = features.load(vault)
+    tv = vectorcache.load(vault, ix.fingerprint, ix.files)
+    entry = cache_key(stored.ENTRY, stored.inputs(ix, tv))
+    data = vault.cache.get(stored.ENTRY, entry)
+    assert isinstance(data, dict)
+    data["matrices"]["L"]["data"]["dtype"] = "|O"  # an object array: refused
+    vault.cache.put(stored.ENTRY, entry, data)
+    vault.close()
+    new_process()
+    assert related_ids(run, root, "a") == good
+    assert len(builds) == 2  # not loaded: made again
+
+
+def test_arrays_are_stored_as_bytes_dtype_and_shape() -> None:
+    a = np.arange(6, dtype=np.float64).reshape(2, 3)
+    data = stored.pack_array(a)
+    assert data == {"dtype": "<f8", "shape": [2, 3], "bytes": a.tobytes()}
+    assert np.array_equal(stored.unpack_array(data), a)
+    with pytest.raises(TypeError):
+        stored.pack_array(np.array([object()]))
+    with pytest.raises(ValueError):
+        stored.unpack_array({**data, "shape": [4, 3]})
+    with pytest.raises(ValueError):
+        stored.unpack_array({**data, "dtype": "|O"})
