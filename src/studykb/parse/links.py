@@ -78,6 +78,8 @@ def link_target(
     is_doc = ext == DOC_SUFFIX
     attachment = bool(ext) and not is_doc and not _looks_like_name(ext)
     if reading.site_urls and not is_doc and not attachment and not target.startswith("@/"):
+        if "{{" in target or (reading.link_hook and not target.startswith("/")):
+            return None  # made by a shortcode, or the site's own link hook's: not judged
         site = _site_ref(line, raw, target, anchor, page_url, reading.taxonomies)
         if site is not None:
             return site

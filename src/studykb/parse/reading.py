@@ -58,6 +58,9 @@ class Reading:
     sections: tuple[str, ...] = ()
     #: Hugo's taxonomies (``/tags/x/`` is a list Hugo makes, not a page of the notes).
     taxonomies: tuple[str, ...] = ()
+    #: The site renders links with a hook of its own: a relative page link may mean
+    #: anything to it, so only site-absolute links are judged.
+    link_hook: bool = False
     #: mkdocs' ``markdown_extensions`` (``footnotes``: ``#fn:1`` and ``#fnref:1`` anchors).
     extensions: tuple[str, ...] = ()
     #: (vault path, title) of the pages mkdocs' ``nav`` names: the page's title.

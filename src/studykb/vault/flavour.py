@@ -321,6 +321,7 @@ def reading(site: Site, headings: str | None = None) -> Reading:
         languages=site.languages,
         sections=site.sections,
         taxonomies=site.taxonomies,
+        link_hook=site.link_hook,
         extensions=site.extensions,
         nav_titles=tuple(sorted(site.nav_titles.items())),
         snippets=site.snippets,

@@ -156,6 +156,7 @@ def hugo_site(root: Path, override: bool) -> Site:
         languages=tuple(lang.lower() for lang in _languages(config)),
         sections=_nested_sections(root, content, _permalinks(config)),
         taxonomies=_taxonomies(config),
+        link_hook=_link_hook(root, config),
         base_path=base_path(config.get("baseurl")),
         config_file=main,
         warnings=tuple(warnings),
@@ -272,3 +273,20 @@ def _permalinks(config: Mapping[str, Any]) -> dict[str, str]:
     pages = {k: v for k, v in table.items() if isinstance(v, str)}
     pages.update({k: v for k, v in table_of(table.get("page")).items() if isinstance(v, str)})
     return {str(k): str(v) for k, v in pages.items()}
+
+
+#: Where Hugo looks for a link render hook, below the project or a theme folder.
+_LINK_HOOKS = (
+    "layouts/_markup/render-link.html",
+    "layouts/_default/_markup/render-link.html",
+)
+
+
+def _link_hook(root: Path, config: dict[str, Any]) -> bool:
+    """Whether the site (or its theme) renders links with a hook of its own."""
+    folders = [root]
+    theme = config.get("theme")
+    for name in theme if isinstance(theme, list) else [theme]:
+        if isinstance(name, str) and name and "/" not in name.strip("/") and ".." not in name:
+            folders.append(root / "themes" / name)
+    return any((folder / hook).is_file() for folder in folders for hook in _LINK_HOOKS)

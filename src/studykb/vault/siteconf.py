@@ -73,6 +73,9 @@ class Site:
     sections: tuple[str, ...] = ()
     #: Hugo's taxonomies (plural names, served as ``/tags/x/``): lists Hugo makes itself.
     taxonomies: tuple[str, ...] = ()
+    #: The site renders links through a hook of its own (Hugo's ``render-link.html``), which
+    #: may rewrite any relative link (Hugo's docs: ``[term](g)`` is a glossary entry).
+    link_hook: bool = False
     #: The path part of the site's base URL (``/repo/`` for ``https://x.github.io/repo/``).
     base_path: str = "/"
     #: The configuration file read, relative to ``root`` (None when there is none).
