@@ -105,6 +105,15 @@ class Context:
         if self._kb is not None and self._kb is not self.warm:
             self._kb.close()
 
+    def rebuild_if_damaged(self, exc: BaseException) -> str | None:
+        """When ``exc`` proves the state this command opened damaged: delete it and say
+        so (the command then runs again, building it anew). Never for a watch's open
+        state, which the watch looks after itself."""
+        if self._kb is None or self._kb is self.warm:
+            return None
+        kb, self._kb = self._kb, None
+        return kb.rebuild_if_damaged(exc)
+
 
 def open_kb(vault_dir: str | None) -> KnowledgeBase:
     """The vault to use; without one here, ask on a terminal (else NoVault, exit 2)."""
@@ -346,7 +355,7 @@ class Group(click.Group):
         raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
         as_json = "--json" in raw[1 : raw.index("--")] if "--" in raw else "--json" in raw[1:]
         try:
-            return super().invoke(ctx)
+            return self._invoke_rebuilding(ctx)
         except StudyError as exc:
             _fail(exc.message, exc.hint, as_json, getattr(exc, "suggestions", None))
             ctx.exit(exc.exit_code)
@@ -385,6 +394,22 @@ class Group(click.Group):
         finally:
             if isinstance(ctx.obj, Context):
                 ctx.obj.close()
+
+    def _invoke_rebuilding(self, ctx: click.Context) -> Any:
+        """Run the command; when it meets damage in the state (SQLite finds a damaged
+        page only when it reads it), delete the state, say so once and run the command
+        again on a state built anew. The state is a cache of the notes: nothing is lost
+        but time, and no one has to delete ``.studykb/`` by hand."""
+        again = (list(getattr(ctx, "_protected_args", [])), list(ctx.args))
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            notice = ctx.obj.rebuild_if_damaged(exc) if isinstance(ctx.obj, Context) else None
+            if notice is None:
+                raise
+        click.echo(safe(f"studykb: {notice}"), err=True)
+        ctx._protected_args, ctx.args = again  # noqa: SLF001 - click consumed them
+        return super().invoke(ctx)
 
 
 def _fail(
