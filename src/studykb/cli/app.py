@@ -12,7 +12,6 @@ import errno
 import functools
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ import click
 
 from studykb import __version__
 from studykb.errors import StudyError
+from studykb.text.terminal import safe as safe  # every command module takes it from here
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -237,19 +237,6 @@ class Phases:
             self.current = None
 
 
-#: What is never printed raw on a terminal: C0 and C1 control characters (escape
-#: sequences, bells, carriage returns) other than tab and newline, and the bidirectional
-#: overrides that reorder what a line seems to say.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _picture(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Unicode control pictures: ␛ for ESC
-    return "\ufffd"
-
-
 def counted(n: int, noun: str) -> str:
     """``1 error``, ``2 errors``, ``0 problems``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -261,12 +248,6 @@ def tally(documents: int, problems: int, errors: int) -> str:
         f"{counted(documents, 'document')}, {counted(problems, 'problem')} "
         f"({counted(errors, 'error')})"
     )
-
-
-def safe(text: str) -> str:
-    """``text`` with control characters made visible, one character for one (so offsets
-    into it stay right): what every command prints from files, titles and snippets."""
-    return _UNSAFE.sub(_picture, text)
 
 
 class _SafeConsole:
