@@ -547,12 +547,17 @@ def _strip_attributes(text: str, flavour: str, opts: dict[str, Any]) -> tuple[st
     return text, None
 
 
-def _next_free(base: str, taken: set[str]) -> str:
+def _next_free(base: str, taken: set[str], tried: dict[str, int]) -> str:
+    """``base``, else the first of ``base-1``, ``base-2``... not taken. ``tried`` keeps,
+    per base, the number the last search stopped at: ids are only ever added to
+    ``taken``, so every lower number is still taken, and the search goes on from there
+    (starting from 1 each time was quadratic: 1M equal headings)."""
     if base not in taken:
         return base
-    n = 1
+    n = tried.get(base, 1)
     while f"{base}-{n}" in taken:
         n += 1
+    tried[base] = n + 1
     return f"{base}-{n}"
 
 
@@ -569,6 +574,7 @@ def anchors(headings: Sequence[Heading], flavour: str, **options: Any) -> list[s
     if flavour == "obsidian":
         return [_obsidian_anchor(h.text) if h.level > 0 else "" for h in headings]
     taken: set[str] = set()
+    tried: dict[str, int] = {}
     counts: dict[str, int] = {}
     for heading in headings:
         if heading.level == 0 and not (flavour == "hugo" and opts["definition_terms"]):
@@ -591,7 +597,7 @@ def anchors(headings: Sequence[Heading], flavour: str, **options: Any) -> list[s
         else:
             if flavour == "hugo" and not base:
                 base = "heading" if heading.level > 0 else "id"
-            anchor = _next_free(base, taken)
+            anchor = _next_free(base, taken, tried)
         taken.add(anchor)
         out.append(anchor)
     return out
@@ -643,26 +649,26 @@ class AnchorIndex:
             return None
         if len(parts) == 1:
             return self._by_key.get(parts[0])
-        for pos, heading in enumerate(self.headings):
-            if heading.level <= 0 or not self._matches(heading, parts[-1]):
+        # one walk, keeping each heading's ancestors (at most five): looking back from
+        # every matching heading was quadratic in a note of thousands of equal headings
+        ancestors: list[Heading] = []
+        for heading in self.headings:
+            if heading.level <= 0:
                 continue
-            if self._has_ancestors(pos, parts[:-1]):
+            while ancestors and ancestors[-1].level >= heading.level:
+                ancestors.pop()
+            if self._matches(heading, parts[-1]) and self._in_order(ancestors, parts[:-1]):
                 return heading
+            ancestors.append(heading)
         return None
 
     @staticmethod
     def _matches(heading: Heading, key: str) -> bool:
         return key in (obsidian_key(heading.text), obsidian_key(plain_text(heading.text)))
 
-    def _has_ancestors(self, pos: int, wanted: list[str]) -> bool:
-        """Whether ``wanted`` (outermost first) are, in order, among the heading's ancestors."""
-        chain: list[Heading] = []
-        level = self.headings[pos].level
-        for heading in reversed(self.headings[:pos]):
-            if 0 < heading.level < level:
-                chain.append(heading)
-                level = heading.level
-        chain.reverse()
+    def _in_order(self, chain: list[Heading], wanted: list[str]) -> bool:
+        """Whether ``wanted`` (outermost first) are, in order, among ``chain``, a
+        heading's ancestors (outermost first)."""
         i = 0
         for heading in chain:
             if i < len(wanted) and self._matches(heading, wanted[i]):
