@@ -43,8 +43,12 @@ class LspClient:
         )
         self._next = 0
         self._responses: dict[int, queue.Queue] = {}
+        self._methods: dict[int, str] = {}
         self._lock = threading.Lock()
         self.notifications: list[dict] = []
+        self.order: list[tuple[str, Any]] = []
+        """Every message from the server, in the order it came: ("response", id) or
+        (method, params)."""
         self._cond = threading.Condition()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -80,6 +84,7 @@ class LspClient:
             message = json.loads(out.read(length))
             if "id" in message and "method" not in message:
                 with self._lock:
+                    self.order.append(("response", message["id"]))
                     box = self._responses.get(message["id"])
                 if box is not None:
                     box.put(message)
@@ -91,6 +96,8 @@ class LspClient:
 
     def _note(self, message: dict) -> None:
         message["_at"] = time.perf_counter()
+        with self._lock:
+            self.order.append((message.get("method", ""), message.get("params")))
         with self._cond:
             self.notifications.append(message)
             self._cond.notify_all()
@@ -106,20 +113,30 @@ class LspClient:
 
     # -- API -------------------------------------------------------------------------------
     def request(self, method: str, params: Any, timeout: float = 60) -> Any:
+        return self.answer(self.send(method, params), timeout)
+
+    def send(self, method: str, params: Any) -> int:
+        """Send a request without waiting; :meth:`answer` waits for its answer."""
         with self._lock:
             self._next += 1
             n = self._next
-            box: queue.Queue = queue.Queue()
-            self._responses[n] = box
+            self._responses[n] = queue.Queue()
+            self._methods[n] = method
         self._send({"jsonrpc": "2.0", "id": n, "method": method, "params": params})
+        return n
+
+    def answer(self, n: int, timeout: float = 60) -> Any:
+        """The result of request ``n``; RuntimeError with the error when it failed."""
+        with self._lock:
+            box = self._responses[n]
         try:
             message = box.get(timeout=timeout)
         except queue.Empty:
             raise TimeoutError(
-                f"no answer to {method} in {timeout}s; stderr:\n{self.stderr}"
+                f"no answer to {self._methods[n]} in {timeout}s; stderr:\n{self.stderr}"
             ) from None
         if "error" in message:
-            raise RuntimeError(f"{method} failed: {message['error']}")
+            raise RuntimeError(f"{self._methods[n]} failed: {message['error']}")
         return message.get("result")
 
     def notify(self, method: str, params: Any) -> None:

@@ -91,6 +91,12 @@ class KnowledgeBase:
     def close(self) -> None:
         self.vault.close()
 
+    def rebuild_if_damaged(self, exc: BaseException) -> str | None:
+        """When ``exc`` proves the state damaged: close, delete the state (it only holds
+        what can be rebuilt) and return the notice to show; the front end opens the
+        vault again and repeats what it was doing. Else None, nothing done."""
+        return self.vault.rebuild_if_damaged(exc)
+
     def __enter__(self) -> KnowledgeBase:
         return self
 

@@ -12,7 +12,6 @@ import errno
 import functools
 import json
 import os
-import re
 import sys
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -21,6 +20,7 @@ import click
 
 from studykb import __version__
 from studykb.errors import StudyError
+from studykb.text.terminal import safe as safe  # every command module takes it from here
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -107,6 +107,15 @@ class Context:
     def close(self) -> None:
         if self._kb is not None and self._kb is not self.warm:
             self._kb.close()
+
+    def rebuild_if_damaged(self, exc: BaseException) -> str | None:
+        """When ``exc`` proves the state this command opened damaged: delete it and say
+        so (the command then runs again, building it anew). Never for a watch's open
+        state, which the watch looks after itself."""
+        if self._kb is None or self._kb is self.warm:
+            return None
+        kb, self._kb = self._kb, None
+        return kb.rebuild_if_damaged(exc)
 
 
 def open_kb(vault_dir: str | None) -> KnowledgeBase:
@@ -231,19 +240,6 @@ class Phases:
             self.current = None
 
 
-#: What is never printed raw on a terminal: C0 and C1 control characters (escape
-#: sequences, bells, carriage returns) other than tab and newline, and the bidirectional
-#: overrides that reorder what a line seems to say.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-
-
-def _picture(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Unicode control pictures: ␛ for ESC
-    return "\ufffd"
-
-
 def counted(n: int, noun: str) -> str:
     """``1 error``, ``2 errors``, ``0 problems``."""
     return f"{n} {noun}{'' if n == 1 else 's'}"
@@ -255,12 +251,6 @@ def tally(documents: int, problems: int, errors: int) -> str:
         f"{counted(documents, 'document')}, {counted(problems, 'problem')} "
         f"({counted(errors, 'error')})"
     )
-
-
-def safe(text: str) -> str:
-    """``text`` with control characters made visible, one character for one (so offsets
-    into it stay right): what every command prints from files, titles and snippets."""
-    return _UNSAFE.sub(_picture, text)
 
 
 def safe_line(text: str) -> str:
@@ -373,7 +363,7 @@ class Group(click.Group):
         raw = [*getattr(ctx, "_protected_args", []), *ctx.args]
         as_json = "--json" in raw[1 : raw.index("--")] if "--" in raw else "--json" in raw[1:]
         try:
-            return super().invoke(ctx)
+            return self._invoke_rebuilding(ctx)
         except StudyError as exc:
             _fail(exc.message, exc.hint, as_json, getattr(exc, "suggestions", None))
             ctx.exit(exc.exit_code)
@@ -412,6 +402,22 @@ class Group(click.Group):
         finally:
             if isinstance(ctx.obj, Context):
                 ctx.obj.close()
+
+    def _invoke_rebuilding(self, ctx: click.Context) -> Any:
+        """Run the command; when it meets damage in the state (SQLite finds a damaged
+        page only when it reads it), delete the state, say so once and run the command
+        again on a state built anew. The state is a cache of the notes: nothing is lost
+        but time, and no one has to delete ``.studykb/`` by hand."""
+        again = (list(getattr(ctx, "_protected_args", [])), list(ctx.args))
+        try:
+            return super().invoke(ctx)
+        except Exception as exc:
+            notice = ctx.obj.rebuild_if_damaged(exc) if isinstance(ctx.obj, Context) else None
+            if notice is None:
+                raise
+        click.echo(safe(f"studykb: {notice}"), err=True)
+        ctx._protected_args, ctx.args = again  # noqa: SLF001 - click consumed them
+        return super().invoke(ctx)
 
 
 def _fail(

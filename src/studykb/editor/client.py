@@ -13,15 +13,26 @@ only when standard output is not a terminal (a terminal gets colours and a width
 process knows best), and never with ``--output``, ``--write`` or ``--help``. When
 there is no server, it is another studykb version, or anything goes wrong on the way,
 the command runs here as usual. ``STUDYKB_LOCAL=1`` always runs it here.
+
+The command line goes only to a server that is provably this user's (:func:`refusal`):
+the socket and the state folder it is in are checked before connecting, as a local run
+checks the state folder before reading it, and the server's process must run as this
+user. A socket planted by someone else is not connected to (nothing is sent to it); the
+command runs here with a one-line notice. Whatever comes back is printed as a local run
+prints (control characters made visible), never raw.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import stat
+import struct
 import sys
+from pathlib import Path
 
 from studykb import __version__
+from studykb.text.terminal import safe
 
 #: Commands a server may answer: they read the vault and write nothing of the user's.
 FORWARDED = frozenset(
@@ -98,12 +109,19 @@ def forward(argv: list[str]) -> int | None:
         from studykb.config import STATE_DIR, find_vault
 
         path = find_vault(vault_dir) / STATE_DIR / SOCKET_NAME
-        if not path.exists() or not hasattr(socket, "AF_UNIX"):
+        if not hasattr(socket, "AF_UNIX"):
+            return None
+        refused = refusal(path)
+        if refused is not None:
+            if refused:
+                sys.stderr.write(safe(f"studykb: {refused}; not using it, answering here") + "\n")
             return None
         request = json.dumps({"protocol": PROTOCOL, "version": __version__, "argv": argv})
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(CONNECT_TIMEOUT)
             conn.connect(str(path))
+            if not ours(conn):
+                return None
             conn.settimeout(ANSWER_TIMEOUT)
             conn.sendall(request.encode() + b"\n")
             conn.shutdown(socket.SHUT_WR)
@@ -118,15 +136,65 @@ def forward(argv: list[str]) -> int | None:
         return None
     try:
         if out:
-            sys.stdout.write(out)
+            sys.stdout.write(safe(out))
             sys.stdout.flush()
     except BrokenPipeError:  # `| head`: the reader left, as a local run would find it
         closed_pipe()
         return 0
     if err:
-        sys.stderr.write(err)
+        sys.stderr.write(safe(err))
         sys.stderr.flush()
     return code
+
+
+def refusal(path: Path) -> str | None:
+    """Why the socket at ``path`` is not to be connected to; None when it may be.
+
+    "" (say nothing, run here) when there is no socket, or its state folder is not this
+    user's private folder (the local run then says what is wrong with the folder, as it
+    does without a watch). Otherwise the socket must be a socket, this user's, and not
+    writable by others: in a folder only this user can write in, only this user (or
+    root) can have put it there, and nobody can swap it between this check and the
+    connection. Like the folder's own checks (``studykb.vault.statedir``), but without
+    its stamp, which this process starting light does not read: a socket cannot be
+    committed or copied with a listener behind it."""
+    try:
+        folder = os.lstat(path.parent)
+        st = os.lstat(path)
+    except OSError:
+        return ""
+    if _others_could_write(folder) or not stat.S_ISDIR(folder.st_mode):
+        return ""
+    mode = stat.S_IMODE(st.st_mode)
+    if not stat.S_ISSOCK(st.st_mode):
+        return f"{path} is not a socket"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"the socket {path} belongs to another user (uid {st.st_uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"the socket {path} can be written by other users (mode {mode:04o})"
+    return None
+
+
+def _others_could_write(st: os.stat_result) -> bool:
+    """Whether a file or folder is another user's, or writable by other users."""
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return True
+    return bool(st.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+
+
+def ours(conn: object) -> bool:
+    """Whether the process at the other end of a connected Unix socket runs as this
+    user (Linux tells, with ``SO_PEERCRED``; elsewhere the socket's owner decided)."""
+    import socket
+
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None or not isinstance(conn, socket.socket) or not hasattr(os, "getuid"):
+        return True
+    try:
+        _pid, uid, _gid = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, option, 12))
+    except OSError:
+        return False
+    return bool(uid == os.getuid())
 
 
 def closed_pipe() -> None:

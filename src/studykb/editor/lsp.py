@@ -5,12 +5,15 @@ It keeps the vault open, its state refreshed by a file watcher (see :mod:`studyk
 and an immutable :class:`~studykb.editor.assist.Snapshot` of names for completion and
 resolution. Each open buffer is parsed as typed (:func:`studykb.editor.assist.analyse`), so its
 problems show before it is saved. Every vault call happens on the event-loop thread
-(SQLite connections belong to one thread); the watcher thread only signals. The
-requests it answers (completion, definition, hover...) are in ``lsp_features.py``.
+(SQLite connections belong to one thread); the watcher thread only signals, and a
+large buffer is parsed in a worker thread (``lsp_work.py``), so that the loop answers the
+other buffers meanwhile. The requests it answers (completion, definition, hover...) are
+in ``lsp_features.py``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import logging
@@ -23,12 +26,14 @@ from pathlib import Path
 from typing import Any
 
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from studykb import __version__
 from studykb.config import Config, load_config, locate
 from studykb.editor.assist import Analysis, Snapshot, analyse, anchor_line
+from studykb.editor.lsp_work import LARGE, Protocol, Readings
 from studykb.editor.serve import Owner
 from studykb.editor.watch import Change, ServerFactory, Watcher
 from studykb.errors import StudyError
@@ -43,7 +48,7 @@ class StudyServer(LanguageServer):
     """A pygls server with the vault, the snapshot and the analyses of open buffers."""
 
     def __init__(self, vault_dir: str | None, serve: ServerFactory | None = None) -> None:
-        super().__init__("studykb", __version__)
+        super().__init__("studykb", __version__, protocol_cls=Protocol)
         self.vault_dir = vault_dir
         self.serve = serve
         """Makes the vault's socket server when this process owns the live state (the
@@ -67,6 +72,10 @@ class StudyServer(LanguageServer):
         self._loop: Any = None
         self._base: Snapshot | None = None
         """(watcher thread) The last snapshot it built, the base of the next one."""
+        self.generation = 0
+        """Which snapshot is installed (a buffer read against an older one is read again)."""
+        self.readings: Readings[Analysis] = Readings(self._read)
+        """Large buffers, read in worker threads."""
 
     # -- the vault ---------------------------------------------------------------------
     def open_vault(self) -> Vault:
@@ -85,8 +94,6 @@ class StudyServer(LanguageServer):
 
     def load(self) -> None:
         """Open the vault and start keeping it fresh (or following the process that does)."""
-        import asyncio
-
         self._loop = asyncio.get_event_loop()
         try:
             self.vault = self.open_vault()
@@ -118,6 +125,7 @@ class StudyServer(LanguageServer):
     def install(self, snap: Snapshot) -> None:
         """A new snapshot: re-check every open buffer against it."""
         self.snap = snap
+        self.generation += 1
         self.ready = True
         # the snapshot lives until the next one: keep the collector from walking it again
         # and again (a full collection of a 10k-note snapshot stalls every request)
@@ -308,6 +316,7 @@ class StudyServer(LanguageServer):
         if self.vault is not None:
             with contextlib.suppress(Exception):
                 self.vault.close()
+        self.readings.close()
 
     # -- buffers -----------------------------------------------------------------------
     def path_of(self, uri: str) -> str:
@@ -347,8 +356,6 @@ class StudyServer(LanguageServer):
     def schedule_lint(self, uri: str) -> None:
         """Lint after the messages already queued, so a burst of edits is linted once."""
         if not self._pending:
-            import asyncio
-
             asyncio.get_event_loop().call_soon(self._flush)
         self._pending.add(uri)
 
@@ -361,12 +368,77 @@ class StudyServer(LanguageServer):
     def lint(self, uri: str) -> None:
         if not self.ready:
             return  # the vault is still being read: every link would look dangling
-        analysis = self.analysis(uri)
+        doc = self.workspace.get_text_document(uri)
+        cached = self.analyses.get(uri)
+        if not (cached is not None and cached[0] == doc.version) and self._large(uri):
+            self._read_large(uri).add_done_callback(_retrieved)  # published when read
+            return
+        self.publish(uri, self.analysis(uri))
+
+    def publish(self, uri: str, analysis: Analysis) -> None:
         version = self.workspace.get_text_document(uri).version
         diagnostics = [self.diagnostic(analysis, p) for p in analysis.problems]
         self.text_document_publish_diagnostics(
             t.PublishDiagnosticsParams(uri=uri, diagnostics=diagnostics, version=version)
         )
+
+    async def settled(self, uri: str) -> Analysis:
+        """The analysis of the buffer as it is now; a large one is read in a worker thread
+        while the loop answers other requests."""
+        doc = self.workspace.get_text_document(uri)
+        cached = self.analyses.get(uri)
+        if cached is not None and cached[0] == doc.version and doc.version is not None:
+            return cached[1]
+        if not self._large(uri):
+            return self.analysis(uri)
+        version = doc.version
+        result = await self._read_large(uri)
+        if self.workspace.get_text_document(uri).version == version:
+            self.analyses[uri] = (version, result)
+        return result
+
+    def _large(self, uri: str) -> bool:
+        if uri not in self.workspace.text_documents:
+            return False
+        try:
+            return len(self.workspace.get_text_document(uri).source) > LARGE
+        except OSError:
+            return False
+
+    def _read_large(self, uri: str) -> asyncio.Future[Analysis]:
+        """The reading of a large open buffer, in a worker thread (see ``lsp_work``)."""
+        doc = self.workspace.get_text_document(uri)
+        snap, path, text = self.snap, self.path_of(uri), doc.source
+        loop = asyncio.get_running_loop()
+
+        def headings(other: str) -> str | None:  # (worker thread) the vault is the loop's
+            async def on_loop() -> str | None:
+                return self.headings(other)
+
+            return asyncio.run_coroutine_threadsafe(on_loop(), loop).result(timeout=120)
+
+        return self.readings.read(
+            uri, (doc.version, self.generation), lambda: analyse(snap, path, text, headings)
+        )
+
+    def _read(self, uri: str, key: Any, analysis: Analysis) -> None:
+        """A large buffer was read: keep it and publish its problems, if it is still the
+        buffer as it is and the snapshot it was read against."""
+        if uri not in self.workspace.text_documents:
+            return
+        version = self.workspace.get_text_document(uri).version
+        if key == (version, self.generation):
+            self.analyses[uri] = (version, analysis)
+            self.publish(uri, analysis)
+
+    def check_position(self, analysis: Analysis, position: t.Position) -> None:
+        """A line past the end of the buffer is an error, said to the client. A character
+        past the end of its line is the end of the line, as the protocol says."""
+        lines = analysis.lines
+        if position.line >= len(lines):
+            raise JsonRpcInvalidParams(
+                f"line {position.line} is past the end of {analysis.path} ({len(lines)} lines)"
+            )
 
     def diagnostic(self, analysis: Analysis, p: Problem) -> t.Diagnostic:
         lines = analysis.lines
@@ -446,6 +518,12 @@ class StudyServer(LanguageServer):
     def report(self, text: str) -> None:
         with contextlib.suppress(Exception):
             self.window_log_message(t.LogMessageParams(type=t.MessageType.Error, message=text))
+
+
+def _retrieved(future: Any) -> None:
+    """A reading nobody awaits: its failure was said by the request that met it."""
+    if not future.cancelled():
+        future.exception()
 
 
 def serve(

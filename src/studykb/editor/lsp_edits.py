@@ -32,10 +32,15 @@ CREATE_NOTE = "studykb.createNote"
 Handler = Callable[..., Any]
 
 
-def register(server: StudyServer, guarded: Callable[[Handler], Handler]) -> None:
-    """Add the handlers of this module to ``server`` (each wrapped by ``guarded``)."""
+def register(
+    server: StudyServer,
+    request: Callable[[Handler], Handler],
+    guarded: Callable[[Handler], Handler],
+) -> None:
+    """Add the handlers of this module to ``server`` (each request's wrapped by
+    ``request``, the command's by ``guarded``)."""
     for name, options, handler in FEATURES:
-        server.feature(name, options)(guarded(handler))
+        server.feature(name, options)(request(handler))
 
     @server.command(CREATE_NOTE)
     def create(ls: StudyServer, *args: Any) -> Any:

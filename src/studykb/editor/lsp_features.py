@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lsprotocol import types as t
+from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
 from studykb.editor.assist import describe
@@ -48,15 +49,52 @@ def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
+def request(func: Callable[..., Any]) -> Callable[..., Any]:
+    """A request's handler: the buffer it names is read first (a large one in a worker
+    thread, the loop answering other requests meanwhile: see ``lsp_work``), a position
+    past its end is answered with an InvalidParams error, and other failures go to the
+    client's log as :func:`guarded` sends them."""
+
+    @functools.wraps(func)
+    async def wrapper(ls: StudyServer, params: Any) -> Any:
+        try:
+            document = getattr(params, "text_document", None)
+            uri = getattr(document, "uri", None)
+            if isinstance(uri, str) and ls.ready:
+                analysis = await ls.settled(uri)
+                for position in _positions(params):
+                    ls.check_position(analysis, position)
+            return func(ls, params)
+        except JsonRpcException:
+            raise  # an answer for the client: pygls sends it as the error
+        except Exception:
+            if os.environ.get("STUDYKB_DEBUG"):
+                raise
+            ls.report(f"studykb: {func.__name__} failed:\n{traceback.format_exc()}")
+            return None
+
+    return wrapper
+
+
+def _positions(params: Any) -> list[t.Position]:
+    found = [getattr(params, "position", None)]
+    where = getattr(params, "range", None)
+    if isinstance(where, t.Range):
+        found += [where.start, where.end]
+    return [p for p in found if isinstance(p, t.Position)]
+
+
 def build(vault_dir: str | None, commands: ServerFactory | None = None) -> StudyServer:
-    """The server with its features registered (``commands``: see :class:`StudyServer`)."""
+    """The server with its features registered (``commands``: see :class:`StudyServer`):
+    notifications handled in the order they come, requests as :func:`request` says."""
     server = StudyServer(vault_dir, commands)
     for name, options, handler in FEATURES:
-        server.feature(name, options)(guarded(handler))
+        notification = name == t.INITIALIZED or name.startswith("textDocument/did")
+        server.feature(name, options)((guarded if notification else request)(handler))
 
     from studykb.editor.lsp_edits import register
 
-    register(server, guarded)
+    register(server, request, guarded)
     return server
 
 
@@ -90,6 +128,7 @@ def did_save(ls: StudyServer, params: t.DidSaveTextDocumentParams) -> None:
 def did_close(ls: StudyServer, params: t.DidCloseTextDocumentParams) -> None:
     uri = params.text_document.uri
     ls.analyses.pop(uri, None)
+    ls.readings.forget(uri)
     ls.on_disk.discard(uri)
     ls.text_document_publish_diagnostics(t.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from studykb import __version__
-from studykb.editor.client import PROTOCOL, SOCKET_NAME
+from studykb.editor.client import PROTOCOL, SOCKET_NAME, ours, refusal
 
 #: Largest request read (a command line).
 MAX_REQUEST = 1 << 20
@@ -266,6 +266,9 @@ def follow(
     (``on_owner`` first, once subscribed), until the owner goes or ``stop`` is set."""
     path = state_dir / SOCKET_NAME
     request = {"protocol": PROTOCOL, "version": __version__, "subscribe": True}
+    refused = refusal(path)
+    if refused is not None:  # no socket (gone), or one that is not this user's own
+        return REFUSED if refused else GONE
     try:
         conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     except (AttributeError, OSError):
@@ -274,6 +277,8 @@ def follow(
         try:
             conn.settimeout(connect_timeout)
             conn.connect(str(path))
+            if not ours(conn):
+                return REFUSED
             conn.settimeout(5.0)
             conn.sendall(json.dumps(request).encode() + b"\n")
             reader = _Lines(conn)
@@ -327,8 +332,9 @@ class _Lines:
 
 
 def answers(path: Path) -> bool:
-    """Whether a server is listening on ``path``."""
-    if not path.exists():
+    """Whether a server of this user's is listening on ``path`` (a socket another user
+    planted does not count: it is neither asked nor followed, and an owner replaces it)."""
+    if refusal(path) is not None:
         return False
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
         probe.settimeout(0.5)
@@ -336,7 +342,7 @@ def answers(path: Path) -> bool:
             probe.connect(str(path))
         except OSError:
             return False
-    return True
+        return ours(probe)
 
 
 #: The name the web view's first version imports.

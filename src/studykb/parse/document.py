@@ -14,6 +14,7 @@ from studykb.parse.body import Body, is_attachment, read_body
 from studykb.parse.dates import date_of
 from studykb.parse.frontmatter import Split, split
 from studykb.parse.links import RawRef, wikilink
+from studykb.parse.markdown import MAX_PIECES, pieces
 from studykb.parse.outline import Outline, Pending, checkable
 from studykb.parse.reading import GITHUB, Reading
 from studykb.parse.site_urls import of_page
@@ -121,8 +122,23 @@ def _text(path: str, raw: bytes, problems: list[Problem]) -> str:
 def _body(
     path: str, parts: Split, reading: Reading, problems: list[Problem], page_url: str = ""
 ) -> Body:
-    """The Markdown body after the front matter, read; paragraphs too complex to parse
-    are said in ``problems``."""
+    """The Markdown body after the front matter, read; a body too large for the
+    Markdown parser (see ``markdown.MAX_PIECES``) is not read, and paragraphs too
+    complex to parse are read as plain text, each said in ``problems``."""
+    size = pieces(parts.body)
+    if size > MAX_PIECES:
+        problems.append(
+            Problem(
+                path,
+                parts.body_line,
+                WARNING,
+                "too-complex",
+                f"too complex to read: about {size:,} pieces of Markdown (lines, headings, "
+                f"list items, table cells, links), more than {MAX_PIECES:,}; its links, "
+                "headings and text were left out",
+            )
+        )
+        return Body(too_complex=True)
     body = read_body(parts.body, parts.body_line, path, reading, page_url)
     if body.too_complex:
         problems.append(

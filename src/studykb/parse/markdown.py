@@ -67,6 +67,17 @@ MAX_INLINE_COST = 200_000_000
 #: ... and a whole file's inline parsing stops after this many seconds (the same warning).
 INLINE_BUDGET_SECONDS = 1.0
 TOO_COMPLEX = "studykb_too_complex"
+#: markdown-it's block parser makes a token object (~0.4 KB, ~12 µs) for every heading,
+#: list item, table cell, paragraph and line break, and nothing bounds how many: a
+#: million heading lines (4 MB) took 49 s and 1.7 GB. A body estimated (see
+#: :func:`pieces`) to make more than this many is not read as Markdown at all, and the
+#: file gets a ``too-complex`` warning. 4.9 MB of this repository's notes is estimated
+#: at 100,000 (87,000 tokens); at the bound, a body costs at most about 1.7 times that.
+MAX_PIECES = 150_000
+#: A line that is not blank: its text and its line break at least.
+_LINE = re.compile(r"^[ \t]*\S", re.M)
+#: A line opening a heading, a list item or a quote: the block's own tokens around it.
+_MARKED = re.compile(r"^[ \t]*(?:#{1,6}|[-+*>]|\d{1,9}[.)])(?=[ \t]|$)", re.M)
 
 
 def _inline_rule(state: StateCore) -> None:
@@ -99,6 +110,30 @@ def _inline_rule(state: StateCore) -> None:
             token.children.extend(plain_inline(content))
             continue
         md.inline.parse(content, md, env, token.children)
+
+
+def pieces(body: str) -> int:
+    """About how many tokens and references reading ``body`` makes: an upper bound, in
+    time linear in its length (see :func:`counted`). Counted line by line only when the
+    bound from the number of lines alone is over :data:`MAX_PIECES`, so a note of
+    ordinary size pays six ``str.count`` calls."""
+    quick = 7 * (body.count("\n") + 1) + _cells_and_links(body)
+    return quick if quick <= MAX_PIECES else counted(body)
+
+
+def counted(body: str) -> int:
+    """The estimate of :func:`pieces`: four for each line that is not blank (a paragraph,
+    its text; or a line break and the text after it), three more for a heading, list
+    item or quote (a list's own opening and closing, a nested one's too), three for
+    each table cell (``|``), two for each URL or wikilink, four for each Markdown link.
+    Emphasis and other inline markup are bounded on their own (:data:`MAX_INLINE_COST`,
+    :data:`INLINE_BUDGET_SECONDS`)."""
+    return 4 * len(_LINE.findall(body)) + 3 * len(_MARKED.findall(body)) + _cells_and_links(body)
+
+
+def _cells_and_links(body: str) -> int:
+    urls = body.count("://") + body.count("www.") + body.count("[[")
+    return 3 * body.count("|") + 2 * urls + 4 * body.count("](")
 
 
 def plain_inline(content: str) -> list[Token]:
@@ -154,11 +189,7 @@ def bare_urls(text: str) -> list[tuple[int, str]]:
         return []
     found = []
     for match in _AUTOLINK.finditer(text):
-        url = match.group(1)
-        while url and (
-            url[-1] in _TRAILING or (url[-1] == ")" and url.count(")") > url.count("("))
-        ):
-            url = url[:-1]
+        url = _trimmed(match.group(1))
         if url.endswith(";") and re.search(r"&[A-Za-z0-9]+;$", url):
             url = url[: url.rindex("&")]
         host = url.split("://", 1)[-1]
@@ -166,3 +197,21 @@ def bare_urls(text: str) -> list[tuple[int, str]]:
             continue
         found.append((match.start(1), url if "://" in url else "http://" + url))
     return found
+
+
+def _trimmed(url: str) -> str:
+    """``url`` without its trailing punctuation, nor a ``)`` that closes nothing in it
+    (GFM's rule). The brackets are counted once: counting them again at each ``)``
+    dropped was quadratic in a URL ending in thousands of them."""
+    opens, closes = url.count("("), url.count(")")
+    end = len(url)
+    while end:
+        last = url[end - 1]
+        if last in _TRAILING:
+            end -= 1
+        elif last == ")" and closes > opens:
+            end -= 1
+            closes -= 1
+        else:
+            break
+    return url[:end]

@@ -684,38 +684,39 @@ class AnchorIndex:
             return None
         if len(parts) == 1:
             return self._by_key.get(parts[0])
-        for pos, heading in enumerate(self.headings):
-            if heading.level <= 0 or not self._matches(heading, parts[-1]):
-                continue
-            if self._has_ancestors(pos, parts[:-1]) or self._follows(pos, parts[:-1]):
-                return heading
-        return None
-
-    def _follows(self, pos: int, wanted: list[str]) -> bool:
-        """Whether ``wanted`` are, in order, among the headings before ``pos``, each one
-        shallower than the next and than the heading: Obsidian finds ``[[#A#B]]`` (an H3
-        A, then an H2, then an H4 B) even where another heading came between."""
+        # one walk: each heading's ancestors, and how far ``wanted`` has been found in
+        # order among the headings so far, each shallower than the next (Obsidian finds
+        # ``[[#A#B]]`` for an H3 A, then an H2, then an H4 B); looking back from every
+        # matching heading was quadratic in a note of thousands of equal headings
+        wanted = parts[:-1]
+        ancestors: list[Heading] = []
         found, level = 0, 0
-        for heading in self.headings[:pos]:
-            if found == len(wanted):
-                break
-            if level < heading.level and self._matches(heading, wanted[found]):
+        for heading in self.headings:
+            if heading.level <= 0:
+                continue
+            while ancestors and ancestors[-1].level >= heading.level:
+                ancestors.pop()
+            if self._matches(heading, parts[-1]) and (
+                self._in_order(ancestors, wanted)
+                or (found == len(wanted) and level < heading.level)
+            ):
+                return heading
+            if (
+                found < len(wanted)
+                and level < heading.level
+                and self._matches(heading, wanted[found])
+            ):
                 found, level = found + 1, heading.level
-        return found == len(wanted) and level < self.headings[pos].level
+            ancestors.append(heading)
+        return None
 
     @staticmethod
     def _matches(heading: Heading, key: str) -> bool:
         return key in (obsidian_key(heading.text), obsidian_key(plain_text(heading.text)))
 
-    def _has_ancestors(self, pos: int, wanted: list[str]) -> bool:
-        """Whether ``wanted`` (outermost first) are, in order, among the heading's ancestors."""
-        chain: list[Heading] = []
-        level = self.headings[pos].level
-        for heading in reversed(self.headings[:pos]):
-            if 0 < heading.level < level:
-                chain.append(heading)
-                level = heading.level
-        chain.reverse()
+    def _in_order(self, chain: list[Heading], wanted: list[str]) -> bool:
+        """Whether ``wanted`` (outermost first) are, in order, among ``chain``, a
+        heading's ancestors (outermost first)."""
         i = 0
         for heading in chain:
             if i < len(wanted) and self._matches(heading, wanted[i]):

@@ -8,6 +8,7 @@ refresh and its ordered steps, is in ``refresh.py`` (:mod:`studykb.vault.refresh
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import sqlite3
@@ -18,7 +19,7 @@ from typing import Any
 
 from studykb.config import Config, load_config, locate
 from studykb.model import Document, Problem, Reference
-from studykb.vault import journal
+from studykb.vault import damage, journal
 from studykb.vault.cache import Cache
 from studykb.vault.flavour import of_config
 from studykb.vault.refresh import (
@@ -92,6 +93,19 @@ class Vault:
     def close(self) -> None:
         self.cache.close()
         self.store.close()
+
+    def rebuild_if_damaged(self, exc: BaseException) -> str | None:
+        """When ``exc`` proves the state damaged (met by any read or write of it, see
+        :mod:`studykb.vault.damage`): close the vault, delete the state, and say so in
+        one line; the caller opens the vault again, which builds it anew. Else None,
+        and nothing is done."""
+        reason = damage.damaged(exc)
+        if reason is None:
+            return None
+        with contextlib.suppress(sqlite3.Error):
+            self.close()
+        damage.discard(self.store.path)
+        return f"state was damaged ({reason}); rebuilding {self.store.path.parent.name}/"
 
     def fingerprint(self) -> str:
         """A name of the vault state as it is now, for what is derived from it (the search

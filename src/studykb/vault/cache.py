@@ -31,6 +31,7 @@ from typing import Any
 import msgpack
 
 from studykb import __version__
+from studykb.vault import damage
 
 #: The modules that fill the search index (its files, and what is kept of what they hold).
 _SEARCH_INDEX = (
@@ -156,19 +157,40 @@ class Cache:
     def _conn(self) -> sqlite3.Connection | None:
         if self._db is None:
             try:
-                db = sqlite3.connect(
-                    self.path, timeout=10, isolation_level=None, check_same_thread=False
-                )
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.execute(
-                    "CREATE TABLE IF NOT EXISTS entries(name TEXT PRIMARY KEY, key TEXT,"
-                    " value BLOB)"
-                )
-            except sqlite3.Error:
-                return None
-            self._db = db
+                self._db = self._connect()
+            except sqlite3.Error as exc:
+                if not self._damaged(exc):
+                    return None
+                try:  # the damaged file is gone: start an empty one
+                    self._db = self._connect()
+                except sqlite3.Error:
+                    return None
         return self._db
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, timeout=10, isolation_level=None, check_same_thread=False)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS entries(name TEXT PRIMARY KEY, key TEXT, value BLOB)"
+            )
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def _damaged(self, exc: sqlite3.Error) -> bool:
+        """When SQLite proves the file damaged (or its table is not ours): delete it, so
+        the next use starts an empty cache, instead of every command going without."""
+        if not (damage.corrupt(exc) or damage.foreign_table(exc)):
+            return False
+        if self._db is not None:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+            self._db = None
+        damage.discard(self.path)
+        return True
 
     def reconnect(self) -> None:
         """Open a connection of this process's own on next use, in a process forked
@@ -193,7 +215,10 @@ class Cache:
                 "SELECT value FROM entries WHERE name=? AND key=?", (name, entry_key)
             ).fetchone()
             value = unpack(row[0]) if row else None
-        except (sqlite3.Error, ValueError, TypeError, msgpack.UnpackException):
+        except sqlite3.Error as exc:
+            self._damaged(exc)
+            return None
+        except (ValueError, TypeError, msgpack.UnpackException):
             return None
         if value is not None:
             self._memo[name] = (entry_key, value)
@@ -219,10 +244,12 @@ class Cache:
         db = self._conn()
         if db is None:
             return
-        with contextlib.suppress(sqlite3.Error):
+        try:
             db.execute(
                 "INSERT OR REPLACE INTO entries VALUES (?,?,?)", (name, entry_key, pack(value))
             )
+        except sqlite3.Error as exc:
+            self._damaged(exc)
 
     def forget(self, names: Iterable[str] = ()) -> None:
         """Drop entries (all of them without ``names``)."""

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple
 from studykb.errors import DiskFull, StudyError, VaultError  # noqa: F401
 from studykb.model import Document, Problem, Reference
 from studykb.runtime.background import Later
-from studykb.vault import statedir
+from studykb.vault import damage, statedir
 from studykb.vault.cache import code_version
 from studykb.vault.resolve import names_json
 
@@ -34,8 +34,8 @@ REF_FIELDS = tuple(f.name for f in fields(Reference))
 _TUPLE_FIELDS = tuple(
     i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers", "labels", "site_urls")
 )
-#: SQLite result codes that prove a database file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB).
-_CORRUPT_CODES = {11, 26}
+#: What :meth:`Store._version` says of a state whose tables are not studykb's.
+_NOT_OURS = "\0not-ours"
 _FULL_CODE = 13  # SQLITE_FULL
 
 _SCHEMA = """
@@ -182,9 +182,10 @@ def doc_from_blob(data: str | bytes) -> Document:
             values[i] = tuple(values[i])
         return Document(*values)
     except (ValueError, TypeError, IndexError, KeyError):
-        raise VaultError(
+        raise damage.StateDamaged(
             "the state holds a row that is not a document; it was changed by "
             "something other than studykb.",
+            "a row is not a document",
             hint="Delete the .studykb folder: it only holds what studykb can rebuild.",
         ) from None
 
@@ -229,10 +230,10 @@ class Store:
             db = self._connect()
             found = self._version(db)
         except sqlite3.DatabaseError as exc:
-            if not _corrupt(exc):
+            if not damage.corrupt(exc):
                 raise _state_error(self.path, exc) from None
             self.notice = f"state was damaged ({exc}); rebuilding {self.path.parent.name}/"
-            self._discard()
+            damage.discard(self.path)
             try:
                 db = self._connect()
             except sqlite3.DatabaseError as again:
@@ -241,7 +242,12 @@ class Store:
         if found == version:
             self._ensure_indexes(db)
             return db
-        if found is not None:
+        if found == _NOT_OURS:
+            self.notice = self.notice or (
+                f"state was damaged (its tables are not studykb's); rebuilding "
+                f"{self.path.parent.name}/"
+            )
+        elif found is not None:
             self.notice = self.notice or (
                 f"state was made by another studykb version; rebuilding {self.path.parent.name}/"
             )
@@ -256,13 +262,19 @@ class Store:
 
     @staticmethod
     def _version(db: sqlite3.Connection) -> str | None:
-        has_meta = db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
-        ).fetchone()
-        if not has_meta:
+        """The version the state was made by; None for a file without tables,
+        :data:`_NOT_OURS` when its tables are not the ones studykb makes (changed by
+        something else: the version cannot be trusted)."""
+        tables = damage.tables_match(db, _SCHEMA)
+        if tables is None:
             return None
+        if not damage.meta_matches(db, _SCHEMA):
+            return _NOT_OURS
         row = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        return row[0] if row else ""
+        found = row[0] if row else ""
+        if not tables and found == schema_version():
+            return _NOT_OURS  # this version's tables are known: some were changed
+        return str(found)
 
     @staticmethod
     def _create(db: sqlite3.Connection, version: str) -> None:
@@ -305,12 +317,6 @@ class Store:
             db.close()
             raise
         return db
-
-    def _discard(self) -> None:
-        """Delete a state file SQLite proved corrupt (and its journals)."""
-        for suffix in ("", "-wal", "-shm", "-journal"):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(str(self.path) + suffix)
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -620,23 +626,15 @@ def _no_space(folder: Path) -> bool:
     return st.f_bavail * st.f_frsize < 256 * 1024
 
 
-def _corrupt(exc: sqlite3.DatabaseError) -> bool:
-    """Whether SQLite says the file is damaged (not full, locked or unreadable)."""
-    return (
-        getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES
-        or "malformed" in str(exc)
-        or "not a database" in str(exc)
-    )
-
-
 def _state_error(path: Path, exc: sqlite3.Error) -> StudyError:
     """The user's message for an SQLite error on the state (the state is kept)."""
     code = getattr(exc, "sqlite_errorcode", None)
     if code == _FULL_CODE or "disk is full" in str(exc) or _no_space(path.parent):
         return DiskFull(f"disk full: cannot update {path}; the previous state is kept.")
-    if code in _CORRUPT_CODES:
-        return VaultError(
+    if damage.corrupt(exc):
+        return damage.StateDamaged(
             f"the state {path} is damaged ({exc}).",
+            str(exc),
             hint=f"Delete {path.parent}: it only holds what studykb can rebuild.",
         )
     return VaultError(
