@@ -667,3 +667,17 @@ def test_two_language_servers_both_recheck_when_a_linked_note_appears(
                 lambda p, uri=uri: p["uri"] == uri and not p["diagnostics"],
                 since=since,
             )
+
+
+def test_an_anchor_diagnostic_underlines_the_link_only(lsp: LspClient, vault: Path) -> None:
+    path = vault / "notes/anchor-range.md"
+    text = "Read about it in [[ddp#No Such Heading]] today.\n"
+    _uri, found = fresh(lsp, path, text)
+    anchors = [d for d in found if d["code"] == "dangling-anchor"]
+    assert len(anchors) == 1, found
+    where = anchors[0]["range"]
+    start = text.index("[[")
+    assert (where["start"]["character"], where["end"]["character"]) == (
+        start,
+        text.index("]]") + 2,
+    )

@@ -445,7 +445,7 @@ class StudyServer(LanguageServer):
         line = min(max(p.line - 1, 0), max(len(lines) - 1, 0))
         text = lines[line] if lines else ""
         start, end = len(text) - len(text.lstrip()), len(text.rstrip())
-        if p.code in ("dangling-ref", "ambiguous-ref"):
+        if p.code in ("dangling-ref", "ambiguous-ref", "dangling-anchor"):  # the link only
             for span in analysis.spans:
                 if span.line == line and repr(span.ref.text) in p.message:
                     start, end = span.start, span.end
