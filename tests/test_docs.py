@@ -206,8 +206,8 @@ def test_the_sidebar_json_is_said_to_be_keyed_by_page_path() -> None:
 def test_lsp_help_finds_the_vault_as_the_editor_guide_says() -> None:
     said = (
         "--vault, else $STUDYKB_VAULT, else the nearest folder with studykb.toml at or "
-        "above the editor's workspace folder, else that folder when it looks like a "
-        "folder of notes"
+        "above the editor's workspace folder, else the nearest one at or above the first "
+        "file opened"
     )
     help_text = _flat(CliRunner().invoke(cli, ["lsp", "--help"]).output)
     guide = _flat((DOCS / "guide" / "editor.md").read_text(encoding="utf-8").replace("`", ""))

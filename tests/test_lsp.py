@@ -667,3 +667,61 @@ def test_two_language_servers_both_recheck_when_a_linked_note_appears(
                 lambda p, uri=uri: p["uri"] == uri and not p["diagnostics"],
                 since=since,
             )
+
+
+def test_an_anchor_diagnostic_underlines_the_link_only(lsp: LspClient, vault: Path) -> None:
+    path = vault / "notes/anchor-range.md"
+    text = "Read about it in [[ddp#No Such Heading]] today.\n"
+    _uri, found = fresh(lsp, path, text)
+    anchors = [d for d in found if d["code"] == "dangling-anchor"]
+    assert len(anchors) == 1, found
+    where = anchors[0]["range"]
+    start = text.index("[[")
+    assert (where["start"]["character"], where["end"]["character"]) == (
+        start,
+        text.index("]]") + 2,
+    )
+
+
+def test_a_folder_above_two_vaults_is_not_a_vault(tmp_path: Path) -> None:
+    top = tmp_path / "studies"
+    for name in ("alpha", "beta"):
+        (top / name / "notes").mkdir(parents=True)
+        (top / name / "studykb.toml").write_text("")
+    (top / "alpha/notes/ddp.md").write_text(DDP, encoding="utf-8")
+    (top / "beta/notes/other.md").write_text("---\nid: other\n---\nx\n", encoding="utf-8")
+    path = top / "alpha/notes/fsdp.md"
+    path.write_text(FSDP, encoding="utf-8")
+    with LspClient(None, cwd=top) as client:
+        client.initialize(top)
+        uri = client.open(path, FSDP + "\n[[other]]\n")
+        found = client.diagnostics(uri, 1)
+        assert codes(found) == [(8, "dangling-ref")]  # beta's note is not alpha's
+        assert (top / "alpha/.studykb").is_dir()
+        assert not (top / ".studykb").exists()
+        assert not (top / "beta/.studykb").exists()
+    assert "Traceback" not in client.stderr, client.stderr
+
+
+def test_a_file_outside_any_vault_is_checked_against_its_neighbours(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    (home / "scratch").mkdir(parents=True)
+    (home / "scratch/neighbour.md").write_text("# Beside\n", encoding="utf-8")
+    (home / "scratch/deeper").mkdir()
+    (home / "scratch/deeper/below.md").write_text("# Below\n", encoding="utf-8")
+    (home / "top.md").write_text("# Top\n", encoding="utf-8")
+    path = home / "scratch/mine.md"
+    text = "[[neighbour]] [[missing]] [[below]]\n"
+    path.write_text(text, encoding="utf-8")
+    with LspClient(None, cwd=home, env={"HOME": str(home)}) as client:
+        client.initialize(home)
+        uri = client.open(path, text)
+        found = client.diagnostics(uri, 1)
+        messages = sorted(d["message"] for d in found if d["code"] == "dangling-ref")
+        assert len(messages) == 2 and "'[[missing]]'" in messages[1], found
+        assert "'[[below]]'" in messages[0]
+        beside = home / "top-two.md"
+        uri = client.open(beside, "[[top]] [[nowhere]]\n")
+        assert codes(client.diagnostics(uri, 1)) == [(0, "dangling-ref")]
+    assert not list(home.rglob(".studykb"))
+    assert "Traceback" not in client.stderr, client.stderr

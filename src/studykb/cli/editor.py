@@ -260,8 +260,9 @@ def lsp(stdio: bool) -> None:
     Completion in [[ ]] and in front-matter references, go to definition, hover, find
     references (backlinks), document links, and the problems of `check` as you type.
     The vault is --vault, else $STUDYKB_VAULT, else the nearest folder with
-    studykb.toml at or above the editor's workspace folder, else that folder when
-    it looks like a folder of notes.
+    studykb.toml at or above the editor's workspace folder, else the nearest one at
+    or above the first file opened. A folder without studykb.toml is never indexed:
+    a file in no vault has its links checked against the Markdown files beside it.
 
     \b
     Example:

@@ -8,10 +8,12 @@ the vault, rebuilt after each refresh, so it may be read from any thread.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from studykb.config import Config
 from studykb.editor.completion import NameIndex
@@ -381,3 +383,32 @@ def anchor_line(
 
 
 __all__ = ["Analysis", "Snapshot", "Span", "analyse", "anchor_line", "describe"]
+
+
+#: A file outside any vault is checked against at most this many files beside it.
+NEIGHBOURS_MAX = 2000
+
+
+def neighbours(folder: Path) -> Snapshot:
+    """The Markdown files directly in ``folder``, parsed in memory: what a file outside
+    any vault is checked against (nothing is written, nothing below it is read, so a
+    home folder is never indexed)."""
+    config = Config(root=folder, explicit=False, generator="github")
+    _site, reading = of_config(config)
+    docs: dict[str, Document] = {}
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)[:NEIGHBOURS_MAX]
+    except OSError:
+        entries = []
+    for entry in entries:
+        try:
+            if not entry.name.lower().endswith(".md") or not entry.is_file():
+                continue
+            if entry.stat().st_size > config.max_file_bytes:
+                continue
+            raw = Path(entry.path).read_bytes()
+        except OSError:
+            continue
+        for doc in parse_file(entry.name, raw, reading).documents:
+            docs[doc.key] = doc
+    return Snapshot.build(config, docs, [])

@@ -32,7 +32,7 @@ from pygls.uris import from_fs_path, to_fs_path
 
 from studykb import __version__
 from studykb.config import Config, load_config, locate
-from studykb.editor.assist import Analysis, Snapshot, analyse, anchor_line
+from studykb.editor.assist import Analysis, Snapshot, analyse, anchor_line, neighbours
 from studykb.editor.lsp_work import LARGE, Protocol, Readings
 from studykb.editor.serve import Owner
 from studykb.editor.watch import Change, ServerFactory, Watcher
@@ -56,6 +56,9 @@ class StudyServer(LanguageServer):
         self.vault: Vault | None = None
         self.root: Path | None = None
         self.explicit = True
+        self.loose = False
+        """No vault found from the workspace (yet): see :meth:`adopt`."""
+        self._near: dict[Path, Snapshot] = {}
         self.following: Owner | None = None
         self.watcher: Watcher | None = None
         self.snap = Snapshot.empty(Config(root=Path.cwd()))
@@ -79,9 +82,8 @@ class StudyServer(LanguageServer):
 
     # -- the vault ---------------------------------------------------------------------
     def open_vault(self) -> Vault:
-        """The vault, found as the command line finds it: --vault, $STUDYKB_VAULT, else the
-        nearest folder with studykb.toml at or above the workspace folder, else that folder
-        when it looks like a folder of notes."""
+        """The vault: --vault, $STUDYKB_VAULT, else the nearest folder with studykb.toml
+        (or a trusted ``.studykb/``) at or above the workspace folder."""
         if self.root is not None:
             return Vault(load_config(self.root, self.explicit))
         workspace = self.workspace.root_path
@@ -92,9 +94,58 @@ class StudyServer(LanguageServer):
         self.root = root
         return Vault(load_config(root, self.explicit))
 
+    def _marked(self) -> bool:
+        """Whether the vault is named or marked at or above the workspace folder. A folder
+        taken only because it looks like notes (a folder above several vaults, a home
+        folder) is not: each file's vault is then found from the file (:meth:`adopt`)."""
+        if self.vault_dir or os.environ.get("STUDYKB_VAULT"):
+            return True
+        workspace = self.workspace.root_path
+        folders = list(self.workspace.folders.values())
+        if not workspace and folders:
+            workspace = to_fs_path(folders[0].uri)
+        try:
+            _root, explicit = locate(None, cwd=Path(workspace) if workspace else None)
+        except StudyError:
+            return False
+        return explicit
+
+    def adopt(self, uri: str) -> None:
+        """No vault yet: the nearest studykb.toml at or above the opened file is the
+        vault, as on the command line; without one the file is checked against the files
+        beside it (:meth:`snapshot_of`), and nothing is indexed or written."""
+        self._near.clear()  # the files beside a buffer outside any vault: read again
+        fs = to_fs_path(uri)
+        if self.root is not None or self.vault is not None or not fs or not self.loose:
+            return
+        try:
+            root, explicit = locate(None, cwd=Path(os.path.realpath(fs)).parent)
+        except StudyError:
+            return
+        if not explicit:
+            return
+        self.root, self.explicit, self.loose = root, True, False
+        self.ready = False  # until the vault's first snapshot is installed
+        self.load()
+
+    def snapshot_of(self, uri: str) -> Snapshot:
+        """What a buffer is checked against: the vault's snapshot, or, with no vault, the
+        Markdown files beside it (read again when a buffer there is opened or saved)."""
+        fs = to_fs_path(uri)
+        if not self.loose or not fs:
+            return self.snap
+        folder = Path(os.path.realpath(fs)).parent
+        if folder not in self._near:
+            self._near[folder] = neighbours(folder)
+        return self._near[folder]
+
     def load(self) -> None:
         """Open the vault and start keeping it fresh (or following the process that does)."""
         self._loop = asyncio.get_event_loop()
+        if self.root is None and not self._marked():
+            self.loose = True  # each buffer finds its vault when it is opened
+            self.install(self.snap)
+            return
         try:
             self.vault = self.open_vault()
         except StudyError as exc:
@@ -338,7 +389,7 @@ class StudyServer(LanguageServer):
             text = doc.source
         except OSError:
             text = ""
-        result = analyse(self.snap, self.path_of(uri), text, self.headings)
+        result = analyse(self.snapshot_of(uri), self.path_of(uri), text, self.headings)
         self.analyses[uri] = (doc.version, result)
         return result
 
@@ -408,7 +459,7 @@ class StudyServer(LanguageServer):
     def _read_large(self, uri: str) -> asyncio.Future[Analysis]:
         """The reading of a large open buffer, in a worker thread (see ``lsp_work``)."""
         doc = self.workspace.get_text_document(uri)
-        snap, path, text = self.snap, self.path_of(uri), doc.source
+        snap, path, text = self.snapshot_of(uri), self.path_of(uri), doc.source
         loop = asyncio.get_running_loop()
 
         def headings(other: str) -> str | None:  # (worker thread) the vault is the loop's
@@ -445,7 +496,7 @@ class StudyServer(LanguageServer):
         line = min(max(p.line - 1, 0), max(len(lines) - 1, 0))
         text = lines[line] if lines else ""
         start, end = len(text) - len(text.lstrip()), len(text.rstrip())
-        if p.code in ("dangling-ref", "ambiguous-ref"):
+        if p.code in ("dangling-ref", "ambiguous-ref", "dangling-anchor"):  # the link only
             for span in analysis.spans:
                 if span.line == line and repr(span.ref.text) in p.message:
                     start, end = span.start, span.end

@@ -111,6 +111,7 @@ def did_open(ls: StudyServer, params: t.DidOpenTextDocumentParams) -> None:
     fs = to_fs_path(uri)
     if fs and os.path.exists(fs):
         ls.on_disk.add(uri)
+    ls.adopt(uri)
     ls.analyses.pop(uri, None)
     ls.schedule_lint(uri)
 
