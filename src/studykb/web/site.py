@@ -35,7 +35,7 @@ from studykb.errors import UsageError
 from studykb.web import graph_data, search_index
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
-from studykb.web.templating import STATIC, TEMPLATES, Frame, render
+from studykb.web.templating import STATIC, TEMPLATES, Frame, render, vault_title
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -191,7 +191,12 @@ def build_site(
             seconds=time.perf_counter() - started,
         )
     docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
-    work = Work(Pages(kb), Frame(kb.root.name, "static", canonical_base=base_url), output, {})
+    work = Work(
+        Pages(kb),
+        Frame(vault_title(kb.config.title, kb.root.name), "static", canonical_base=base_url),
+        output,
+        {},
+    )
     others = _load(work, docs)
     built = Built()
     for path, digest, written, assets in [*_site_pages(work, docs, progress), *others.result()]:
