@@ -8,6 +8,8 @@ import json
 import os
 import posixpath
 import re
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -293,3 +295,54 @@ def test_home_page_heading_is_the_vaults_title(
     assert f"<h1>{heading}</h1>" in home
     assert re.search(rf'class="site-name" href="[^"]*">{re.escape(heading)}</a>', home)
     assert f"<h1>{folder}</h1>" not in home
+
+
+NODE = shutil.which("node")
+#: Queries of the bundled vault in both languages (the issue's "kv cache" first).
+SAME_TOP = ["kv cache", "张量并行", "数据并行", "fsdp2", "flash attention", "投机解码"]
+SAME_TOP += ["all-reduce"]
+
+
+def static_search(out: Path, queries: list[str]) -> list[dict[str, Any]]:
+    """What search-static.js answers over the site's search-index.json (run by node)."""
+    script = (
+        "const S = require(process.argv[1]);"
+        "const idx = new S.StaticIndex(require(process.argv[2]));"
+        "console.log(JSON.stringify(process.argv.slice(3).map((q) => idx.search(q, {limit: 5}))));"
+    )
+    static = Path(__file__).resolve().parent.parent / "src/studykb/web/static/search-static.js"
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, "-e", script, str(static), str(out / "search-index.json"), *queries],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    return answers
+
+
+@on_the_sites_worker
+@pytest.mark.skipif(NODE is None, reason="needs node to run search-static.js")
+def test_static_search_ranks_and_expands_as_the_cli(
+    bundled_sites: dict[str, Any], bundled: Path, run: Callable[..., Any]
+) -> None:
+    """The static site's first hit is the CLI's, and a Chinese topic name brings the
+    CLI's "also searched" names (the issue: Prefix Caching above KV Cache for "kv cache",
+    nothing also searched for 张量并行)."""
+    from studykb.api import KnowledgeBase
+
+    out, _data = bundled_sites["alone"]
+    answers = static_search(out, SAME_TOP)
+    for query, answer in zip(SAME_TOP, answers, strict=True):
+        result = run("search", query, "--json", "--limit", "1", vault=bundled)
+        assert result.exit_code == 0, result.stderr
+        cli_top = json.loads(result.stdout)["hits"][0]["title"]
+        assert answer["hits"][0]["title"] == cli_top, query
+    kb = KnowledgeBase.open(bundled)
+    try:
+        for query, answer in zip(SAME_TOP, answers, strict=True):
+            if query in ("张量并行", "投机解码", "kv cache"):
+                assert answer["also_searched"] == kb.also_searched(query) != [], query
+    finally:
+        kb.close()
