@@ -339,3 +339,23 @@ def test_search_waits_for_the_input_methods_composition(page: Any, static_site: 
     page.wait_for_selector("[data-search-results] li.hit", timeout=10_000)
     assert "数据并行" in page.locator("[data-search-status]").inner_text()
     assert page.errors == []
+
+
+def test_static_site_from_disk_searches_and_draws_the_graph(
+    page: Any, run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Opened as files (file://), where a page may not fetch the JSON beside it: search
+    and the graph load the same data from search-index.js and graph-data.js."""
+    out = tmp_path / "public"
+    assert run("site", "-o", str(out), vault=make_vault(FILES)).exit_code == 0
+    page.goto((out / "index.html").as_uri())
+    page.fill("#site-search-q", "数据并行")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_selector("[data-search-results] li.hit", timeout=10_000)
+    titles = page.locator("[data-search-results] li.hit h2").all_inner_texts()
+    assert "Distributed Data Parallel" in titles
+    page.goto((out / "graph/index.html").as_uri())
+    page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
+    assert "documents" in page.locator("[data-graph-status]").inner_text()
+    assert [e for e in page.errors if "Worker" not in e] == []

@@ -15,7 +15,8 @@
  * alias or id is the whole query comes first. The last word, while being typed, matches
  * as a prefix (at a lower score) only when nothing matched as written, as serve does.
  *
- * Browser: StudykbStaticSearch.load(url) -> Promise<index>; index.search(q, {type, tag,
+ * Browser: StudykbStaticSearch.load(url, scriptURL) -> Promise<index> (scriptURL: the
+ * same index as a script setting StudykbSearchIndex, loaded instead on a file:// page); index.search(q, {type, tag,
  * status, level, limit}) -> {query, hits: [{id, key, path, title, type, score, snippet,
  * highlights, url}], also_searched}: the shape of /api/search. Node: module.exports.
  */
@@ -233,14 +234,30 @@
     }
   }
 
-  async function load(url) {
+  /** Run the script at src (a page opened from disk may load scripts, not fetch). */
+  function script(src) {
+    return new Promise((resolve, reject) => {
+      const el = document.createElement('script');
+      el.src = src;
+      el.onload = resolve;
+      el.onerror = () => reject(new Error('cannot load ' + src));
+      document.head.append(el);
+    });
+  }
+
+  async function load(url, scriptURL) {
+    if (location.protocol === 'file:' && scriptURL) {
+      // the site's search-index.js sets StudykbSearchIndex to the same JSON
+      if (!root.StudykbSearchIndex) await script(scriptURL);
+      return new StaticIndex(root.StudykbSearchIndex, new URL(url, location.href).href);
+    }
     const response = await fetch(url, {headers: {Accept: 'application/json'}});
     if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
     const base = new URL(url, location.href).href;
     return new StaticIndex(await response.json(), base);
   }
 
-  const api = {load, StaticIndex, tokenize, highlight};
+  const api = {load, script, StaticIndex, tokenize, highlight};
   root.StudykbStaticSearch = api;
   if (typeof module !== 'undefined' && module.exports) module.exports = api;
 })(typeof self !== 'undefined' ? self : globalThis);

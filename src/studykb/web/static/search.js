@@ -102,7 +102,7 @@
   async function staticSearch(query, p) {
     if (!staticIndex) {
       status.textContent = 'Loading the search index…';
-      staticIndex = await StudykbStaticSearch.load(form.dataset.index);
+      staticIndex = await StudykbStaticSearch.load(form.dataset.index, form.dataset.indexScript);
     }
     return staticIndex.search(query, {type: p.get('type'), tag: p.get('tag'),
       status: p.get('status'), level: p.get('level'), limit: LIMIT});
@@ -138,7 +138,7 @@
     } catch (err) {
       if (err.name === 'AbortError') return;
       status.textContent = location.protocol === 'file:' && !serve
-        ? 'Search needs the site to be served over HTTP (for example: python -m http.server).'
+        ? 'Could not load the search index (search-index.js at the site\'s top): ' + err.message
         : 'Search failed: ' + err.message;
     }
   }
