@@ -94,7 +94,7 @@ def test_document_page_renders_the_body_with_vault_links(client: TestClient) -> 
     assert 'data-page-key="notes/my-fsdp.md"' in html
     assert f'<meta name="studykb-token" content="{TOKEN}">' in html
     assert 'href="/d/courses/cs336.html"' in html  # the course in the header
-    assert 'href="/d/notes/topics/fsdp2.html">fsdp2</a>' in html  # the tag links its topic
+    assert 'href="/d/notes/topics/fsdp2.html">FSDP2</a>' in html  # the tag: its topic
 
 
 def test_wikilink_anchor_and_label(client: TestClient) -> None:

@@ -296,3 +296,66 @@ def test_static_site_search_and_graph(page: Any, static_site: str) -> None:
         page.locator(".doc-actions a", has_text="What should I read").click()
     assert "What to read before" in page.locator("h1").inner_text()
     assert page.errors == []
+
+
+def test_static_header_search_box_keeps_the_query(page: Any, static_site: str) -> None:
+    """The header's box on any page sends ?q= to the search page, which has no server to
+    fill its form: the page reads the address and shows the hits."""
+    page.goto(static_site + "/d/notes/topics/fsdp2.html")
+    page.fill("#site-search-q", "数据并行")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    assert "/search/" in page.url
+    page.wait_for_selector("[data-search-results] li.hit", timeout=10_000)
+    assert page.locator("[data-search-primary]").input_value() == "数据并行"
+    titles = page.locator("[data-search-results] li.hit h2").all_inner_texts()
+    assert "Distributed Data Parallel" in titles
+    assert page.errors == []
+
+
+def test_search_waits_for_the_input_methods_composition(page: Any, static_site: str) -> None:
+    """Pinyin typed into an IME ("shu ju") is not searched; the committed 数据并行 is."""
+    page.goto(static_site + "/search/index.html")
+    page.wait_for_timeout(200)
+    page.evaluate("""() => {
+        const box = document.querySelector('[data-search-primary]');
+        box.focus();
+        box.dispatchEvent(new CompositionEvent('compositionstart', {bubbles: true, data: ''}));
+        for (const data of ['s', 'sh', 'shu', 'shu j', 'shu ju']) {
+            box.value = data;
+            box.dispatchEvent(new CompositionEvent('compositionupdate', {bubbles: true, data}));
+            box.dispatchEvent(new InputEvent('input', {bubbles: true, isComposing: true, data}));
+        }
+    }""")
+    page.wait_for_timeout(600)  # longer than the as-you-type delay
+    status = page.locator("[data-search-status]").inner_text()
+    assert "shu" not in status
+    page.evaluate("""() => {
+        const box = document.querySelector('[data-search-primary]');
+        const data = box.value = '数据并行';
+        box.dispatchEvent(new InputEvent('input', {bubbles: true, isComposing: true, data}));
+        box.dispatchEvent(new CompositionEvent('compositionend', {bubbles: true, data}));
+    }""")
+    page.wait_for_selector("[data-search-results] li.hit", timeout=10_000)
+    assert "数据并行" in page.locator("[data-search-status]").inner_text()
+    assert page.errors == []
+
+
+def test_static_site_from_disk_searches_and_draws_the_graph(
+    page: Any, run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    """Opened as files (file://), where a page may not fetch the JSON beside it: search
+    and the graph load the same data from search-index.js and graph-data.js."""
+    out = tmp_path / "public"
+    assert run("site", "-o", str(out), vault=make_vault(FILES)).exit_code == 0
+    page.goto((out / "index.html").as_uri())
+    page.fill("#site-search-q", "数据并行")
+    with page.expect_navigation():
+        page.keyboard.press("Enter")
+    page.wait_for_selector("[data-search-results] li.hit", timeout=10_000)
+    titles = page.locator("[data-search-results] li.hit h2").all_inner_texts()
+    assert "Distributed Data Parallel" in titles
+    page.goto((out / "graph/index.html").as_uri())
+    page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
+    assert "documents" in page.locator("[data-graph-status]").inner_text()
+    assert [e for e in page.errors if "Worker" not in e] == []

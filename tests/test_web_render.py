@@ -25,6 +25,9 @@ class Links:
     def local(self, anchor: str) -> str:
         return heading_anchor(anchor)
 
+    def title(self, written: str) -> str | None:
+        return None
+
     def asset(self, target: str) -> str | None:
         return f"/files/{target}" if target.startswith("img/") else None
 

@@ -8,6 +8,8 @@ import json
 import os
 import posixpath
 import re
+import shutil
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -236,3 +238,111 @@ def test_backlink_contexts_read_at_once_are_those_read_page_by_page(bundled: Pat
             expected = one_by_one.context_line(b.ref.path, b.ref.line)
             assert at_once.contexts[b.ref.path, b.ref.line] == expected
         assert any(at_once.contexts.values())
+
+
+# -- what a reader sees: names, not ids -------------------------------------------------------
+NAMED = {
+    "notes/topics/tp.md": "---\nid: zhang-liang-bing-xing\n---\n# 张量并行\n\nSplit the layers.\n",
+    "notes/kv.md": "---\nid: kv-cache\n---\n# KV Cache\n\n## Layout\n\nKeys and values.\n",
+    "notes/reader.md": "---\nid: reader\ntags: [zhang-liang-bing-xing, plain-tag]\n---\n"
+    "# Reader\n\nSee [[kv-cache]], [[kv-cache#Layout]], [[kv-cache|the cache]] and [[nowhere]].\n",
+    "notes/entries/one.md": "---\nid: e1\nurl: https://example.com/1\n---\n# One\n",
+    "notes/entries/two.md": "---\nid: e2\nurl: https://example.com/2\n---\n# Two\n",
+    "courses/c.md": "---\nid: c\nunits:\n  - id: u1\n    title: Unit one\n"
+    "    tags: [zhang-liang-bing-xing, other]\n---\n# Course\n",
+}
+
+
+def test_wikilinks_tags_and_counts_read_as_words(
+    run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
+) -> None:
+    out = tmp_path / "site"
+    build(run, make_vault(NAMED), out)
+    reader = (out / "d/notes/reader.html").read_text(encoding="utf-8")
+    links = re.findall(r'<a class="wikilink"[^>]*>([^<]*)</a>', reader)
+    assert links == ["KV Cache", "KV Cache › Layout", "the cache"]
+    assert re.search(r'dead-link"[^>]*>nowhere<', reader)
+    tags = re.findall(r'<a class="tag"[^>]*>([^<]*)</a>', reader)
+    assert tags == ["张量并行", "plain-tag"]
+    course = (out / "d/courses/c.html").read_text(encoding="utf-8")
+    unit_tags = re.findall(r'<a class="tag" href="([^"]*)">([^<]*)</a>', course)
+    assert [name for _href, name in unit_tags] == ["张量并行", "other"]
+    assert unit_tags[0][0].endswith("d/notes/topics/tp.html")
+    home = (out / "index.html").read_text(encoding="utf-8")
+    assert "2 entries" in home and "entrys" not in home
+    assert "1 unit," not in home and "1 unit." in home
+
+
+@pytest.mark.parametrize(
+    ("config", "folder", "heading"),
+    [
+        ('title = "我的 AI 基础设施笔记"\n', "vault-x", "我的 AI 基础设施笔记"),
+        ("", "ai-infra_notes", "Ai infra notes"),
+        ("", "vault1", "Study notes"),
+    ],
+)
+def test_home_page_heading_is_the_vaults_title(
+    run: Callable[..., Any],
+    make_vault: Callable[..., Path],
+    tmp_path: Path,
+    config: str,
+    folder: str,
+    heading: str,
+) -> None:
+    out = tmp_path / "site"
+    build(run, make_vault(NAMED, config=config, name=folder), out)
+    home = (out / "index.html").read_text(encoding="utf-8")
+    assert f"<h1>{heading}</h1>" in home
+    assert re.search(rf'class="site-name" href="[^"]*">{re.escape(heading)}</a>', home)
+    assert f"<h1>{folder}</h1>" not in home
+
+
+NODE = shutil.which("node")
+#: Queries of the bundled vault in both languages (the issue's "kv cache" first).
+SAME_TOP = ["kv cache", "张量并行", "数据并行", "fsdp2", "flash attention", "投机解码"]
+SAME_TOP += ["all-reduce"]
+
+
+def static_search(out: Path, queries: list[str]) -> list[dict[str, Any]]:
+    """What search-static.js answers over the site's search-index.json (run by node)."""
+    script = (
+        "const S = require(process.argv[1]);"
+        "const idx = new S.StaticIndex(require(process.argv[2]));"
+        "console.log(JSON.stringify(process.argv.slice(3).map((q) => idx.search(q, {limit: 5}))));"
+    )
+    static = Path(__file__).resolve().parent.parent / "src/studykb/web/static/search-static.js"
+    assert NODE is not None
+    done = subprocess.run(
+        [NODE, "-e", script, str(static), str(out / "search-index.json"), *queries],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    answers: list[dict[str, Any]] = json.loads(done.stdout)
+    return answers
+
+
+@on_the_sites_worker
+@pytest.mark.skipif(NODE is None, reason="needs node to run search-static.js")
+def test_static_search_ranks_and_expands_as_the_cli(
+    bundled_sites: dict[str, Any], bundled: Path, run: Callable[..., Any]
+) -> None:
+    """The static site's first hit is the CLI's, and a Chinese topic name brings the
+    CLI's "also searched" names (the issue: Prefix Caching above KV Cache for "kv cache",
+    nothing also searched for 张量并行)."""
+    from studykb.api import KnowledgeBase
+
+    out, _data = bundled_sites["alone"]
+    answers = static_search(out, SAME_TOP)
+    for query, answer in zip(SAME_TOP, answers, strict=True):
+        result = run("search", query, "--json", "--limit", "1", vault=bundled)
+        assert result.exit_code == 0, result.stderr
+        cli_top = json.loads(result.stdout)["hits"][0]["title"]
+        assert answer["hits"][0]["title"] == cli_top, query
+    kb = KnowledgeBase.open(bundled)
+    try:
+        for query, answer in zip(SAME_TOP, answers, strict=True):
+            if query in ("张量并行", "投机解码", "kv cache"):
+                assert answer["also_searched"] == kb.also_searched(query) != [], query
+    finally:
+        kb.close()

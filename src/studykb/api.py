@@ -245,6 +245,13 @@ class KnowledgeBase:
         hits = query.search(self.vault, options)
         return Found(hits, query.explain(options), query.also_searched(self.vault, options))
 
+    def also_searched(self, text: str) -> list[str]:
+        """The other names a search for ``text`` looks for too (the topics' thesaurus);
+        reads no index."""
+        from studykb.search import query
+
+        return query.also_searched(self.vault, query.SearchOptions(query=text))
+
     def close_search(self) -> None:
         """Close the searcher kept open between queries (a short-lived process)."""
         from studykb.search import index

@@ -85,6 +85,8 @@ class Config:
     """The site generator to read the vault as (one of :data:`GENERATORS`); None: detect it."""
     headings: str | None = None
     """Heading-anchor rules (one of :data:`HEADING_RULES`); None: the generator's."""
+    title: str | None = None
+    """The vault's name shown by the web view and the static site; None: not set."""
 
     @property
     def state_dir(self) -> Path:
@@ -199,6 +201,7 @@ KEYS = {
     "allow_outside": "a list of folders outside the vault that links may lead to",
     "generator": f"one of {', '.join(GENERATORS)}",
     "headings": f"one of {', '.join(HEADING_RULES)}",
+    "title": "a line of text (the vault's name in the web view and the site)",
 }
 
 
@@ -226,6 +229,7 @@ def load_config(root: Path, explicit: bool = True) -> Config:
         explicit=explicit,
         generator=values.choice("generator", GENERATORS),
         headings=values.choice("headings", HEADING_RULES),
+        title=values.line_of_text("title"),
     )
 
 
@@ -312,6 +316,15 @@ class _Values:
                 f'inside the vault, written from the vault folder (e.g. {key} = "{default}").'
             )
         return value
+
+    def line_of_text(self, key: str) -> str | None:
+        """A one-line text, spaces collapsed; None when absent or blank."""
+        value = self.section.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise self.bad(key)
+        return " ".join(value.split()) or None
 
     def choice(self, key: str, allowed: tuple[str, ...]) -> str | None:
         value = self.section.get(key)

@@ -66,6 +66,11 @@ class Links(Protocol):
         """The id on this page of what ``#anchor`` (as written) names."""
         ...
 
+    def title(self, written: str) -> str | None:
+        """The title of the document ``written`` resolved to (what ``[[id]]`` without a
+        label shows: a reader knows the note by its title, not its id), or None."""
+        ...
+
     def asset(self, target: str) -> str | None:
         """The href of a file of the vault that the note names (an image), or None."""
         ...
@@ -301,9 +306,9 @@ def _wikilink(
 ) -> str:
     tok = tokens[idx]
     meta = tok.meta
-    label = escape(meta["label"] or meta["target"] or meta["anchor"])
     links: Links = env["links"]
     anchor = meta["anchor"] or ""
+    label = escape(meta["label"] or _shown(links, tok.markup, meta) or meta["anchor"])
     if meta["target"]:
         href = links.reference(tok.markup, anchor)
     else:  # [[#heading]]: on this page
@@ -316,6 +321,18 @@ def _wikilink(
     if href is None:
         return f'<span class="{css} dead-link" title="not found in the vault">{label}</span>'
     return f'<a class="{css}" href="{escape(href)}">{label}</a>'
+
+
+def _shown(links: Links, written: str, meta: dict[str, Any]) -> str:
+    """What an unlabelled ``[[target]]`` shows: the title of the document it resolved
+    to (then the heading, ``Title › Setup``), else the target as written."""
+    target = meta["target"]
+    if not target or meta["embed"]:
+        return str(target or "")
+    title = links.title(written)
+    if not title:
+        return str(target)
+    return f"{title} › {meta['anchor']}" if meta["anchor"] else title
 
 
 def _is_image(target: str) -> bool:

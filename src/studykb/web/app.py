@@ -50,7 +50,7 @@ from studykb.web.guard import guard, local_host
 from studykb.web.links import FILES_DIR, Linker, page_file, plan_file
 from studykb.web.live import Hub, Source
 from studykb.web.pages import SEARCH_LIMIT, Page, Pages
-from studykb.web.templating import STATIC, Frame, render
+from studykb.web.templating import STATIC, Frame, render, vault_title
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -73,7 +73,9 @@ class State:
 
     def __post_init__(self) -> None:
         self.pages = Pages(self.kb)
-        self.frame = Frame(self.kb.root.name, "serve", self.token)
+        self.frame = Frame(
+            vault_title(self.kb.config.title, self.kb.root.name), "serve", self.token
+        )
         self.link = Linker("/")
         self._paths: tuple[str, dict[str, str], dict[str, str]] | None = None
         self._graph: tuple[str, dict[str, Any]] | None = None

@@ -54,6 +54,11 @@ class VaultLinks:
             href += "#" + quote(self.anchor_id(path, title, anchor), safe="^")
         return href
 
+    def title(self, written: str) -> str | None:
+        key = self.targets.get(written)
+        target = self.kb.vault.documents().get(key) if key else None
+        return target.title if target is not None else None
+
     def local(self, anchor: str) -> str:
         return self.anchor_id(self.doc.path, self.doc.title, anchor)
 

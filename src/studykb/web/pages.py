@@ -194,11 +194,21 @@ class Pages:
         }
 
     def _tags(self, doc: Document, link: Linker) -> list[dict[str, str]]:
+        return self.tag_links((*doc.covers, *doc.tags), link)
+
+    def tag_links(self, tags: Iterable[str], link: Linker) -> list[dict[str, str]]:
+        """Tags as {name, url}: a tag naming a topic goes to the topic's page and shows
+        its title (a tag written as the topic's id, ``zhang-liang-bing-xing``, reads as
+        张量并行), any other tag searches for it and shows as written."""
         topics = self.kb.vault.topics()
         out = []
-        for tag in dict.fromkeys((*doc.covers, *doc.tags)):
+        for tag in dict.fromkeys(tags):
             key = topics.key(tag)
-            out.append({"name": tag, "url": link.key(key) if key else link.tag(tag)})
+            topic = self.kb.document(key) if key else None
+            if key and topic is not None:
+                out.append({"name": topic.title or tag, "url": link.key(key)})
+            else:
+                out.append({"name": tag, "url": link.tag(tag)})
         return out
 
     def _course_of(self, outgoing: list[Link], link: Linker) -> dict[str, str] | None:
@@ -293,7 +303,7 @@ class Pages:
             "url": link.doc(unit),
             "status": unit.status,
             "level": unit.level,
-            "tags": list(unit.tags),
+            "tags": self.tag_links(unit.tags, link),
             "anchor": unit.key.split("#", 1)[1],
             "requires": self.items(needs, link),
         }

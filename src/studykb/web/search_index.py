@@ -1,12 +1,18 @@
 """The static site's search index (``search-index.json``), read by ``search-static.js``.
 
 ``{"docs": [{"key", "title", "type", "url", "snippet", "path", "tags", "status",
-"level"}], "terms": {"term": [[doc, weight], ...]}}``: English and other spaced
+"level", "names"}], "terms": {"term": [[doc, weight], ...]}, "thesaurus": {name: [other
+names]}}``: English and other spaced
 scripts as lowercase words of letters, digits and ``_`` (NFKC, not stemmed: the browser
 splits a query the same way); Chinese already cut into words by the same segmenter as
 the search index (:func:`studykb.text.analysis.tokens`, with the shorter words inside a
 long one), so the browser only has to match the index's own terms. A term's weight is
-how often it occurs, title, aliases and tags counted more than the body.
+how often it occurs, the title, aliases and id counted as the CLI's index counts them
+(:data:`studykb.search.records.NAME_WEIGHT`), tags and the names of the topics a
+document is about as its tags (``TAG_WEIGHT``), the body once. ``names`` are the
+document's title, aliases and id folded as an exact-name lookup folds them (a query that
+is one of them puts the document first, as the CLI does); ``thesaurus`` is the CLI's
+"also searched": for each topic name, the other names a query naming it searches too.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from studykb.text.analysis import tokens
+from studykb.search.records import NAME_WEIGHT, TAG_WEIGHT
+from studykb.text.analysis import fold_name, tokens
 from studykb.text.segment import HAN
 from studykb.web.links import Linker
 
@@ -28,8 +35,6 @@ if TYPE_CHECKING:
 #: Characters of a body that are indexed (a very long note still counts by its start).
 BODY_CHARS = 20_000
 SNIPPET_CHARS = 160
-TITLE_WEIGHT = 5
-NAME_WEIGHT = 3
 _HAN_RUNS = re.compile(f"([{HAN}]+)")
 _WORDS = re.compile(rf"[^\W{HAN}]+")
 
@@ -58,31 +63,49 @@ def build(
         texts = kb.vault.texts()
     postings: dict[str, list[list[int]]] = {}
     entries = []
+    topics = kb.vault.topics()
     for n, doc in enumerate(docs):
         body = texts.get(doc.path, ("", []))[0][:BODY_CHARS]
         entries.append(_entry(doc, body, link))
-        for term, weight in _weights(doc, body).items():
+        named = [topics.texts[k] for k in topics.about(doc)]
+        for term, weight in _weights(doc, body, named).items():
             found = postings.get(term)
             if found is None:
                 postings[term] = [[n, weight]]
             else:
                 found.append([n, weight])
-    return {"docs": entries, "terms": postings}
+    return {"docs": entries, "terms": postings, "thesaurus": thesaurus(kb)}
 
 
-def _weights(doc: Document, body: str) -> Counter[str]:
+def thesaurus(kb: KnowledgeBase) -> dict[str, list[str]]:
+    """{folded topic name: the other names the CLI searches too for it} (its "also
+    searched"), for every name of every topic that has other names."""
+    topics = kb.vault.topics()
+    out: dict[str, list[str]] = {}
+    for text in topics.texts.values():
+        for name in text.split("\n"):
+            folded = fold_name(name)
+            if folded and folded not in out:
+                also = kb.also_searched(name)
+                if also:
+                    out[folded] = also
+    return out
+
+
+def _weights(doc: Document, body: str, named: list[str]) -> Counter[str]:
     counts = terms(body)
-    for text, weight in _names(doc):
+    for text, weight in _names(doc, named):
         for term, n in terms(text).items():
-            counts[term] += n * weight
+            counts[term] += round(n * weight)
     return counts
 
 
-def _names(doc: Document) -> Iterable[tuple[str, int]]:
-    yield doc.title, TITLE_WEIGHT
-    yield doc.id, NAME_WEIGHT
-    for name in (*doc.aliases, *doc.tags, *doc.covers):
+def _names(doc: Document, named: list[str]) -> Iterable[tuple[str, float]]:
+    """Texts weighted as the CLI's index weighs them (studykb.search.records)."""
+    for name in (doc.title, *doc.aliases, doc.id):
         yield name, NAME_WEIGHT
+    for name in (*dict.fromkeys((*doc.tags, *doc.covers)), *named):
+        yield name, TAG_WEIGHT
 
 
 def _entry(doc: Document, body: str, link: Linker) -> dict[str, Any]:
@@ -99,4 +122,5 @@ def _entry(doc: Document, body: str, link: Linker) -> dict[str, Any]:
         "tags": list(dict.fromkeys((*doc.covers, *doc.tags))),
         "status": doc.status,
         "level": doc.level,
+        "names": list(dict.fromkeys(fold_name(n) for n in (doc.title, *doc.aliases, doc.id))),
     }

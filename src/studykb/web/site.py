@@ -35,7 +35,7 @@ from studykb.errors import UsageError
 from studykb.web import graph_data, search_index
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
-from studykb.web.templating import STATIC, TEMPLATES, Frame, render
+from studykb.web.templating import STATIC, TEMPLATES, Frame, render, vault_title
 
 if TYPE_CHECKING:
     from studykb.api import KnowledgeBase
@@ -191,7 +191,12 @@ def build_site(
             seconds=time.perf_counter() - started,
         )
     docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
-    work = Work(Pages(kb), Frame(kb.root.name, "static", canonical_base=base_url), output, {})
+    work = Work(
+        Pages(kb),
+        Frame(vault_title(kb.config.title, kb.root.name), "static", canonical_base=base_url),
+        output,
+        {},
+    )
     others = _load(work, docs)
     built = Built()
     for path, digest, written, assets in [*_site_pages(work, docs, progress), *others.result()]:
@@ -319,18 +324,20 @@ def _render_chunk(work: Work, keys: list[str]) -> list[Done]:
 
 
 def _other_files(work: Work) -> list[Done]:
-    """search-index.json, graph.json (node hrefs relative to graph/index.html) and the
-    list pages."""
+    """search-index.json, graph.json (node hrefs relative to graph/index.html), each also
+    as a script for pages opened from disk, and the list pages."""
     from studykb.runtime.memory import paused_gc
 
     kb, output = work.pages.kb, work.output
     out: list[Done] = []
     with paused_gc():  # hundreds of thousands of small lists that all stay alive
-        index = search_index.build(kb, Linker("", static=True), work.texts)
-        out.append(("search-index.json", *output.write("search-index.json", _json(index)), []))
+        index = _json(search_index.build(kb, Linker("", static=True), work.texts))
+        out.append(("search-index.json", *output.write("search-index.json", index), []))
+        out.append(_as_script(output, "search-index.js", "StudykbSearchIndex", index))
         del index
         graph = _json(graph_data.whole(kb, Linker("../", static=True)))
         out.append(("graph.json", *output.write("graph.json", graph), []))
+        out.append(_as_script(output, "graph-data.js", "StudykbGraphData", graph))
     for path, page in _index_pages(work.pages):
         html = render(page, work.frame, Linker(relative_root(path), True), path=path)
         out.append((path, *output.write(path, html.encode()), []))
@@ -384,6 +391,13 @@ def _sitemap(base_url: str, files: dict[str, str]) -> bytes:
 
 def _pretty(path: str) -> str:
     return path[: -len("index.html")] if path.endswith("index.html") else path
+
+
+def _as_script(output: Any, path: str, name: str, data: bytes) -> Done:
+    """The JSON again as a script setting a global: a page opened from disk (file://)
+    may not fetch a file beside it, but may load it with <script> (search and the graph
+    use it there)."""
+    return (path, *output.write(path, b"self." + name.encode() + b" = " + data + b";\n"), [])
 
 
 def _json(data: Any) -> bytes:

@@ -38,6 +38,25 @@ class Frame:
     """The published site's address (``--base-url``), for canonical links."""
 
 
+#: The vault's name when studykb.toml has no ``title`` and its folder's name is no name.
+DEFAULT_TITLE = "Study notes"
+_NAME_PARTS = re.compile(r"[-_.\s]+")
+
+
+def vault_title(title: str | None, folder: str) -> str:
+    """The name every page shows for the vault: ``title`` from studykb.toml; else the
+    folder's name read as words when it is written as several (``ai-infra_notes`` ->
+    "Ai infra notes"); else :data:`DEFAULT_TITLE`: a one-word folder name (``vault1``,
+    ``notes``, a clone's ``studykb``) is a place on disk, not what the notes are."""
+    if title:
+        return title
+    words = [w for w in _NAME_PARTS.split(folder) if w]
+    if len(words) < 2:
+        return DEFAULT_TITLE
+    text = " ".join(words)
+    return text[0].upper() + text[1:]
+
+
 #: What ``getattr`` finds on a plain dict (its methods): these win over its keys in Jinja.
 _DICT_ATTRIBUTES = frozenset(dir(dict))
 

@@ -4,6 +4,7 @@
  *
  * The page holds one element [data-graph-app] with:
  *   data-graph-url   where the graph JSON is ({nodes: [...], edges: [...]}, see docs)
+ *   data-graph-script  static site: the same as a script setting StudykbGraphData (file://)
  *   data-focus       optional: a node id to select at start
  *   data-mode        optional: "all" (default), "around" or "plan"
  *   data-steps       optional: how many steps out "around" goes (default 2)
@@ -1040,6 +1041,16 @@
   async function main() {
     const url = app.dataset.graphUrl;
     let data;
+    const script = app.dataset.graphScript;
+    if (!window.StudykbGraphData && script && location.protocol === 'file:') {
+      // opened from disk: no fetch, but the site's graph-data.js sets the same JSON
+      await new Promise((resolve) => {
+        const el = document.createElement('script');
+        el.src = script;
+        el.onload = el.onerror = resolve;
+        document.head.append(el);
+      });
+    }
     if (window.StudykbGraphData) {
       data = window.StudykbGraphData; // the dev page may hand data over without a request
     } else {

@@ -10,9 +10,13 @@
  * by greedy longest match against the index's own terms, a character alone where nothing
  * longer matches. The score is BM25's, with the weight as the term's frequency:
  *   idf(t) * w * (k1 + 1) / (w + k1), idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5)).
- * The last word, while being typed, also matches as a prefix (at a lower score).
+ * As the CLI ranks: the topic names in the query bring their other names (the index's
+ * "thesaurus", shown as "also searched") at a lower weight, and a document whose title,
+ * alias or id is the whole query comes first. The last word, while being typed, matches
+ * as a prefix (at a lower score) only when nothing matched as written, as serve does.
  *
- * Browser: StudykbStaticSearch.load(url) -> Promise<index>; index.search(q, {type, tag,
+ * Browser: StudykbStaticSearch.load(url, scriptURL) -> Promise<index> (scriptURL: the
+ * same index as a script setting StudykbSearchIndex, loaded instead on a file:// page); index.search(q, {type, tag,
  * status, level, limit}) -> {query, hits: [{id, key, path, title, type, score, snippet,
  * highlights, url}], also_searched}: the shape of /api/search. Node: module.exports.
  */
@@ -24,6 +28,8 @@
   // runs of Han characters, or of word characters in any other script
   const TOKEN = /([\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u{20000}-\u{2ebef}]+)|([\p{L}\p{N}_]+)/gu;
   const MAX_PREFIX = 30;
+  const OTHER_NAMES = 0.6; // studykb.search.ranking.OTHER_NAMES
+  const EXACT = 100; // studykb.search.ranking.EXACT
 
   /** The query's terms: [{term, prefix}] in order, without repeats. */
   function tokenize(query, hasTerm, maxLen) {
@@ -96,6 +102,35 @@
         if (HAN.test(t)) this.maxLen = Math.max(this.maxLen, Array.from(t).length);
       }
       this.maxLen = Math.min(this.maxLen, 16);
+      const thesaurus = (data && data.thesaurus) || {};
+      this.thesaurus = thesaurus;
+      // longest names first: 张量并行 is one name before 并行 is another
+      this.names = Object.keys(thesaurus).sort((a, b) => b.length - a.length);
+    }
+
+    /** The other names the CLI searches too for the topic names in the query (its "also
+     *  searched"), in the order the names stand in the query. */
+    alsoNames(folded) {
+      const found = [];
+      const taken = [];
+      const word = /[\p{L}\p{N}_]/u;
+      for (const name of this.names) {
+        let at = folded.indexOf(name);
+        while (at >= 0) {
+          const end = at + name.length;
+          const edge = (i) => i < 0 || i >= folded.length || !word.test(folded[i]) || HAN.test(folded[i]);
+          const bounded = (HAN.test(name[0]) || edge(at - 1)) && (HAN.test(name[name.length - 1]) || edge(end));
+          if (bounded && !taken.some(([a, b]) => at < b && a < end)) {
+            taken.push([at, end]);
+            found.push([at, this.thesaurus[name]]);
+          }
+          at = folded.indexOf(name, at + 1);
+        }
+      }
+      found.sort((a, b) => a[0] - b[0]);
+      const out = [];
+      for (const [, names] of found) for (const n of names) if (!out.includes(n)) out.push(n);
+      return out;
     }
 
     has(term) {
@@ -146,14 +181,26 @@
         }
         return true;
       };
-      terms.forEach(({term, prefix}, qi) => {
-        add(term, 1, qi);
-        if (prefix && term.length >= 2) {
+      // as the CLI: the query's words, and the other names of the topics it names at
+      // OTHER_NAMES; a word still being typed is a prefix only when nothing matched
+      const folded = String(query || '').normalize('NFKC').replace(/,/g, ' ')
+        .split(/\s+/).filter(Boolean).join(' ').toLowerCase();
+      const own = new Set(terms.map((t) => t.term));
+      terms.forEach(({term}, qi) => add(term, 1, qi));
+      for (const name of this.alsoNames(folded)) {
+        also.push(name);
+        for (const {term} of tokenize(name, (t) => this.has(t), this.maxLen)) {
+          if (!own.has(term)) { own.add(term); add(term, OTHER_NAMES, terms.length); }
+        }
+      }
+      if (!scores.size) {
+        terms.forEach(({term, prefix}, qi) => {
+          if (!prefix || term.length < 2) return;
           for (const longer of this.expand(term)) {
             if (add(longer, 0.5, qi) && also.length < 8) also.push(longer);
           }
-        }
-      });
+        });
+      }
       const want = (doc) => {
         if (opts.type && doc.type !== opts.type) return false;
         if (opts.status && doc.status !== undefined && doc.status !== opts.status) return false;
@@ -168,8 +215,10 @@
         const doc = this.docs[d];
         if (!doc || !want(doc)) continue;
         // documents that have every query term first, as a search box user expects
-        const coverage = matched.get(d).size / (nTerms || 1);
-        ranked.push([score * (0.5 + coverage), d]);
+        const coverage = Math.min(1, matched.get(d).size / (nTerms || 1));
+        // a document whose title, alias or id is the whole query first (the CLI's EXACT)
+        const exact = Array.isArray(doc.names) && doc.names.includes(folded) ? EXACT : 0;
+        ranked.push([score * (0.5 + coverage) + exact, d]);
       }
       ranked.sort((a, b) => b[0] - a[0] || a[1] - b[1]);
       const hlTerms = terms.concat(also.map((term) => ({term})));
@@ -185,14 +234,30 @@
     }
   }
 
-  async function load(url) {
+  /** Run the script at src (a page opened from disk may load scripts, not fetch). */
+  function script(src) {
+    return new Promise((resolve, reject) => {
+      const el = document.createElement('script');
+      el.src = src;
+      el.onload = resolve;
+      el.onerror = () => reject(new Error('cannot load ' + src));
+      document.head.append(el);
+    });
+  }
+
+  async function load(url, scriptURL) {
+    if (location.protocol === 'file:' && scriptURL) {
+      // the site's search-index.js sets StudykbSearchIndex to the same JSON
+      if (!root.StudykbSearchIndex) await script(scriptURL);
+      return new StaticIndex(root.StudykbSearchIndex, new URL(url, location.href).href);
+    }
     const response = await fetch(url, {headers: {Accept: 'application/json'}});
     if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
     const base = new URL(url, location.href).href;
     return new StaticIndex(await response.json(), base);
   }
 
-  const api = {load, StaticIndex, tokenize, highlight};
+  const api = {load, script, StaticIndex, tokenize, highlight};
   root.StudykbStaticSearch = api;
   if (typeof module !== 'undefined' && module.exports) module.exports = api;
 })(typeof self !== 'undefined' ? self : globalThis);

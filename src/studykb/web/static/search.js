@@ -102,7 +102,7 @@
   async function staticSearch(query, p) {
     if (!staticIndex) {
       status.textContent = 'Loading the search index…';
-      staticIndex = await StudykbStaticSearch.load(form.dataset.index);
+      staticIndex = await StudykbStaticSearch.load(form.dataset.index, form.dataset.indexScript);
     }
     return staticIndex.search(query, {type: p.get('type'), tag: p.get('tag'),
       status: p.get('status'), level: p.get('level'), limit: LIMIT});
@@ -138,12 +138,25 @@
     } catch (err) {
       if (err.name === 'AbortError') return;
       status.textContent = location.protocol === 'file:' && !serve
-        ? 'Search needs the site to be served over HTTP (for example: python -m http.server).'
+        ? 'Could not load the search index (search-index.js at the site\'s top): ' + err.message
         : 'Search failed: ' + err.message;
     }
   }
 
-  form.addEventListener('input', () => {
+  // an input method's composition (pinyin "tou ji" before 投机 is chosen) is not the
+  // query yet: keystrokes while composing wait, and the committed text searches at once
+  let composing = false;
+  form.addEventListener('compositionstart', () => {
+    composing = true;
+    clearTimeout(timer);
+  });
+  form.addEventListener('compositionend', () => {
+    composing = false;
+    clearTimeout(timer);
+    timer = setTimeout(run, 0);
+  });
+  form.addEventListener('input', (event) => {
+    if (composing || event.isComposing) return;
     clearTimeout(timer);
     timer = setTimeout(run, 120);
   });
@@ -153,6 +166,17 @@
     run(true);
   });
   document.addEventListener('studykb:changed', () => run(true));
+  // a static site's page has no server to fill the form from the address (the header's
+  // search box and tag links send ?q= and ?tag=): the page reads it itself
+  if (!serve) {
+    const given = new URLSearchParams(location.search);
+    for (const name of ['q', 'type', 'tag', 'status', 'level']) {
+      const field = form.elements.namedItem(name);
+      if (field && given.get(name) && !field.value) field.value = given.get(name);
+    }
+    const header = document.getElementById('site-search-q');
+    if (header && input && !header.value) header.value = input.value;
+  }
   // results rendered by the server stay until the query changes; otherwise search now
   if (!results.children.length && input && input.value) run();
   else lastKey = params().toString();
