@@ -359,3 +359,49 @@ def test_static_site_from_disk_searches_and_draws_the_graph(
     page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
     assert "documents" in page.locator("[data-graph-status]").inner_text()
     assert [e for e in page.errors if "Worker" not in e] == []
+
+
+#: (labels shown, pairs of shown labels whose boxes overlap) in the graph's viewport.
+LABELS = """() => {
+  const r = window.studykbGraph.api.renderer();
+  const g = r.getGraph();
+  const shown = Array.from(r.getNodeDisplayedLabels());
+  const ctx = document.createElement('canvas').getContext('2d');
+  ctx.font = '500 13px sans-serif';
+  const boxes = shown.map((n) => {
+    const a = g.getNodeAttributes(n);
+    const p = r.graphToViewport(a);
+    const x = p.x + r.scaleSize(r.getNodeDisplayData(n).size) + 3;
+    return [x, p.y - 9, x + ctx.measureText(a.label || '').width, p.y + 4];
+  });
+  let overlaps = 0;
+  for (let i = 0; i < boxes.length; i++) {
+    for (let j = i + 1; j < boxes.length; j++) {
+      const [a, b] = [boxes[i], boxes[j]];
+      if (a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3]) overlaps++;
+    }
+  }
+  return [shown.length, overlaps];
+}"""
+
+
+def test_graph_labels_show_unzoomed_and_do_not_pile_up(
+    page: Any, run: Callable[..., Any], bundled: Path, tmp_path: Path
+) -> None:
+    """The bundled vault's whole graph names its hubs before any zoom (it showed no
+    label), and FSDP2's 2-step neighbourhood is not a ring of overlapping labels (52
+    overlapping pairs before)."""
+    out = tmp_path / "public"
+    assert run("site", "-o", str(out), vault=bundled).exit_code == 0
+    graph = (out / "graph/index.html").as_uri()
+    page.goto(graph)
+    page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
+    page.wait_for_timeout(300)
+    shown, _overlaps = page.evaluate(LABELS)
+    assert shown >= 10
+    page.goto(graph + "?focus=notes%2Ftopics%2Ffsdp2.md&mode=around&steps=2")
+    page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
+    page.wait_for_timeout(800)  # the camera settles
+    shown, overlaps = page.evaluate(LABELS)
+    shot(page, "around")
+    assert shown >= 10 and overlaps <= 2

@@ -558,15 +558,20 @@
   }
 
   // -- rendering -------------------------------------------------------------------------
+  // labels: every node may have one, whatever its size (the whole graph showed none
+  // until zoomed), and sigma's label grid keeps at most one per cell, the most linked
+  // node's, so that a ring of neighbours is not a pile of overlapping labels
+  const LABEL_DENSITY = 1;
+  const LABEL_CELL = 150;
+
   function show(graph) {
-    const small = graph !== whole && graph.order < 250; // sub views: every label
     if (!renderer) {
       const t0 = performance.now();
       renderer = new Sigma(graph, els.canvas, {
         nodeReducer, edgeReducer, defaultDrawNodeHover: drawHover, defaultDrawNodeLabel: drawLabel,
         labelFont: theme.font, labelSize: 13, labelWeight: '500', labelColor: {color: theme.text},
-        labelDensity: small ? 5 : 0.6, labelGridCellSize: 120,
-        labelRenderedSizeThreshold: small ? 0 : 9,
+        labelDensity: LABEL_DENSITY, labelGridCellSize: LABEL_CELL,
+        labelRenderedSizeThreshold: 0,
         hideEdgesOnMove: G.es.length > 20000, minCameraRatio: 0.01, maxCameraRatio: 3,
         allowInvalidContainer: true, defaultEdgeColor: theme.edge,
       });
@@ -575,8 +580,6 @@
       return false;
     }
     if (renderer.getGraph() !== graph) renderer.setGraph(graph);
-    renderer.setSetting('labelRenderedSizeThreshold', small ? 0 : 9);
-    renderer.setSetting('labelDensity', small ? 5 : 0.6);
     return true;
   }
 
