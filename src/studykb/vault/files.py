@@ -194,7 +194,7 @@ def replace(read: Read, new: bytes) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    _sync_folder(read.path.parent)
+    sync_folder(read.path.parent)
 
 
 def _changed(read: Read) -> FileChanged:
@@ -368,7 +368,8 @@ def _cannot_write(folder: Path, exc: OSError) -> str:
     return f"cannot write in {folder}: {exc.strerror or exc}; nothing was changed."
 
 
-def _sync_folder(folder: Path) -> None:
+def sync_folder(folder: Path) -> None:
+    """fsync a folder, so a rename in it survives a crash (best effort)."""
     with contextlib.suppress(OSError):
         fd = os.open(folder, os.O_RDONLY)
         try:
@@ -466,7 +467,7 @@ def create(root: Path, target: Path, data: bytes) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
-    _sync_folder(real_folder)
+    sync_folder(real_folder)
 
 
 def _umask() -> int:
@@ -514,4 +515,4 @@ def remove(read: Read) -> None:
     with _Guard(read) as guard:
         guard.check()
         os.unlink(read.path)
-    _sync_folder(read.path.parent)
+    sync_folder(read.path.parent)

@@ -309,7 +309,7 @@ def _write_journal(state_dir: Path, what: str, steps: list[Step]) -> None:
         raise StudyError(
             f"cannot write the move's journal in {state_dir}: {exc.strerror}; nothing was changed."
         ) from None
-    _sync(state_dir)
+    files.sync_folder(state_dir)
 
 
 def _load(state_dir: Path) -> tuple[str, list[Step]] | None:
@@ -342,16 +342,7 @@ def _vault_path(path: object) -> str:
 def _remove_journal(state_dir: Path) -> None:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(state_dir / JOURNAL)
-    _sync(state_dir)
-
-
-def _sync(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+    files.sync_folder(state_dir)
 
 
 @contextlib.contextmanager
