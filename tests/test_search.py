@@ -678,12 +678,15 @@ def test_a_preloaded_topic_table_is_taken_only_while_the_topics_are_those(
 ) -> None:
     """A fresh search loads the topic table the index was made with while its refresh
     runs; it is used only if the refresh left the topic documents as they were."""
+    from studykb.vault.topics import TOPICS
+
     v = open_vault(vault)
     before = v.topics()
     v.close()
     v = open_vault(vault, refresh=False)
     v.preload_topics(before.digest)
-    preloaded = v._topics[1]  # noqa: SLF001
+    preloaded = v.structures.held(TOPICS)
+    assert preloaded is not None
     v.refresh()
     assert v.topics() is preloaded  # nothing changed: taken as loaded
     topic = vault / "notes" / "topics" / "kv-cache.md"

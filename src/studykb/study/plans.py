@@ -20,11 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from studykb import graph as g
 from studykb.model import Document, is_daily
 from studykb.study.needs import Info, compute
 from studykb.vault import Vault
+from studykb.vault.derived import Change, Snapshot, digest_of
+from studykb.vault.topics import TOPICS
 
 __all__ = [
     "Info",
@@ -217,18 +220,39 @@ class Knowledge:
         return tuple(Reading(self.docs[k], k in self.known, bool(teach)) for k in ranked)
 
 
-CACHE_ENTRY = "plans"
+class Tables:
+    """The plan tables (prerequisites, coverage, the known set: plain data) as a derived
+    structure (:mod:`studykb.vault.derived`), made again after any edit (cheap next to
+    what reads them)."""
+
+    name = "plans"
+    made_by = ("studykb.study.plans", "studykb.study.needs", "studykb.graph", "studykb.model")
+    inputs = (TOPICS,)
+
+    def build(self, vault: Snapshot) -> dict[str, Any]:
+        return compute(cast(Vault, vault))  # a Vault is the one snapshot there is
+
+    def update(self, value: dict[str, Any], change: Change, vault: Snapshot) -> None:
+        return None
+
+    def stamp(self, value: dict[str, Any]) -> str:
+        return digest_of(value)
+
+    def dump(self, value: dict[str, Any]) -> dict[str, Any]:
+        return value
+
+    def load(self, data: Any) -> dict[str, Any]:
+        if not isinstance(data, dict) or "info" not in data:
+            raise ValueError("not plan tables")
+        return data
+
+
+TABLES = Tables()
 
 
 def knowledge(vault: Vault) -> Knowledge:
-    """Prerequisites, coverage and the known set; kept in the vault's cache per state."""
-    from studykb.vault.cache import key as cache_key
-
-    entry = cache_key(CACHE_ENTRY, vault.fingerprint())
-    data = vault.cache.get(CACHE_ENTRY, entry)
-    if data is None:
-        data = compute(vault)
-        vault.cache.put(CACHE_ENTRY, entry, data)
+    """Prerequisites, coverage and the known set, for the vault's state now."""
+    data = vault.derived(TABLES)
     info = {k: Info(*row) for k, row in data["info"].items()}
     graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
     return Knowledge(

@@ -15,12 +15,13 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from studykb.config import Config, load_config, locate
 from studykb.model import Document, Problem, Reference
 from studykb.vault import damage, journal
 from studykb.vault.cache import Cache
+from studykb.vault.derived import Derived, Structures
 from studykb.vault.flavour import of_config
 from studykb.vault.refresh import (
     PARALLEL_THRESHOLD,
@@ -36,8 +37,9 @@ from studykb.vault.refresh import (
 from studykb.vault.resolve import SITE_LINK_MESSAGE, Names, StoredNames, bad_code
 from studykb.vault.store import Edge, EdgeRow, Store, doc_from_blob, schema_version
 from studykb.vault.suggest import LEVELS, did_you_mean, suggest_all, suggestible
-from studykb.vault.topics import TopicTable
-from studykb.vault.topics import digest as topic_digest
+from studykb.vault.topics import TOPICS, TopicTable
+
+T = TypeVar("T")
 
 #: What reading the state may raise when the file is unusable underneath (for callers
 #: that keep running: the watch, the language server).
@@ -72,12 +74,13 @@ class Vault:
             )
         self.cache = Cache(config.state_dir)
         """Everything derived from the state, kept between commands (see cache.py)."""
+        self.structures = Structures(self, self.cache)
+        """The derived structures in use, kept fresh (see derived.py)."""
         self.recovered = journal.recover(self.root, config.state_dir)
         """What was done about a move a killed process left half done (one line), or
         None: done here, before any refresh reads the files."""
         self._fingerprint: str | None = None
         self._generation: tuple[str, int] = ("", 0)
-        self._topics: tuple[str, TopicTable] | None = None
         self._docs: dict[str, Document] | None = None
         self._names: Names | None = None
         self._edges: list[EdgeRow] | None = None
@@ -195,6 +198,14 @@ class Vault:
         """Resolved references as edges (see :meth:`Store.edges`)."""
         return self.store.edges(kind, order)
 
+    def derived(self, spec: Derived[T]) -> T:
+        """The value of a derived structure for the state now (see derived.py)."""
+        return self.structures.get(spec)
+
+    def edges_in(self, paths: Iterable[str]) -> list[Edge]:
+        """The resolved references written in these files."""
+        return self.store.edges_in(paths)
+
     def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
         """path -> (plain text of the body, headings)."""
         return self.store.texts(paths)
@@ -235,44 +246,14 @@ class Vault:
         return self.store.topic_rows()
 
     def topics(self) -> TopicTable:
-        """Every topic by name (see :mod:`studykb.vault.topics`): kept while the vault
-        state stays the same, and in the cache while the topic documents do (an edit
-        rarely touches them)."""
-        fp = self.fingerprint()
-        if self._topics is not None and self._topics[0] == fp:
-            return self._topics[1]
-        rows = self.topic_rows()
-        made = topic_digest(rows)
-        if self._topics is not None and self._topics[1].digest == made:
-            table = self._topics[1]
-        else:
-            loaded = self._cached_topics(made)
-            if loaded is None:
-                from studykb.vault.cache import key as cache_key
-
-                loaded = TopicTable(rows)
-                self.cache.put("topics", cache_key("topics", made), loaded.to_data())
-            table = loaded
-        self._topics = (fp, table)
-        return table
+        """Every topic by name (see :mod:`studykb.vault.topics`), a derived structure."""
+        return self.structures.get(TOPICS)
 
     def preload_topics(self, digest: str) -> None:
-        """Load the topic table the cache keeps under ``digest`` ahead of :meth:`topics`,
-        which takes it if the topic documents are still those (reads the cache only,
-        never the state: a fresh command does it while its refresh runs)."""
-        table = self._cached_topics(digest)
-        if table is not None:
-            self._topics = ("", table)
-
-    def _cached_topics(self, digest: str) -> TopicTable | None:
-        from studykb.vault.cache import key as cache_key
-
-        data = self.cache.get("topics", cache_key("topics", digest))
-        try:
-            table = TopicTable.from_data(data) if isinstance(data, dict) else None
-        except (KeyError, TypeError):
-            return None
-        return table if table is not None and table.digest == digest else None
+        """Load the topic table the cache keeps, if made from the topic rows of
+        ``digest``, ahead of :meth:`topics` (reads the cache only, never the state: a
+        fresh command does it while its refresh runs)."""
+        self.structures.preload(TOPICS, digest)
 
     def names(self) -> Names:
         if self._names is None:

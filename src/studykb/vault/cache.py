@@ -69,8 +69,6 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "studykb.vault.refresh",
         "studykb.vault.update",
     ),
-    # reading plans: the prerequisite graph, coverage and the known set
-    "plans": ("studykb.study.plans", "studykb.study.needs", "studykb.graph", "studykb.model"),
     # related documents: graph features, and the text vectors with their term counts
     "related-features": _RELATED_FEATURES,
     "related-features-journal": _RELATED_FEATURES,
@@ -87,7 +85,6 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "search-index": _SEARCH_INDEX,
     "search-held": _SEARCH_INDEX,
     "search-held-changes": _SEARCH_INDEX,
-    "topics": ("studykb.vault.topics",),
     "search-names": ("studykb.search.understand", "studykb.vault.topics"),
     "search-segments": ("studykb.text.segment",),
 }
@@ -98,7 +95,17 @@ CACHE_FILE = "cache.sqlite"
 def code_version(name: str) -> str:
     """A digest of the source of everything :data:`MADE_BY` lists for ``name``."""
     digest = hashlib.blake2b(f"{__version__}:{name}".encode(), digest_size=12)
-    for module in MADE_BY[name]:
+    digest.update(modules_version(MADE_BY[name]).encode())
+    return digest.hexdigest()
+
+
+@cache
+def modules_version(modules: tuple[str, ...]) -> str:
+    """A digest of the source of ``modules`` (a package: all of its modules) and of
+    studykb's version (a derived structure's code version is made of these:
+    :func:`studykb.vault.derived.code_version`)."""
+    digest = hashlib.blake2b(__version__.encode(), digest_size=12)
+    for module in modules:
         for source in _sources(module):
             digest.update(source.encode())
             with contextlib.suppress(OSError):
@@ -202,8 +209,9 @@ class Cache:
             INHERITED.append(self._db)
             self._db = None
 
-    def get(self, name: str, entry_key: str) -> Any | None:
-        """The value stored for ``name`` under ``entry_key``, or None."""
+    def get(self, name: str, entry_key: str, keep: bool = True) -> Any | None:
+        """The value stored for ``name`` under ``entry_key``, or None; ``keep``: also in
+        memory for the next ``get`` (off for a value its reader changes in place)."""
         memo = self._memo.get(name)
         if memo is not None and memo[0] == entry_key:
             return memo[1]
@@ -220,7 +228,7 @@ class Cache:
             return None
         except (ValueError, TypeError, msgpack.UnpackException):
             return None
-        if value is not None:
+        if value is not None and keep:
             self._memo[name] = (entry_key, value)
         return value
 
@@ -236,11 +244,14 @@ class Cache:
         except sqlite3.Error:
             return False
 
-    def put(self, name: str, entry_key: str, value: Any) -> None:
-        """Store ``value`` for ``name`` under ``entry_key`` (replacing the older one)."""
-        if name not in MADE_BY:
-            raise KeyError(f"{name!r} is not a cache entry; add it to MADE_BY")
-        self._memo[name] = (entry_key, value)
+    def put(self, name: str, entry_key: str, value: Any, keep: bool = True) -> None:
+        """Store ``value`` for ``name`` under ``entry_key`` (replacing the older one):
+        a name of :data:`MADE_BY`, or of a derived structure
+        (:class:`studykb.vault.derived.Derived`, which passes ``keep=False``)."""
+        if keep:
+            self._memo[name] = (entry_key, value)
+        else:
+            self._memo.pop(name, None)
         db = self._conn()
         if db is None:
             return

@@ -12,9 +12,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from studykb.model import Document
+from studykb.vault.derived import Change, Snapshot
+
+if TYPE_CHECKING:
+    pass
 
 #: (key, id, title, aliases as JSON) of a topic document, as the state keeps it.
 TopicRow = tuple[str, str, str, str]
@@ -100,3 +104,31 @@ class TopicTable:
 
 def digest(rows: list[TopicRow]) -> str:
     return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
+
+
+class Topics:
+    """The topic table as a derived structure (:mod:`studykb.vault.derived`): made from
+    the state's topic rows, kept while they are the same (an edit rarely touches them)."""
+
+    name = "topics"
+    made_by = ("studykb.vault.topics",)
+    inputs = ()
+
+    def build(self, vault: Snapshot) -> TopicTable:
+        return TopicTable(vault.topic_rows())
+
+    def update(self, value: TopicTable, change: Change, vault: Snapshot) -> TopicTable:
+        rows = vault.topic_rows()
+        return value if digest(rows) == value.digest else TopicTable(rows)
+
+    def stamp(self, value: TopicTable) -> str:
+        return value.digest
+
+    def dump(self, value: TopicTable) -> dict[str, Any]:
+        return value.to_data()
+
+    def load(self, data: Any) -> TopicTable:
+        return TopicTable.from_data(data)
+
+
+TOPICS = Topics()
