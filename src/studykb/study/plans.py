@@ -26,7 +26,7 @@ from studykb import graph as g
 from studykb.model import Document, is_daily
 from studykb.study.needs import Info, compute
 from studykb.vault import Vault
-from studykb.vault.derived import Change, Snapshot, digest_of
+from studykb.vault.derived import Change, Snapshot
 from studykb.vault.topics import TOPICS
 
 __all__ = [
@@ -235,8 +235,8 @@ class Tables:
     def update(self, value: dict[str, Any], change: Change, vault: Snapshot) -> None:
         return None
 
-    def stamp(self, value: dict[str, Any]) -> str:
-        return digest_of(value)
+    def stamp(self, value: dict[str, Any]) -> None:
+        return None  # made again after every edit: named by the state it was made from
 
     def dump(self, value: dict[str, Any]) -> dict[str, Any]:
         return value

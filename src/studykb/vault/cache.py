@@ -11,7 +11,9 @@ and the matrices made from them, what the search index holds) is one named entry
 An entry is used only when its key matches, so nothing is ever invalidated by hand:
 changing the code listed for a name (a new front-matter field read by the parser, a new
 feature in the related ranking) changes its code version, and changing the notes
-changes the inputs. :data:`MADE_BY` is the whole story of what invalidates what.
+changes the inputs. :data:`MADE_BY` says what invalidates the entries not yet
+ported to :mod:`studykb.vault.derived`; a derived structure's code version is computed
+from its own declarations (its modules and its inputs').
 
 The state database (``state.sqlite``) follows the same rule for its ``state`` entry:
 it is rebuilt when the code that parses and stores the notes changes.

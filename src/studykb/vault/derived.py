@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from studykb.vault.cache import Cache, modules_version, pack
+from studykb.vault.cache import Cache, modules_version
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -116,8 +116,11 @@ class Derived(Protocol[T]):
         in place), or None to decline (it is built again)."""
         ...
 
-    def stamp(self, value: T) -> str:
-        """A name of the value's content: dependents are told when it changes."""
+    def stamp(self, value: T) -> str | None:
+        """A name of the value's content: dependents are told when it changes. None: the
+        value is named by the state and the inputs it was made from (for a structure
+        that is made again after every edit, where naming its content would cost a
+        digest of all of it for nothing)."""
         ...
 
     def dump(self, value: T) -> Any:
@@ -130,9 +133,13 @@ class Derived(Protocol[T]):
         ...
 
 
-def digest_of(data: Any) -> str:
-    """A stamp for a value that is plain data: a digest of its msgpack form."""
-    return hashlib.blake2b(pack(data), digest_size=16).hexdigest()
+def _stamp(spec: Derived[Any], value: Any, made_at: tuple[str, int], inputs: dict[str, str]) -> str:
+    """The value's own stamp, or one naming the state and inputs it was made from."""
+    own = spec.stamp(value)
+    if own is not None:
+        return own
+    named = repr((made_at, sorted(inputs.items())))
+    return hashlib.blake2b(named.encode(), digest_size=16).hexdigest()
 
 
 def code_version(spec: Derived[Any]) -> str:
@@ -192,7 +199,7 @@ class Structures:
             held = self._update(spec, held, now, inputs)
         if held is None:
             value = spec.build(self._vault)
-            held = _Held(value, now, inputs, spec.stamp(value), now)
+            held = _Held(value, now, inputs, _stamp(spec, value, now, inputs), now)
             self._write(spec, held)
         self._held[spec.name] = held
         return held.value  # type: ignore[no-any-return]
@@ -241,7 +248,8 @@ class Structures:
         if value is None:
             return None
         unwritten = held.unwritten | paths
-        out = _Held(value, now, inputs, spec.stamp(value), held.written_at, unwritten)
+        stamp = _stamp(spec, value, now, inputs)
+        out = _Held(value, now, inputs, stamp, held.written_at, unwritten)
         if changed or len(unwritten) > REWRITE_AFTER:
             out.written_at, out.unwritten = now, frozenset()
             self._write(spec, out)
@@ -276,6 +284,5 @@ __all__ = [
     "REWRITE_AFTER",
     "Structures",
     "code_version",
-    "digest_of",
     "made_by",
 ]

@@ -12,13 +12,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from studykb.model import Document
 from studykb.vault.derived import Change, Snapshot
-
-if TYPE_CHECKING:
-    pass
 
 #: (key, id, title, aliases as JSON) of a topic document, as the state keeps it.
 TopicRow = tuple[str, str, str, str]
