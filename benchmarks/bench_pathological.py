@@ -93,9 +93,7 @@ def main() -> None:
     parser.add_argument("--json", dest="json_out", help="write the figures to this file")
     args = parser.parse_args()
     preamble()
-    table = Table(
-        "note", "MB", "markdown-it s", "MB", "parse s", "MB", "build s", "MB", "problems"
-    )
+    table = Table("note", "MB", "markdown-it s", "MB", "parse s", "MB", "build s", "MB", "problems")
     figures: dict[str, dict[str, object]] = {}
     work = Path(tempfile.mkdtemp(prefix="studykb-bench-patho-"))
     env = dict(LOCAL, STUDYKB_LOCAL="1")
@@ -126,9 +124,7 @@ def main() -> None:
             md_s, md_mb = row["markdown-it"]  # type: ignore[misc]
             p_s, p_mb = row["studykb"]  # type: ignore[misc]
             b_s, b_mb = row.get("build", (None, None))  # type: ignore[misc]
-            table.add(
-                name, row["mb"], md_s, md_mb, p_s, p_mb, b_s, b_mb, ",".join(row["problems"])
-            )
+            table.add(name, row["mb"], md_s, md_mb, p_s, p_mb, b_s, b_mb, ",".join(row["problems"]))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report(table, figures, args.markdown, args.json_out)

@@ -14,7 +14,7 @@ Figures (fresh processes unless said otherwise; medians of several runs):
 * related after one edit, end to end: a line is appended to a note (with a link, or a
   Chinese sentence) before each run, so each ``studykb related`` first brings the state
   and the related caches up to date (only the edited file is read again: see
-  ``studykb.related.vectorcache``), in turns with ``studykb backlinks`` (the baseline:
+  ``studykb.vault.derived``), in turns with ``studykb backlinks`` (the baseline:
   any other query on the same state) and with ``related`` without an edit;
 * drift of the incremental text vectors: after 0.5 %, 1 % and 2 % of the notes were
   edited and read incrementally, how the related lists compare with a full rebuild
@@ -109,17 +109,16 @@ class Editor:
 DRIFT = r"""
 import json, random, sys
 from studykb.vault import Vault
-from studykb.related import textsim, vectorcache
+from studykb.related import vectorcache
 vault = Vault.open(sys.argv[1]); vault.refresh()
 shares = [float(x) for x in sys.argv[2].split(",")]
 vectorcache.DRIFT_MAX = 1.0  # let the updates run past the bound, to measure
-vectorcache.JOURNAL_MAX = 10 ** 6
 docs = vault.documents()
 notes = sorted(k for k, d in docs.items() if d.type == "note")
 rng = random.Random(3)
 sample = rng.sample(notes, min(200, len(notes)))
 words = ["张量", "并行", "显存", "调度", "kernel", "fusion", "bandwidth", "pipeline", "缓存"]
-vectorcache.load(vault, vault.fingerprint())
+vault.derived(vectorcache.VECTORS)
 edited, out = 0, {}
 for share in shares:
     todo = rng.sample(notes, int(share * len(notes)) - edited)
@@ -128,7 +127,7 @@ for share in shares:
             fh.write("\n" + " ".join(rng.choices(words, k=12)) + "\n")
     edited += len(todo)
     vault.refresh()
-    tv = vectorcache.load(vault, vault.fingerprint())
+    tv = vault.derived(vectorcache.VECTORS).tv
     full, _store = vectorcache.build(vault, vault.fingerprint())
     overlap = []
     for key in sample:

@@ -141,7 +141,6 @@ def test_a_link_is_in_the_link_components_both_ways_and_leaves_with_the_link(
         text.replace("requires: [ddp-notes]\n", "").replace("[[ddp-notes]]", "DDP"),
         encoding="utf-8",
     )
-    _forget()
     engine = for_vault(open_vault(rv))
     parts = engine.components(np.array([a, b]), text=False)
     assert parts["link_out"][0, b] == 0.0 and parts["link_in"][1, a] == 0.0
@@ -158,16 +157,15 @@ def test_topics_are_named_by_id_title_or_alias_and_ids_win(rv: Path, open_vault:
 def test_index_cache_survives_a_new_process(rv: Path, open_vault: Callable) -> None:
     import sqlite3
 
-    from studykb.related import features as related_features
-    from studykb.related import textsim, vectorcache
+    from studykb.related.engine import ENGINE
+    from studykb.related.features import FEATURES
+    from studykb.related.vectorcache import VECTORS
 
     first = ranked(open_vault, rv, "notes/kv-notes.md")
     with sqlite3.connect(rv / ".studykb" / "cache.sqlite") as db:
         names = {name for (name,) in db.execute("SELECT name FROM entries")}
-    assert {related_features.CACHE_ENTRY, textsim.VECTORS_ENTRY} <= names
-    related_features._MEMO.clear()
-    vectorcache.forget()
-    assert ranked(open_vault, rv, "notes/kv-notes.md") == first
+    assert {FEATURES.name, VECTORS.name, ENGINE.name} <= names
+    assert ranked(open_vault, rv, "notes/kv-notes.md") == first  # a new vault: from the cache
 
 
 def test_an_edit_is_seen(rv: Path, open_vault: Callable) -> None:
@@ -350,14 +348,6 @@ def _cache_sizes(root: Path) -> dict[str, int]:
         return {name: size for name, size in db.execute("SELECT name, length(value) FROM entries")}
 
 
-def _forget() -> None:
-    from studykb.related import engine, features, vectorcache
-
-    engine._MEMO.clear()
-    features._MEMO.clear()
-    vectorcache.forget()
-
-
 def _many_notes(make_vault: Callable, n: int = 80) -> Path:
     """A vault big enough that one edit stays within the text vectors' drift bound."""
     words = ["ring", "allreduce", "kv", "cache", "eviction", "paged", "tensor", "pipeline"]
@@ -369,10 +359,11 @@ def _many_notes(make_vault: Callable, n: int = 80) -> Path:
     return make_vault(files)
 
 
-def test_an_edit_updates_the_caches_by_journal_not_whole(
+def test_an_edit_updates_the_caches_without_writing_them_whole(
     make_vault: Callable, open_vault: Callable
 ) -> None:
-    from studykb.related import features, textsim, vectorcache
+    from studykb.related.features import FEATURES
+    from studykb.related.vectorcache import VECTORS
 
     root = _many_notes(make_vault)
     ranked(open_vault, root, "notes/n000.md")
@@ -382,19 +373,15 @@ def test_an_edit_updates_the_caches_by_journal_not_whole(
         note.read_text(encoding="utf-8") + "\nEviction of paged blocks, [[n000]].\n",
         encoding="utf-8",
     )
-    _forget()
     vault = open_vault(root)
     after_edit = related(vault, vault.document("notes/n000.md"), RelatedOptions(limit=80))
     edited = next(r for r in after_edit if r.id == "n010")
     assert "links here" in edited.reasons
     sizes = _cache_sizes(root)
-    # the big entries were not written again; only the journals were
-    assert sizes[features.CACHE_ENTRY] == before[features.CACHE_ENTRY]
-    assert sizes[textsim.VECTORS_ENTRY] == before[textsim.VECTORS_ENTRY]
-    assert sizes[vectorcache.JOURNAL_ENTRY] > before[vectorcache.JOURNAL_ENTRY]
-    assert sizes[features.JOURNAL_ENTRY] > before[features.JOURNAL_ENTRY]
-    # a fresh process reading the written caches and their journals sees the same
-    _forget()
+    # the big entries were not written again: the next process updates the written
+    # values for the files changed since (the state's journal), as this one did
+    assert sizes[FEATURES.name] == before[FEATURES.name]
+    assert sizes[VECTORS.name] == before[VECTORS.name]
     again = open_vault(root)
     assert related(again, again.document("notes/n000.md"), RelatedOptions(limit=80)) == after_edit
 
@@ -402,7 +389,7 @@ def test_an_edit_updates_the_caches_by_journal_not_whole(
 def test_past_the_drift_bound_the_vectors_are_built_again(
     make_vault: Callable, open_vault: Callable
 ) -> None:
-    from studykb.related import textsim
+    from studykb.related.vectorcache import VECTORS
 
     root = _many_notes(make_vault)
     ranked(open_vault, root, "notes/n000.md")
@@ -412,9 +399,8 @@ def test_past_the_drift_bound_the_vectors_are_built_again(
         note.write_text(
             note.read_text(encoding="utf-8") + "\nMore about tensor.\n", encoding="utf-8"
         )
-    _forget()
     ranked(open_vault, root, "notes/n000.md")
-    assert _cache_sizes(root)[textsim.VECTORS_ENTRY] != before[textsim.VECTORS_ENTRY]
+    assert _cache_sizes(root)[VECTORS.name] != before[VECTORS.name]
 
 
 def test_incremental_features_equal_a_full_build(rv: Path, open_vault: Callable) -> None:
@@ -427,9 +413,8 @@ def test_incremental_features_equal_a_full_build(rv: Path, open_vault: Callable)
     ):
         path = rv / name
         path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
-    _forget()
     vault = open_vault(rv)
-    updated = features.load(vault)
+    updated = vault.derived(features.FEATURES)
     full = features.from_vault(vault, updated.fingerprint)
     for n in range(len(full.keys)):
         assert (updated.out[n], updated.inc[n], updated.topics[n], updated.picked[n]) == (
@@ -459,14 +444,11 @@ def test_renaming_a_document_builds_the_features_again(rv: Path, open_vault: Cal
         path.read_text(encoding="utf-8").replace("title:", "aliases: [rare]\ntitle:", 1),
         encoding="utf-8",
     )
-    _forget()
+    from studykb.vault.derived import code_version
+
     vault = open_vault(rv)
-    ix = features.FeatureIndex.from_data(
-        vault.cache.get(
-            features.CACHE_ENTRY,
-            __import__("studykb.vault.cache", fromlist=["key"]).key(features.CACHE_ENTRY),
-        )
-    )
+    data = vault.cache.get(features.FEATURES.name, code_version(features.FEATURES), keep=False)
+    ix = features.FEATURES.load(data["value"])
     assert features.update(ix, vault, vault.fingerprint()) is None
 
 

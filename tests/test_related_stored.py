@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from studykb.related import engine as engine_mod
-from studykb.related import features, stored, vectorcache
-from studykb.vault.cache import key as cache_key
+from studykb.related import stored
+from studykb.vault.derived import code_version
 
 
 @pytest.fixture
@@ -27,16 +27,7 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         real(self)
 
     monkeypatch.setattr(engine_mod.Engine, "_build", counted)
-    new_process()
     yield made
-    new_process()
-
-
-def new_process() -> None:
-    """Forget what this process keeps in memory, as a new process starts without it."""
-    engine_mod._MEMO.clear()
-    features._MEMO.clear()
-    vectorcache.forget()
 
 
 FILES = {
@@ -59,7 +50,6 @@ def test_a_second_process_loads_the_matrices_instead_of_making_them(
     root = make_vault(FILES)
     first = run("related", "a", "--json", vault=root).stdout
     assert len(builds) == 1
-    new_process()
     second = run("related", "a", "--json", vault=root).stdout
     assert len(builds) == 1  # loaded: made zero times in the second process
     assert second == first
@@ -70,7 +60,6 @@ def test_an_edit_gives_the_new_list_not_the_kept_one(
 ) -> None:
     root = make_vault(FILES)
     assert related_ids(run, root, "c") == []
-    new_process()
     (root / "notes/c.md").write_text(
         "# Speculative decoding\n\nA draft model proposes tokens; see [[d]] for fp8 weights.\n",
         encoding="utf-8",
@@ -78,7 +67,6 @@ def test_an_edit_gives_the_new_list_not_the_kept_one(
     after = related_ids(run, root, "c")
     assert after[0] == "d"  # the new link, not the list kept before the edit
     assert len(builds) == 2  # other inputs: made again
-    new_process()
     assert related_ids(run, root, "c") == after
     assert len(builds) == 2  # and kept for the next process
 
@@ -89,10 +77,8 @@ def test_build_makes_what_related_needs(
     root = make_vault(FILES)
     assert run("build", "--json", vault=root).exit_code == 0
     assert len(builds) == 1
-    new_process()
     assert related_ids(run, root, "a")[0] == "b"
     assert len(builds) == 1  # the first related after the build loads
-    new_process()
     assert run("build", "--json", vault=root).exit_code == 0  # nothing changed
     (root / "notes/d.md").write_text("# Quantization\n\nInt4 weights.\n", encoding="utf-8")
     assert run("build", "--json", vault=root).exit_code == 0  # one edit: left to related
@@ -105,15 +91,13 @@ def test_a_stored_entry_that_is_not_plain_numbers_is_never_used(
     root = make_vault(FILES)
     good = related_ids(run, root, "a")
     vault = open_vault(root)
-    ix = features.load(vault)
-    tv = vectorcache.load(vault, ix.fingerprint, ix.files)
-    entry = cache_key(stored.ENTRY, stored.inputs(ix, tv))
-    data = vault.cache.get(stored.ENTRY, entry)
+    spec = engine_mod.ENGINE
+    entry = code_version(spec)
+    data = vault.cache.get(spec.name, entry, keep=False)
     assert isinstance(data, dict)
-    data["matrices"]["L"]["data"]["dtype"] = "|O"  # an object array: refused
-    vault.cache.put(stored.ENTRY, entry, data)
+    data["value"]["matrices"]["L"]["data"]["dtype"] = "|O"  # an object array: refused
+    vault.cache.put(spec.name, entry, data, keep=False)
     vault.close()
-    new_process()
     assert related_ids(run, root, "a") == good
     assert len(builds) == 2  # not loaded: made again
 

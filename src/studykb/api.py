@@ -348,14 +348,14 @@ class KnowledgeBase:
         many files or none of it is kept yet, so the first ``related`` after a full build
         loads it; whether it did. After a small edit it is left to the next ``related``,
         which updates it for the edited files only (a build stays within its budget)."""
-        from studykb.related.stored import ENTRY, PREPARE_MIN
+        from studykb.related.engine import ENGINE, for_vault
+        from studykb.related.stored import PREPARE_MIN
 
         if not stats.changed:
             return False
         many = len(stats.added) + len(stats.modified) + len(stats.removed) >= PREPARE_MIN
-        if not many and self.vault.cache.holds(ENTRY):
+        if not many and self.vault.structures.kept(ENGINE):
             return False
-        from studykb.related.engine import for_vault
 
         for_vault(self.vault)
         return True

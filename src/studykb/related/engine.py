@@ -30,9 +30,9 @@ Hand-picked ``related`` come first, always, in the order written. A component's 
 value ``x`` becomes evidence ``x / (x + half)`` (:data:`HALF`) and the score is the
 weighted mean of the evidence (:class:`Weights`, fitted by
 ``benchmarks/eval_related_real.py --tune`` on the tuning collections named in the
-related guide). The engine is built from two derived inputs kept in the vault's cache,
+related guide). The engine is a derived structure (:data:`ENGINE`) made from two others,
 the graph features (:mod:`studykb.related.features`) and the text vectors with their
-mentions (:mod:`studykb.related.textsim`); see :data:`INPUTS` and :func:`for_vault`.
+mentions (:mod:`studykb.related.vectorcache`); see :func:`for_vault`.
 """
 
 from __future__ import annotations
@@ -43,17 +43,23 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from studykb.related.features import COCITE_MAX, COURSE_BIT, HUB_CAP, KIND_BITS, FeatureIndex
+from studykb.related import stored
+from studykb.related.features import (
+    COCITE_MAX,
+    COURSE_BIT,
+    FEATURES,
+    HUB_CAP,
+    KIND_BITS,
+    FeatureIndex,
+)
 from studykb.related.mentions import unpack as unpack_mentions
+from studykb.related.vectorcache import VECTORS
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from studykb.related.textsim import TermVectors
-    from studykb.vault import Vault
-
-#: What the engine is made from: the cache entries of its two inputs.
-INPUTS = ("related-features", "related-vectors")
+    from studykb.vault.derived import Change, Snapshot
 
 COMPONENTS = (
     "link_out",
@@ -85,7 +91,7 @@ HALF = {
     "sibling": 0.0,
     "text": 0.15,
 }
-#: The engine's matrices, as kept in the cache (:mod:`studykb.related.stored`).
+#: The engine's matrices, as kept in the cache (:data:`ENGINE`, :mod:`studykb.related.stored`).
 MATRICES = (
     *("L", "LT", "B", "BT", "Q", "QT", "R", "RT", "Rin", "RinT", "Rout", "RoutT"),
     *("T", "TT", "G", "GT", "C", "CT", "K", "KT", "M", "MT", "X", "Xq", "XT"),
@@ -155,25 +161,36 @@ def _inv_sqrt(counts: NDArray[np.float64], cap: float | None = None) -> NDArray[
 class Engine:
     """The factor matrices of every component, by the feature index's node numbers."""
 
-    def __init__(
-        self, ix: FeatureIndex, tv: TermVectors | None, stored: dict[str, Any] | None = None
-    ) -> None:
-        """Made from the inputs, or (``stored``: what :func:`studykb.related.stored.load`
-        gave for these inputs) taken as kept."""
+    ix: FeatureIndex
+    tv: TermVectors | None
+
+    def __init__(self, ix: FeatureIndex, tv: TermVectors | None) -> None:
+        """Made from the inputs."""
         self.ix, self.tv = ix, tv
         self.n = len(ix.keys)
         self.shape = (self.n, self.n)
         self.memo: dict[str, Any] = {}
-        """What readers of the engine remember of it (reasons' word lists)."""
-        self.stamp: tuple[str, str] = ("", "")
-        """The fingerprints of the inputs it was made from."""
-        if stored is not None:
-            for name, m in stored["matrices"].items():
-                setattr(self, name, m)
-            self.posting = stored["arrays"]["posting"]
-            self.tv_number = stored["arrays"]["tv_number"]
-        else:
-            self._build()
+        """What readers of the engine remember of it and its inputs (reasons' word lists)."""
+        self._build()
+
+    @classmethod
+    def kept(cls, matrices: dict[str, Csr], arrays: dict[str, NDArray[Any]]) -> Engine:
+        """The engine as :meth:`stored` gave it (its inputs :meth:`attach`-ed before use)."""
+        engine = cls.__new__(cls)
+        for name, m in matrices.items():
+            setattr(engine, name, m)
+        engine.posting, engine.tv_number = arrays["posting"], arrays["tv_number"]
+        engine.n = int(engine.L.shape[0])
+        engine.shape = (engine.n, engine.n)
+        engine.memo = {}
+        return engine
+
+    def attach(self, ix: FeatureIndex, tv: TermVectors | None) -> None:
+        """Read these inputs (the ones the matrices were made of, or equal to them in
+        what the matrices hold) for what is not in the matrices."""
+        if getattr(self, "ix", None) is not ix or getattr(self, "tv", None) is not tv:
+            self.ix, self.tv = ix, tv
+            self.memo.clear()
 
     def stored(self) -> tuple[dict[str, Csr], dict[str, NDArray[Any]]]:
         """The matrices and arrays to keep (what ``stored`` gives back)."""
@@ -443,32 +460,46 @@ def score_block(
     return Block(rows, starts.astype(np.int64), cols, score, evidence)
 
 
-def for_vault(vault: Vault) -> Engine:
-    """The engine of the vault's current state: its inputs loaded or brought up to date
-    from the cache, and its matrices loaded from the cache when they were made from
-    exactly these inputs, else made and kept there (and in memory while the state
-    holds)."""
-    from studykb.related import stored, vectorcache
-    from studykb.related.features import load as load_features
+class EngineSpec:
+    """The engine as a derived structure (:mod:`studykb.vault.derived`): made from the
+    graph features and the text vectors, kept while what it reads of them is the same
+    (their stamps), made again when it is not; kept in the cache as plain arrays
+    (:mod:`studykb.related.stored`)."""
 
-    ix = load_features(vault)
-    tv = vectorcache.load(vault, ix.fingerprint, ix.files)
-    got = _MEMO.get(str(vault.root))
-    if (
-        got is not None
-        and got.ix is ix
-        and got.tv is tv
-        and got.stamp == (ix.fingerprint, tv.fingerprint)
-    ):
-        return got
-    digest = stored.inputs(ix, tv)
-    kept = stored.load(vault, digest)
-    engine = Engine(ix, tv, kept)
-    if kept is None:
-        stored.save(vault, digest, *engine.stored())
-    engine.stamp = (ix.fingerprint, tv.fingerprint)
-    _MEMO[str(vault.root)] = engine
+    name = "related-engine"
+    made_by = ("studykb.related.engine", "studykb.related.stored")
+    inputs = (FEATURES, VECTORS)
+
+    def build(self, vault: Snapshot) -> Engine:
+        return Engine(vault.derived(FEATURES), vault.derived(VECTORS).tv)
+
+    def update(self, value: Engine, change: Change, vault: Snapshot) -> Engine | None:
+        return None if change.inputs else value
+
+    def stamp(self, value: Engine) -> None:
+        return None
+
+    def dump(self, value: Engine) -> dict[str, Any]:
+        matrices, arrays = value.stored()
+        return {
+            "matrices": {name: stored.pack_csr(m) for name, m in matrices.items()},
+            "arrays": {name: stored.pack_array(a) for name, a in arrays.items()},
+        }
+
+    def load(self, data: Any) -> Engine:
+        matrices = {name: stored.unpack_csr(data["matrices"][name]) for name in MATRICES}
+        arrays = {
+            name: stored.unpack_array(data["arrays"][name]) for name in ("posting", "tv_number")
+        }
+        return Engine.kept(matrices, arrays)
+
+
+ENGINE = EngineSpec()
+
+
+def for_vault(vault: Snapshot) -> Engine:
+    """The engine of the vault's current state, reading the features and vectors of now
+    (the matrices are the same while what they are made of is)."""
+    engine = vault.derived(ENGINE)
+    engine.attach(vault.derived(FEATURES), vault.derived(VECTORS).tv)
     return engine
-
-
-_MEMO: dict[str, Engine] = {}

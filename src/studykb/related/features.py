@@ -5,7 +5,8 @@ hand-picked ``related`` list, the topics it covers (a course also those of its u
 its other tags and its course, as small integer structures packed into bytes, so the
 vault's cache (``related-features``) loads in milliseconds.
 
-After an edit it is *updated*, not rebuilt (:func:`load`): only the documents of the
+It is a derived structure (:data:`FEATURES`, kept fresh by :mod:`studykb.vault.derived`).
+After an edit it is *updated*, not rebuilt (:func:`update`): only the documents of the
 changed files are read again (their references, topics, tags and course), as long as
 the set of documents, the topics and the changed documents' names stay the same
 (otherwise other documents' references may resolve differently, and it is built again).
@@ -26,11 +27,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
-from studykb.vault.topics import TopicTable
+from studykb.vault.topics import TOPICS, TopicTable
 
 if TYPE_CHECKING:
     from studykb.model import Document
-    from studykb.vault import Vault
+    from studykb.vault.derived import Change, Snapshot
 
 #: Bit per reference kind in :attr:`FeatureIndex.out` / :attr:`FeatureIndex.inc`.
 KIND_BITS = {"link": 1, "ref": 2, "requires": 4, "related": 8, "course": 16, "item": 32}
@@ -41,7 +42,6 @@ HUB_CAP = 300
 #: A document citing more than this many others (a list of everything) is no evidence
 #: that two of them are related: it counts for no co-citation.
 COCITE_MAX = 20
-CACHE_ENTRY = "related-features"
 
 
 def _pack(values: Iterable[int]) -> bytes:
@@ -483,18 +483,18 @@ def _group(ix: FeatureIndex) -> None:
 
 
 # -- keeping it up to date ------------------------------------------------------------------
-def from_vault(vault: Vault, fingerprint: str = "") -> FeatureIndex:
+def from_vault(vault: Snapshot, fingerprint: str = "") -> FeatureIndex:
     rows = ((e.source, e.kind, e.target, e.reason) for e in vault.edges(order="line"))
     files = {path: digest for path, _mtime, digest in vault.file_rows()}
-    return build(vault.documents(), rows, fingerprint, vault.topics(), files)
+    return build(vault.documents(), rows, fingerprint, vault.derived(TOPICS), files)
 
 
-def update(ix: FeatureIndex, vault: Vault, fingerprint: str) -> list[str] | None:
+def update(ix: FeatureIndex, vault: Snapshot, fingerprint: str) -> list[str] | None:
     """Bring ``ix`` up to date by reading only the changed files: their paths, or None
     when that cannot be done (documents added or removed, topics or an edited
     document's names changed)."""
     files = {path: digest for path, _mtime, digest in vault.file_rows()}
-    if files.keys() != ix.files.keys() or vault.topics().digest != ix.topic_digest:
+    if files.keys() != ix.files.keys() or vault.derived(TOPICS).digest != ix.topic_digest:
         return None
     changed = [p for p, digest in files.items() if ix.files.get(p) != digest]
     if not _reread(ix, vault, changed):
@@ -503,10 +503,10 @@ def update(ix: FeatureIndex, vault: Vault, fingerprint: str) -> list[str] | None
     return changed
 
 
-def _reread(ix: FeatureIndex, vault: Vault, paths: list[str]) -> bool:
+def _reread(ix: FeatureIndex, vault: Snapshot, paths: list[str]) -> bool:
     """Read the documents of ``paths`` again; False when their documents or names are not
     the ones ``ix`` has (a full build is due)."""
-    keys = vault.store.keys_in(paths)
+    keys = vault.keys_in(paths)
     nodes = [ix.number.get(k) for k in keys]
     wanted = set(paths)
     before = {n for n, path in enumerate(ix.paths) if path in wanted}
@@ -519,7 +519,9 @@ def _reread(ix: FeatureIndex, vault: Vault, paths: list[str]) -> bool:
     return True
 
 
-def _replace(ix: FeatureIndex, nodes: list[int], docs: dict[str, Document], vault: Vault) -> None:
+def _replace(
+    ix: FeatureIndex, nodes: list[int], docs: dict[str, Document], vault: Snapshot
+) -> None:
     """Read the references, topics, tags and course of ``nodes`` again."""
     for i in nodes:  # take the old rows out of the inverted tables
         for j in ix.out[i]:
@@ -533,11 +535,11 @@ def _replace(ix: FeatureIndex, nodes: list[int], docs: dict[str, Document], vaul
         if ix.course[i] >= 0:
             ix.members.remove(ix.course[i], i)
     by_source: dict[int, list[Ref]] = defaultdict(list)
-    for e in vault.store.edges_in(sorted({ix.paths[i] for i in nodes})):
+    for e in vault.edges_in(sorted({ix.paths[i] for i in nodes})):
         n = ix.number.get(e.source)
         if n is not None:
             by_source[n].append((e.source, e.kind, e.target, e.reason))
-    names = vault.topics().names
+    names = vault.derived(TOPICS).names
     touched: dict[int, dict[int, int]] = {}
     for i in nodes:
         doc = docs[ix.keys[i]]
@@ -572,85 +574,53 @@ class _Incoming:
         return row
 
 
-def _targets(vault: Vault, refs: list[Ref], docs: dict[str, Document]) -> dict[str, Document]:
+def _targets(vault: Snapshot, refs: list[Ref], docs: dict[str, Document]) -> dict[str, Document]:
     """The documents named by ``course`` references, for their parent (a course unit)."""
     wanted = [t for _s, kind, t, _r in refs if kind == "course" and t not in docs]
     return vault.documents_for(wanted) if wanted else {}
 
 
-_MEMO: dict[str, FeatureIndex] = {}
-JOURNAL_ENTRY = "related-features-journal"
-#: Files an update journal may name before the whole index is written again.
-JOURNAL_MAX = 64
+def engine_digest(ix: FeatureIndex) -> str:
+    """A digest of what the engine's matrices are made of in ``ix``: its documents and
+    their types, references, topics, tags and course (titles and the rest are read by
+    reasons and lists, from the index itself)."""
+    digest = hashlib.blake2b(digest_size=16)
+    update = digest.update
+    update(f"{len(ix.keys)}:{len(ix.tag_names)}".encode())
+    update(array("q", ix.course).tobytes())
+    for n, key in enumerate(ix.keys):
+        update(f"\0{key}\0{ix.types[n]}\0".encode())
+        update(ix.out.data[n])
+        update(b"\1" + ix.topics.data[n])
+        update(b"\1" + ix.tag_ids.data[n])
+    return digest.hexdigest()
 
 
-def load(vault: Vault) -> FeatureIndex:
-    """The index for the vault's current state: from memory, or the cache and its journal
-    (the files updated since it was written whole, read again), updated for what changed
-    since, or built.
+class Features:
+    """The feature index as a derived structure (:mod:`studykb.vault.derived`): built
+    from the state, updated after an edit by reading the changed files again (declined
+    when the documents, the topics or an edited document's names changed)."""
 
-    An update writes only the journal (a few paths), not the megabytes of the index.
-    """
-    from studykb.vault.cache import key as cache_key
+    name = "related-features"
+    made_by = ("studykb.related.features", "studykb.graph", "studykb.model")
+    inputs = (TOPICS,)
 
-    fp = vault.fingerprint()
-    root = str(vault.root)
-    ix = _MEMO.get(root)
-    if ix is not None and ix.fingerprint == fp:
-        return ix
-    data = vault.cache.get(CACHE_ENTRY, cache_key(CACHE_ENTRY))
-    ix = FeatureIndex.from_data(data) if isinstance(data, dict) else None
-    if ix is not None:
-        ix = _follow(vault, ix, fp)
-    if ix is None:
-        ix = from_vault(vault, fp)
-        _write(vault, ix)
-    _MEMO[root] = ix
-    return ix
+    def build(self, vault: Snapshot) -> FeatureIndex:
+        return from_vault(vault, vault.fingerprint())
 
-
-def _follow(vault: Vault, ix: FeatureIndex, fp: str) -> FeatureIndex | None:
-    """The written index with its journal and the changes since read again (the journal
-    kept), or None when it must be built again."""
-    from studykb.vault.cache import key as cache_key
-
-    journal = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
-    paths: list[str] = []
-    if isinstance(journal, dict) and journal.get("base") == ix.fingerprint:
-        paths = [p for p in journal["paths"] if p in ix.files]
-        if not _reread(ix, vault, paths):
+    def update(self, value: FeatureIndex, change: Change, vault: Snapshot) -> FeatureIndex | None:
+        if TOPICS.name in change.inputs:
             return None
-        ix.files.update(journal["files"])
-        ix.fingerprint = journal["fingerprint"]
-    if ix.fingerprint == fp:
-        return ix
-    base = ix.fingerprint if not paths else journal["base"]  # type: ignore[index]
-    changed = update(ix, vault, fp)
-    if changed is None:
-        return None
-    paths = sorted({*paths, *changed})
-    if len(paths) > JOURNAL_MAX:
-        _write(vault, ix)
-    else:
-        vault.cache.put(
-            JOURNAL_ENTRY,
-            cache_key(JOURNAL_ENTRY),
-            {
-                "base": base,
-                "paths": paths,
-                "fingerprint": fp,
-                "files": {p: ix.files[p] for p in paths if p in ix.files},
-            },
-        )
-    return ix
+        return value if update(value, vault, vault.fingerprint()) is not None else None
+
+    def stamp(self, value: FeatureIndex) -> str:
+        return engine_digest(value)
+
+    def dump(self, value: FeatureIndex) -> dict[str, object]:
+        return value.to_data()
+
+    def load(self, data: Any) -> FeatureIndex:
+        return FeatureIndex.from_data(data)
 
 
-def _write(vault: Vault, ix: FeatureIndex) -> None:
-    from studykb.vault.cache import key as cache_key
-
-    vault.cache.put(CACHE_ENTRY, cache_key(CACHE_ENTRY), ix.to_data())
-    vault.cache.put(
-        JOURNAL_ENTRY,
-        cache_key(JOURNAL_ENTRY),
-        {"base": ix.fingerprint, "paths": [], "files": {}, "fingerprint": ix.fingerprint},
-    )
+FEATURES = Features()

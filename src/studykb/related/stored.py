@@ -6,18 +6,16 @@ dtype (one of :data:`DTYPES`, numbers only, so nothing can be an object) and its
 each sparse matrix is its three CSR arrays and its shape, checked by scipy when it is
 made again. Loading can never run code (no pickle anywhere).
 
-The entry's key is a digest of exactly what the engine is made from (:func:`inputs`):
-each document's references, topics, tags, course and type from the graph features, and
-its text vector and mentions from the text vectors. So an entry is never used for other
-inputs: after an edit the digest changes, the matrices are made again from the updated
-inputs and kept (the engine's products mix every document's degrees and frequencies, so
-updating some rows in place would not be cheaper than making them: about 0.1 s at 1,000
-documents).
+The engine is kept while what it is made of is the same: the stamps of its two inputs
+name exactly that (each document's references, topics, tags, course and type from the
+graph features; its text vector and mentions from the text vectors). After an edit that
+changes them the matrices are made again from the updated inputs and kept (the engine's
+products mix every document's degrees and frequencies, so updating some rows in place
+would not be cheaper than making them: about 0.1 s at 1,000 documents).
 """
 
 from __future__ import annotations
 
-import hashlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,11 +25,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from studykb.related.engine import Csr
-    from studykb.related.features import FeatureIndex
-    from studykb.related.textsim import TermVectors
-    from studykb.vault import Vault
 
-ENTRY = "related-engine"
 #: ``build`` makes the engine (and its inputs) when it read at least this many files,
 #: or when none is kept yet (:meth:`studykb.api.KnowledgeBase.prepare_related`).
 PREPARE_MIN = 64
@@ -79,57 +73,3 @@ def unpack_csr(data: Any) -> Csr:
     rows, cols = (int(n) for n in data["shape"])
     parts = (unpack_array(data[k]) for k in ("data", "indices", "indptr"))
     return sp.csr_matrix(tuple(parts), shape=(rows, cols))
-
-
-def inputs(ix: FeatureIndex, tv: TermVectors | None) -> str:
-    """A digest of everything :class:`~studykb.related.engine.Engine` reads of its inputs."""
-    digest = hashlib.blake2b(digest_size=16)
-    update = digest.update
-    update(f"{len(ix.keys)}:{len(ix.tag_names)}:{len(tv.terms) if tv else -1}".encode())
-    update(np.asarray(ix.course, dtype=np.int64).tobytes())
-    for n, key in enumerate(ix.keys):
-        update(f"\0{key}\0{ix.types[n]}\0".encode())
-        update(ix.out.data[n])
-        update(b"\1" + ix.topics.data[n])
-        update(b"\1" + ix.tag_ids.data[n])
-        m = tv.number.get(key) if tv is not None else None
-        if m is None or tv is None:
-            update(b"\2")
-            continue
-        terms, weights = tv.packed_vectors[m]
-        update(b"\2%d\2" % m + terms)
-        update(b"\3" + weights)
-        update(b"\3" + (tv.mentions[m].encode() if m < len(tv.mentions) else b"\4"))
-    return digest.hexdigest()
-
-
-def load(vault: Vault, digest: str) -> dict[str, Any] | None:
-    """The stored matrices and arrays of the engine made from inputs ``digest``, or None
-    (none kept, or not readable as what :func:`save` writes)."""
-    from studykb.vault.cache import key as cache_key
-
-    data = vault.cache.get(ENTRY, cache_key(ENTRY, digest))
-    if not isinstance(data, dict):
-        return None
-    try:
-        return {
-            "matrices": {name: unpack_csr(m) for name, m in data["matrices"].items()},
-            "arrays": {name: unpack_array(a) for name, a in data["arrays"].items()},
-        }
-    except (KeyError, TypeError, ValueError, AttributeError):
-        return None
-
-
-def save(
-    vault: Vault, digest: str, matrices: dict[str, Csr], arrays: dict[str, NDArray[Any]]
-) -> None:
-    from studykb.vault.cache import key as cache_key
-
-    vault.cache.put(
-        ENTRY,
-        cache_key(ENTRY, digest),
-        {
-            "matrices": {name: pack_csr(m) for name, m in matrices.items()},
-            "arrays": {name: pack_array(a) for name, a in arrays.items()},
-        },
-    )

@@ -7,8 +7,8 @@ vectors. Distinctive means: not a stop word of either language
 :data:`MAX_DF_SHARE` of them (a word in every note says nothing about two of them).
 
 Kept in the vault's cache (``related-vectors``: the vectors, who holds each term, the
-vocabulary and its document frequencies), with a small journal of the updates since
-(``related-journal``, :mod:`studykb.related.vectorcache`).
+vocabulary and its document frequencies) as a derived structure
+(:data:`studykb.related.vectorcache.VECTORS`).
 
 **After an edit** only the edited documents are read again: their old terms leave the
 document frequencies (for a document read for the first time since the last full
@@ -37,7 +37,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 if TYPE_CHECKING:
-    from studykb.vault import Vault
+    from studykb.vault.derived import Snapshot
 
 Similar = list[tuple[str, float, list[str]]]
 VECTORS_ENTRY = "related-vectors"
@@ -312,14 +312,14 @@ class Text(NamedTuple):
     """Title, aliases, headings and body."""
 
 
-def _texts(vault: Vault, keys: Iterable[str] | None = None) -> dict[str, Text]:
+def _texts(vault: Snapshot, keys: Iterable[str] | None = None) -> dict[str, Text]:
     """key -> its :class:`Text` (of every document, or of ``keys``)."""
     import json
 
     if keys is None:
         rows = [
             (key, path, title, json.loads(names or "[]"))
-            for key, path, _id, title, _type, names, _url in vault.store.name_rows()
+            for key, path, _id, title, _type, names, _url in vault.name_rows()
         ]
     else:
         rows = [

@@ -14,8 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from studykb.related.features import FeatureIndex
-from studykb.related.features import load as load_features
+from studykb.related.features import FEATURES, FeatureIndex
 from studykb.related.sidebar import Neighbour
 
 if TYPE_CHECKING:
@@ -101,14 +100,14 @@ def summary(ix: FeatureIndex, t: int, limit: int = RELATED_TOPICS) -> Topic:
 
 def topics(vault: Vault) -> list[Topic]:
     """Every topic, most covered first."""
-    ix = load_features(vault)
+    ix = vault.derived(FEATURES)
     out = [summary(ix, t) for t, kind in enumerate(ix.types) if kind == "topic"]
     out.sort(key=lambda tp: (-tp.count, tp.title.casefold(), tp.key))
     return out
 
 
 def topic_page(vault: Vault, doc: Document) -> TopicPage:
-    ix = load_features(vault)
+    ix = vault.derived(FEATURES)
     t = ix.number[doc.key]
     docs = vault.documents()
 

@@ -1,13 +1,15 @@
 """Keeping the text vectors of :mod:`studykb.related.textsim` in step with the vault.
 
-:func:`load` answers from memory or the cache when nothing changed; after an edit it
-updates the vectors of the edited documents only (:func:`update`), and builds everything
-again (:func:`build`) when the drift passes its bound, documents were removed, or the
-protected terms changed (see the drift paragraph of :mod:`studykb.related.textsim`).
+They are a derived structure (:data:`VECTORS`, kept fresh by
+:mod:`studykb.vault.derived`): after an edit the vectors of the edited documents only are
+read again (:func:`update`), and everything is built again (:func:`build`) when the drift
+passes its bound, or the protected terms or the documents' names changed (see the drift
+paragraph of :mod:`studykb.related.textsim`).
 """
 
 from __future__ import annotations
 
+import hashlib
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -27,9 +29,10 @@ from studykb.related.textsim import (
     stop_terms,
     weigh,
 )
+from studykb.vault.topics import TOPICS
 
 if TYPE_CHECKING:
-    from studykb.vault import Vault
+    from studykb.vault.derived import Change, Snapshot
 
 
 @dataclass
@@ -50,28 +53,28 @@ class Terms:
         return got if got is not None else tv.packed_vectors[n][0]
 
 
-def name_table(vault: Vault) -> Names:
+def name_table(vault: Snapshot) -> Names:
     """Every document's names (id, title, aliases), for finding unlinked mentions."""
     import json
 
     return Names(
         (key, doc_id, title, json.loads(names or "[]"))
-        for key, _path, doc_id, title, _type, names, _url in vault.store.name_rows()
+        for key, _path, doc_id, title, _type, names, _url in vault.name_rows()
     )
 
 
-def _protect(vault: Vault) -> tuple[list[str], str]:
+def _protect(vault: Snapshot) -> tuple[list[str], str]:
     """Protect the vault's one-word topic names from the stemmer, as search does; (the
     names, the digest of the protected set)."""
     from studykb.text import terms
 
-    names = [n for text in vault.topics().texts.values() for n in text.split("\n")]
+    names = [n for text in vault.derived(TOPICS).texts.values() for n in text.split("\n")]
     terms.protect(names)
     return names, terms.digest()
 
 
 # -- a full build ------------------------------------------------------------------------------
-def build(vault: Vault, fingerprint: str) -> tuple[TermVectors, Terms]:
+def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
     """Vectors of every document, analysed afresh (Chinese cut by rjieba)."""
     names, protected = _protect(vault)
     texts = _texts(vault)
@@ -130,7 +133,7 @@ def _mark_subjects(tv: TermVectors, names: list[str], term_no: dict[str, int], k
                 tv.subjects[t] = 1
 
 
-def _files(vault: Vault) -> dict[str, str]:
+def _files(vault: Snapshot) -> dict[str, str]:
     return {path: digest for path, _mtime, digest in vault.file_rows()}
 
 
@@ -138,7 +141,7 @@ def _files(vault: Vault) -> dict[str, str]:
 def update(
     tv: TermVectors,
     store: Terms,
-    vault: Vault,
+    vault: Snapshot,
     fingerprint: str,
     files: dict[str, str] | None = None,
 ) -> set[str] | None:
@@ -153,7 +156,7 @@ def update(
     if table.digest != tv.names:  # others' texts may name the new names
         return None
     changed = sorted(p for p, digest in files.items() if tv.files.get(p) != digest)
-    now = set(vault.store.keys_in(changed))
+    now = set(vault.keys_in(changed))
     paths = set(changed)
     gone = tv.files.keys() - files.keys()
     before = {k for k in tv.number if k.split("#", 1)[0] in paths | gone}
@@ -239,126 +242,6 @@ def _unpost(tv: TermVectors, n: int) -> None:
         tv.packed_postings[t] = (docs[: 4 * k] + docs[4 * k + 4 :], ws[: 4 * k] + ws[4 * k + 4 :])
 
 
-# -- the journal of updates ---------------------------------------------------------------------
-JOURNAL_ENTRY = "related-journal"
-#: Documents an update journal may hold before the whole vectors are written again.
-JOURNAL_MAX = 64
-
-
-@dataclass
-class Journal:
-    """What the updates since the vectors were last written whole changed. The cache keeps
-    it apart and small, so an edit writes kilobytes, not the megabytes of every vector."""
-
-    base: str = ""
-    """Fingerprint of the written vectors it applies to."""
-    fingerprint: str = ""
-    files: dict[str, str] = field(default_factory=dict)
-    """Digests of the files changed since (a removed file: "")."""
-    docs: dict[str, list[bytes]] = field(default_factory=dict)
-    """Key -> [vector terms, vector weights, all its terms]; [] for a removed document."""
-    terms: list[str] = field(default_factory=list)
-    forms: list[str] = field(default_factory=list)
-    """Terms added to the vocabulary since, with their written forms."""
-    subjects: list[int] = field(default_factory=list)
-    df: dict[int, int] = field(default_factory=dict)
-    """Changes of document frequency since."""
-    drift: int = 0
-
-    def to_data(self) -> dict[str, Any]:
-        return {
-            "base": self.base,
-            "fingerprint": self.fingerprint,
-            "files": self.files,
-            "docs": self.docs,
-            "terms": self.terms,
-            "forms": self.forms,
-            "subjects": self.subjects,
-            "df": self.df,
-            "drift": self.drift,
-        }
-
-    @classmethod
-    def from_data(cls, data: dict[str, Any]) -> Journal:
-        return cls(
-            **{
-                k: data[k]
-                for k in (
-                    "base",
-                    "fingerprint",
-                    "files",
-                    "docs",
-                    "terms",
-                    "forms",
-                    "subjects",
-                    "df",
-                    "drift",
-                )
-            }
-        )
-
-
-@dataclass(frozen=True)
-class Base:
-    """The written vectors, as an update journal counts from them."""
-
-    vocabulary: int
-    subjects: bytes
-    files: dict[str, str]
-
-    @classmethod
-    def of(cls, tv: TermVectors) -> Base:
-        return cls(len(tv.terms), bytes(tv.subjects), dict(tv.files))
-
-
-def replay(tv: TermVectors, journal: Journal) -> None:
-    """Bring written vectors to the journal's state."""
-    for term, form in zip(journal.terms, journal.forms, strict=True):
-        tv.terms.append(term)
-        tv.forms.append(form)
-        tv.subjects.append(0)
-        tv.packed_postings.append((b"", b""))
-    for t in journal.subjects:
-        tv.subjects[t] = 1
-    for key, parts in journal.docs.items():
-        n = tv.number.get(key)
-        if n is not None:
-            _unpost(tv, n)
-        if not parts:
-            if n is not None:
-                del tv.number[key]
-                tv.packed_vectors[n] = (b"", b"")
-                tv.mentions[n] = ""
-                tv.keys[n] = "\0" + key
-            continue
-        if n is None:
-            n = tv.number[key] = len(tv.keys)
-            tv.keys.append(key)
-            tv.packed_vectors.append((b"", b""))
-            tv.mentions.append("")
-        tv.packed_vectors[n] = (parts[0], parts[1])
-        tv.mentions[n] = parts[3].decode() if len(parts) > 3 else ""
-        _post(tv, n)
-    for path, digest in journal.files.items():
-        if digest:
-            tv.files[path] = digest
-        else:
-            tv.files.pop(path, None)
-    tv.fingerprint, tv.drift = journal.fingerprint, journal.drift
-    tv._vectors.clear()  # noqa: SLF001 - its own unpacked copies
-
-
-def replay_terms(store: Terms, journal: Journal, tv: TermVectors) -> None:
-    """Bring the written frequencies to the journal's state (``tv`` already replayed)."""
-    store.df.extend([0] * (len(tv.terms) - len(store.df)))
-    for t, delta in journal.df.items():
-        store.df[t] += delta
-    for key, parts in journal.docs.items():
-        n = tv.number.get(key)
-        if parts and n is not None:
-            store.sets[n] = parts[2]
-
-
 def _post(tv: TermVectors, n: int) -> None:
     terms, weights = tv.packed_vectors[n]
     for t, w in zip(_ints(terms), _floats(weights), strict=True):
@@ -366,133 +249,66 @@ def _post(tv: TermVectors, n: int) -> None:
         tv.packed_postings[t] = (docs + array("i", [n]).tobytes(), ws + array("f", [w]).tobytes())
 
 
-def record(
-    journal: Journal,
-    tv: TermVectors,
-    store: Terms,
-    base: Base,
-    written_df: array[int],
-    keys: set[str],
-) -> None:
-    """Add what an update changed (the documents ``keys``) to ``journal``."""
-    for key in keys:
-        n = tv.number.get(key)
-        journal.docs[key] = (
-            []
-            if n is None
-            else [*tv.packed_vectors[n], store.set_of(tv, n), tv.mentions[n].encode()]
-        )
-    journal.terms, journal.forms = tv.terms[base.vocabulary :], tv.forms[base.vocabulary :]
-    journal.subjects = [
-        t
-        for t, on in enumerate(tv.subjects)
-        if on and (t >= len(base.subjects) or not base.subjects[t])
-    ]
-    journal.df = {
-        t: d - (written_df[t] if t < len(written_df) else 0)
-        for t, d in enumerate(store.df)
-        if d != (written_df[t] if t < len(written_df) else 0)
-    }
-    journal.files = {p: d for p, d in tv.files.items() if base.files.get(p) != d}
-    journal.files.update({p: "" for p in base.files if p not in tv.files})
-    journal.fingerprint, journal.drift = tv.fingerprint, tv.drift
+# -- the derived structure -------------------------------------------------------------------
+@dataclass
+class Vectors:
+    """The text vectors and the term counts they are updated with."""
+
+    tv: TermVectors
+    terms: Terms
 
 
-# -- loading ---------------------------------------------------------------------------------------
-_MEMO: dict[str, TermVectors] = {}
+def engine_digest(tv: TermVectors) -> str:
+    """A digest of what the engine's matrices are made of in ``tv``: each document's
+    vector and mentions, by its number, and the size of the vocabulary (the words and
+    their written forms are read by reasons, from the vectors themselves)."""
+    digest = hashlib.blake2b(digest_size=16)
+    update = digest.update
+    update(f"{len(tv.terms)}:{len(tv.keys)}".encode())
+    for n, key in enumerate(tv.keys):
+        terms, weights = tv.packed_vectors[n]
+        update(f"\0{key}\0".encode() + terms)
+        update(b"\1" + weights)
+        update(b"\2" + (tv.mentions[n].encode() if n < len(tv.mentions) else b"\3"))
+    return digest.hexdigest()
 
 
-def load(vault: Vault, fingerprint: str, files: dict[str, str] | None = None) -> TermVectors:
-    """The vectors for the vault state ``fingerprint``: from memory, or the cache and its
-    journal, updated for the files that changed since, or built (``files``: path ->
-    digest of every file, when the caller has them)."""
-    from studykb.vault.cache import key as cache_key
+class VectorsSpec:
+    """The text vectors as a derived structure (:mod:`studykb.vault.derived`): built from
+    every document's text, updated after an edit for the documents of the changed files
+    (declined past the drift bound, or when the protected terms or anybody's names
+    changed)."""
 
-    root = str(vault.root)
-    tv = _MEMO.get(root)
-    if tv is not None and tv.fingerprint == fingerprint:
-        return tv
-    data = vault.cache.get(VECTORS_ENTRY, cache_key(VECTORS_ENTRY))
-    tv = TermVectors.from_data(data) if isinstance(data, dict) else None
-    if tv is not None and isinstance(data, dict):
-        base = Base.of(tv)
-        written_df = _ints(data.get("df", b""))
-        stored = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
-        journal = Journal.from_data(stored) if isinstance(stored, dict) else None
-        if journal is None or journal.base != tv.fingerprint:
-            journal = Journal(base=tv.fingerprint, fingerprint=tv.fingerprint, drift=tv.drift)
-        replay(tv, journal)
-        if tv.fingerprint != fingerprint and not _updated(
-            vault, tv, journal, base, written_df, fingerprint, files
-        ):
-            tv = None
-    if tv is None:
-        tv, store = build(vault, fingerprint)
-        _write(vault, tv, store)
-    _MEMO[root] = tv
-    return tv
-
-
-def _updated(
-    vault: Vault,
-    tv: TermVectors,
-    journal: Journal,
-    base: Base,
-    written_df: array[int],
-    fingerprint: str,
-    files: dict[str, str] | None,
-) -> bool:
-    """Update ``tv`` for what changed and keep it (the journal, or everything once the
-    journal is full); False when it must be built again."""
-    from studykb.vault.cache import key as cache_key
-
-    if len(written_df) != base.vocabulary:
-        return False
-    store = Terms(df=array("i", written_df))
-    replay_terms(store, journal, tv)
-    keys = update(tv, store, vault, fingerprint, files)
-    if keys is None:
-        return False
-    record(journal, tv, store, base, written_df, keys)
-    if len(journal.docs) > JOURNAL_MAX:
-        _write(vault, tv, store)
-    else:
-        vault.cache.put(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY), journal.to_data())
-    return True
-
-
-def _write(vault: Vault, tv: TermVectors, store: Terms) -> None:
-    """Keep the vectors and the document frequencies whole (an empty journal follows)."""
-    from studykb.vault.cache import key as cache_key
-
-    vault.cache.put(
-        VECTORS_ENTRY, cache_key(VECTORS_ENTRY), {**tv.to_data(), "df": store.df.tobytes()}
+    name = VECTORS_ENTRY
+    made_by = (
+        "studykb.related.textsim",
+        "studykb.related.vectorcache",
+        "studykb.related.mentions",
+        "studykb.text",
     )
-    vault.cache.put(
-        JOURNAL_ENTRY,
-        cache_key(JOURNAL_ENTRY),
-        Journal(base=tv.fingerprint, fingerprint=tv.fingerprint, drift=tv.drift).to_data(),
-    )
+    inputs = (TOPICS,)
+
+    def build(self, vault: Snapshot) -> Vectors:
+        return Vectors(*build(vault, vault.fingerprint()))
+
+    def update(self, value: Vectors, change: Change, vault: Snapshot) -> Vectors | None:
+        keys = update(value.tv, value.terms, vault, vault.fingerprint())
+        return None if keys is None else value
+
+    def stamp(self, value: Vectors) -> str:
+        return engine_digest(value.tv)
+
+    def dump(self, value: Vectors) -> dict[str, Any]:
+        sets = {str(n): got for n, got in value.terms.sets.items()}
+        return {**value.tv.to_data(), "df": value.terms.df.tobytes(), "sets": sets}
+
+    def load(self, data: Any) -> Vectors:
+        tv = TermVectors.from_data(data)
+        df = _ints(data["df"])
+        if len(df) != len(tv.terms):
+            raise ValueError("term counts do not match the vocabulary")
+        sets = {int(n): bytes(got) for n, got in data["sets"].items()}
+        return Vectors(tv, Terms(df=array("i", df), sets=sets))
 
 
-def forget(vault: Vault | None = None) -> None:
-    """Drop the vectors kept in memory (all of them without ``vault``)."""
-    if vault is None:
-        _MEMO.clear()
-    else:
-        _MEMO.pop(str(vault.root), None)
-
-
-def terms(vault: Vault) -> Terms | None:
-    """The document frequencies of the vectors in use (for evaluation: after :func:`load`)."""
-    from studykb.vault.cache import key as cache_key
-
-    tv = _MEMO.get(str(vault.root))
-    data = vault.cache.get(VECTORS_ENTRY, cache_key(VECTORS_ENTRY))
-    if tv is None or not isinstance(data, dict):
-        return None
-    store = Terms(df=_ints(data.get("df", b"")))
-    stored = vault.cache.get(JOURNAL_ENTRY, cache_key(JOURNAL_ENTRY))
-    if isinstance(stored, dict):
-        replay_terms(store, Journal.from_data(stored), tv)
-    return store
+VECTORS = VectorsSpec()

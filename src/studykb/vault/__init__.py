@@ -236,6 +236,10 @@ class Vault:
     def keys_in(self, paths: Iterable[str]) -> list[str]:
         return self.store.keys_in(paths)
 
+    def name_rows(self) -> list[tuple[str, str, str, str, str, str, str | None]]:
+        """(key, path, id, title, type, aliases as JSON, url) of every document."""
+        return self.store.name_rows()
+
     def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:
         return self.store.documents_in(paths)
 

@@ -46,15 +46,6 @@ _SEARCH_INDEX = (
     "studykb.search.state",
     "studykb.text",
 )
-#: Graph features and their journal; text vectors and theirs.
-_RELATED_FEATURES = ("studykb.related.features", "studykb.graph", "studykb.model")
-_RELATED_VECTORS = (
-    "studykb.related.textsim",
-    "studykb.related.vectorcache",
-    "studykb.related.mentions",
-    "studykb.text",
-)
-
 #: What each derived thing is made by: the modules (or packages) whose code decides it.
 #: Its code version is a digest of their source, so editing them invalidates it.
 MADE_BY: dict[str, tuple[str, ...]] = {
@@ -70,18 +61,6 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "studykb.vault.scan",
         "studykb.vault.refresh",
         "studykb.vault.update",
-    ),
-    # related documents: graph features, and the text vectors with their term counts
-    "related-features": _RELATED_FEATURES,
-    "related-features-journal": _RELATED_FEATURES,
-    "related-vectors": _RELATED_VECTORS,
-    "related-journal": _RELATED_VECTORS,
-    # the engine's matrices (keyed by a digest of the two inputs they are made from)
-    "related-engine": (
-        "studykb.related.engine",
-        "studykb.related.stored",
-        *_RELATED_FEATURES,
-        *_RELATED_VECTORS,
     ),
     # the search index: how text is analysed and what goes in it (not how queries rank)
     "search-index": _SEARCH_INDEX,
