@@ -356,7 +356,9 @@ class KnowledgeBase:
         many = len(stats.added) + len(stats.modified) + len(stats.removed) >= PREPARE_MIN
         if not many and self.vault.structures.kept(ENGINE):
             return False
+        from studykb.structures import names
 
+        self.vault.cache.prune(names())  # what an older version kept
         for_vault(self.vault)
         return True
 

@@ -257,6 +257,20 @@ class Cache:
             else:
                 db.execute("DELETE FROM entries")
 
+    def prune(self, derived: Iterable[str]) -> None:
+        """Drop the entries that no code makes any more: named neither in :data:`MADE_BY`
+        nor in ``derived`` (the names of every derived structure,
+        :func:`studykb.structures.names`), such as those of an older version."""
+        keep = sorted({*MADE_BY, *derived})
+        for name in [n for n in self._memo if n not in keep]:
+            self._memo.pop(name, None)
+        db = self._conn()
+        if db is None:
+            return
+        marks = ",".join("?" * len(keep))
+        with contextlib.suppress(sqlite3.Error):
+            db.execute(f"DELETE FROM entries WHERE name NOT IN ({marks})", keep)  # noqa: S608
+
     def close(self) -> None:
         if self._db is not None:
             with contextlib.suppress(sqlite3.Error):

@@ -108,7 +108,7 @@ class Topics:
     the state's topic rows, kept while they are the same (an edit rarely touches them)."""
 
     name = "topics"
-    made_by = ("studykb.vault.topics",)
+    made_by = ("studykb.vault.topics", "studykb.model")
     inputs = ()
 
     def build(self, vault: Snapshot) -> TopicTable:
