@@ -31,8 +31,8 @@ FORMER = """
 import sys
 from rich.console import Console
 from rich.markup import escape
-from studykb.api import KnowledgeBase
-kb = KnowledgeBase.open(sys.argv[1])
+from studykb.session import Session
+kb = Session.open(sys.argv[1])
 kb.refresh()
 out = Console(highlight=False, soft_wrap=True, no_color=True)
 for p in kb.problems():

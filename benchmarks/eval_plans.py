@@ -157,11 +157,11 @@ def in_shown(outcomes: list[Outcome]) -> float:
 def judge_answers(root: Path, judged: dict) -> dict[str, list[str]]:
     """Every judged answer of ``answers_judged.json`` run against the vault at ``root``:
     group -> the cases answered wrong, in words (an empty list: all right)."""
-    from studykb.api import KnowledgeBase
     from studykb.errors import StudyError
+    from studykb.session import Session
 
     misses: dict[str, list[str]] = {"names": [], "asks": [], "plans": [], "readings": []}
-    with KnowledgeBase.open(root) as kb:
+    with Session.open(root) as kb:
 
         def named(text: str) -> str | None:
             try:

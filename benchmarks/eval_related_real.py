@@ -45,9 +45,9 @@ from pathlib import Path
 import numpy as np
 import scipy.sparse as sp
 
-from studykb.api import KnowledgeBase
 from studykb.related.engine import Weights
 from studykb.related.rank import DEFAULT_TYPES, Ranker, RelatedOptions
+from studykb.session import Session
 
 WIKI = re.compile(r"!?\[\[([^\]\|#]*)(#[^\]\|]*)?(?:\|([^\]]*))?\]\]")
 MDLINK = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]*)(?:\s+\"[^\"]*\")?\)")
@@ -75,7 +75,7 @@ def plain(text: str) -> str:
 class Collection:
     name: str
     copy: Path
-    kb: KnowledgeBase
+    kb: Session
     sample: list[str]
     truth: dict[str, set[str]]
     keys: list[str] = field(default_factory=list)
@@ -86,7 +86,7 @@ def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     name = folder.name
     orig = work / f"{name}-orig"
     shutil.copytree(folder, orig, ignore=shutil.ignore_patterns(".studykb", ".git"))
-    kb = KnowledgeBase.open(orig)
+    kb = Session.open(orig)
     kb.refresh()
     docs = kb.documents()
     keep = set(DEFAULT_TYPES)
@@ -105,7 +105,7 @@ def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     for key in {k.split("#", 1)[0] for k in sample}:
         path = copy / docs[key].path
         path.write_text(plain(path.read_text(encoding="utf-8")), encoding="utf-8")
-    kb = KnowledgeBase.open(copy)
+    kb = Session.open(copy)
     kb.refresh()
     return Collection(name, copy, kb, sample, {k: truth[k] for k in sample})
 
@@ -114,7 +114,7 @@ def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
 class Baseline:
     """TF-IDF cosine over jieba's words of every note (front matter left out)."""
 
-    def __init__(self, kb: KnowledgeBase) -> None:
+    def __init__(self, kb: Session) -> None:
         import jieba
 
         jieba.setLogLevel(60)
@@ -170,7 +170,7 @@ def same_section(folder: Path, work: Path, options: RelatedOptions) -> dict[str,
     """The share of each page's top 5 in its own chapter (first folder), both rankers."""
     copy = work / f"{folder.name}-book"
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".studykb", ".git"))
-    kb = KnowledgeBase.open(copy)
+    kb = Session.open(copy)
     kb.refresh()
     docs = kb.documents()
     pages = sorted(k for k, d in docs.items() if d.type in DEFAULT_TYPES and "/" in d.path)

@@ -202,9 +202,9 @@ def test_after_lists_what_builds_on_it_ready_first(vault: Path) -> None:
 
 # -- one plan model: sidebar, web page, topic page, search ---------------------------------------
 def test_the_sidebar_before_this_is_the_first_level_of_the_plan(vault: Path) -> None:
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
 
-    with KnowledgeBase.open(vault) as kb:
+    with Session.open(vault) as kb:
         kb.refresh()
         for sb in kb.sidebars():
             doc = kb.document(sb.key)
@@ -216,10 +216,10 @@ def test_the_sidebar_before_this_is_the_first_level_of_the_plan(vault: Path) -> 
 def test_the_web_plan_lists_what_it_counts_in_the_words_of_before(vault: Path) -> None:
     from starlette.testclient import TestClient
 
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
     from studykb.web.app import create_app
 
-    with KnowledgeBase.open(vault) as kb:
+    with Session.open(vault) as kb:
         kb.refresh()
         app = create_app(kb, refresh=False, token="t" * 32)
         with TestClient(app, base_url="http://127.0.0.1:8765") as client:

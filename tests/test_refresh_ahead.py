@@ -1,4 +1,4 @@
-"""A refresh started ahead, beside the process (KnowledgeBase.refresh_ahead): it does
+"""A refresh started ahead, beside the process (Session.refresh_ahead): it does
 what a refresh here does, gives way to one here when it should, and the command line
 starts it before click loads without changing what any command says."""
 
@@ -17,8 +17,8 @@ import pytest
 
 import studykb.vault as vault_module
 import studykb.vault.refresh as refresh_module
-from studykb.api import KnowledgeBase
 from studykb.runtime import pools
+from studykb.session import Session
 
 pytestmark = pytest.mark.skipif(not pools.can_fork(), reason="needs fork")
 
@@ -38,7 +38,7 @@ def _forks(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def built(make_vault: Callable[..., Path]) -> Iterator[Path]:
     root = make_vault(NOTES)
-    with KnowledgeBase.open(root) as kb:
+    with Session.open(root) as kb:
         kb.refresh()
     yield root
 
@@ -74,17 +74,17 @@ def _state(root: Path) -> dict[str, list[tuple[object, ...]]]:
 def test_a_refresh_ahead_does_what_a_refresh_here_does(built: Path, tmp_path: Path) -> None:
     twin = tmp_path / "twin"  # its own state: a copied one would not be trusted
     shutil.copytree(built, twin, ignore=shutil.ignore_patterns(".studykb"))
-    with KnowledgeBase.open(twin) as kb:
+    with Session.open(twin) as kb:
         kb.refresh()
     _edit(built)
     _edit(twin)
-    with KnowledgeBase.open(built) as kb:
+    with Session.open(built) as kb:
         ahead = kb.refresh_ahead()
         assert ahead is not None
         beside = kb.refresh(ahead=ahead)
         again = kb.refresh()  # nothing left to do: the state is current
         title = kb.find("new").title
-    with KnowledgeBase.open(twin) as kb:
+    with Session.open(twin) as kb:
         here = kb.refresh()
     assert _comparable(beside) == _comparable(here)
     assert beside.added == ["notes/new.md"] and beside.removed == ["notes/attention.md"]
@@ -97,13 +97,13 @@ def test_a_refresh_ahead_does_what_a_refresh_here_does(built: Path, tmp_path: Pa
 def test_many_changed_files_are_left_to_the_refresh_here(make_vault: Callable[..., Path]) -> None:
     notes = {f"notes/n{i}.md": f"# Note {i}\n" for i in range(vault_module.PARALLEL_THRESHOLD + 5)}
     root = make_vault(notes)
-    with KnowledgeBase.open(root) as kb:
+    with Session.open(root) as kb:
         kb.refresh()
     for rel in notes:
         with open(root / rel, "a", encoding="utf-8") as fh:
             fh.write("\nmore\n")
     before = _state(root)
-    with KnowledgeBase.open(root) as kb:
+    with Session.open(root) as kb:
         ahead = kb.refresh_ahead()
         assert ahead is not None
         assert ahead.result() is None  # it gave up without writing anything
@@ -113,7 +113,7 @@ def test_many_changed_files_are_left_to_the_refresh_here(make_vault: Callable[..
 
 
 def test_a_first_build_is_never_started_ahead(make_vault: Callable[..., Path]) -> None:
-    with KnowledgeBase.open(make_vault(NOTES)) as kb:
+    with Session.open(make_vault(NOTES)) as kb:
         assert kb.refresh_ahead() is None
         assert kb.refresh().added  # the first build runs here, with its progress
 
@@ -127,7 +127,7 @@ def test_a_failed_refresh_ahead_is_run_again_here(
 ) -> None:
     _edit(built)
     monkeypatch.setattr(refresh_module, "_refresh_small", _broken)  # the child inherits it
-    with KnowledgeBase.open(built) as kb:
+    with Session.open(built) as kb:
         stats = kb.refresh(ahead=kb.refresh_ahead())
     assert stats.modified == ["notes/gemm.md"]
 

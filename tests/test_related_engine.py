@@ -20,9 +20,9 @@ from typing import Any
 import pytest
 
 from conftest import FIXTURES
-from studykb.api import KnowledgeBase
 from studykb.outputs import sidebar as fmt
 from studykb.related.rank import Ranker, RelatedOptions, related
+from studykb.session import Session
 
 SECTION = re.compile(
     r'<section (?:aria-labelledby="sb-related"|class="studykb-related")>(.*?)</section>', re.S
@@ -70,7 +70,7 @@ def test_related_sidebars_serve_and_site_give_the_same_lists(
 
     from studykb.web.app import create_app
 
-    kb = KnowledgeBase.open(rv)
+    kb = Session.open(rv)
     kb.refresh()
     docs = {k: d for k, d in kb.documents().items() if d.type != "unit"}
     alone = {k: [r.title for r in kb.related(d)] for k, d in docs.items()}

@@ -122,11 +122,11 @@ def test_refusals_change_nothing(run, make_vault, new, message) -> None:  # type
 
 
 def test_a_file_changed_since_it_was_read_stops_the_move(make_vault, open_vault) -> None:  # type: ignore[no-untyped-def]
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
     from studykb.vault.files import FileChanged
 
     vault_dir = make_vault(FILES)
-    kb = KnowledgeBase(open_vault(vault_dir))
+    kb = Session(open_vault(vault_dir))
     move = kb.plan_move(kb.find("zero-sharding"), "zero-redundancy")
     (vault_dir / "notes/a.md").write_text(NOTE + "\nsaved by an editor meanwhile\n")
     with pytest.raises(FileChanged):
@@ -277,9 +277,9 @@ TOPICS = {
 
 def covered(open_vault, vault: Path) -> dict[str, int]:  # type: ignore[no-untyped-def]
     """Topic id -> how many documents cover it or are about it (a fresh refresh)."""
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
 
-    kb = KnowledgeBase(open_vault(vault))
+    kb = Session(open_vault(vault))
     return {t.id: t.count for t in kb.topics()}
 
 

@@ -144,12 +144,12 @@ def test_a_killed_mv_leaves_all_before_or_all_after(run, make_vault, point) -> N
 
 
 def test_an_editor_save_between_planning_and_writing_is_kept(make_vault, open_vault, run) -> None:  # type: ignore[no-untyped-def]
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
     from studykb.vault.files import FileChanged
 
     vault = make_vault(FILES)
     before = tree_hashes(vault)
-    kb = KnowledgeBase(open_vault(vault))
+    kb = Session(open_vault(vault))
     move = kb.plan_move(kb.find("zero"), "zero-redundancy")
     saved = FILES["notes/c.md"] + "\nTyped in the editor meanwhile.\n"
     (vault / "notes/c.md").write_text(saved)

@@ -43,7 +43,7 @@ def web(make_vault) -> Iterator[tuple[Any, Path]]:
         warnings.simplefilter("ignore")
         from starlette.testclient import TestClient
 
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
     from studykb.web.app import create_app
 
     root = make_vault(
@@ -53,7 +53,7 @@ def web(make_vault) -> Iterator[tuple[Any, Path]]:
             "new\nline.md": "# Odd <b>name</b>\n\nalpha words here\n",
         }
     )
-    kb = KnowledgeBase.open(root)
+    kb = Session.open(root)
     kb.refresh()
     app = create_app(kb, refresh=True, token="t0ken")
     with TestClient(app, base_url="http://127.0.0.1:8765") as client:
@@ -431,10 +431,10 @@ def test_a_folder_unreadable_after_a_build_is_reported(make_vault, run, monkeypa
 
 
 def _hits(root: Path, queries: list[str]) -> list[list[tuple[str, float]]]:
-    from studykb.api import KnowledgeBase
     from studykb.search.query import SearchOptions
+    from studykb.session import Session
 
-    with KnowledgeBase.open(root) as kb:
+    with Session.open(root) as kb:
         kb.refresh()
         out = []
         for q in queries:

@@ -21,7 +21,7 @@ with warnings.catch_warnings():  # Starlette 1.x prefers httpx2; httpx works wit
     warnings.simplefilter("ignore")
     from starlette.testclient import TestClient
 
-from studykb.api import KnowledgeBase  # noqa: E402
+from studykb.session import Session  # noqa: E402
 from studykb.web.app import create_app  # noqa: E402
 from studykb.web.guard import local_host  # noqa: E402
 
@@ -55,7 +55,7 @@ def vault(make_vault: Callable[..., Path]) -> Path:
 
 @pytest.fixture
 def client(vault: Path) -> Iterator[TestClient]:
-    kb = KnowledgeBase.open(vault)
+    kb = Session.open(vault)
     kb.refresh()
     app = create_app(kb, refresh=True, token=TOKEN)
     with TestClient(app, base_url=BASE) as test_client:
@@ -226,7 +226,7 @@ HOSTILE = {
 
 @pytest.fixture
 def hostile(make_vault: Callable[..., Path]) -> Iterator[TestClient]:
-    kb = KnowledgeBase.open(make_vault(HOSTILE))
+    kb = Session.open(make_vault(HOSTILE))
     kb.refresh()
     with TestClient(create_app(kb, refresh=True, token=TOKEN), base_url=BASE) as test_client:
         yield test_client
@@ -364,7 +364,7 @@ def test_mark_writes_the_note_as_studykb_mark_does(
 ) -> None:
     by_web = make_vault(FILES, name="web")
     by_cli = make_vault(FILES, name="cli")
-    kb = KnowledgeBase.open(by_web)
+    kb = Session.open(by_web)
     kb.refresh()
     with TestClient(create_app(kb, refresh=True, token=TOKEN), base_url=BASE) as client:
         for key, status in (
@@ -388,7 +388,7 @@ def test_mark_writes_the_note_as_studykb_mark_does(
 def test_a_mark_is_published_to_open_pages(vault: Path) -> None:
     from studykb.web.live import Hub
 
-    kb = KnowledgeBase.open(vault)
+    kb = Session.open(vault)
     kb.refresh()
     hub = Hub()
     got: list[list[str]] = []
@@ -413,7 +413,7 @@ def test_a_mark_is_published_to_open_pages(vault: Path) -> None:
 def test_events_stream_sends_what_the_source_publishes(vault: Path) -> None:
     from studykb.web.live import Hub
 
-    kb = KnowledgeBase.open(vault)
+    kb = Session.open(vault)
     kb.refresh()
     hub = Hub()
 

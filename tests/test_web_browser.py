@@ -90,13 +90,13 @@ class Served:
 @pytest.fixture
 def served(make_vault: Callable[..., Path]) -> Iterator[Served]:
     """``studykb serve`` in a thread: the real app, its watch and uvicorn."""
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
     from studykb.web.app import create_app
     from studykb.web.live import Hub, watch_source
     from studykb.web.server import Server, bind
 
     root = make_vault({**FILES, "notes/math-note.md": MATH_NOTE})
-    kb = KnowledgeBase.open(root)
+    kb = Session.open(root)
     kb.refresh()
     kb.sync_search(quiet=True)
     lock, hub = threading.Lock(), Hub()

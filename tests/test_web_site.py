@@ -225,10 +225,10 @@ def test_templates_read_dict_keys_as_jinja_does() -> None:
 
 
 def test_backlink_contexts_read_at_once_are_those_read_page_by_page(bundled: Path) -> None:
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
     from studykb.web.pages import Pages
 
-    with KnowledgeBase.open(bundled) as kb:
+    with Session.open(bundled) as kb:
         kb.refresh()
         one_by_one, at_once = Pages(kb), Pages(kb)
         at_once.preload_contexts()
@@ -330,7 +330,7 @@ def test_static_search_ranks_and_expands_as_the_cli(
     """The static site's first hit is the CLI's, and a Chinese topic name brings the
     CLI's "also searched" names (the issue: Prefix Caching above KV Cache for "kv cache",
     nothing also searched for 张量并行)."""
-    from studykb.api import KnowledgeBase
+    from studykb.session import Session
 
     out, _data = bundled_sites["alone"]
     answers = static_search(out, SAME_TOP)
@@ -339,7 +339,7 @@ def test_static_search_ranks_and_expands_as_the_cli(
         assert result.exit_code == 0, result.stderr
         cli_top = json.loads(result.stdout)["hits"][0]["title"]
         assert answer["hits"][0]["title"] == cli_top, query
-    kb = KnowledgeBase.open(bundled)
+    kb = Session.open(bundled)
     try:
         for query, answer in zip(SAME_TOP, answers, strict=True):
             if query in ("张量并行", "投机解码", "kv cache"):

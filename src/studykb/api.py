@@ -1,464 +1,87 @@
-"""The library API: one vault, opened, and everything studykb can answer about it.
+"""The library API: what every front end (the command line, the watch, the language
+server, the web view) and every script imports.
 
-The command line, the watch, the language server and the web view all call a
-:class:`KnowledgeBase`; it returns model objects (documents, plans, hits, sidebars),
-never text, and each front end formats them itself.
+:class:`Session` (in :mod:`studykb.session`) owns one open vault and answers everything
+about it; the types and the few pure functions a front end needs from the layers below
+are named here too, so a front end imports this module, :mod:`studykb.outputs` and the
+model's types, and nothing else (an import contract holds it). They are imported on
+first use: ``import studykb.api`` costs what :mod:`studykb.session` costs, and a command
+that never builds a search query never loads the search code.
 
-    with KnowledgeBase.open("~/notes") as kb:
+    from studykb.api import Session
+
+    with Session.open("~/notes") as kb:
         kb.refresh()
         plan = kb.plan(kb.find("FSDP2"))
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
-from collections.abc import Callable, Iterable
-from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
-from types import TracebackType
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from studykb.model import Document, Problem
-from studykb.vault import Ahead, BuildStats, Link, Vault
-from studykb.vault.resolve import fold
+from studykb.session import GraphOptions, Session, Shown
 
 if TYPE_CHECKING:
-    from studykb.outputs.sidebar_write import Outcome
-    from studykb.related.rank import Related, RelatedOptions
-    from studykb.related.sidebar import Sidebar
-    from studykb.related.topics import Topic, TopicPage
-    from studykb.search.query import Hit, SearchOptions
-    from studykb.search.state import SyncStats
-    from studykb.study.ask import Question
-    from studykb.study.new import Created, NewDoc
-    from studykb.study.plans import Knowledge, Onward, Plan, Step
-    from studykb.study.rename import Done, Move, Reader
-    from studykb.study.tracker import Tracker
-    from studykb.vault.loose import Looked
-
-
-@dataclass(frozen=True)
-class GraphOptions:
-    """Filters for a graph export, filled by each front end in one place."""
-
-    types: tuple[str, ...] = ()
-    """Keep only documents of these types (empty: all)."""
-    tags: tuple[str, ...] = ()
-    """Keep only documents carrying one of these tags or covering one of these topics."""
-    kinds: tuple[str, ...] = ()
-    """Keep only edges of these kinds (empty: all)."""
-
-
-@dataclass(frozen=True)
-class Shown:
-    """Everything ``show`` tells about one document."""
-
-    doc: Document
-    outgoing: list[Link] = field(default_factory=list)
-    backlinks: list[Link] = field(default_factory=list)
-    units: list[Document] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Found:
-    """What a search found, and how the query was read."""
-
-    hits: list[Hit]
-    notes: list[str]
-    """How the query was read (cut, cleaned, only common words), for the user."""
-    also: list[str] = field(default_factory=list)
-    """Other names of the topic the query names, searched too (投机解码 -> speculative decoding)."""
-
-
-def _no_phase(_name: str) -> AbstractContextManager[object]:
-    return contextlib.nullcontext()
-
-
-class KnowledgeBase:
-    """One vault and everything studykb answers about it."""
-
-    def __init__(self, vault: Vault) -> None:
-        self.vault = vault
-        self.phase: Callable[[str], AbstractContextManager[object]] = _no_phase
-        """Wraps each long step (a front end shows it: the command line's spinner)."""
-
-    @classmethod
-    def open(cls, where: str | os.PathLike[str] | None = None) -> KnowledgeBase:
-        """The vault at ``where`` (else ``$STUDYKB_VAULT``, else found from here)."""
-        return cls(Vault.open(where))
-
-    def close(self) -> None:
-        self.vault.close()
-
-    def rebuild_if_damaged(self, exc: BaseException) -> str | None:
-        """When ``exc`` proves the state damaged: close, delete the state (it only holds
-        what can be rebuilt) and return the notice to show; the front end opens the
-        vault again and repeats what it was doing. Else None, nothing done."""
-        return self.vault.rebuild_if_damaged(exc)
-
-    def __enter__(self) -> KnowledgeBase:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        self.close()
-
-    @property
-    def root(self) -> Any:
-        return self.vault.root
-
-    @property
-    def config(self) -> Any:
-        return self.vault.config
-
-    # -- the state ------------------------------------------------------------------------
-    def refresh(
-        self,
-        progress: Callable[[int, int], None] | None = None,
-        ahead: Ahead | None = None,
-    ) -> BuildStats:
-        """Bring the state up to date with the files (only what changed is read again);
-        ``ahead``: a refresh started by :meth:`refresh_ahead`, taken when it did the work."""
-        if ahead is not None:
-            stats = ahead.result()
-            if stats is not None:
-                return stats
-        return self.vault.refresh(progress)
-
-    def refresh_ahead(self) -> Ahead | None:
-        """Start a small refresh beside this process, on the other core, and go on (see
-        :meth:`studykb.vault.Vault.refresh_ahead`): :meth:`refresh` with it takes its
-        result. Until then, nothing of the state is read here."""
-        return self.vault.refresh_ahead()
-
-    def warm_search(self) -> None:
-        """Load what a search needs (whoosh, the index and query code) and open the
-        index, ahead of the search (reads the index only, never the state)."""
-        from studykb.search import index, query  # noqa: F401
-
-        index.warm(self.vault)
-
-    def index_current(self) -> dict[str, Any] | None:
-        """The search index's record when it already reflects the state (no whoosh)."""
-        from studykb.search.state import check
-
-        record, _state = check(self.vault)
-        return record
-
-    def sync_search(
-        self, wait: float | None = None, quiet: bool = False, building: bool = False
-    ) -> SyncStats:
-        """Bring the search index in step with the state; ``building``: wait as long as
-        another process holds the index (``studykb build``), else answer from the last
-        complete index after a moment."""
-        from studykb.search import index
-
-        if building:
-            wait = index.BUILD_LOCK_WAIT
-        with self.phase("building the search index"):
-            return index.sync(self.vault, wait=wait, quiet=quiet)
-
-    # -- documents ------------------------------------------------------------------------
-    def find(self, query: str) -> Document:
-        """The document ``query`` names (path, id, alias, title, URL); NotFound with
-        suggestions otherwise."""
-        from studykb.vault.lookup import find
-
-        return find(self.vault, query)
-
-    def lookup(self, query: str) -> Looked:
-        """The document ``query`` names, as written or loosely (spacing, word forms, the
-        title without its parenthesis, "X paper", a longer name), saying how; NotFound
-        with suggestions when nothing fits. Writers (``mark``, ``mv``) use :meth:`find`."""
-        from studykb.vault.loose import lookup
-
-        return lookup(self.vault, query)
-
-    def suggest(self, query: str, limit: int = 5) -> list[str]:
-        from studykb.vault.lookup import suggest
-
-        return suggest(self.vault, query, limit)
-
-    def document(self, key: str) -> Document | None:
-        return self.vault.document(key)
-
-    def documents(self) -> dict[str, Document]:
-        return self.vault.documents()
-
-    def documents_for(self, keys: Iterable[str]) -> dict[str, Document]:
-        return self.vault.documents_for(keys)
-
-    def problems(self) -> list[Problem]:
-        """Every problem of the vault, with the configured severities."""
-        return self.vault.problems()
-
-    def show(self, doc: Document) -> Shown:
-        units: list[Document] = []
-        if doc.type == "course":
-            units = sorted(
-                (d for d in self.vault.documents().values() if d.parent == doc.key),
-                key=lambda d: d.line,
-            )
-        return Shown(doc, self.vault.outgoing(doc.key), self.vault.backlinks(doc.key), units)
-
-    def backlinks(self, doc: Document) -> list[Link]:
-        return self.vault.backlinks(doc.key)
-
-    def graph(self, options: GraphOptions | None = None) -> Any:
-        """The typed graph (networkx), filtered by type, tag and edge kind."""
-        from studykb import graph as g
-
-        options = options or GraphOptions()
-        vault = self.vault
-        topics = vault.topics()
-        full = g.build(vault.documents(), vault.graph_edges(), topics)
-        keep = []
-        wanted_tags = {fold(t) for t in options.tags}
-        wanted_topics = {topics.names.get(t) for t in wanted_tags} - {None}
-        for key, data in full.nodes(data=True):
-            doc: Document = data["doc"]
-            if options.types and doc.type not in options.types:
-                continue
-            if options.tags:
-                tags = {fold(t) for t in (*doc.tags, *doc.covers)}
-                if not (tags & wanted_tags or key in wanted_topics):
-                    continue
-            keep.append(key)
-        sub = g.subgraph(full, keep)
-        if options.kinds:
-            drop = [
-                (u, v, k)
-                for u, v, k, d in sub.edges(keys=True, data=True)
-                if d["kind"] not in options.kinds
-            ]
-            sub.remove_edges_from(drop)
-        return sub
-
-    # -- search -------------------------------------------------------------------------------
-    def search(self, options: SearchOptions) -> Found:
-        """Ranked hits with snippets (the index is brought up to date first)."""
-        from studykb.search import query
-
-        self.sync_search()
-        hits = query.search(self.vault, options)
-        return Found(hits, query.explain(options), query.also_searched(self.vault, options))
-
-    def also_searched(self, text: str) -> list[str]:
-        """The other names a search for ``text`` looks for too (the topics' thesaurus);
-        reads no index."""
-        from studykb.search import query
-
-        return query.also_searched(self.vault, query.SearchOptions(query=text))
-
-    def close_search(self) -> None:
-        """Close the searcher kept open between queries (a short-lived process)."""
-        from studykb.search import index
-
-        index.close(self.vault)
-
-    # -- study ------------------------------------------------------------------------------
-    def knowledge(self) -> Knowledge:
-        """The prerequisite graph, coverage and what is known (for plans and trees)."""
-        from studykb.study import plans
-
-        return plans.knowledge(self.vault)
-
-    def plan(
-        self,
-        target: Document,
-        include_known: bool = False,
-        depth: int | None = None,
-        kb: Knowledge | None = None,
-    ) -> Plan:
-        """What to read before ``target``, in order, leaving out what is known."""
-        from studykb.study import plans
-
-        return plans.plan(self.vault, target, include_known=include_known, depth=depth, kb=kb)
-
-    def ready(self, target: Document | None = None, limit: int = 10) -> list[Step]:
-        """What can be read now: unknown documents whose prerequisites are all known."""
-        from studykb.study import plans
-
-        return plans.ready(self.vault, target, limit=limit)
-
-    def after(self, target: Document, limit: int = 10) -> list[Onward]:
-        """What to read once ``target`` is known: what builds on it, ready ones first."""
-        from studykb.study import plans
-
-        return plans.after(self.vault, target, limit=limit)
-
-    def status(self) -> Tracker:
-        """Courses, what is being read, what was finished, the reading lists."""
-        from studykb.study.tracker import status
-
-        return status(self.vault)
-
-    def mark(self, doc: Document, status: str) -> bool:
-        """Set ``doc``'s status in its file (False when it had it already); refreshes."""
-        from studykb.study.mark import mark
-
-        changed = mark(self.vault, doc, status)
-        if changed:
-            self.vault.refresh()
-        return changed
-
-    def ask(self, question: str) -> Question:
-        """A question in English or Chinese read as before/after/next/related/about/status
-        and its target (a name that resolves here, as written or loosely spelled, when
-        one does); UsageError when not understood."""
-        from studykb.study.ask import parse
-        from studykb.vault.loose import Loose
-
-        names = self.vault.names()
-        loose: list[Loose] = []
-
-        def resolves(name: str) -> bool:
-            if names.resolve("", "", name, "name", "", False)[0] is not None:
-                return True
-            if not loose:  # built on the first name that is not written as such
-                loose.append(Loose(self.vault))
-            return loose[0].named(name) is not None
-
-        return parse(question, resolves)
-
-    def new(self, spec: NewDoc) -> Created:
-        """Create a document from its template (never over an existing file)."""
-        from studykb.errors import StudyError
-        from studykb.study.new import create
-        from studykb.vault.resolve import ID
-
-        def owner(doc_id: str) -> str | None:
-            try:
-                for level, key in self.vault.names().table.get(fold(doc_id)) or ():
-                    doc = self.vault.document(key) if level == ID else None
-                    if doc is not None and doc.type != "unit":
-                        return str(doc.path)
-            except (StudyError, OSError):
-                return None
-            return None
-
-        return create(self.vault.config, spec, id_owner=owner)
-
-    # -- related ------------------------------------------------------------------------------
-    def prepare_related(self, stats: BuildStats) -> bool:
-        """After a refresh, make what related documents need (the graph features, the
-        text vectors and the engine's matrices, kept in the cache) when the refresh read
-        many files or none of it is kept yet, so the first ``related`` after a full build
-        loads it; whether it did. After a small edit it is left to the next ``related``,
-        which updates it for the edited files only (a build stays within its budget)."""
-        from studykb.related.engine import ENGINE, for_vault
-        from studykb.related.stored import PREPARE_MIN
-
-        if not stats.changed:
-            return False
-        many = len(stats.added) + len(stats.modified) + len(stats.removed) >= PREPARE_MIN
-        if not many and self.vault.structures.kept(ENGINE):
-            return False
-        from studykb.structures import names
-
-        self.vault.cache.prune(names())  # what an older version kept
-        for_vault(self.vault)
-        return True
-
-    def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
-        """Related documents, best first, with the reasons in words."""
-        from studykb.related.rank import related
-
-        return related(self.vault, doc, options, self._index_text(options))
-
-    def sidebar(self, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
-        from studykb.related.sidebar import sidebar
-
-        found = sidebar(self.vault, doc, options, self._index_text(options))
-        return self._plan_before([found], options)[0]
-
-    def sidebars(
-        self, keys: list[str] | None = None, options: RelatedOptions | None = None
-    ) -> list[Sidebar]:
-        from studykb.related.sidebar import sidebars
-
-        found = sidebars(self.vault, keys, options, self._index_text(options))
-        return self._plan_before(found, options)
-
-    def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
-        """The sidebars with "Before this" from the plan model (the first level of each
-        document's plan, as ``before`` shows it), so the two never disagree."""
-        from dataclasses import replace
-
-        from studykb.related.rank import RelatedOptions
-        from studykb.related.sidebar import Neighbour
-        from studykb.study import plans
-
-        limit = (options or RelatedOptions()).limit
-        kb = plans.knowledge(self.vault)
-        out = []
-        for sb in found:
-            needs = [
-                Neighbour(d.key, d.id, d.path, d.title, d.type, d.level, reason)
-                for d, reason in plans.direct_needs(kb, sb.key)
-            ]
-            out.append(replace(sb, before=needs[:limit], more_before=max(0, len(needs) - limit)))
-        return out
-
-    def _index_text(self, options: RelatedOptions | None) -> Any:
-        """The search index's more-like-this, for related documents' ``--text index``."""
-        if options is None or options.text != "index":
-            return None
-        from studykb.search import index
-
-        vault = self.vault
-
-        class IndexText:
-            def similar(self, key: str, limit: int = 20) -> list[tuple[str, float, list[str]]]:
-                return list(index.similar(vault, key, limit))
-
-        return IndexText()
-
-    def write_sidebars(self, found: list[Sidebar], dry_run: bool = False) -> Outcome:
-        """Put each note's sidebar between its markers (only what changed is written)."""
-        from studykb.outputs import sidebar_write
-
-        outcome = sidebar_write.plan(self.vault, found)
-        return outcome if dry_run else sidebar_write.apply(outcome)
-
-    def topics(self) -> list[Topic]:
-        from studykb.related.topics import topics
-
-        return topics(self.vault)
-
-    def topic_page(self, doc: Document) -> TopicPage:
-        from studykb.related.topics import topic_page
-
-        return topic_page(self.vault, doc)
-
-    # -- writing beside an editor ---------------------------------------------------------------
-    def plan_move(self, doc: Document, new: str, read: Reader | None = None) -> Move:
-        """How renaming ``doc`` to ``new`` (a name, or a path from the vault folder)
-        rewrites every reference to it; ``read`` gives a file's text (default: the disk)."""
-        from studykb.study import destination, rename
-
-        destination.check(self.vault.config, doc, new)
-        return rename.plan(self.vault, doc, new, read or rename.read_disk(self.vault.root))
-
-    def move(self, move: Move) -> Done:
-        """Apply a planned move to the files (all or nothing, see
-        :mod:`studykb.vault.journal`), then refresh."""
-        from studykb.study import rename
-
-        done = rename.apply(self.vault.root, self.vault.config.state_dir, move)
-        self.vault.refresh()
-        return done
-
-    # -- the web view (issue 17) ----------------------------------------------------------------
-    def outgoing(self, doc: Document) -> list[Link]:
-        """The references ``doc`` makes, in line order (read through the index on the
-        file's path: a few ms at 10k documents where ``show`` scans every reference)."""
-        links = self.vault.links("WHERE path=? ORDER BY line, n", (doc.path,))
-        return [link for link in links if link.ref.source == doc.key]
-
-    def all_links(self) -> list[Link]:
-        """Every reference of the vault with its resolution, in file order (one read, for
-        a whole site at once)."""
-        return self.vault.links("ORDER BY n")
+    from studykb.config import STATE_DIR as STATE_DIR
+    from studykb.config import Config as Config
+    from studykb.config import NoVault as NoVault
+    from studykb.parse.document import REF_KEYS as REF_KEYS
+    from studykb.parse.outline import Outline as Outline
+    from studykb.parse.render import IMAGE_EXTS as IMAGE_EXTS
+    from studykb.parse.render import heading_anchor as heading_anchor
+    from studykb.parse.render import heading_ids as heading_ids
+    from studykb.parse.render import render_note as render_note
+    from studykb.related.rank import RelatedOptions as RelatedOptions
+    from studykb.search.portable import fold_name as fold_name
+    from studykb.search.query import SearchOptions as SearchOptions
+    from studykb.study.new import NewDoc as NewDoc
+    from studykb.vault import Ahead as Ahead
+    from studykb.vault import BuildStats as BuildStats
+    from studykb.vault import Link as Link
+    from studykb.vault import StateError as StateError
+    from studykb.vault.resolve import ID as ID
+    from studykb.vault.resolve import fold as fold
+    from studykb.vault.suggest import suggestible as suggestible
+
+#: Name -> the module below that defines it, or (module, its name there); imported when
+#: the name is first read.
+BELOW: dict[str, str | tuple[str, str]] = {
+    "STATE_DIR": "studykb.config",
+    "Config": "studykb.config",
+    "NoVault": "studykb.config",
+    "REF_KEYS": "studykb.parse.document",
+    "Outline": "studykb.parse.outline",
+    "IMAGE_EXTS": "studykb.parse.render",
+    "heading_anchor": "studykb.parse.render",
+    "heading_ids": "studykb.parse.render",
+    "render_note": "studykb.parse.render",
+    "RelatedOptions": "studykb.related.rank",
+    "SearchOptions": "studykb.search.query",
+    "fold_name": "studykb.search.portable",
+    "term_weights": ("studykb.search.portable", "weights"),
+    "NewDoc": "studykb.study.new",
+    "Ahead": "studykb.vault",
+    "BuildStats": "studykb.vault",
+    "Link": "studykb.vault",
+    "StateError": "studykb.vault",
+    "ID": "studykb.vault.resolve",
+    "fold": "studykb.vault.resolve",
+    "suggestible": "studykb.vault.suggest",
+}
+
+#: The former name of :class:`Session`, kept for scripts written against it.
+KnowledgeBase = Session
+
+
+def __getattr__(name: str) -> Any:
+    where = BELOW.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, there = (where, name) if isinstance(where, str) else where
+    value = getattr(importlib.import_module(module), there)
+    globals()[name] = value
+    return value
+
+
+__all__ = ["GraphOptions", "KnowledgeBase", "Session", "Shown", *BELOW]

@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol
 
-from studykb.model import Document
+from studykb.model import Document, fold
 from studykb.runtime.lazy import nx
 from studykb.runtime.memory import paused_gc
 
@@ -101,6 +101,37 @@ def _add_edges(graph: nx.MultiDiGraph, edges: Iterable[tuple[str, str, dict[str,
 
 def subgraph(graph: nx.MultiDiGraph, keep: Iterable[str]) -> nx.MultiDiGraph:
     return graph.subgraph(list(keep)).copy()
+
+
+def select(
+    full: nx.MultiDiGraph,
+    topic_names: Mapping[str, str],
+    types: Sequence[str] = (),
+    tags: Sequence[str] = (),
+    kinds: Sequence[str] = (),
+) -> nx.MultiDiGraph:
+    """The part of ``full`` a graph export asks for: documents of ``types``, carrying
+    one of ``tags`` or covering (or being) a topic one names (``topic_names``: folded
+    name -> topic key), and edges of ``kinds`` (each empty: all)."""
+    keep = []
+    wanted_tags = {fold(t) for t in tags}
+    wanted_topics = {topic_names.get(t) for t in wanted_tags} - {None}
+    for key, data in full.nodes(data=True):
+        doc: Document = data["doc"]
+        if types and doc.type not in types:
+            continue
+        if tags:
+            have = {fold(t) for t in (*doc.tags, *doc.covers)}
+            if not (have & wanted_tags or key in wanted_topics):
+                continue
+        keep.append(key)
+    sub = subgraph(full, keep)
+    if kinds:
+        drop = [
+            (u, v, k) for u, v, k, d in sub.edges(keys=True, data=True) if d["kind"] not in kinds
+        ]
+        sub.remove_edges_from(drop)
+    return sub
 
 
 def loops(edges: list[tuple[str, str, str, int]]) -> list[tuple[list[str], list[tuple[str, int]]]]:

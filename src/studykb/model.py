@@ -156,3 +156,8 @@ class Parsed:
     outline: str = ""
     """Headings as written and labels, with their lines, as JSON (``parse.outline.Outline``):
     what ``#anchor`` links are checked against."""
+
+
+def fold(name: str) -> str:
+    """A name as names are compared: trimmed and case-folded."""
+    return name.strip().casefold()

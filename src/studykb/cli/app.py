@@ -1,6 +1,6 @@
 """The ``studykb`` command (the only package that imports click and rich).
 
-Each command parses its flags, calls one function in :mod:`studykb.api` (or a
+Each command parses its flags, calls one function in :mod:`studykb.session` (or a
 sibling query module), and formats the result. Commands live in small modules by
 area; this one holds the group, the shared options and error handling.
 """
@@ -20,10 +20,10 @@ import click
 
 from studykb import __version__
 from studykb.errors import StudyError
-from studykb.text.terminal import safe as safe  # every command module takes it from here
+from studykb.outputs.terminal import safe as safe  # every command module takes it from here
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.cli.early import Early
     from studykb.vault import Ahead
 
@@ -32,17 +32,17 @@ class Context:
     """Per-invocation state: the knowledge base, opened and refreshed on first use."""
 
     #: A knowledge base already open in this process (``studykb watch`` answering).
-    warm: KnowledgeBase | None = None
+    warm: Session | None = None
     #: The vault the command line names, opened and refreshing before click loaded.
     early: Early | None = None
 
     def __init__(self, vault_dir: str | None) -> None:
         self.vault_dir = vault_dir
-        self._kb: KnowledgeBase | None = None
+        self._kb: Session | None = None
 
     @classmethod
     @contextlib.contextmanager
-    def using(cls, kb: KnowledgeBase) -> Iterator[None]:
+    def using(cls, kb: Session) -> Iterator[None]:
         """Commands run in this block use ``kb`` (refreshed as usual, never closed)."""
         cls.warm = kb
         try:
@@ -53,11 +53,11 @@ class Context:
     def kb(
         self,
         refresh: bool = True,
-        meanwhile: Callable[[KnowledgeBase], object] | None = None,
-    ) -> KnowledgeBase:
+        meanwhile: Callable[[Session], object] | None = None,
+    ) -> Session:
         """The knowledge base, opened and (``refresh``) brought up to date on first use;
         ``meanwhile(kb)``: the command's next work (loading what it needs), done while
-        the refresh runs beside it (see :meth:`KnowledgeBase.refresh_ahead`)."""
+        the refresh runs beside it (see :meth:`Session.refresh_ahead`)."""
         if self._kb is not None:
             return self._kb
         kb, stats = self._start(refresh, meanwhile)
@@ -65,23 +65,23 @@ class Context:
             click.echo(safe(f"studykb: {stats.notice}"), err=True)
         return kb
 
-    def refreshed(self, meanwhile: Callable[[KnowledgeBase], object] | None = None) -> Any:
+    def refreshed(self, meanwhile: Callable[[Session], object] | None = None) -> Any:
         """Open the knowledge base and bring it up to date; what the refresh did, for a
         command that shows it (``build``). Then :meth:`kb` gives the knowledge base."""
         _kb, stats = self._start(True, meanwhile)
         return stats
 
     def _start(
-        self, refresh: bool, meanwhile: Callable[[KnowledgeBase], object] | None
-    ) -> tuple[KnowledgeBase, Any]:
+        self, refresh: bool, meanwhile: Callable[[Session], object] | None
+    ) -> tuple[Session, Any]:
         """Open (taking the refresh started before click loaded, if any) and refresh."""
         kb, ahead = self._open()
         self._kb = kb
         for line, message in kb.config.warnings:
             click.echo(safe(f"studykb: studykb.toml:{line}: {message}"), err=True)
-        if kb.vault.recovered:  # a move a killed process left half done, seen to at open
-            click.echo(safe(f"studykb: {kb.vault.recovered}"), err=True)
-            kb.vault.recovered = None
+        recovered = kb.take_recovered()  # a move a killed process left half done
+        if recovered:
+            click.echo(safe(f"studykb: {recovered}"), err=True)
         if not refresh:
             if ahead is not None:  # started for a command that reads the state as it is
                 ahead.result()
@@ -92,7 +92,7 @@ class Context:
             meanwhile(kb)
         return kb, refresh_with_progress(kb, ahead)
 
-    def _open(self) -> tuple[KnowledgeBase, Ahead | None]:
+    def _open(self) -> tuple[Session, Ahead | None]:
         """The knowledge base to use, and the refresh already started for it."""
         early, Context.early = Context.early, None
         if early is not None and (self.warm is not None or early.vault_dir != self.vault_dir):
@@ -118,13 +118,12 @@ class Context:
         return kb.rebuild_if_damaged(exc)
 
 
-def open_kb(vault_dir: str | None) -> KnowledgeBase:
+def open_kb(vault_dir: str | None) -> Session:
     """The vault to use; without one here, ask on a terminal (else NoVault, exit 2)."""
-    from studykb.api import KnowledgeBase
-    from studykb.config import NoVault
+    from studykb.api import NoVault, Session
 
     try:
-        return KnowledgeBase.open(vault_dir)
+        return Session.open(vault_dir)
     except NoVault as exc:
         if not (sys.stdin.isatty() and sys.stderr.isatty()):
             raise
@@ -133,10 +132,10 @@ def open_kb(vault_dir: str | None) -> KnowledgeBase:
             safe(f"Read {exc.folder} as a vault anyway?"), default=False, err=True
         ):
             raise
-        return KnowledgeBase.open(exc.folder)
+        return Session.open(exc.folder)
 
 
-def refresh_with_progress(kb: KnowledgeBase, ahead: Ahead | None = None) -> Any:
+def refresh_with_progress(kb: Session, ahead: Ahead | None = None) -> Any:
     """Refresh (or take the refresh ``ahead`` did), showing on a terminal what a long
     build is doing (see :class:`Phases`)."""
     phases = Phases.on_terminal()
@@ -554,18 +553,9 @@ def complete_ids(ctx: click.Context, _param: click.Parameter, incomplete: str) -
     from click.shell_completion import CompletionItem
 
     try:
-        from studykb.config import STATE_DIR, load_config, locate
-        from studykb.vault import Vault
-        from studykb.vault.resolve import ID
+        from studykb.api import Session
 
-        root, explicit = locate(ctx.find_root().params.get("vault_dir"))
-        if not (root / STATE_DIR / "state.sqlite").is_file():
-            return []
-        vault = Vault(load_config(root, explicit))
-        try:
-            ids = vault.store.names_at((ID,))
-        finally:
-            vault.close()
+        ids = Session.stored_ids(ctx.find_root().params.get("vault_dir"))
     except Exception:  # noqa: BLE001 - completion never prints an error into a prompt
         return []
     low = incomplete.casefold()

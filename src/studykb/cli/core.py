@@ -22,7 +22,7 @@ from studykb.model import DOC_TYPES, EDGE_KINDS, Document
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from studykb.api import KnowledgeBase, Shown
+    from studykb.api import Session, Shown
     from studykb.vault import BuildStats
     from studykb.vault.setup import InitPlan
 
@@ -64,13 +64,13 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
     """
     from pathlib import Path
 
-    from studykb.vault import setup
+    from studykb.api import Session
 
     root = Path(folder or ".").expanduser().resolve()
-    made = setup.plan(root)
+    made = Session.plan_init(root)
     written = None
     if not dry_run:
-        written = setup.write(made)
+        written = Session.init(made)
     if as_json:
         emit_json(
             {
@@ -183,7 +183,7 @@ def _print_build(stats: BuildStats, indexed: dict[str, Any]) -> None:
         )
 
 
-def _sync_search_index(kb: KnowledgeBase) -> dict[str, Any]:
+def _sync_search_index(kb: Session) -> dict[str, Any]:
     """Bring the full-text index in step with the refreshed state."""
     import time
 

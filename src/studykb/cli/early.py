@@ -2,7 +2,7 @@
 
 Most commands begin by bringing the state up to date. In a fresh process on two
 cores, :func:`start` opens the vault and starts that refresh beside this process
-(:meth:`studykb.api.KnowledgeBase.refresh_ahead`) before click and the command's own
+(:meth:`studykb.session.Session.refresh_ahead`) before click and the command's own
 modules load; the command takes it over when it asks for the knowledge base
 (:meth:`studykb.cli.app.Context.kb`). Whatever goes wrong here is left for the
 command to meet again and report in its own way.
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.vault import Ahead
 
 #: The options after which a command does not run (help, version).
@@ -27,7 +27,7 @@ class Early:
 
     vault_dir: str | None
     """The ``--vault`` value it was opened with."""
-    kb: KnowledgeBase
+    kb: Session
     ahead: Ahead | None
 
     def discard(self) -> None:
@@ -48,10 +48,10 @@ def start(argv: list[str]) -> Early | None:
     vault_dir, command = split_argv(argv)
     if command not in FORWARDED or _NOT_RUNNING.intersection(argv):
         return None
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
 
     try:
-        kb = KnowledgeBase.open(vault_dir)
+        kb = Session.open(vault_dir)
     except Exception:  # noqa: BLE001 - met again, and reported, by the command
         return None
     try:

@@ -17,7 +17,7 @@ import click
 from studykb.cli.app import Context, cli, complete_ids, emit_json, json_option, safe, tally
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.editor.serve import Owner
     from studykb.editor.watch import Change, Watcher
     from studykb.study.new import Created
@@ -87,7 +87,7 @@ def new(
       studykb new note --today --edit           # journal/2025-06-01.md
       studykb new course "Deep Learning Systems" --id cmu-dlsys --edit
     """
-    from studykb.study.new import NewDoc
+    from studykb.api import NewDoc
 
     daily = today or day is not None
     if not title and not daily:
@@ -120,7 +120,7 @@ def _print_created(made: Created, doc_type: str, warnings: list[str], as_json: b
         click.echo(safe(_shown(made.file)))
 
 
-def _unresolved(kb: KnowledgeBase, requires: tuple[str, ...]) -> list[str]:
+def _unresolved(kb: Session, requires: tuple[str, ...]) -> list[str]:
     """A warning for each --requires that names no document (a typo, or one to write)."""
     from studykb.errors import NotFound
 

@@ -9,11 +9,11 @@ import click
 from studykb.cli.app import safe
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.model import Document
 
 
-def named(kb: KnowledgeBase, query: str) -> Document:
+def named(kb: Session, query: str) -> Document:
     """The document ``query`` names for a command that reads (before, related, show...):
     as written, else loosely, saying on standard error which document it was read as
     and what else fitted (standard output keeps the command's own format)."""

@@ -13,7 +13,7 @@ from studykb.cli.app import cli, complete_ids, emit_json, json_option, pass_kb, 
 from studykb.model import DOC_TYPES
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.model import Document
 
 #: Named formats of ``list``; anything else is a template with ``{field}``s.
@@ -47,7 +47,7 @@ FIELDS = ("id", "path", "file", "title", "type", "status", "level", "date", "tag
 @json_option
 @pass_kb
 def list_(
-    kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...], fmt: str, as_json: bool
+    kb: Session, types: tuple[str, ...], tags: tuple[str, ...], fmt: str, as_json: bool
 ) -> None:
     """Every document, one a line, for scripts and pickers.
 
@@ -86,8 +86,8 @@ def list_(
         click.echo("\n".join(lines))
 
 
-def _listed(kb: KnowledgeBase, types: tuple[str, ...], tags: tuple[str, ...]) -> list[Document]:
-    from studykb.vault.resolve import fold
+def _listed(kb: Session, types: tuple[str, ...], tags: tuple[str, ...]) -> list[Document]:
+    from studykb.api import fold
 
     wanted = {fold(t) for t in tags}
     out = []
@@ -155,7 +155,7 @@ def _shown(file: Path) -> str:
 @click.option("--dry-run", is_flag=True, help="Say what would change; write nothing.")
 @json_option
 @pass_kb
-def mv(kb: KnowledgeBase, query: str, new: str, dry_run: bool, as_json: bool) -> None:
+def mv(kb: Session, query: str, new: str, dry_run: bool, as_json: bool) -> None:
     """Rename a document and rewrite every reference to it.
 
     NEW is a name (the new id and file name, in the same folder) or a path from the

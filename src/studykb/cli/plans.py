@@ -11,7 +11,7 @@ from studykb.cli.naming import named
 from studykb.errors import UsageError
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.model import Document
     from studykb.study.plans import Knowledge, Plan, Reading
     from studykb.study.tracker import Tracker
@@ -45,7 +45,7 @@ def _facts(doc: Document, known: bool = False) -> str:
 @json_option
 @pass_kb
 def before(
-    kb: KnowledgeBase,
+    kb: Session,
     query: str,
     include_known: bool,
     depth: int | None,
@@ -163,7 +163,7 @@ def _tree(kb: Knowledge, target: Document, include_known: bool, depth: int | Non
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
 @json_option
 @pass_kb
-def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> None:
+def next_(kb: Session, query: str | None, limit: int, as_json: bool) -> None:
     """What is ready now: unknown documents whose prerequisites are all known.
 
     With QUERY, among the steps toward it; without, across the whole vault.
@@ -215,7 +215,7 @@ def next_(kb: KnowledgeBase, query: str | None, limit: int, as_json: bool) -> No
 @click.option("--limit", default=10, show_default=True, type=click.IntRange(min=1))
 @json_option
 @pass_kb
-def after(kb: KnowledgeBase, query: str, limit: int, as_json: bool) -> None:
+def after(kb: Session, query: str, limit: int, as_json: bool) -> None:
     """What to read once you know QUERY: what builds on it, ready ones first.
 
     QUERY counts as known whatever its status: this answers "I know DDP, what next?".
@@ -273,7 +273,7 @@ def after(kb: KnowledgeBase, query: str, limit: int, as_json: bool) -> None:
 @cli.command()
 @json_option
 @pass_kb
-def status(kb: KnowledgeBase, as_json: bool) -> None:
+def status(kb: Session, as_json: bool) -> None:
     """The tracker: course progress, what you are reading, what you finished, lists.
 
     "Finished lately" goes by the date `studykb mark` records when something becomes done.
@@ -361,7 +361,7 @@ def _status_json(t: Tracker) -> dict[str, Any]:
 @click.argument("state", type=click.Choice(["done", "reading", "todo"]))
 @json_option
 @pass_kb
-def mark(kb: KnowledgeBase, query: str, state: str, as_json: bool) -> None:
+def mark(kb: Session, query: str, state: str, as_json: bool) -> None:
     """Set a document's status (done, reading or todo) in its front matter.
 
     Only the status line changes (or is added), and becoming done records the date in
@@ -423,7 +423,7 @@ def ask(ctx: click.Context, question: tuple[str, ...], as_json: bool) -> None:
     ctx.invoke(cmd, **kwargs)
 
 
-def _asked_target(kb: KnowledgeBase, target: str, typed: str | None) -> Document | None:
+def _asked_target(kb: Session, target: str, typed: str | None) -> Document | None:
     """The document a question's target names, saying (on standard error) what the
     question was read as when the target is read loosely or is only part of the words
     typed ("paged attention kernels"); None when nothing fits (the command then says

@@ -14,7 +14,7 @@ from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES, is_daily
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.outputs.site_pages import SitePages
 
 
@@ -33,7 +33,7 @@ def _dim(text: str) -> str:
 
 
 def _options(limit: int, types: tuple[str, ...], text: str = "vectors") -> Any:
-    from studykb.related.rank import RelatedOptions
+    from studykb.api import RelatedOptions
 
     return RelatedOptions(limit=limit, types=tuple(types), text=text)
 
@@ -71,7 +71,7 @@ _types = click.option(
 @json_option
 @pass_kb
 def related(
-    kb: KnowledgeBase,
+    kb: Session,
     query: str,
     limit: int,
     types: tuple[str, ...],
@@ -148,7 +148,7 @@ def related(
 @json_option
 @pass_kb
 def sidebar(
-    kb: KnowledgeBase,
+    kb: Session,
     query: str | None,
     fmt: str | None,
     write: bool,
@@ -208,11 +208,11 @@ def sidebar(
     _print(found, fmt or "md", ext, single=bool(query), output=output, pages=pages)
 
 
-def _site_pages(kb: KnowledgeBase) -> SitePages | None:
+def _site_pages(kb: Session) -> SitePages | None:
     """Hugo and Jekyll sites: keys and links as the generator makes them (else None)."""
     from studykb.outputs.site_pages import GENERATORS, SitePages
 
-    site = kb.vault.site
+    site = kb.site
     return SitePages(site, kb.documents()) if site.generator in GENERATORS else None
 
 

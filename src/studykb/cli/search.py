@@ -70,16 +70,16 @@ def search(
       studykb search '"data parallel"' --course cs336 --json
       studykb search "" --tag fsdp2 --type entry      list, no words needed
     """
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.runtime.memory import paused_gc
 
     # what a search allocates stays alive until it answers: the collector would only walk
     # the modules it loaded again and again (about 25 ms of a fresh search after an edit);
     # frozen after, the first collection does not walk all of it once more (6 ms)
     with paused_gc(freeze=True):
-        # whoosh and the search code load while the refresh runs (KnowledgeBase.refresh)
-        kb = obj.kb(meanwhile=KnowledgeBase.warm_search)
-        from studykb.search.query import SearchOptions
+        # whoosh and the search code load while the refresh runs (Session.refresh)
+        kb = obj.kb(meanwhile=Session.warm_search)
+        from studykb.api import SearchOptions
 
         opts = SearchOptions(
             query=query,

@@ -80,9 +80,9 @@ def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:
 def command_server(state_dir: Any, vault: Any, lock: Any) -> Any:
     """The server ``studykb watch`` runs: it answers what :func:`servable` allows with
     :func:`run_command` on the vault ``vault()`` returns (the watch may reopen it)."""
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.editor.serve import CommandServer
 
     return CommandServer(
-        state_dir, servable, lambda argv: run_command(KnowledgeBase(vault()), argv), lock
+        state_dir, servable, lambda argv: run_command(Session(vault()), argv), lock
     )

@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 from studykb import __version__
-from studykb.text.terminal import safe
+from studykb.outputs.terminal import safe
 
 #: Commands a server may answer: they read the vault and write nothing of the user's.
 FORWARDED = frozenset(

@@ -3,7 +3,7 @@ finding a note by name (workspace symbols).
 
 Edits to text are handed to the editor as workspace edits (it applies them to its
 buffers, where the user can undo them); a new note is written here, from its template,
-through :meth:`studykb.api.KnowledgeBase.new` (never over an existing file).
+through :meth:`studykb.session.Session.new` (never over an existing file).
 """
 
 from __future__ import annotations
@@ -151,12 +151,12 @@ def create_note(
 ) -> dict[str, str] | None:
     """Write the new document from its template; show it; its links resolve at the next
     refresh (the watch sees the file)."""
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.study.new import NewDoc
 
     try:
         with contextlib.closing(fresh_vault(ls)) as vault:
-            made = KnowledgeBase(vault).new(NewDoc(doc_type, title, doc_id or None))
+            made = Session(vault).new(NewDoc(doc_type, title, doc_id or None))
     except StudyError as exc:
         ls.message(f"studykb: {exc}", t.MessageType.Error)
         return None
@@ -189,7 +189,7 @@ def renamed(ls: StudyServer, uri: str, position: t.Position) -> tuple[Document, 
 def rename_edit(ls: StudyServer, doc: Document, new_name: str) -> t.WorkspaceEdit | None:
     """The workspace edit that renames ``doc``: every reference rewritten in the editor's
     buffers (open ones as they are), then the file renamed."""
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
 
     assert ls.root is not None
     root = ls.root
@@ -202,7 +202,7 @@ def rename_edit(ls: StudyServer, doc: Document, new_name: str) -> t.WorkspaceEdi
 
     try:
         with contextlib.closing(fresh_vault(ls)) as vault:
-            move = KnowledgeBase(vault).plan_move(doc, new_name, read)
+            move = Session(vault).plan_move(doc, new_name, read)
     except StudyError as exc:
         ls.message(f"studykb: {exc}", t.MessageType.Error)
         return None

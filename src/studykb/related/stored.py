@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from studykb.related.engine import Csr
 
 #: ``build`` makes the engine (and its inputs) when it read at least this many files,
-#: or when none is kept yet (:meth:`studykb.api.KnowledgeBase.prepare_related`).
+#: or when none is kept yet (:meth:`studykb.session.Session.prepare_related`).
 PREPARE_MIN = 64
 #: The dtypes an array may be stored with (little-endian numbers and booleans).
 DTYPES = frozenset({"<f8", "<f4", "<i8", "<i4", "|b1", "|u1"})

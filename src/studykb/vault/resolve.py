@@ -18,6 +18,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
+from studykb.model import fold as fold  # how names are compared (resolve.fold of old)
+
 PATH, ID, ALIAS, TITLE, STEM, LABEL, SITE, SITE_DIR = range(8)
 #: How a label is written among a document's names (``docs.names``), beside its aliases.
 LABEL_MARK = ":label:"
@@ -42,10 +44,6 @@ def bad_code(state: str, style: str) -> str:
     if state == "ambiguous":
         return "ambiguous-ref"
     return "dangling-link" if style == "site" else "dangling-ref"
-
-
-def fold(name: str) -> str:
-    return name.strip().casefold()
 
 
 def _stem(path: str) -> str:

@@ -53,7 +53,7 @@ from studykb.web.pages import SEARCH_LIMIT, Page, Pages
 from studykb.web.templating import STATIC, Frame, render, vault_title
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
 
 STATUSES = ("todo", "reading", "done")
 MAX_MARK_BODY = 4096
@@ -63,7 +63,7 @@ MAX_MARK_BODY = 4096
 class State:
     """The one knowledge base the app answers from, and what goes with it."""
 
-    kb: KnowledgeBase
+    kb: Session
     token: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     lock: threading.Lock = field(default_factory=threading.Lock)
     hub: Hub = field(default_factory=Hub)
@@ -100,7 +100,7 @@ class State:
 
     def paths(self) -> tuple[dict[str, str], dict[str, str]]:
         """(document page path -> key, plan page path -> key) of the vault's state."""
-        fp = self.kb.vault.fingerprint()
+        fp = self.kb.fingerprint()
         if self._paths is None or self._paths[0] != fp:
             keys = list(self.kb.documents())
             docs = {page_file(k): k for k in keys if "#" not in k}
@@ -108,7 +108,7 @@ class State:
         return self._paths[1], self._paths[2]
 
     def graph(self) -> dict[str, Any]:
-        fp = self.kb.vault.fingerprint()
+        fp = self.kb.fingerprint()
         if self._graph is None or self._graph[0] != fp:
             self._graph = (fp, graph_data.whole(self.kb, self.link))
             self._graph_gzip = None
@@ -124,7 +124,7 @@ class State:
 
 
 def create_app(
-    kb: KnowledgeBase,
+    kb: Session,
     *,
     source: Source | None = None,
     refresh: bool = False,
@@ -213,7 +213,7 @@ def _page(state: State, make: PageMaker, keep: bool = False) -> Callable[[Reques
     def endpoint(request: Request) -> Response:
         with state.lock:
             state.fresh()
-            entry = (state.kb.vault.fingerprint(), str(request.url.path), str(request.url.query))
+            entry = (state.kb.fingerprint(), str(request.url.path), str(request.url.query))
             kept = state.kept.get(entry) if keep else None
             if kept is None:
                 kept = _rendered(state, make, request)
@@ -440,7 +440,7 @@ def _json_body(request: Request) -> Any:
 
 
 def _vault_file(state: State, request: Request) -> Response:
-    from studykb.parse.render import IMAGE_EXTS
+    from studykb.api import IMAGE_EXTS
 
     path = request.path_params["path"]
     parts = path.split("/")

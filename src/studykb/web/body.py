@@ -13,16 +13,14 @@ from collections import OrderedDict
 from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
+from studykb.api import IMAGE_EXTS, heading_anchor, heading_ids, render_note
 from studykb.model import Document
-from studykb.parse.outline import Outline
-from studykb.parse.render import IMAGE_EXTS, heading_anchor, heading_ids, render_note
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from studykb.api import KnowledgeBase
-    from studykb.vault import Link
+    from studykb.api import Link, Outline, Session
 
 #: Rendered bodies kept (serve mode), by vault state, file and page root.
 CACHE_SIZE = 512
@@ -32,9 +30,7 @@ _CACHE: OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]] = OrderedD
 class VaultLinks:
     """:class:`studykb.parse.render.Links` for one document of the vault."""
 
-    def __init__(
-        self, kb: KnowledgeBase, doc: Document, outgoing: list[Link], link: Linker
-    ) -> None:
+    def __init__(self, kb: Session, doc: Document, outgoing: list[Link], link: Linker) -> None:
         self.kb = kb
         self.doc = doc
         self.folder = posixpath.dirname(doc.path)
@@ -49,14 +45,14 @@ class VaultLinks:
             return None
         href = self.link.key(key)
         if anchor and "#" not in key:
-            target = self.kb.vault.documents().get(key)
+            target = self.kb.documents().get(key)
             path, title = (target.path, target.title) if target else (key, "")
             href += "#" + quote(self.anchor_id(path, title, anchor), safe="^")
         return href
 
     def title(self, written: str) -> str | None:
         key = self.targets.get(written)
-        target = self.kb.vault.documents().get(key) if key else None
+        target = self.kb.documents().get(key) if key else None
         return target.title if target is not None else None
 
     def local(self, anchor: str) -> str:
@@ -69,11 +65,11 @@ class VaultLinks:
         if anchor.startswith("^"):
             return anchor
         if path not in self._ids:
-            outline = Outline.from_json(self.kb.vault.store.outline(path))
+            outline = self.kb.outline(path)
             rows = [(h.text, h.level, h.line) for h in outline.headings]
             self._ids[path] = (outline, heading_ids(rows, title))
         outline, ids = self._ids[path]
-        line = outline.find(anchor, self.kb.vault.reading)
+        line = outline.find(anchor, self.kb.reading)
         found = ids.get(line) if line is not None else None
         return found or heading_anchor(anchor.rpartition("#")[2] or anchor)
 
@@ -114,16 +110,16 @@ def inside(root: Path, path: str) -> bool:
 
 
 def render_body(
-    kb: KnowledgeBase, doc: Document, outgoing: list[Link], link: Linker, assets: set[str]
+    kb: Session, doc: Document, outgoing: list[Link], link: Linker, assets: set[str]
 ) -> str:
     """The HTML of ``doc``'s body; the vault files it shows are added to ``assets``."""
     if doc.type == "unit":
         return ""
-    entry = (kb.vault.fingerprint(), doc.path, link.root)
+    entry = (kb.fingerprint(), doc.path, link.root)
     cached = _CACHE.get(entry)
     if cached is None:
         links = VaultLinks(kb, doc, outgoing, link)
-        text = _read(kb.root, doc.path)
+        text = _read(kb, doc.path)
         cached = (render_note(text, links, title=doc.title).html, frozenset(links.assets))
         _CACHE[entry] = cached
         if len(_CACHE) > CACHE_SIZE:
@@ -134,11 +130,8 @@ def render_body(
     return cached[0]
 
 
-def _read(root: Path, path: str) -> str:
-    from studykb.vault.files import read_note
-
-    try:
-        raw, _st = read_note(root / path)
-    except OSError:
+def _read(kb: Session, path: str) -> str:
+    raw = kb.read_file(path)
+    if raw is None:
         return ""
     return raw.decode("utf-8-sig", errors="replace").replace("\x00", "\ufffd")

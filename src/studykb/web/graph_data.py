@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
-    from studykb.api import GraphOptions, KnowledgeBase
+    from studykb.api import GraphOptions, Session
     from studykb.model import Document
 
 #: Edge kinds the graph view knows (``about``, a tag naming a topic, is not drawn).
@@ -23,7 +23,7 @@ KINDS = ("link", "ref", "requires", "related", "course", "item", "covers")
 MAX_STEPS = 6
 
 
-def whole(kb: KnowledgeBase, link: Linker, options: GraphOptions | None = None) -> dict[str, Any]:
+def whole(kb: Session, link: Linker, options: GraphOptions | None = None) -> dict[str, Any]:
     """Every document (filtered by ``options``) and the edges between them."""
     graph = kb.graph(options)
     edges = []
@@ -75,7 +75,7 @@ def around(data: dict[str, Any], key: str, steps: int) -> dict[str, Any]:
     return _keep(data, set(dist))
 
 
-def prerequisites(data: dict[str, Any], kb: KnowledgeBase, doc: Document) -> dict[str, Any]:
+def prerequisites(data: dict[str, Any], kb: Session, doc: Document) -> dict[str, Any]:
     """The document, every step of its full plan and their readings, with the ``requires``
     and ``covers`` edges between them."""
     plan = kb.plan(doc, include_known=True)

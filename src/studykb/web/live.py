@@ -17,7 +17,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
 
 Publish = Callable[[list[str]], None]
 Source = Callable[[Publish, threading.Event], None]
@@ -72,7 +72,7 @@ class Hub:
                 self._subscribers.discard(entry)
 
 
-def watch_source(kb: KnowledgeBase, lock: threading.Lock, *, index: bool = True) -> Source:
+def watch_source(kb: Session, lock: threading.Lock, *, index: bool = True) -> Source:
     """A source that watches ``kb``'s vault folder and refreshes ``kb`` (and, with
     ``index``, its search index) after each change, holding ``lock`` while it does."""
 
@@ -94,7 +94,7 @@ def watch_source(kb: KnowledgeBase, lock: threading.Lock, *, index: bool = True)
     return run
 
 
-def watch_owned(kb: KnowledgeBase) -> bool:
+def watch_owned(kb: Session) -> bool:
     """Whether a ``studykb watch`` already keeps this vault's search index."""
     from studykb.editor.client import SOCKET_NAME
     from studykb.editor.serve import _answers

@@ -8,20 +8,19 @@ numbers and hrefs; the only HTML is the body, which :mod:`studykb.parse.render` 
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from studykb.api import Link
 from studykb.errors import StudyError
 from studykb.model import Document
-from studykb.vault import Link
 from studykb.web.contexts import hit_context, lists_context, plan_context, sidebar_context, unlocks
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.related.sidebar import Sidebar
     from studykb.search.query import Hit
     from studykb.study.plans import Knowledge
@@ -62,7 +61,7 @@ class Shown:
 class Pages:
     """Builds pages from ``kb``; ``assets`` collects the vault files pages show."""
 
-    kb: KnowledgeBase
+    kb: Session
     assets: set[str] = field(default_factory=set)
     lines: dict[str, list[str]] = field(default_factory=dict)
     """Lines of the files backlinks come from (kept while one build runs)."""
@@ -97,7 +96,7 @@ class Pages:
                 wanted.setdefault(found.ref.path, set()).add(found.ref.line)
         self.contexts = {}
         for path, numbers in wanted.items():
-            lines = _file_lines(self.kb.root, path)
+            lines = _file_lines(self.kb, path)
             for line in numbers:
                 self.contexts[path, line] = _context(lines, line)
 
@@ -113,7 +112,7 @@ class Pages:
 
     # -- shared state of one vault state ------------------------------------------------------
     def knowledge(self) -> Knowledge:
-        fp = self.kb.vault.fingerprint()
+        fp = self.kb.fingerprint()
         if self._memo.get("fp") != fp:
             self._memo = {"fp": fp, "knowledge": self.kb.knowledge()}
             self.lines.clear()
@@ -200,7 +199,7 @@ class Pages:
         """Tags as {name, url}: a tag naming a topic goes to the topic's page and shows
         its title (a tag written as the topic's id, ``zhang-liang-bing-xing``, reads as
         张量并行), any other tag searches for it and shows as written."""
-        topics = self.kb.vault.topics()
+        topics = self.kb.topic_table()
         out = []
         for tag in dict.fromkeys(tags):
             key = topics.key(tag)
@@ -252,7 +251,7 @@ class Pages:
             return known
         lines = self.lines.get(path)
         if lines is None:
-            lines = self.lines[path] = _file_lines(self.kb.root, path)
+            lines = self.lines[path] = _file_lines(self.kb, path)
         return _context(lines, line)
 
     # -- topics, lists, courses -----------------------------------------------------------------
@@ -396,7 +395,7 @@ class Pages:
 
     def find(self, query: str, filters: dict[str, str], limit: int) -> tuple[list[Hit], list[str]]:
         """Hits and the other names searched (UsageError for a query that cannot be read)."""
-        from studykb.search.query import SearchOptions
+        from studykb.api import SearchOptions
 
         options = SearchOptions(
             query=query,
@@ -414,7 +413,7 @@ class Pages:
     def tag_names(self) -> list[str]:
         if "tags" not in self._memo:
             self.knowledge()
-            self._memo["tags"] = sorted(self.kb.vault.topics().ids.values(), key=str.casefold)
+            self._memo["tags"] = sorted(self.kb.topic_table().ids.values(), key=str.casefold)
         tags: list[str] = self._memo["tags"]
         return tags
 
@@ -461,13 +460,8 @@ def _context(lines: list[str], line: int) -> str:
     return text if len(text) <= CONTEXT_CHARS else text[: CONTEXT_CHARS - 1] + "…"
 
 
-def _file_lines(root: Any, path: str) -> list[str]:
-    from studykb.vault.files import read_note
-
-    if posixpath.isabs(path) or path.startswith("../"):
-        return []
-    try:
-        raw, _st = read_note(root / path)
-    except OSError:
+def _file_lines(kb: Session, path: str) -> list[str]:
+    raw = kb.read_file(path)
+    if raw is None:
         return []
     return raw.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").split("\n")

@@ -17,58 +17,37 @@ is one of them puts the document first, as the CLI does); ``thesaurus`` is the C
 
 from __future__ import annotations
 
-import re
-import unicodedata
-from collections import Counter
-from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from studykb.search.records import NAME_WEIGHT, TAG_WEIGHT
-from studykb.text.analysis import fold_name, tokens
-from studykb.text.segment import HAN
+from studykb.api import fold_name, term_weights
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.model import Document
 
 #: Characters of a body that are indexed (a very long note still counts by its start).
 BODY_CHARS = 20_000
 SNIPPET_CHARS = 160
-_HAN_RUNS = re.compile(f"([{HAN}]+)")
-_WORDS = re.compile(rf"[^\W{HAN}]+")
-
-
-def terms(text: str) -> Counter[str]:
-    """How often each term occurs in ``text`` (in the order terms first occur)."""
-    found: list[str] = []
-    # split on Han runs: spaced text, a Han run, spaced text, ... (the words of the
-    # spaced text found at once, not one match at a time: most of a vault's words)
-    for n, part in enumerate(_HAN_RUNS.split(unicodedata.normalize("NFKC", text))):
-        if n % 2:
-            found.extend(t.text for t in tokens(part))
-        elif part:
-            found.extend(map(str.lower, _WORDS.findall(part)))
-    return Counter(found)
 
 
 def build(
-    kb: KnowledgeBase, link: Linker, texts: dict[str, tuple[str, list[str]]] | None = None
+    kb: Session, link: Linker, texts: dict[str, tuple[str, list[str]]] | None = None
 ) -> dict[str, Any]:
     """The index of every document but course units; ``link`` makes hrefs relative to
     where the index file is; ``texts``: the vault's plain texts, when read already."""
     docs = [d for d in kb.documents().values() if d.type != "unit"]
     docs.sort(key=lambda d: d.key)
     if texts is None:
-        texts = kb.vault.texts()
+        texts = kb.texts()
     postings: dict[str, list[list[int]]] = {}
     entries = []
-    topics = kb.vault.topics()
+    topics = kb.topic_table()
     for n, doc in enumerate(docs):
         body = texts.get(doc.path, ("", []))[0][:BODY_CHARS]
         entries.append(_entry(doc, body, link))
         named = [topics.texts[k] for k in topics.about(doc)]
-        for term, weight in _weights(doc, body, named).items():
+        for term, weight in term_weights(doc, body, named).items():
             found = postings.get(term)
             if found is None:
                 postings[term] = [[n, weight]]
@@ -77,10 +56,10 @@ def build(
     return {"docs": entries, "terms": postings, "thesaurus": thesaurus(kb)}
 
 
-def thesaurus(kb: KnowledgeBase) -> dict[str, list[str]]:
+def thesaurus(kb: Session) -> dict[str, list[str]]:
     """{folded topic name: the other names the CLI searches too for it} (its "also
     searched"), for every name of every topic that has other names."""
-    topics = kb.vault.topics()
+    topics = kb.topic_table()
     out: dict[str, list[str]] = {}
     for text in topics.texts.values():
         for name in text.split("\n"):
@@ -90,22 +69,6 @@ def thesaurus(kb: KnowledgeBase) -> dict[str, list[str]]:
                 if also:
                     out[folded] = also
     return out
-
-
-def _weights(doc: Document, body: str, named: list[str]) -> Counter[str]:
-    counts = terms(body)
-    for text, weight in _names(doc, named):
-        for term, n in terms(text).items():
-            counts[term] += round(n * weight)
-    return counts
-
-
-def _names(doc: Document, named: list[str]) -> Iterable[tuple[str, float]]:
-    """Texts weighted as the CLI's index weighs them (studykb.search.records)."""
-    for name in (doc.title, *doc.aliases, doc.id):
-        yield name, NAME_WEIGHT
-    for name in (*dict.fromkeys((*doc.tags, *doc.covers)), *named):
-        yield name, TAG_WEIGHT
 
 
 def _entry(doc: Document, body: str, link: Linker) -> dict[str, Any]:

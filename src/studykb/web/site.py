@@ -38,7 +38,7 @@ from studykb.web.pages import Page, Pages
 from studykb.web.templating import STATIC, TEMPLATES, Frame, render, vault_title
 
 if TYPE_CHECKING:
-    from studykb.api import KnowledgeBase
+    from studykb.api import Session
     from studykb.model import Document
     from studykb.runtime.pools import Beside
 
@@ -174,7 +174,7 @@ def refuse_links(out: Path) -> None:
 
 
 def build_site(
-    kb: KnowledgeBase, out: Path, *, base_url: str | None = None, progress: Progress | None = None
+    kb: Session, out: Path, *, base_url: str | None = None, progress: Progress | None = None
 ) -> Built:
     """Write the whole site to ``out``; only changed files are written."""
     started = time.perf_counter()
@@ -225,7 +225,7 @@ def _load(work: Work, docs: list[str]) -> Beside:
     with paused_gc(freeze=True):
         pages.preload_links()
         pages.knowledge()
-        work.texts = kb.vault.texts()  # for the search index, read before the workers fork
+        work.texts = kb.texts()  # for the search index, read before the workers fork
         others = beside(_other_files, work)
         pages.preload_contexts()
         if docs:  # the ranker and its caches
@@ -368,7 +368,7 @@ def _static_files(output: Output) -> None:
             output.put("static/" + rel, path.read_bytes())
 
 
-def _vault_files(kb: KnowledgeBase, assets: set[str], output: Output) -> None:
+def _vault_files(kb: Session, assets: set[str], output: Output) -> None:
     from studykb.web.body import inside
 
     for path in sorted(assets):
@@ -428,10 +428,10 @@ def _read_manifest(folder: Path) -> tuple[dict[str, str], str]:
     }, state if isinstance(state, str) else ""
 
 
-def made_from(kb: KnowledgeBase, base_url: str | None) -> str:
+def made_from(kb: Session, base_url: str | None) -> str:
     """A digest of everything a site is made from: the vault's state, the templates and
     static files, and the options. Equal digests make equal sites."""
-    digest = hashlib.blake2b(kb.vault.fingerprint().encode(), digest_size=16)
+    digest = hashlib.blake2b(kb.fingerprint().encode(), digest_size=16)
     digest.update(f"{MANIFEST_VERSION}\0{base_url or ''}\0{kb.root.name}".encode())
     for path in sorted(
         (*TEMPLATES.rglob("*"), *STATIC.rglob("*"), *Path(__file__).parent.glob("*.py"))
