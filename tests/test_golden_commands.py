@@ -108,14 +108,15 @@ def wants_json(args: list[str]) -> bool:
 
 def render(args: list[str], out: Out, norm: Norm, extra: str = "") -> str:
     stdout = out.stdout
-    if wants_json(args) and stdout.strip():
+    # --json, --format json, and graph's default format (json)
+    if stdout.strip() and (wants_json(args) or stdout.startswith("{\n")):
         data = json.loads(stdout)
         stdout = json.dumps(norm.data(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     else:
         stdout = norm.text(stdout)
     line = " ".join(json.dumps(a, ensure_ascii=False) if not a or " " in a else a for a in args)
     parts = [
-        f"$ studykb {norm.text(line)}",
+        f"$ studykb {norm.text(line)}".rstrip(),
         f"exit: {out.code}",
         "--- stdout",
         stdout.rstrip("\n"),
@@ -220,6 +221,10 @@ CASES: list[tuple[str, str, list[str]] | tuple[str, str, list[str], str]] = [
     ("version", "bundled", ["--version"]),
     ("unknown_command", "bundled", ["frobnicate"]),
     ("bad_top_option", "bundled", ["--bogus", "status"]),
+    ("mistyped_command", "bundled", ["serch", "ddp"]),
+    ("mistyped_command_json", "bundled", ["serch", "ddp", "--json"]),
+    ("missing_vault", "bundled", ["--vault", "no-such-vault", "status"]),
+    ("no_command", "bundled", []),
     *[(f"help_{c}", "bundled", [c, "--help"]) for c in COMMANDS.split()],
     # build (again: nothing changed)
     ("build_again", "bundled", ["build"]),
@@ -251,6 +256,7 @@ CASES: list[tuple[str, str, list[str]] | tuple[str, str, list[str], str]] = [
     ("search_no_hit", "bundled", ["search", "zzzqqqxxy"]),
     ("search_no_hit_json", "bundled", ["search", "zzzqqqxxy", "--json"]),
     ("search_bad_syntax", "bundled", ["search", "title:(("]),
+    ("search_bad_syntax_json", "bundled", ["search", "title:((", "--json"]),
     ("search_bad_type", "bundled", ["search", "x", "--type", "bogus"]),
     ("search_bad_limit", "bundled", ["search", "x", "--limit", "0"]),
     ("search_plans", "plans", ["search", "note"]),
@@ -319,6 +325,7 @@ CASES: list[tuple[str, str, list[str]] | tuple[str, str, list[str], str]] = [
     ("ask_json_zh", "bundled", ["ask", "学完 KV cache 之后学什么", "--json"]),
     ("ask_unknown_target", "bundled", ["ask", "what should I read before nosuchthing"]),
     ("ask_not_a_question", "bundled", ["ask", "zzzqqq"]),
+    ("ask_not_a_question_json", "bundled", ["ask", "zzzqqq", "--json"]),
     ("ask_no_args", "bundled", ["ask"]),
     # show / backlinks
     ("show", "bundled", ["show", "fsdp2"]),
@@ -329,6 +336,7 @@ CASES: list[tuple[str, str, list[str]] | tuple[str, str, list[str], str]] = [
     ("show_unknown", "bundled", ["show", "nosuchthing"]),
     ("show_unknown_json", "bundled", ["show", "nosuchthing", "--json"]),
     ("show_ambiguous", "bundled", ["show", "cs"]),
+    ("show_ambiguous_json", "bundled", ["show", "cs", "--json"]),
     ("backlinks", "bundled", ["backlinks", "ddp"]),
     ("backlinks_json", "bundled", ["backlinks", "notes/topics/kv-cache.md", "--json"]),
     ("backlinks_unknown", "bundled", ["backlinks", "nosuchthing"]),
