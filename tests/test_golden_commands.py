@@ -425,12 +425,8 @@ def _case_id(case: tuple) -> str:
 
 
 #: Cases whose output changes from run to run: a bug each, kept visible (not sorted away).
-UNSTABLE = {
-    # GraphML keeps networkx's node and edge order, which after a --tag/--type filter
-    # is the order of a set of paths (graph.subgraph iterates the kept set), so it
-    # follows PYTHONHASHSEED; JSON, DOT and Mermaid sort theirs (graph_export._docs,
-    # _edges). Remove from here when to_graphml sorts too.
-    "bundled__graph_graphml_tag": "GraphML order follows PYTHONHASHSEED after a filter",
+UNSTABLE: dict[str, str] = {
+    # case id -> why its output may differ between runs (none: keep it so)
 }
 
 

@@ -392,6 +392,8 @@ def test_init_says_what_it_will_read(tmp_path: Path) -> None:
     assert "node_modules" in (root / "studykb.toml").read_text(encoding="utf-8")
     assert studykb("check", cwd=root / "content").returncode == 0  # found from below
     assert studykb("init", str(root)).returncode == 1  # never over an existing one
+    again = studykb("init", str(root), "--dry-run")
+    assert "exists already" in again.stdout and "Would write" not in again.stdout
 
 
 def test_new_inside_a_subfolder_writes_into_the_vault(make_vault, run) -> None:

@@ -100,7 +100,18 @@ def _add_edges(graph: nx.MultiDiGraph, edges: Iterable[tuple[str, str, dict[str,
 
 
 def subgraph(graph: nx.MultiDiGraph, keep: Iterable[str]) -> nx.MultiDiGraph:
-    return graph.subgraph(list(keep)).copy()
+    """The nodes ``keep`` and the edges between them, in ``graph``'s own order (a
+    networkx subgraph view walks a set, so its order would follow the hash seed)."""
+    kept = set(keep)
+    out = nx.MultiDiGraph()
+    out.graph.update(graph.graph)
+    out.add_nodes_from((n, dict(d)) for n, d in graph.nodes(data=True) if n in kept)
+    out.add_edges_from(
+        (u, v, k, dict(d))
+        for u, v, k, d in graph.edges(keys=True, data=True)
+        if u in kept and v in kept
+    )
+    return out
 
 
 def select(

@@ -92,8 +92,11 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
 def _print_init(root: Path, made: InitPlan, dry_run: bool) -> None:
     """What ``init`` wrote (or would write) and what studykb will read."""
     out = console()
-    verb = "Would write" if dry_run else "Wrote"
-    out.print(f"{verb} {root / 'studykb.toml'}", markup=False)
+    if dry_run and made.exists:  # init itself would refuse: say so, not "Would write"
+        out.print(f"{root / 'studykb.toml'} exists already: init would leave it", markup=False)
+    else:
+        verb = "Would write" if dry_run else "Wrote"
+        out.print(f"{verb} {root / 'studykb.toml'}", markup=False)
     out.print(
         f"studykb will read {made.files} Markdown file{'s' if made.files != 1 else ''}"
         + (":" if made.by_folder else "."),
