@@ -422,6 +422,18 @@ class Session:
         for_vault(self.vault)
         return True
 
+    def warm_related(self) -> None:
+        """Load what related documents need (numpy, scipy, the ranking code) and read
+        the kept features, vectors and matrices, ahead of the ranking (the cache only,
+        never the state: it may run while the refresh runs beside it)."""
+        from studykb.related.engine import ENGINE
+        from studykb.related.features import FEATURES
+        from studykb.related.rank import Ranker  # noqa: F401 - loaded ahead
+        from studykb.related.vectorcache import VECTORS
+
+        for spec in (FEATURES, VECTORS, ENGINE):
+            self.vault.structures.preload(spec)
+
     def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
         """Related documents, best first, with the reasons in words."""
         from studykb.related.rank import related

@@ -7,7 +7,15 @@ from typing import IO, TYPE_CHECKING, Any
 
 import click
 
-from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
+from studykb.cli.app import (
+    cli,
+    console,
+    emit_json,
+    json_option,
+    pass_kb,
+    pass_kb_loading,
+    safe,
+)
 from studykb.cli.core import OutputFile
 from studykb.cli.naming import named
 from studykb.errors import StudyError, UsageError
@@ -69,7 +77,7 @@ _types = click.option(
     help="Text similarity: fast term vectors, the search index, or none.",
 )
 @json_option
-@pass_kb
+@pass_kb_loading(lambda kb: kb.warm_related())
 def related(
     kb: Session,
     query: str,
