@@ -589,6 +589,8 @@ def _status(ctx: _Context, value: Any, index: int | None = None) -> str | None:
     word = str(value).strip().lower()
     if word in STATUS_WORDS:
         return STATUS_WORDS[word]
+    if word in ctx.reading.theme_statuses:  # the theme's page status (Material's "new")
+        return None
     where = ctx.key_line("status") if index is None else ctx.find("status", index)
     ctx.warn(where, "bad-field", f"status {value!r} is not todo, reading or done")
     return None
