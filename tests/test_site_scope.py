@@ -397,3 +397,27 @@ def test_material_page_status_is_the_themes(tmp_path: Path) -> None:
         "docs/new.md:bad-field",
         "docs/shelved.md:bad-field",
     ]
+
+
+def test_a_footnote_is_never_a_link_reference_definition(tmp_path: Path) -> None:
+    """``[^1]: [title](https://x.org/a)`` is a footnote in GFM and every generator with
+    footnotes (its link is read as a link); CommonMark alone took it for a link reference
+    definition, making each ``[^1]`` a link to a file ``[title](https:/x.org/a)``. Python-
+    Markdown without ``footnotes`` does the same, so there it stays a definition."""
+    page = (
+        "# A\n\nA claim[^1] and another[^2].\n\n"
+        "[^1]: [三维凸包](https://example.org/hull)\n"
+        "[^2]: [the other note](b.md)\n"
+    )
+    repo = tmp_path / "repo"
+    _write(repo, {"a.md": page, "b.md": "# B\n"})
+    assert _docs(repo)[1] == []
+    vault = Vault.open(repo)
+    vault.refresh()
+    assert [link.target for link in vault.outgoing("a.md") if link.ref.style != "url"] == ["b.md"]
+    vault.close()
+    site = tmp_path / "site"
+    _write(site, {"mkdocs.yml": "site_name: S\n", "docs/a.md": "A[^1].\n\n[^1]: gone.md\n"})
+    assert _docs(site)[1] == ["docs/a.md:dangling-ref"]  # Python-Markdown: a link to gone.md
+    _write(site, {"mkdocs.yml": "site_name: S\nmarkdown_extensions: [footnotes]\n"})
+    assert _docs(site)[1] == []

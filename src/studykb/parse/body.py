@@ -80,7 +80,9 @@ def read_body(
     ``page_url``: its URL on a Hugo site, where relative page links start)."""
     out = Body()
     env: dict[str, object] = {}
-    tokens = markdown(reading.shortcodes, reading.definition_ids).parse(body, env)
+    tokens = markdown(reading.shortcodes, reading.definition_ids, reading.footnotes).parse(
+        body, env
+    )
     out.too_complex = bool(env.get(TOO_COMPLEX))
     walk = _Walk(path, reading, out, page_url)
     parts: list[str] = []

@@ -84,6 +84,12 @@ class Reading:
         return self.generator == "hugo"
 
     @property
+    def footnotes(self) -> bool:
+        """``[^1]: ...`` is a footnote (GFM, Obsidian, Hugo, Zola, Quartz, kramdown; mkdocs
+        with its ``footnotes`` extension), not a link reference definition."""
+        return self.generator != "mkdocs" or "footnotes" in self.extensions
+
+    @property
     def definition_ids(self) -> bool:
         """Definition-list terms get ids (Hugo's ``autoDefinitionTermID``)."""
         return self.heading_flavour == "hugo" and bool(self.options.get("definition_terms"))

@@ -102,7 +102,9 @@ def _inline(path: str, text: str, old: str, new: str, reading: Reading) -> list[
     found = [
         tag
         for tag in inline_tags(
-            markdown(reading.shortcodes, reading.definition_ids).parse(parts.body)
+            markdown(reading.shortcodes, reading.definition_ids, reading.footnotes).parse(
+                parts.body
+            )
         )
         if fold(tag.name) == fold(old)
     ]
