@@ -9,6 +9,7 @@ says why. A course under ``content/courses/`` is a course. Raw-HTML anchors are 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -306,3 +307,117 @@ def test_mkdocs_anchors_are_the_ones_mkdocs_build_makes(tmp_path: Path) -> None:
     assert vault.documents()["docs/guide.md"].title == "The guide"
     assert vault.documents()["docs/index.md"].title == "Start here"
     vault.close()
+
+
+_TABBED_YML = """site_name: S
+validation:
+  anchors: warn
+markdown_extensions:
+  - pymdownx.emoji
+  - pymdownx.superfences
+  - pymdownx.tabbed:
+      alternate_style: true
+      combine_header_slug: true
+      slugify: !!python/object/apply:pymdownx.slugs.slugify
+        kwds:
+          case: lower
+"""
+_TABBED_PAGES = {
+    "docs/index.md": "# Home\n\n"
+    '=== "Before any heading"\n\n    Text.\n\n'
+    "## Logo\n\n"
+    '=== ":smile: Image"\n\n    An image.\n\n'
+    '=== "Icon, bundled"\n\n    An icon.\n\n'
+    "## Again\n\n"
+    '=== "... or even me"\n\n    One.\n\n'
+    '=== "... or even me"\n\n    Two.\n\n'
+    '```\n=== "In code"\n```\n\n'
+    "See [a](#home-before-any-heading), [b](#logo-image), [c](#logo-icon-bundled),"
+    " [d](#again--or-even-me), [e](#again--or-even-me_1), [planted](#logo-missing),"
+    " [code](#again-in-code).\n",
+}
+
+
+def test_mkdocs_tab_ids_are_the_ones_pymdownx_tabbed_makes(tmp_path: Path) -> None:
+    """pymdownx.tabbed with a slugify gives each ``=== "Tab"`` an id (after the heading
+    above's with ``combine_header_slug``; emoji left out; ``_1`` on a repeat): links to
+    them are clean, as the page mkdocs builds holds them; a tab in a code block is no tab.
+    (mkdocs' own anchor check runs before tabbed names the tabs, so it warns of all of
+    them: the built HTML is what a reader's browser jumps in.)"""
+    pytest.importorskip("mkdocs", reason="mkdocs comes with the dev extras")
+    pytest.importorskip("pymdownx", reason="pymdown-extensions comes with the test extras")
+    _write(tmp_path, {"mkdocs.yml": _TABBED_YML, **_TABBED_PAGES})
+    built = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "-d", str(tmp_path / "out")],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    html = (tmp_path / "out" / "index.html").read_text("utf-8")
+    ids = set(re.findall(r'\bid="([^"]+)"', html))
+    linked = re.findall(r"\]\(#([^)]+)\)", _TABBED_PAGES["docs/index.md"])
+    assert sorted(set(linked) - ids) == ["again-in-code", "logo-missing"]
+    vault = Vault.open(tmp_path)
+    vault.refresh()
+    found = sorted(p.message.split("'")[1] for p in vault.problems())
+    vault.close()
+    assert found == ["#again-in-code", "#logo-missing"]
+
+
+def test_material_page_status_is_the_themes(tmp_path: Path) -> None:
+    """Material for MkDocs reads ``status: new`` as the page's status in the navigation
+    (``new``, ``deprecated``, the identifiers of ``extra.status``): no bad-field there;
+    another word, or another theme, is still one."""
+    pages = {
+        f"docs/{word}.md": f"---\nstatus: {word}\n---\n# {word.title()}\n"
+        for word in ("new", "deprecated", "beta", "shelved", "done")
+    }
+    material = tmp_path / "material"
+    _write(
+        material,
+        {
+            "mkdocs.yml": "site_name: S\ntheme:\n  name: material\nextra:\n  status:\n"
+            "    beta: In beta\n",
+            **pages,
+        },
+    )
+    assert _docs(material)[1] == ["docs/shelved.md:bad-field"]
+    vault = Vault.open(material)
+    vault.refresh()
+    assert vault.documents()["docs/done.md"].status == "done"
+    assert vault.documents()["docs/new.md"].status is None
+    vault.close()
+    other = tmp_path / "other"
+    _write(other, {"mkdocs.yml": "site_name: S\ntheme: readthedocs\n", **pages})
+    assert sorted(_docs(other)[1]) == [
+        "docs/beta.md:bad-field",
+        "docs/deprecated.md:bad-field",
+        "docs/new.md:bad-field",
+        "docs/shelved.md:bad-field",
+    ]
+
+
+def test_a_footnote_is_never_a_link_reference_definition(tmp_path: Path) -> None:
+    """``[^1]: [title](https://x.org/a)`` is a footnote in GFM and every generator with
+    footnotes (its link is read as a link); CommonMark alone took it for a link reference
+    definition, making each ``[^1]`` a link to a file ``[title](https:/x.org/a)``. Python-
+    Markdown without ``footnotes`` does the same, so there it stays a definition."""
+    page = (
+        "# A\n\nA claim[^1] and another[^2].\n\n"
+        "[^1]: [三维凸包](https://example.org/hull)\n"
+        "[^2]: [the other note](b.md)\n"
+    )
+    repo = tmp_path / "repo"
+    _write(repo, {"a.md": page, "b.md": "# B\n"})
+    assert _docs(repo)[1] == []
+    vault = Vault.open(repo)
+    vault.refresh()
+    assert [link.target for link in vault.outgoing("a.md") if link.ref.style != "url"] == ["b.md"]
+    vault.close()
+    site = tmp_path / "site"
+    _write(site, {"mkdocs.yml": "site_name: S\n", "docs/a.md": "A[^1].\n\n[^1]: gone.md\n"})
+    assert _docs(site)[1] == ["docs/a.md:dangling-ref"]  # Python-Markdown: a link to gone.md
+    _write(site, {"mkdocs.yml": "site_name: S\nmarkdown_extensions: [footnotes]\n"})
+    assert _docs(site)[1] == []

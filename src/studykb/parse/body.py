@@ -8,6 +8,7 @@ Shortcode bodies that are not Markdown (``{{< code-toggle >}}``'s TOML) are read
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -18,9 +19,10 @@ from studykb.parse.includes import shortcode_include, snippet_includes
 from studykb.parse.links import Fragment, RawRef, hugo_ref, link_target, wikilink
 from studykb.parse.markdown import TOO_COMPLEX, bare_urls, markdown
 from studykb.parse.markers import marker_lines
+from studykb.parse.mkdocs_slugs import mkdocs_slug, unique
 from studykb.parse.outline import Include, Label, Outline
 from studykb.parse.reading import DRAWING, GITHUB, Reading
-from studykb.parse.slugs import Heading
+from studykb.parse.slugs import Heading, plain_text
 
 #: Block tokens whose text is code: read into the plain text, never for references.
 _CODE_BLOCKS = ("fence", "code_block", "shortcode_block")
@@ -78,7 +80,9 @@ def read_body(
     ``page_url``: its URL on a Hugo site, where relative page links start)."""
     out = Body()
     env: dict[str, object] = {}
-    tokens = markdown(reading.shortcodes, reading.definition_ids).parse(body, env)
+    tokens = markdown(reading.shortcodes, reading.definition_ids, reading.footnotes).parse(
+        body, env
+    )
     out.too_complex = bool(env.get(TOO_COMPLEX))
     walk = _Walk(path, reading, out, page_url)
     parts: list[str] = []
@@ -119,7 +123,47 @@ def read_body(
     out.text = "\n".join(parts)
     if reading.snippets:
         out.includes.extend(snippet_includes(body, first_line))
+    if reading.tab_ids and "===" in body:
+        _tab_ids(body, tokens, first_line, reading, out)
     return out
+
+
+#: pymdownx.tabbed's tab: ``=== "Title"`` (``===!``, ``===+`` too) at the start of a line.
+_TAB = re.compile(r'^={3}(?:\+|\+!|!\+|!)? +"(.*?)" *$')
+_EMOJI = re.compile(r":[\w+-]+:")
+
+
+def _tab_ids(body: str, tokens: list[Token], first_line: int, reading: Reading, out: Body) -> None:
+    """The ids pymdownx.tabbed gives tabs when it has a ``slugify``: the title's slug
+    (after the id of the heading above and the separator, with ``combine_header_slug``),
+    made unique among the page's ids as toc does (``_1``, ``_2``)."""
+    options = dict(reading.tab_ids)
+    code: set[int] = set()
+    for tok in tokens:
+        if tok.map and tok.type in (*_CODE_BLOCKS, "html_block"):
+            code.update(range(tok.map[0], tok.map[1]))
+    tabs = [
+        (i, found.group(1))
+        for i, line in enumerate(body.split("\n"))
+        if i not in code and (found := _TAB.match(line))
+    ]
+    if not tabs:
+        return
+    headings = [h for h in out.outline if h.level > 0]
+    anchors = Outline(tuple(headings)).index(reading).anchors
+    taken = {a for a in anchors if a} | {label.name for label in out.ids}
+    separator = str(options.get("separator") or "-")
+    for index, title in tabs:
+        line = first_line + index
+        text = _EMOJI.sub("", title) if options.get("emoji") else title
+        tab = mkdocs_slug(html.unescape(plain_text(text)).strip(), options)
+        if options.get("combine_header_slug"):
+            above = [a for h, a in zip(headings, anchors, strict=True) if h.line < line]
+            if above and above[-1]:
+                tab = above[-1] + separator + tab
+        tab = unique(tab, taken)
+        taken.add(tab)
+        out.ids.append(Label(tab, line))
 
 
 def _include(out: Body, found: Include | None) -> None:

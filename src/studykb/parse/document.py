@@ -9,7 +9,7 @@ from dataclasses import replace
 from typing import Any
 
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
-from studykb.parse import site_keys
+from studykb.parse import site_keys, zola_keys
 from studykb.parse.body import Body, is_attachment, read_body
 from studykb.parse.dates import date_of
 from studykb.parse.frontmatter import Split, split
@@ -68,11 +68,17 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
         problems.append(
             Problem(path, parts.warning[0], WARNING, "bad-front-matter", parts.warning[1])
         )
-    meta = parts.meta
+    meta = zola_keys.view(parts.meta) if reading.generator == "zola" else parts.meta
     page_url, site_urls = of_page(path, meta, reading) if reading.site_urls else ("", [])
     body = _body(path, parts, reading, problems, page_url)
     ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
     doc, refs = _document(ctx, meta, body)
+    if reading.generator == "zola":
+        shape = zola_keys.fence_problem(parts.fm_format)
+        if shape and not parts.error:
+            ctx.warn(0, "site-clash", shape)
+        for key, message in zola_keys.clashes(parts.meta, path):
+            ctx.warn(ctx.key_line(key), "site-clash", message)
     if site_urls:
         doc = replace(doc, site_urls=tuple(site_urls))
     docs = [doc]
@@ -290,7 +296,9 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
         meta=meta,
         labels=tuple(dict.fromkeys(label.name for label in body.labels)),
     )
-    refs = _front_refs(ctx, doc.key, meta, skip=("units",))
+    # a Zola file's [extra] is read through its keys, lifted to the top (zola_keys.view)
+    skip = ("units", zola_keys.EXTRA) if ctx.reading.generator == "zola" else ("units",)
+    refs = _front_refs(ctx, doc.key, meta, skip=skip)
     for key, message in site_keys.clashes(meta, ctx.reading.generator):
         ctx.warn(ctx.key_line(key), "site-clash", message)
     return doc, refs
@@ -581,6 +589,8 @@ def _status(ctx: _Context, value: Any, index: int | None = None) -> str | None:
     word = str(value).strip().lower()
     if word in STATUS_WORDS:
         return STATUS_WORDS[word]
+    if word in ctx.reading.theme_statuses:  # the theme's page status (Material's "new")
+        return None
     where = ctx.key_line("status") if index is None else ctx.find("status", index)
     ctx.warn(where, "bad-field", f"status {value!r} is not todo, reading or done")
     return None

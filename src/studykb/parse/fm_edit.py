@@ -36,9 +36,13 @@ class EditError(ValueError):
     """The front matter cannot be changed safely; the message says why."""
 
 
-def set_values(raw: bytes, changes: Changes, unit: str | None = None) -> bytes:
+def set_values(
+    raw: bytes, changes: Changes, unit: str | None = None, table: str | None = None
+) -> bytes:
     """``raw`` with ``changes`` set in its front matter (or in course unit ``unit``'s entry).
 
+    ``table`` (Zola's ``extra``) puts them in that table of the front matter (TOML
+    ``[extra]``, YAML ``extra:``), made when missing; units are then that table's too.
     A file without front matter gets a YAML block at the top. Raises :class:`EditError`
     or ``UnicodeDecodeError``.
     """
@@ -54,18 +58,22 @@ def set_values(raw: bytes, changes: Changes, unit: str | None = None) -> bytes:
         if unit:
             raise EditError("this course has no front matter, so it has no units to mark")
         nl = newline(text)
+        pad = "  " if table else ""
         head = (
             "---"
             + nl
-            + "".join(f"{k}: {_yaml_scalar(v)}{nl}" for k, v in changes.items() if v is not None)
+            + (f"{table}:{nl}" if table else "")
+            + "".join(
+                f"{pad}{k}: {_yaml_scalar(v)}{nl}" for k, v in changes.items() if v is not None
+            )
         )
         return bom + (head + "---" + nl + text).encode("utf-8")
     old = _load(text)
-    want = _expected(old, changes, unit)
+    want = _expected(old, changes, unit, table)
     tried: list[str] = []
     for name, edit in (("line edit", _line_edit), ("round-trip edit", _round_trip)):
         try:
-            new = edit(text, parts.fm_format, changes, unit)
+            new = edit(text, parts.fm_format, changes, unit, table)
         except EditError as exc:
             tried.append(f"{name}: {exc}")
             continue
@@ -142,9 +150,18 @@ def _load(text: str) -> tuple[str, dict[str, Any], str]:
 
 
 def _expected(
-    old: tuple[str, dict[str, Any], str], changes: Changes, unit: str | None
+    old: tuple[str, dict[str, Any], str],
+    changes: Changes,
+    unit: str | None,
+    table: str | None = None,
 ) -> tuple[str, dict[str, Any], str]:
     fmt, meta, body = old
+    if table is not None:
+        inner = meta.get(table, {})
+        if not isinstance(inner, dict):
+            raise EditError(f"{table!r} is not a table of keys")
+        _fmt, new_inner, _body = _expected((fmt, inner, body), changes, unit)
+        return fmt, {**meta, table: new_inner}, body
     values = {
         k: (v.isoformat() if fmt == "json" and isinstance(v, dt.date) else v)
         for k, v in changes.items()
@@ -192,7 +209,13 @@ def _differs(old_text: str, new_text: str, want: tuple[str, dict[str, Any], str]
 # -- way 1: one line ---------------------------------------------------------------------------
 
 
-def _line_edit(text: str, fmt: str, changes: Changes, unit: str | None) -> str | None:
+def _line_edit(
+    text: str, fmt: str, changes: Changes, unit: str | None, table: str | None = None
+) -> str | None:
+    if table is not None:
+        if fmt == "json":
+            raise EditError(f"JSON front matter has no [{table}] table to edit by line")
+        return _table_line_edit(text, fmt, changes, unit, table)
     if fmt == "json":
         for key, value in changes.items():
             if value is None:
@@ -227,6 +250,117 @@ def _line_edit(text: str, fmt: str, changes: Changes, unit: str | None) -> str |
         previous = key
         text = "".join(lines)
     return text
+
+
+def _fences(lines: list[str]) -> tuple[int, int]:
+    """(index of the opening fence, index of the closing fence) of the front matter."""
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    fence = lines[start].rstrip()
+    closers = (fence, "...") if fence == "---" else (fence,)
+    close = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() in closers), None)
+    if close is None:
+        raise EditError("the front matter is never closed")
+    return start, close
+
+
+_TOML_HEADER = re.compile(r"^\s*\[\s*([^\[\]\s]+)\s*\]\s*(?:#.*)?$")
+
+
+def _table_line_edit(text: str, fmt: str, changes: Changes, unit: str | None, table: str) -> str:
+    """``text`` with ``changes`` set inside the front matter's ``table``, line by line:
+    inside its span (TOML: from ``[table]`` to the next header; YAML: the lines indented
+    below ``table:``), which is added at the end of the front matter when missing. A table
+    written another way (inline, dotted keys, a flow mapping) is left to the round trip."""
+    toml = fmt == "toml"
+    previous: str | None = None
+    for key, value in changes.items():
+        nl = newline(text)
+        lines = text.splitlines(keepends=True)
+        start, close = _fences(lines)
+        span = (
+            _toml_span(lines, start, close, table)
+            if toml
+            else _yaml_span(lines, start, close, table)
+        )
+        if span is None:
+            if value is None:
+                continue  # no table, so nothing to remove
+            header = (
+                f"[{table}]{nl}"
+                if toml
+                else f"{_base_indent(lines[start + 1 : close])}{table}:{nl}"
+            )
+            lines.insert(close, header)
+            first, end, base = close + 1, close + 1, ""
+            if not toml:
+                base = _base_indent(lines[start + 1 : close]) + "  "
+        else:
+            first, end, base = span
+        if value is None:
+            lines = _remove(lines, first, close if unit else end, unit, key, toml, base)
+        else:
+            shown = _toml_value(value) if toml else _yaml_scalar(value)
+            if unit:  # the units' own tables ([[extra.units]]) follow the table's keys
+                lines = _unit(lines, first, close, unit, key, shown, toml, nl, previous)
+            else:
+                lines = _top(lines, first, end, key, shown, toml, nl, previous, base)
+        previous = key
+        text = "".join(lines)
+    return text
+
+
+def _toml_span(lines: list[str], start: int, close: int, table: str) -> tuple[int, int, str] | None:
+    """(first line, end, "") of the keys under ``[table]``, to the next table header."""
+    at = None
+    for i in range(start + 1, close):
+        stripped = lines[i].strip()
+        found = _TOML_HEADER.match(lines[i])
+        if found and found.group(1) == table:
+            at = i
+            break
+        if re.match(rf"^{re.escape(table)}\s*[.=]", stripped) or re.match(
+            rf"^\[\[?\s*{re.escape(table)}\s*\.", stripped
+        ):
+            raise EditError(f"the [{table}] table is written as dotted keys or inline")
+    if at is None:
+        return None
+    end = next((i for i in range(at + 1, close) if lines[i].lstrip().startswith("[")), close)
+    return at + 1, end, ""
+
+
+def _yaml_span(lines: list[str], start: int, close: int, table: str) -> tuple[int, int, str] | None:
+    """(first line, end, indent) of the keys of the block mapping under ``table:``."""
+    base = _base_indent(lines[start + 1 : close])
+    key_re = re.compile(
+        rf"^{re.escape(base)}[\"']?{re.escape(table)}[\"']?[ \t]*:(?P<rest>.*)$", re.S
+    )
+    at = None
+    for i in range(start + 1, close):
+        found = key_re.match(lines[i])
+        if found and _top_level(lines[i], base):
+            rest = found.group("rest").strip()
+            if rest and not rest.startswith("#"):
+                raise EditError(f"{table!r} is not written as a block of keys")
+            at = i
+            break
+    if at is None:
+        return None
+    last = at
+    child = ""
+    for i in range(at + 1, close):
+        stripped = lines[i].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        indent = lines[i][: len(lines[i]) - len(lines[i].lstrip(" \t"))]
+        if len(indent) <= len(base):
+            break
+        child = child or indent
+        last = i
+    if not child:
+        child = base + "  "
+    return at + 1, last + 1, child
 
 
 def _base_indent(lines: list[str]) -> str:
@@ -559,7 +693,9 @@ def _toml_value(value: str | dt.date) -> str:
 # -- way 2: round trip -------------------------------------------------------------------------
 
 
-def _round_trip(text: str, fmt: str, changes: Changes, unit: str | None) -> str | None:
+def _round_trip(
+    text: str, fmt: str, changes: Changes, unit: str | None, table: str | None = None
+) -> str | None:
     if fmt == "json":
         return None  # the line edit is exact for JSON; nothing better to try
     parts = split(text)
@@ -567,9 +703,9 @@ def _round_trip(text: str, fmt: str, changes: Changes, unit: str | None) -> str 
     if head_len < 0 or "\r" in text:
         raise EditError("cannot locate the front matter for a round-trip edit")
     if fmt == "toml":
-        fm = _tomlkit_edit(parts.fm_text, changes, unit)
+        fm = _tomlkit_edit(parts.fm_text, changes, unit, table)
     else:
-        fm = _ruamel_edit(parts.fm_text, changes, unit)
+        fm = _ruamel_edit(parts.fm_text, changes, unit, table)
     return text[:head_len] + fm + text[head_len + len(parts.fm_text) :]
 
 
@@ -582,8 +718,9 @@ def _target(data: Any, unit: str | None) -> Any:
     raise EditError(f"unit {unit!r} not found in the front matter")
 
 
-def _ruamel_edit(fm: str, changes: Changes, unit: str | None) -> str:
+def _ruamel_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
     from ruamel.yaml import YAML
+    from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 
     rt = YAML(typ="rt")
@@ -596,7 +733,11 @@ def _ruamel_edit(fm: str, changes: Changes, unit: str | None) -> str:
         data = rt.load(fm)
     except YAMLError as exc:
         raise EditError(f"ruamel.yaml cannot read it: {exc}") from None
-    target = _target(data, unit)
+    if data is None:
+        data = CommentedMap()
+    if table is not None and table not in data:
+        data[table] = CommentedMap()
+    target = _target(data if table is None else data[table], unit)
     for key, value in changes.items():
         if value is None:
             target.pop(key, None)
@@ -619,7 +760,7 @@ def _yaml_indent(fm: str) -> tuple[int, int, int] | None:
     return 2, offset + 1 + len(m.group(3)) - 1 + 1, offset
 
 
-def _tomlkit_edit(fm: str, changes: Changes, unit: str | None) -> str:
+def _tomlkit_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
     import tomlkit
     from tomlkit.exceptions import TOMLKitError
 
@@ -627,7 +768,9 @@ def _tomlkit_edit(fm: str, changes: Changes, unit: str | None) -> str:
         doc = tomlkit.parse(fm)
     except TOMLKitError as exc:
         raise EditError(f"tomlkit cannot read it: {exc}") from None
-    target = _target(doc, unit)
+    if table is not None and table not in doc:
+        doc[table] = tomlkit.table()
+    target = _target(doc if table is None else doc[table], unit)
     for key, value in changes.items():
         if value is None:
             target.pop(key, None)

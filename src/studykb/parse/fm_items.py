@@ -74,6 +74,9 @@ def _holder(meta: Any, where: Where, unit: str | None) -> tuple[Any, str]:
     node = meta
     if unit is not None:
         units = meta.get("units") if hasattr(meta, "get") else None
+        extra: Any = meta.get("extra") if hasattr(meta, "get") and units is None else None
+        if hasattr(extra, "get"):  # a Zola course keeps its units under [extra]
+            units = extra.get("units")
         node = next(
             (u for u in units or () if hasattr(u, "get") and str(u.get("id", "")).strip() == unit),
             None,

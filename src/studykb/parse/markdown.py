@@ -8,6 +8,7 @@ import time
 from functools import lru_cache
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_block import StateBlock, paragraph
 from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from mdit_py_plugins.dollarmath import dollarmath_plugin
@@ -21,11 +22,17 @@ _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 DOC_SUFFIX = ".md"
 
 
-@lru_cache(maxsize=4)
-def markdown(shortcodes: bool = False, definitions: bool = False) -> MarkdownIt:
+@lru_cache(maxsize=8)
+def markdown(
+    shortcodes: bool = False, definitions: bool = False, footnotes: bool = True
+) -> MarkdownIt:
     """CommonMark with GFM tables, ``$``/``$$`` math, wikilinks, inline ``#tags`` and
     d2lbook roles; with ``shortcodes``, Hugo's ``{{< >}}`` and ``{{% %}}`` too; with
-    ``definitions``, definition lists (whose terms Hugo may give ids).
+    ``definitions``, definition lists (whose terms Hugo may give ids). With ``footnotes``
+    (every generator but mkdocs without its ``footnotes`` extension), ``[^1]: text`` is a
+    footnote, read as text with its links, never a link reference definition: CommonMark
+    alone reads ``[^1]: [title](https://x.org)`` as one, which made each ``[^1]`` a link to
+    the file ``[title](https:/x.org)``.
 
     Bare URLs are found on text tokens afterwards (see :func:`bare_urls`): the
     linkify core rule of markdown-it-py makes parsing about 2.5x slower.
@@ -43,6 +50,8 @@ def markdown(shortcodes: bool = False, definitions: bool = False) -> MarkdownIt:
         from mdit_py_plugins.deflist import deflist_plugin
 
         md.use(deflist_plugin)
+    if footnotes:
+        md.block.ruler.before("reference", "footnote_definition", _footnote_definition, {"alt": []})
     md.core.ruler.at("inline", _inline_rule)
     # Link destinations are kept as written: markdown-it would percent-encode them and
     # punycode host names for an HTML ``href`` (a twentieth of the whole parse), which
@@ -53,6 +62,24 @@ def markdown(shortcodes: bool = False, definitions: bool = False) -> MarkdownIt:
 
 def _as_written(url: str) -> str:
     return url
+
+
+#: The first line of a footnote's definition: ``[^label]:`` (up to three spaces before).
+_FOOTNOTE_DEFINITION = re.compile(r" {0,3}\[\^[^\]\s]+\]:")
+
+
+def _footnote_definition(state: StateBlock, start: int, end: int, silent: bool) -> bool:
+    """A footnote's definition is a paragraph (its text and links are read), so that the
+    ``reference`` rule after this one never takes it for a link reference definition."""
+    begin = state.bMarks[start] + state.tShift[start]
+    if state.sCount[start] - state.blkIndent >= 4:
+        return False
+    line = state.src[state.bMarks[start] : state.eMarks[start]]
+    if not _FOOTNOTE_DEFINITION.match(line) or state.src[begin] != "[":
+        return False
+    if silent:
+        return True
+    return bool(paragraph(state, start, end, silent))
 
 
 #: Characters where an inline rule of :func:`markdown` may start (escape, code, math,

@@ -67,6 +67,12 @@ class Reading:
     nav_titles: tuple[tuple[str, str], ...] = ()
     #: Read pymdownx.snippets' ``--8<--`` lines (mkdocs with the extension listed).
     snippets: bool = False
+    #: pymdownx.tabbed's ``slugify`` options, sorted (``slugify``, ``case``, ``separator``,
+    #: ``combine_header_slug``...): each ``=== "Tab"`` has an id then; empty: none.
+    tab_ids: tuple[tuple[str, Any], ...] = ()
+    #: ``status`` values that are the theme's page status (Material for MkDocs: ``new``,
+    #: ``deprecated`` and the keys of ``extra.status``), not a reading status.
+    theme_statuses: tuple[str, ...] = ()
     #: Folders (vault-relative) included files are looked up from: Hugo's project folder,
     #: then its content folders; pymdownx.snippets' ``base_path``.
     include_bases: tuple[str, ...] = ()
@@ -76,6 +82,12 @@ class Reading:
         """Pages are named by the URL the generator gives them (Hugo: ``slug``, ``url``,
         ``[permalinks]``), so a site-absolute link is looked up among those URLs."""
         return self.generator == "hugo"
+
+    @property
+    def footnotes(self) -> bool:
+        """``[^1]: ...`` is a footnote (GFM, Obsidian, Hugo, Zola, Quartz, kramdown; mkdocs
+        with its ``footnotes`` extension), not a link reference definition."""
+        return self.generator != "mkdocs" or "footnotes" in self.extensions
 
     @property
     def definition_ids(self) -> bool:

@@ -32,6 +32,7 @@ from pathlib import Path
 from studykb.config import Config
 from studykb.errors import StudyError, UsageError
 from studykb.model import JOURNAL  # where daily notes live; also their template's name
+from studykb.parse import zola_keys
 from studykb.parse.site_keys import owns_keys
 from studykb.vault import files
 from studykb.vault.flavour import detect
@@ -156,14 +157,19 @@ def _readable(config: Config) -> list[Path]:
 
 
 def render(
-    template: str, values: dict[str, str | list[str] | None], site_owned: bool = False
+    template: str,
+    values: dict[str, str | list[str] | None],
+    site_owned: bool = False,
+    zola_path: str | None = None,
 ) -> str:
     """Fill ``{{name}}`` placeholders; front-matter values are written as YAML/TOML values.
 
     A value given on the command line whose placeholder the template lacks is added to
     the front matter, so nothing the user typed is silently dropped. ``site_owned``: the
     site generator owns ``url`` and ``aliases`` (Hugo, Zola), so the template's keys are
-    written as studykb's own ``link`` and ``names``.
+    written as studykb's own ``link`` and ``names``. ``zola_path``: the note goes to that
+    path of a Zola site, so studykb's keys are written under ``extra`` and tags under
+    ``taxonomies`` (:func:`studykb.parse.zola_keys.shaped`; ShapeError when they cannot be).
     """
     if site_owned:
         template = _own_keys(template)
@@ -182,7 +188,10 @@ def render(
                 extra.append(f"{name}{sep} {_value(value, fmt)}\n")
     fence = "+++" if fmt == "toml" else "---"
     body_out = PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), body)
-    return f"{fence}\n{fm_out}{''.join(extra)}{fence}\n{body_out}"
+    fm_all = fm_out + "".join(extra)
+    if zola_path is not None:
+        fm_all = zola_keys.shaped(fm_all, fmt, zola_path)
+    return f"{fence}\n{fm_all}{fence}\n{body_out}"
 
 
 def create(
@@ -221,7 +230,15 @@ def create(
         "requires": list(spec.requires),
         "url": spec.url,
     }
-    rendered = render(text, values, owns_keys(site.generator))
+    zola_path = rel if site.generator == "zola" else None
+    try:
+        rendered = render(text, values, owns_keys(site.generator), zola_path)
+    except zola_keys.ShapeError as exc:
+        where = f"template {origin}" if origin != "built-in" else "the built-in template"
+        raise StudyError(
+            f"{where}: {exc}; nothing was written.",
+            hint="Write the template's own keys under [extra] (Zola's front matter).",
+        ) from None
     check_front_matter(rendered, origin)
     files.create(config.root, target, rendered.encode("utf-8"))
     return Created(rel, target, doc_id, origin, warnings=tuple(unknown_placeholders(text, origin)))

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 Span = tuple[int, int, int, str, str]
 #: The front-matter places that name topics, from the top of a document or a unit's entry.
 PLACES: tuple[Where, ...] = (("tags",), ("covers",), ("taxonomies", "tags"))
+#: A Zola site's studykb keys are under ``[extra]`` (a section's tags too).
+ZOLA_PLACES: tuple[Where, ...] = (("extra", "tags"), ("extra", "covers"))
 _WORD = set("_-./#")
 
 
@@ -54,14 +56,19 @@ def names_topic(doc: Document, old: str) -> bool:
 def spans(path: str, text: str, old: str, new: str, reading: Reading) -> list[Span]:
     """The spans of ``text`` (the file at ``path``) to rewrite so that every name ``old``
     in front-matter tags and covers, and every inline ``#old``, becomes ``new``."""
-    return [*_front_matter(path, text, old, new), *_inline(path, text, old, new, reading)]
+    zola = reading.generator == "zola"
+    return [*_front_matter(path, text, old, new, zola), *_inline(path, text, old, new, reading)]
 
 
-def _front_matter(path: str, text: str, old: str, new: str) -> list[Span]:
+def _front_matter(path: str, text: str, old: str, new: str, zola: bool = False) -> list[Span]:
     body = text[1:] if text.startswith("\ufeff") else text
     meta = split(body).meta
-    places: list[tuple[Where, str | None]] = [(w, None) for w in PLACES if _names(meta, w, old)]
+    wheres = PLACES + ZOLA_PLACES if zola else PLACES
+    places: list[tuple[Where, str | None]] = [(w, None) for w in wheres if _names(meta, w, old)]
     units = meta.get("units")
+    extra = meta.get("extra")
+    if zola and units is None and isinstance(extra, dict):
+        units = extra.get("units")
     for unit in units if isinstance(units, list) else ():
         if isinstance(unit, dict) and str(unit.get("id") or "").strip():
             uid = str(unit["id"]).strip()
@@ -95,7 +102,9 @@ def _inline(path: str, text: str, old: str, new: str, reading: Reading) -> list[
     found = [
         tag
         for tag in inline_tags(
-            markdown(reading.shortcodes, reading.definition_ids).parse(parts.body)
+            markdown(reading.shortcodes, reading.definition_ids, reading.footnotes).parse(
+                parts.body
+            )
         )
         if fold(tag.name) == fold(old)
     ]

@@ -326,6 +326,8 @@ def reading(site: Site, headings: str | None = None) -> Reading:
         nav_titles=tuple(sorted(site.nav_titles.items())),
         snippets=site.snippets,
         include_bases=site.include_bases,
+        tab_ids=tuple(sorted(site.tab_ids.items())),
+        theme_statuses=site.theme_statuses,
     )
 
 

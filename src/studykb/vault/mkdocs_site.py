@@ -123,7 +123,40 @@ def mkdocs_site(root: Path) -> Site:
         nav_titles=nav_titles(config.get("nav"), docs),
         snippets="pymdownx.snippets" in extensions,
         include_bases=snippet_bases(extensions.get("pymdownx.snippets", {})),
+        tab_ids=tab_options(extensions, name, warnings),
+        theme_statuses=theme_statuses(config),
     )
+
+
+def theme_statuses(config: dict[str, Any]) -> tuple[str, ...]:
+    """The page statuses of Material for MkDocs (``status: new`` in a page's front matter
+    puts an icon in the navigation): ``new``, ``deprecated`` and each identifier under
+    ``extra.status`` of ``mkdocs.yml``; none for another theme."""
+    theme = config.get("theme")
+    name = theme.get("name") if isinstance(theme, dict) else theme
+    if name != "material":
+        return ()
+    extra = config.get("extra")
+    custom = extra.get("status") if isinstance(extra, dict) else None
+    names = {"new", "deprecated", *(custom if isinstance(custom, dict) else ())}
+    return tuple(sorted(str(n).lower() for n in names))
+
+
+def tab_options(
+    extensions: dict[str, dict[str, Any]], name: str, warnings: list[ConfigWarning]
+) -> dict[str, Any]:
+    """How pymdownx.tabbed names a tab (``=== "Title"``): with a ``slugify`` (read as
+    toc's is), the title's slug, after the heading above's id when
+    ``combine_header_slug``; without one, ``__tabbed_1_1``, nothing a link names."""
+    tabbed = extensions.get("pymdownx.tabbed")
+    if tabbed is None or not tabbed.get("slugify"):
+        return {}
+    options = _slugify(tabbed.get("slugify"), name, warnings) or {"slugify": "default"}
+    separator = tabbed.get("separator")
+    options["separator"] = separator if isinstance(separator, str) and separator else "-"
+    options["combine_header_slug"] = tabbed.get("combine_header_slug") is True
+    options["emoji"] = "pymdownx.emoji" in extensions
+    return options
 
 
 def snippet_bases(options: dict[str, Any]) -> tuple[str, ...]:

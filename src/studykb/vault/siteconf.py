@@ -93,6 +93,10 @@ class Site:
     include_bases: tuple[str, ...] = ()
     #: pymdownx.snippets is listed: ``--8<--`` lines paste files in.
     snippets: bool = False
+    #: pymdownx.tabbed with a ``slugify``: the options that name each tab's id.
+    tab_ids: Mapping[str, Any] = field(default_factory=dict)
+    #: ``status`` values the theme owns (Material for MkDocs' page status).
+    theme_statuses: tuple[str, ...] = ()
     #: Why this generator is in force (``generator = "hugo" in studykb.toml``, ``hugo.toml``).
     reason: str = ""
 
