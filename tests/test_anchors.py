@@ -112,3 +112,23 @@ def test_hugo_definition_terms_have_ids_when_configured(tmp_path: Path) -> None:
     assert _check(tmp_path) == [("content/a.md", 6, "dangling-anchor")]
     (tmp_path / "hugo.toml").write_text('title = "x"\n', encoding="utf-8")  # option off
     assert _check(tmp_path) == [("content/a.md", 6, "dangling-anchor")] * 2
+
+
+def test_a_page_whose_headings_the_site_code_makes_is_not_judged(tmp_path: Path) -> None:
+    """``#### <!-- md:setting config.x -->`` (mkdocs-material's docs, turned into headings
+    by a hook): studykb cannot know those ids, so anchors into that page are not judged;
+    a page of plain headings still is."""
+    (tmp_path / "a.md").write_text(
+        "# A\n\n[dir](blog.md#config.blog_dir) and [x](plain.md#config.blog_dir)\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "blog.md").write_text(
+        "# Blog\n\n## General\n\n#### <!-- md:setting config.blog_dir -->\n\nText.\n",
+        encoding="utf-8",
+    )
+    (tmp_path / "plain.md").write_text("# Plain\n\n## General\n", encoding="utf-8")
+    result = CliRunner().invoke(cli, ["--vault", str(tmp_path), "check", "--json"])
+    problems = json.loads(result.output)["problems"]
+    assert [(p["code"], p["message"].split(":")[0]) for p in problems] == [
+        ("dangling-anchor", "'plain.md#config.blog_dir'")
+    ]

@@ -257,15 +257,27 @@ def missing_anchors(
 
     read = expanding(outlines, includes)
     seen: dict[str, Outline] = {}
+    opaque: dict[str, bool] = {}
     out = []
     for path, line, text, anchor, target in dict.fromkeys(rows):
         if not checkable(anchor):
             continue
         if target not in seen:
             seen[target] = read(target)
-        if seen[target].find(anchor, reading) is None:
+            opaque[target] = any(made_by_code(h.text) for h in seen[target].headings)
+        if seen[target].find(anchor, reading) is None and not opaque[target]:
             out.append((path, line, f"{text!r}: the target has no heading {anchor!r}", target))
     return out
+
+
+_COMMENT = re.compile(r"<!--.*?-->", re.S)
+
+
+def made_by_code(heading: str) -> bool:
+    """Whether a heading is only an HTML comment (``#### <!-- md:setting x -->``): a
+    marker the site's own code (an mkdocs hook, a plugin, a template) turns into a
+    heading whose id studykb cannot know, so anchors into its page are not judged."""
+    return bool(heading.strip()) and not _COMMENT.sub("", heading).strip()
 
 
 # --- attachments ---------------------------------------------------------------------------
