@@ -15,6 +15,7 @@ from typing import Any
 
 from markdown_it.token import Token
 
+from studykb.parse.heading_text import plain_text
 from studykb.parse.includes import shortcode_include, snippet_includes
 from studykb.parse.links import Fragment, RawRef, hugo_ref, link_target, wikilink
 from studykb.parse.markdown import TOO_COMPLEX, bare_urls, markdown
@@ -22,7 +23,7 @@ from studykb.parse.markers import marker_lines
 from studykb.parse.mkdocs_slugs import mkdocs_slug, unique
 from studykb.parse.outline import Include, Label, Outline
 from studykb.parse.reading import DRAWING, GITHUB, Reading
-from studykb.parse.slugs import Heading, plain_text
+from studykb.parse.slugs import Heading
 
 #: Block tokens whose text is code: read into the plain text, never for references.
 _CODE_BLOCKS = ("fence", "code_block", "shortcode_block")

@@ -35,13 +35,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from html import unescape
 from typing import Any
 from urllib.parse import unquote
 
+from studykb.parse.deunicode import CharTable, deunicode
+from studykb.parse.heading_text import plain_text, split_attributes
 from studykb.parse.mkdocs_slugs import mkdocs_slug, unique, without_footnote_refs
 
 #: The heading flavours this module knows.
@@ -107,132 +108,7 @@ def _options(flavour: str, options: dict[str, Any]) -> dict[str, Any]:
     return merged
 
 
-# --- attribute blocks: ``## Title {#id .class}`` ---------------------------------------------
-
-_ATTR_BLOCK = re.compile(r"^(.*?)[ \t]*(?<!\\)\{([^{}\n]*)\}[ \t]*$", re.S)
-# Goldmark (Hugo) ends an id at "." (issue gohugoio/hugo#6548: {#1-s.-incarnata} -> id "1-s");
-# pulldown-cmark (Zola) reads an id up to white space.
-_ATTR_ITEM_GOLDMARK = re.compile(
-    r"""\s*(?:\#([^\s.#{}]+)|\.([^\s.#{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))"""
-)
-_ATTR_ITEM_PULLDOWN = re.compile(
-    r"""\s*(?:\#([^\s{}]+)|\.([^\s{}]+)|([A-Za-z_:][\w:.-]*)\s*=\s*("[^"]*"|'[^']*'|[^\s"'{}]+))"""
-)
-
-
-def split_attributes(text: str, dialect: str = "goldmark") -> tuple[str, str | None]:
-    """``"Title {#id .cls}"`` -> ``("Title", "id")``; text without an attribute block is kept.
-
-    ``dialect`` is ``"goldmark"`` (Hugo: ``parser.attribute.title``) or ``"pulldown"`` (Zola).
-    A brace group that is not made only of ``#id``, ``.class`` and ``key=value`` items is
-    heading text (``## Sets {a, b}`` keeps its braces).
-    """
-    if "{" not in text:
-        return text, None
-    found = _ATTR_BLOCK.match(text)
-    if found is None:
-        return text, None
-    inner = found.group(2)
-    item = _ATTR_ITEM_GOLDMARK if dialect == "goldmark" else _ATTR_ITEM_PULLDOWN
-    pos, ident = 0, None
-    inner_end = len(inner.rstrip())
-    if inner_end == 0:
-        return text, None
-    while pos < inner_end:
-        part = item.match(inner, pos)
-        if part is None or part.end() == pos:
-            return text, None
-        if part.group(1) is not None:
-            ident = part.group(1)
-        elif part.group(3) == "id":
-            ident = part.group(4).strip("\"'")
-        pos = part.end()
-    return found.group(1), ident
-
-
-# --- plain text of inline Markdown ---------------------------------------------------------
-
-_NEEDS_WORK = re.compile(r"[`*_\[\]<>&\\~=!]")
-_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-_INLINE = re.compile(
-    r"""\\(?P<esc>[!-/:-@\[-`{-~])"""
-    r"""|!?\[\[(?P<wtarget>[^\[\]|#\n]*)(?:\#(?P<wanchor>[^\[\]|\n]*))?(?:\|(?P<wlabel>[^\[\]\n]*))?\]\]"""
-    r"""|!\[(?P<alt>[^\[\]]*)\](?:\([^()\s]*(?:\s+"[^"]*")?\)|\[[^\]]*\])"""
-    r"""|\[(?P<label>[^\[\]]*)\](?:\([^()\s]*(?:\s+"[^"]*")?\)|\[[^\]]*\])"""
-    r"""|<(?P<auto>[A-Za-z][A-Za-z0-9+.-]{1,31}:[^<>\s]*)>"""
-    r"""|(?P<tag></?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>)"""
-    r"""|(?P<entity>&(?:\#[0-9]{1,7}|\#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});)"""
-    # emphasis delimiters that can open or close (CommonMark flanking rules, without pairing)
-    r"""|(?P<emph>(?:\*+|~~|==)(?=\S)|(?<=\S)(?:\*+|~~|==)"""
-    r"""|(?<![^\W_])_+(?=\S)|(?<=\S)_+(?![^\W_]))"""
-)
-
-
-def _inline_sub(found: re.Match[str]) -> str:
-    kind = found.lastgroup
-    if kind == "esc":
-        return found.group("esc")
-    if kind in ("wtarget", "wanchor", "wlabel"):
-        label = found.group("wlabel")
-        if label is not None:
-            return _plain_segment(label)
-        anchor = found.group("wanchor")
-        target = found.group("wtarget")
-        return f"{target} > {anchor}" if anchor and target else (target or anchor or "")
-    if kind == "alt":
-        return _plain_segment(found.group("alt"))
-    if kind == "label":
-        return _plain_segment(found.group("label"))
-    if kind == "auto":
-        return found.group("auto")
-    if kind == "entity":
-        return unescape(found.group("entity"))
-    return ""  # an HTML tag or an emphasis marker
-
-
-def _plain_segment(text: str) -> str:
-    if _NEEDS_WORK.search(text) is None:
-        return text
-    return _INLINE.sub(_inline_sub, text)
-
-
-def plain_text(text: str) -> str:
-    """The text a reader sees for inline Markdown: markup, link targets and tags left out.
-
-    ``**Bold** [link](x.md) `a_b` &amp;`` -> ``Bold link a_b &``. A light, regex-based
-    rendering, good for headings; code spans keep their content as written.
-    """
-    if _NEEDS_WORK.search(text) is None:
-        return text
-    if "`" not in text:
-        return _plain_segment(text)
-    out: list[str] = []
-    pos = 0
-    for code in _CODE_SPAN.finditer(text):
-        out.append(_plain_segment(text[pos : code.start()]))
-        body = code.group(2).replace("\n", " ")
-        if len(body) > 2 and body[0] == " " and body[-1] == " " and body.strip(" "):
-            body = body[1:-1]  # CommonMark strips one space on each side
-        out.append(body)
-        pos = code.end()
-    out.append(_plain_segment(text[pos:]))
-    return "".join(out)
-
-
 # --- per-character tables (str.translate with a cache that fills itself) ---------------------
-
-
-class _CharTable(dict[int, str | None]):
-    """A ``str.translate`` table that works out each code point once, on first sight."""
-
-    def __init__(self, decide: Callable[[str], str | None]) -> None:
-        super().__init__()
-        self._decide = decide
-
-    def __missing__(self, code: int) -> str | None:
-        value = self._decide(chr(code))
-        self[code] = value
-        return value
 
 
 def _github_char(ch: str) -> str | None:
@@ -272,10 +148,10 @@ def _obsidian_char(ch: str) -> str | None:
     return ch if cat[0] in "LMN" or ch == "_" else " "
 
 
-_GITHUB = _CharTable(_github_char)
-_HUGO = _CharTable(_hugo_char)
-_BLACKFRIDAY = _CharTable(_blackfriday_char)
-_OBSIDIAN = _CharTable(_obsidian_char)
+_GITHUB = CharTable(_github_char)
+_HUGO = CharTable(_hugo_char)
+_BLACKFRIDAY = CharTable(_blackfriday_char)
+_OBSIDIAN = CharTable(_obsidian_char)
 
 _ASCII_GITHUB_DROP = re.compile(r"[^a-z0-9_\- ]")
 _ASCII_HUGO_DROP = re.compile(r"[^a-z0-9_\- \t]")
@@ -322,168 +198,6 @@ def _hugo_slug(source: str, id_type: str) -> str:
     if low.isascii():
         return _ASCII_HUGO_DROP.sub("", low).replace(" ", "-").replace("\t", "-")
     return low.translate(_HUGO)
-
-
-# Transliteration for Zola's ``slug`` crate (deunicode). Latin letters come from Unicode
-# decomposition; these letters do not decompose, or deunicode spells them otherwise.
-_SPECIAL_LATIN = {
-    "ß": "ss",
-    "æ": "ae",
-    "Æ": "AE",
-    "ø": "o",
-    "Ø": "O",
-    "œ": "oe",
-    "Œ": "OE",
-    "đ": "d",
-    "Đ": "D",
-    "ð": "d",
-    "Ð": "D",
-    "þ": "th",
-    "Þ": "TH",
-    "ł": "l",
-    "Ł": "L",
-    "ı": "i",
-    "ħ": "h",
-    "Ħ": "H",
-    "ŋ": "ng",
-    "Ŋ": "NG",
-    "ĸ": "q",
-    "ſ": "s",
-    "‘": "'",
-    "’": "'",
-    "“": '"',
-    "”": '"',
-    "–": "-",
-    "—": "--",
-    "…": "...",
-    "€": "EUR",
-    "£": "PS",
-    "¥": "Y",
-    "©": "(c)",
-    "®": "(r)",
-    "™": "tm",
-    "×": "x",
-    "÷": "/",
-    "°": "deg",
-}
-_CYRILLIC = dict(
-    zip(
-        "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў",
-        [
-            "a",
-            "b",
-            "v",
-            "g",
-            "d",
-            "e",
-            "io",
-            "zh",
-            "z",
-            "i",
-            "i",
-            "k",
-            "l",
-            "m",
-            "n",
-            "o",
-            "p",
-            "r",
-            "s",
-            "t",
-            "u",
-            "f",
-            "kh",
-            "ts",
-            "ch",
-            "sh",
-            "shch",
-            "",
-            "y",
-            "'",
-            "e",
-            "iu",
-            "ia",
-            "i",
-            "i",
-            "ie",
-            "g",
-            "u",
-        ],
-        strict=True,
-    )
-)
-_GREEK = dict(
-    zip(
-        "αβγδεζηθικλμνξοπρσςτυφχψω",
-        [
-            "a",
-            "b",
-            "g",
-            "d",
-            "e",
-            "z",
-            "e",
-            "th",
-            "i",
-            "k",
-            "l",
-            "m",
-            "n",
-            "x",
-            "o",
-            "p",
-            "r",
-            "s",
-            "s",
-            "t",
-            "u",
-            "ph",
-            "kh",
-            "ps",
-            "o",
-        ],
-        strict=True,
-    )
-)
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
-
-
-def _deunicode_char(ch: str) -> str | None:
-    if ch in _SPECIAL_LATIN:
-        return _SPECIAL_LATIN[ch]
-    low = ch.lower()
-    spelled = _CYRILLIC[low] if low in _CYRILLIC else _GREEK.get(low)
-    if spelled is not None:
-        return spelled.capitalize() if low != ch else spelled
-    decomposed = unicodedata.normalize("NFKD", ch)
-    ascii_part = decomposed.encode("ascii", "ignore").decode("ascii")
-    return ascii_part if ascii_part else " "
-
-
-_DEUNICODE = _CharTable(_deunicode_char)
-
-
-@lru_cache(maxsize=1 << 14)
-def _pinyin(run: str) -> str:
-    try:
-        from pypinyin import lazy_pinyin
-    except ImportError:  # pragma: no cover - pypinyin is a dependency
-        return " "
-    # deunicode gives each Han character its first Mandarin reading followed by a space
-    return " " + " ".join(lazy_pinyin(run, v_to_u=True)) + " "
-
-
-def deunicode(text: str) -> str:
-    """An ASCII spelling of ``text``, close to the Rust ``deunicode`` crate Zola uses.
-
-    Latin letters lose their accents, Cyrillic and Greek are romanized, Han characters
-    become pinyin (``日本`` -> ``ri ben``); what has no spelling becomes a space.
-    """
-    if text.isascii():
-        return text
-    if _HAN.search(text):
-        text = _HAN.sub(lambda run: _pinyin(run.group(0)), text)
-    return text.translate(_DEUNICODE).encode("ascii", "ignore").decode("ascii")
 
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
