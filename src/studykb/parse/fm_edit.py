@@ -9,31 +9,22 @@ Used by ``mark``: it sets ``status`` (and, when something becomes done, the date
    on the next line, a key inside a multi-line string), a round-trip edit with
    ruamel.yaml (YAML) or tomlkit (TOML), which keep comments and layout.
 
-The check: the new file must parse (duplicate keys are an error) to the mapping of the
-old one with only those keys changed, and the same body. When neither way passes the
-check, nothing is written and :class:`EditError` says why.
+Each result is proven (:mod:`studykb.parse.fm_check`); when neither way passes, nothing is
+written and :class:`EditError` says why.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-import io
 import json
 import re
-import tomllib
-from typing import Any
 
-import yaml
-
+from studykb.parse.fm_check import Changes, EditError, differs, expected, load
+from studykb.parse.fm_json import json_remove, json_set, json_value
+from studykb.parse.fm_roundtrip import round_trip
 from studykb.parse.frontmatter import split
 
 BOM = b"\xef\xbb\xbf"
-#: key -> new value; None removes the key.
-Changes = dict[str, "str | dt.date | None"]
-
-
-class EditError(ValueError):
-    """The front matter cannot be changed safely; the message says why."""
 
 
 def set_values(
@@ -68,17 +59,17 @@ def set_values(
             )
         )
         return bom + (head + "---" + nl + text).encode("utf-8")
-    old = _load(text)
-    want = _expected(old, changes, unit, table)
+    old = load(text)
+    want = expected(old, changes, unit, table)
     tried: list[str] = []
-    for name, edit in (("line edit", _line_edit), ("round-trip edit", _round_trip)):
+    for name, edit in (("line edit", _line_edit), ("round-trip edit", round_trip)):
         try:
             new = edit(text, parts.fm_format, changes, unit, table)
         except EditError as exc:
             tried.append(f"{name}: {exc}")
             continue
         if new is not None:
-            problem = _differs(text, new, want)
+            problem = differs(text, new, want)
             if problem is None:
                 return bom + new.encode("utf-8")
             tried.append(f"{name}: {problem}")
@@ -90,120 +81,6 @@ def newline(text: str) -> str:
     file of CR line ends (classic Mac) never gets an LF."""
     found = re.search(r"\r\n|\r|\n", text)
     return found.group() if found else "\n"
-
-
-# -- checking -------------------------------------------------------------------------------
-
-
-try:  # the parser's own loader (libyaml), which reads what the parser reads: a tab may
-    # separate a key from its value (YAML 1.2; PyYAML's pure-Python scanner refuses it)
-    from yaml import CSafeLoader as _Safe
-except ImportError:  # pragma: no cover
-    from yaml import SafeLoader as _Safe  # type: ignore[assignment]
-
-
-class _StrictLoader(_Safe):
-    """The safe loader, refusing duplicate keys (which it would silently merge)."""
-
-
-def _no_duplicates(loader: _StrictLoader, node: yaml.MappingNode, deep: bool = False) -> Any:
-    seen: set[Any] = set()
-    for key_node, _value in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        if isinstance(key, (list, dict)):
-            continue
-        if key in seen:
-            raise EditError(f"the key {key!r} appears twice")
-        seen.add(key)
-    return yaml.constructor.SafeConstructor.construct_mapping(loader, node, deep)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _no_duplicates)
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise EditError(f"the key {key!r} appears twice")
-        out[key] = value
-    return out
-
-
-def _load(text: str) -> tuple[str, dict[str, Any], str]:
-    """(format, mapping, body) of a whole file's text, strictly."""
-    parts = split(text)
-    if parts.error:
-        raise EditError(parts.error[1])
-    try:
-        if parts.fm_format == "toml":
-            data: Any = tomllib.loads(parts.fm_text)
-        elif parts.fm_format == "json":
-            data = json.loads(parts.fm_text, object_pairs_hook=_pairs)
-        else:
-            data = yaml.load(parts.fm_text, Loader=_StrictLoader) or {}
-    except (yaml.YAMLError, tomllib.TOMLDecodeError, ValueError) as exc:
-        raise EditError(f"the front matter does not parse: {exc}") from None
-    if not isinstance(data, dict):
-        raise EditError("the front matter is not a mapping of keys")
-    return parts.fm_format, data, parts.body
-
-
-def _expected(
-    old: tuple[str, dict[str, Any], str],
-    changes: Changes,
-    unit: str | None,
-    table: str | None = None,
-) -> tuple[str, dict[str, Any], str]:
-    fmt, meta, body = old
-    if table is not None:
-        inner = meta.get(table, {})
-        if not isinstance(inner, dict):
-            raise EditError(f"{table!r} is not a table of keys")
-        _fmt, new_inner, _body = _expected((fmt, inner, body), changes, unit)
-        return fmt, {**meta, table: new_inner}, body
-    values = {
-        k: (v.isoformat() if fmt == "json" and isinstance(v, dt.date) else v)
-        for k, v in changes.items()
-    }
-
-    def apply(mapping: dict[str, Any]) -> dict[str, Any]:
-        out = {k: v for k, v in mapping.items() if not (k in values and values[k] is None)}
-        out.update({k: v for k, v in values.items() if v is not None})
-        return out
-
-    if unit is None:
-        return fmt, apply(meta), body
-    new = dict(meta)
-    units = meta.get("units")
-    if not isinstance(units, list):
-        raise EditError("'units' is not a list")
-    found = False
-    out_units = []
-    for item in units:
-        if isinstance(item, dict) and str(item.get("id", "")).strip() == unit and not found:
-            item = apply(item)
-            found = True
-        out_units.append(item)
-    if not found:
-        raise EditError(f"unit {unit!r} not found in the front matter")
-    new["units"] = out_units
-    return fmt, new, body
-
-
-def _differs(old_text: str, new_text: str, want: tuple[str, dict[str, Any], str]) -> str | None:
-    """Why ``new_text`` is not ``old_text`` with the wanted change, or None when it is."""
-    try:
-        got = _load(new_text)
-    except EditError as exc:
-        return str(exc)
-    if got[0] != want[0]:
-        return "the front matter changed format"
-    if got[2] != want[2]:
-        return "the body would change"
-    if got[1] != want[1]:
-        return "other values would change too"
-    return None
 
 
 # -- way 1: one line ---------------------------------------------------------------------------
@@ -219,9 +96,9 @@ def _line_edit(
     if fmt == "json":
         for key, value in changes.items():
             if value is None:
-                text = _json_remove(text, key, unit)
+                text = json_remove(text, key, unit)
             else:
-                text = _json_set(text, key, _json_value(value), unit)
+                text = json_set(text, key, json_value(value), unit)
         return text
     toml = fmt == "toml"
     previous: str | None = None  # a key added goes after the one set before it
@@ -421,29 +298,6 @@ def _remove(
     return lines
 
 
-def _json_remove(text: str, key: str, unit: str | None) -> str:
-    """Without ``"key": value`` in the JSON front matter (or in unit ``unit``'s object)."""
-    start = text.index("{")
-    _obj, end = json.JSONDecoder().raw_decode(text, start)
-    head = text[:end]
-    lo, hi = start, end
-    if unit is not None:
-        m = re.search(r'"id"\s*:\s*"' + re.escape(unit) + '"', head)
-        if not m:
-            return text
-        lo, hi = head.rindex("{", 0, m.start()), head.index("}", m.end()) + 1
-    value = r'(?:"(?:[^"\\]|\\.)*"|[^,}\s]+)'
-    pair = r'"' + re.escape(key) + r'"\s*:\s*' + value
-    for shape in (pair + r"\s*,\s*", r"\s*,\s*" + pair, pair):
-        for m in re.finditer(shape, head[:hi]):
-            if m.start() < lo:
-                continue
-            at = m.start() + (0 if shape.startswith('"') else m.group().index('"'))
-            if unit is not None or _depth(head, at) == 1:
-                return text[: m.start()] + text[m.end() :]
-    return text
-
-
 def _value_re(key: str, toml: bool) -> re.Pattern[str]:
     sep = "=" if toml else ":"
     return re.compile(
@@ -636,52 +490,6 @@ def _add_to_unit(
     lines.insert(last + 1, pad + f"{key}{sep}{value}{nl}")
 
 
-def _json_value(value: str | dt.date) -> str:
-    return json.dumps(value.isoformat() if isinstance(value, dt.date) else value)
-
-
-def _json_set(text: str, key: str, value: str, unit: str | None) -> str:
-    start = text.index("{")
-    _obj, end = json.JSONDecoder().raw_decode(text, start)
-    head = text[:end]
-    pattern = re.compile(r'("' + re.escape(key) + r'"\s*:\s*)("(?:[^"\\]|\\.)*"|[^,}\s]+)')
-    if unit is None:
-        for found in pattern.finditer(head):
-            if _depth(head, found.start()) == 1:
-                return text[: found.start()] + found.group(1) + value + text[found.end() :]
-        return text[: start + 1] + f'"{key}": {value}, ' + text[start + 1 :]
-    m = re.search(r'"id"\s*:\s*"' + re.escape(unit) + '"', head)
-    if not m:
-        raise EditError(f"unit {unit!r} not found in the front matter")
-    open_at = head.rindex("{", 0, m.start())
-    close_at = head.index("}", m.end())
-    block = head[open_at:close_at]
-    inside = pattern.search(block)
-    if inside:
-        block = block[: inside.start()] + inside.group(1) + value + block[inside.end() :]
-    else:
-        block = block[:1] + f'"{key}": {value}, ' + block[1:]
-    return text[:open_at] + block + text[close_at:]
-
-
-def _depth(text: str, pos: int) -> int:
-    depth = 0
-    in_str = False
-    prev = ""
-    for ch in text[:pos]:
-        if in_str:
-            if ch == '"' and prev != "\\":
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-        prev = ch
-    return depth
-
-
 def _yaml_scalar(value: str | dt.date) -> str:
     return value.isoformat() if isinstance(value, dt.date) else str(value)
 
@@ -690,90 +498,4 @@ def _toml_value(value: str | dt.date) -> str:
     return value.isoformat() if isinstance(value, dt.date) else json.dumps(value)
 
 
-# -- way 2: round trip -------------------------------------------------------------------------
-
-
-def _round_trip(
-    text: str, fmt: str, changes: Changes, unit: str | None, table: str | None = None
-) -> str | None:
-    if fmt == "json":
-        return None  # the line edit is exact for JSON; nothing better to try
-    parts = split(text)
-    head_len = text.replace("\r\n", "\n").find(parts.fm_text) if parts.fm_text else -1
-    if head_len < 0 or "\r" in text:
-        raise EditError("cannot locate the front matter for a round-trip edit")
-    if fmt == "toml":
-        fm = _tomlkit_edit(parts.fm_text, changes, unit, table)
-    else:
-        fm = _ruamel_edit(parts.fm_text, changes, unit, table)
-    return text[:head_len] + fm + text[head_len + len(parts.fm_text) :]
-
-
-def _target(data: Any, unit: str | None) -> Any:
-    if unit is None:
-        return data
-    for item in data.get("units") or ():
-        if hasattr(item, "get") and str(item.get("id", "")).strip() == unit:
-            return item
-    raise EditError(f"unit {unit!r} not found in the front matter")
-
-
-def _ruamel_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
-    from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
-    from ruamel.yaml.error import YAMLError
-
-    rt = YAML(typ="rt")
-    rt.preserve_quotes = True
-    rt.width = 1 << 16
-    indent = _yaml_indent(fm)
-    if indent:
-        rt.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
-    try:
-        data = rt.load(fm)
-    except YAMLError as exc:
-        raise EditError(f"ruamel.yaml cannot read it: {exc}") from None
-    if data is None:
-        data = CommentedMap()
-    if table is not None and table not in data:
-        data[table] = CommentedMap()
-    target = _target(data if table is None else data[table], unit)
-    for key, value in changes.items():
-        if value is None:
-            target.pop(key, None)
-        else:
-            target[key] = value
-    out = io.StringIO()
-    rt.dump(data, out)
-    text = out.getvalue()
-    if fm.endswith("\n") and not text.endswith("\n"):
-        text += "\n"
-    return text
-
-
-def _yaml_indent(fm: str) -> tuple[int, int, int] | None:
-    """(mapping, sequence, offset) indents as the file writes block sequences, if any."""
-    m = re.search(r"^(\S[^\n]*):[ \t]*\n([ \t]*)-([ \t]+)\S", fm, re.M)
-    if not m:
-        return None
-    offset = len(m.group(2))
-    return 2, offset + 1 + len(m.group(3)) - 1 + 1, offset
-
-
-def _tomlkit_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
-    import tomlkit
-    from tomlkit.exceptions import TOMLKitError
-
-    try:
-        doc = tomlkit.parse(fm)
-    except TOMLKitError as exc:
-        raise EditError(f"tomlkit cannot read it: {exc}") from None
-    if table is not None and table not in doc:
-        doc[table] = tomlkit.table()
-    target = _target(doc if table is None else doc[table], unit)
-    for key, value in changes.items():
-        if value is None:
-            target.pop(key, None)
-        else:
-            target[key] = value
-    return tomlkit.dumps(doc)
+__all__ = ["BOM", "Changes", "EditError", "newline", "set_values"]

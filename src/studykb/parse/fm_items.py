@@ -20,7 +20,9 @@ import re
 from typing import Any
 
 # the strict parse and the comparison that prove an edit, shared with fm_edit
-from studykb.parse.fm_edit import BOM, EditError, _differs, _load, _yaml_indent
+from studykb.parse.fm_check import EditError, differs, load
+from studykb.parse.fm_edit import BOM
+from studykb.parse.fm_roundtrip import yaml_indent
 from studykb.parse.frontmatter import split
 
 #: Where a name sits: keys from the top of the mapping (or of a unit's entry).
@@ -37,7 +39,7 @@ def rename_item(raw: bytes, where: Where, old: str, new: str, unit: str | None =
     parts = split(text)
     if parts.error:
         raise EditError(f"line {parts.error[0]}: {parts.error[1]}; fix it first")
-    loaded = _load(text)
+    loaded = load(text)
     fmt, meta, body = loaded
     wanted = copy.deepcopy(meta)
     holder, key = _holder(wanted, where, unit)
@@ -53,7 +55,7 @@ def rename_item(raw: bytes, where: Where, old: str, new: str, unit: str | None =
             tried.append(f"{name}: {exc}")
             continue
         if out is not None:
-            problem = _differs(text, out, want)
+            problem = differs(text, out, want)
             if problem is None:
                 return bom + out.encode("utf-8")
             tried.append(f"{name}: {problem}")
@@ -137,7 +139,7 @@ def _token_edit(
         at, to = match.start() + offset, match.end() + offset
         candidate = current[:at] + new + current[to:]
         try:
-            got = _load(candidate)
+            got = load(candidate)
         except EditError:
             continue
         if got[2] != want[2] or not _closer(current_meta, got[1], want[1], where, unit):
@@ -220,7 +222,7 @@ def _ruamel(fm: str, where: Where, old: str, new: str, unit: str | None) -> str:
     rt = YAML(typ="rt")
     rt.preserve_quotes = True
     rt.width = 1 << 16
-    indent = _yaml_indent(fm)
+    indent = yaml_indent(fm)
     if indent:
         rt.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
     try:
@@ -258,11 +260,11 @@ def unproven(old: str, new: str, pairs: list[tuple[str, str]]) -> str | None:
     if not split(old, load=False).fm_format:
         return None
     try:
-        before = _load(old)
+        before = load(old)
     except EditError:
         return None
     try:
-        after = _load(new)
+        after = load(new)
     except EditError as exc:
         return str(exc)
     if before[0] != after[0]:
