@@ -1,7 +1,6 @@
 """Setting front-matter values in a user's file, keeping every other byte, and proving it.
 
-Used by ``mark``: it sets ``status`` (and, when something becomes done, the date in
-``done``) of a document or of one course unit. Two ways, each checked the same way:
+Used by ``mark`` (``status``, and the ``done`` date) for a document or one course unit:
 
 1. a line edit: only the line holding the key is replaced (or one line is added), so
    BOM, line ends, comments, quoting and key order stay as they were;
