@@ -216,7 +216,7 @@ def test_a_long_build_shows_each_phase() -> None:
 
     from rich.console import Console
 
-    from studykb.cli.app import Phases
+    from studykb.cli.phases import Phases
 
     screen = io.StringIO()
     phases = Phases(Console(file=screen, force_terminal=True, width=100))
