@@ -12,23 +12,16 @@ from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
 from studykb.parse import site_keys, zola_keys
 from studykb.parse.body import Body, is_attachment, read_body
 from studykb.parse.dates import date_of
+from studykb.parse.front_refs import REF_KEYS as REF_KEYS
+from studykb.parse.front_refs import FrontMatter, front_refs
 from studykb.parse.frontmatter import Split, split
-from studykb.parse.links import RawRef, wikilink
+from studykb.parse.links import RawRef
 from studykb.parse.markdown import MAX_PIECES, pieces
 from studykb.parse.outline import Outline, Pending, checkable
 from studykb.parse.reading import GITHUB, Reading
 from studykb.parse.site_urls import of_page
 from studykb.parse.urls import normalize_url
-from studykb.parse.wikilinks import WIKILINK_RE, split_target
 
-#: Front-matter keys whose values are references, and the reference kind each gives.
-REF_KEYS = {
-    "refs": "ref",
-    "requires": "requires",
-    "related": "related",
-    "course": "course",
-    "items": "item",
-}
 LEVEL_WORDS = {
     "intro": 1,
     "beginner": 1,
@@ -55,7 +48,6 @@ STATUS_WORDS = {
 FOLDER_TYPES = {"entries": "entry", "topics": "topic", "lists": "list"}
 TYPES = ("note", "entry", "topic", "course", "list")
 _SCHEME = re.compile(r"^https?://", re.I)
-_KEY_RE = re.compile(r"""^\s*(?:-\s+)?["']?([^"'=:\s]+)["']?\s*[:=]""")
 
 
 def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
@@ -71,7 +63,7 @@ def parse_file(path: str, raw: bytes, reading: Reading = GITHUB) -> Parsed:
     meta = zola_keys.view(parts.meta) if reading.generator == "zola" else parts.meta
     page_url, site_urls = of_page(path, meta, reading) if reading.site_urls else ("", [])
     body = _body(path, parts, reading, problems, page_url)
-    ctx = _Context(path, parts.fm_text, parts.fm_line, problems, reading)
+    ctx = FrontMatter(path, parts.fm_text, parts.fm_line, problems, reading)
     doc, refs = _document(ctx, meta, body)
     if reading.generator == "zola":
         shape = zola_keys.fence_problem(parts.fm_format)
@@ -185,75 +177,9 @@ def _check_fragments(
     return replace(outline, pending=tuple(pending)) if pending else outline
 
 
-class _Context:
-    """Finds the line of a value inside the raw front matter, for messages."""
-
-    def __init__(
-        self,
-        path: str,
-        fm_text: str,
-        fm_line: int,
-        problems: list[Problem],
-        reading: Reading = GITHUB,
-    ) -> None:
-        self.path = path
-        self.reading = reading
-        self.lines = fm_text.split("\n") if fm_text else []
-        self.fm_line = fm_line
-        self.problems = problems
-
-    def key_line(self, key: str, start: int = 0) -> int:
-        """Index (0-based, in the front matter) of the line defining ``key``."""
-        for i in range(start, len(self.lines)):
-            line = self.lines[i]
-            if key in line:
-                m = _KEY_RE.match(line)
-                if m and m.group(1) == key:
-                    return i
-        return start
-
-    def find(self, needle: str, start: int) -> int:
-        """Index of the first line from ``start`` holding ``needle`` as a whole word.
-
-        ``e`` must not be found inside ``requires:`` or an earlier URL; a bare substring
-        is the fallback (``needle`` may be cut short, or written with quotes).
-        """
-        if not needle:
-            return start
-        size = len(needle)
-        for i in range(start, len(self.lines)):
-            line = self.lines[i]
-            pos = line.find(needle)
-            while pos != -1:
-                before = line[pos - 1] if pos else " "
-                after = line[pos + size] if pos + size < len(line) else " "
-                if not _wordish(before) and not _wordish(after):
-                    return i
-                pos = line.find(needle, pos + 1)
-        for i in range(start, len(self.lines)):
-            if needle in self.lines[i]:
-                return i
-        return start
-
-    def find_next(self, needle: str, start: int) -> int:
-        """Like :meth:`find`, but on a line after ``start`` when there is one (the next unit)."""
-        index = self.find(needle, start + 1)
-        if needle and index < len(self.lines) and needle in self.lines[index]:
-            return index
-        return self.find(needle, start)
-
-    def line(self, index: int) -> int:
-        return self.fm_line + index if self.lines else 1
-
-    def warn(self, index: int, code: str, message: str) -> None:
-        self.problems.append(Problem(self.path, self.line(index), WARNING, code, message))
-
-
-def _wordish(char: str) -> bool:
-    return char.isalnum() or char in "_.-"
-
-
-def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document, list[Reference]]:
+def _document(
+    ctx: FrontMatter, meta: dict[str, Any], body: Body
+) -> tuple[Document, list[Reference]]:
     path = ctx.path
     stem = _stem(path)
     raw_id = meta.get("id")
@@ -298,7 +224,7 @@ def _document(ctx: _Context, meta: dict[str, Any], body: Body) -> tuple[Document
     )
     # a Zola file's [extra] is read through its keys, lifted to the top (zola_keys.view)
     skip = ("units", zola_keys.EXTRA) if ctx.reading.generator == "zola" else ("units",)
-    refs = _front_refs(ctx, doc.key, meta, skip=skip)
+    refs = front_refs(ctx, doc.key, meta, skip=skip)
     for key, message in site_keys.clashes(meta, ctx.reading.generator):
         ctx.warn(ctx.key_line(key), "site-clash", message)
     return doc, refs
@@ -313,7 +239,7 @@ def _names(meta: dict[str, Any], generator: str) -> tuple[str, ...]:
 
 
 def _units(
-    ctx: _Context, course: Document, units: Any
+    ctx: FrontMatter, course: Document, units: Any
 ) -> Iterator[tuple[Document, list[Reference]]]:
     """The units listed under ``units:`` of ``course``, each with its references; a unit
     that is not a mapping (or an id) is skipped, a repeated id reported."""
@@ -346,10 +272,12 @@ def _units(
             continue
         seen.add(uid)
         doc = _unit(ctx, course, uid, unit, index)
-        yield doc, _front_refs(ctx, doc.key, unit, start=index, unit_scope=True)
+        yield doc, front_refs(ctx, doc.key, unit, start=index, unit_scope=True)
 
 
-def _unit(ctx: _Context, course: Document, uid: str, unit: dict[str, Any], index: int) -> Document:
+def _unit(
+    ctx: FrontMatter, course: Document, uid: str, unit: dict[str, Any], index: int
+) -> Document:
     """The document of unit ``uid`` of ``course``, written at front-matter line ``index``."""
     title = str(unit.get("title") or uid)
     return Document(
@@ -376,96 +304,6 @@ def _unit(ctx: _Context, course: Document, uid: str, unit: dict[str, Any], index
     )
 
 
-def _front_refs(
-    ctx: _Context,
-    source: str,
-    meta: dict[str, Any],
-    *,
-    start: int = 0,
-    skip: tuple[str, ...] = (),
-    unit_scope: bool = False,
-) -> list[Reference]:
-    """The references in front matter ``meta`` (from line ``start`` on): the values of
-    :data:`REF_KEYS`, and wikilinks in any other value; a bare name in a unit is ``unit``-styled."""
-    refs: list[Reference] = []
-    style = "unit" if unit_scope else "name"
-    for key, value in meta.items():
-        if key in skip:
-            continue
-        kind = REF_KEYS.get(key)
-        index = ctx.key_line(key, start)
-        if kind is None:
-            for text in _walk_strings(value):
-                if "[[" in text:
-                    index = ctx.find(text[:40], index)
-                    refs.extend(_wikilinks_in(ctx, source, text, "link", index))
-        else:
-            refs.extend(_key_refs(ctx, source, kind, value, index, style))
-    return refs
-
-
-def _key_refs(
-    ctx: _Context, source: str, kind: str, value: Any, index: int, style: str
-) -> list[Reference]:
-    """The references of one reference key's value: one item or a list of them, each a
-    wikilink, a URL or a bare name (``style``), or a mapping with ``ref`` and ``reason``."""
-    refs: list[Reference] = []
-    items = value if isinstance(value, list) else [value]
-    for item in items:
-        reason = ""
-        if isinstance(item, dict):
-            reason = str(item.get("reason") or "")
-            item = item.get("ref", item.get("id", item.get("target")))
-        if item is None or item == "":
-            continue
-        text = str(item).strip()
-        index = ctx.find(text[:40], index)
-        if "[[" in text:
-            refs.extend(_wikilinks_in(ctx, source, text, kind, index, reason))
-        elif _SCHEME.match(text):
-            refs.append(
-                Reference(
-                    source,
-                    ctx.path,
-                    ctx.line(index),
-                    kind,
-                    text,
-                    normalize_url(text),
-                    "url",
-                    reason=reason,
-                )
-            )
-        else:
-            refs.append(
-                Reference(source, ctx.path, ctx.line(index), kind, text, text, style, "", reason)
-            )
-    return refs
-
-
-def _wikilinks_in(
-    ctx: _Context, source: str, text: str, kind: str, index: int, reason: str = ""
-) -> list[Reference]:
-    out = []
-    for match in WIKILINK_RE.finditer(text):
-        target, anchor, label = split_target(match.group(2))
-        found = wikilink(ctx.line(index), match.group(0), target, anchor, label, ctx.reading)
-        if isinstance(found, RawRef):
-            out.append(
-                Reference(
-                    source,
-                    ctx.path,
-                    found.line,
-                    kind,
-                    found.text,
-                    found.target,
-                    "name",
-                    found.anchor,
-                    reason,
-                )
-            )
-    return out
-
-
 def _body_ref(source: str, path: str, ref: RawRef, problems: list[Problem]) -> Reference:
     if ref.outside:
         problems.append(
@@ -488,17 +326,6 @@ def _taxonomy(meta: dict[str, Any], name: str) -> Any:
     return taxonomies.get(name) if isinstance(taxonomies, dict) else None
 
 
-def _walk_strings(value: Any):  # type: ignore[no-untyped-def]
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, list):
-        for v in value:
-            yield from _walk_strings(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _walk_strings(v)
-
-
 def _stem(path: str) -> str:
     name = posixpath.basename(path)
     stem = name[:-3] if name.lower().endswith(".md") else name
@@ -507,7 +334,7 @@ def _stem(path: str) -> str:
     return stem
 
 
-def _type(ctx: _Context, value: Any, path: str) -> str:
+def _type(ctx: FrontMatter, value: Any, path: str) -> str:
     if isinstance(value, str) and value.strip().lower() in TYPES:
         return value.strip().lower()
     if value not in (None, "") and ctx.reading.generator != "hugo":
@@ -555,7 +382,7 @@ def _tags(value: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(t.lstrip("#") for t in _strings(value) if t.lstrip("#")))
 
 
-def _date(ctx: _Context, meta: dict[str, Any], key: str, index: int | None = None) -> str | None:
+def _date(ctx: FrontMatter, meta: dict[str, Any], key: str, index: int | None = None) -> str | None:
     """The date under ``key`` (see :mod:`studykb.parse.dates`); a number that is no
     timestamp is reported on its line."""
     date, wrong = date_of(meta.get(key))
@@ -565,7 +392,7 @@ def _date(ctx: _Context, meta: dict[str, Any], key: str, index: int | None = Non
     return date
 
 
-def _level(ctx: _Context, value: Any, index: int | None = None) -> int | None:
+def _level(ctx: FrontMatter, value: Any, index: int | None = None) -> int | None:
     if value is None or value == "":
         return None
     if isinstance(value, bool):
@@ -583,7 +410,7 @@ def _level(ctx: _Context, value: Any, index: int | None = None) -> int | None:
     return None
 
 
-def _status(ctx: _Context, value: Any, index: int | None = None) -> str | None:
+def _status(ctx: FrontMatter, value: Any, index: int | None = None) -> str | None:
     if value is None or value == "":
         return None
     word = str(value).strip().lower()
