@@ -19,7 +19,6 @@ NOT_YET_SPLIT = {
     "session.py": 536,
     "related/features.py": 626,
     "editor/lsp.py": 641,
-    "vault/store.py": 643,
 }
 
 

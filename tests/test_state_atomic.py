@@ -291,7 +291,8 @@ def test_large_first_build_finishes_in_a_thread(
     import sqlite3
 
     from studykb.vault import bulk
-    from studykb.vault.store import Store, secondary_indexes
+    from studykb.vault.schema import secondary_indexes
+    from studykb.vault.store import Store
 
     monkeypatch.setattr(bulk, "BACKGROUND_FINISH", 1)
     started = []

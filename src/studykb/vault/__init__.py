@@ -35,7 +35,8 @@ from studykb.vault.refresh import (
     start_ahead,
 )
 from studykb.vault.resolve import SITE_LINK_MESSAGE, Names, StoredNames, bad_code
-from studykb.vault.store import Edge, EdgeRow, Store, doc_from_blob, schema_version
+from studykb.vault.schema import Edge, EdgeRow, doc_from_blob
+from studykb.vault.store import Store, schema_version
 from studykb.vault.suggest import LEVELS, did_you_mean, suggest_all, suggestible
 from studykb.vault.topics import TOPICS, TopicTable
 

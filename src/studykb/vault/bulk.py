@@ -32,17 +32,17 @@ from studykb.parse.reading import GITHUB, Reading
 from studykb.runtime import background
 from studykb.vault.checks import wants_anchor_check
 from studykb.vault.resolve import Names, table_rows
-from studykb.vault.store import (
+from studykb.vault.schema import (
     DocRow,
     EdgeRow,
     FileRow,
     ParsedRows,
     ProblemRow,
     RefRow,
-    Store,
     TextRow,
     secondary_indexes,
 )
+from studykb.vault.store import Store
 
 #: A document's names as the name table is built from them: key, path, id, title, type,
 #: aliases (JSON), url.

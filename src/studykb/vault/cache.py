@@ -54,6 +54,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "studykb.model",
         "studykb.parse",
         "studykb.vault.store",
+        "studykb.vault.schema",
         "studykb.vault.rows",
         "studykb.vault.resolve",
         "studykb.vault.checks",

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
     from studykb.config import Config
     from studykb.model import Document
-    from studykb.vault.store import Edge, EdgeRow
+    from studykb.vault.schema import Edge, EdgeRow
     from studykb.vault.topics import TopicTable
 
 T = TypeVar("T")

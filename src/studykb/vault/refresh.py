@@ -36,7 +36,7 @@ from studykb.vault import update
 from studykb.vault.checks import Files
 from studykb.vault.resolve import bad_code
 from studykb.vault.scan import Scan, scan
-from studykb.vault.store import ParsedRows
+from studykb.vault.schema import ParsedRows
 
 if TYPE_CHECKING:
     from studykb.runtime.pools import Beside

@@ -16,7 +16,7 @@ from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of,
 if TYPE_CHECKING:
     from studykb.parse.reading import Reading
     from studykb.vault.refresh import ScanRow
-    from studykb.vault.store import ParsedRows
+    from studykb.vault.schema import ParsedRows
 
 
 def write(
