@@ -17,7 +17,6 @@ NOT_YET_SPLIT = {
     "related/engine.py": 505,
     "vault/files.py": 518,
     "session.py": 536,
-    "related/features.py": 626,
     "editor/lsp.py": 641,
 }
 

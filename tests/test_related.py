@@ -289,7 +289,7 @@ def test_text_reasons_name_subjects_not_filler(make_vault: Callable, open_vault:
 
 
 def test_a_list_of_everything_is_no_evidence(make_vault: Callable, open_vault: Callable) -> None:
-    from studykb.related.features import COCITE_MAX
+    from studykb.related.feature_index import COCITE_MAX
 
     entries = {
         f"notes/entries/e{k}.md": f"---\ntype: entry\n---\n# Entry {k}\n\nText {k}.\n"

@@ -44,14 +44,14 @@ import numpy as np
 import scipy.sparse as sp
 
 from studykb.related import stored
-from studykb.related.features import (
+from studykb.related.feature_index import (
     COCITE_MAX,
     COURSE_BIT,
-    FEATURES,
     HUB_CAP,
     KIND_BITS,
     FeatureIndex,
 )
+from studykb.related.features import FEATURES
 from studykb.related.mentions import unpack as unpack_mentions
 from studykb.related.vectorcache import VECTORS
 

@@ -23,7 +23,7 @@ from studykb.related.reasons import explain
 
 if TYPE_CHECKING:
     from studykb.model import Document
-    from studykb.related.features import FeatureIndex
+    from studykb.related.feature_index import FeatureIndex
     from studykb.related.textsim import TextSimilarity
     from studykb.vault import Vault
 

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studykb.related.features import KIND_BITS
+from studykb.related.feature_index import KIND_BITS
 
 if TYPE_CHECKING:
     from studykb.related.engine import Engine

@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from studykb.related.features import FEATURES, FeatureIndex
+from studykb.related.feature_index import FeatureIndex
+from studykb.related.features import FEATURES
 from studykb.related.sidebar import Neighbour
 
 if TYPE_CHECKING:
