@@ -21,7 +21,7 @@ import re
 from studykb.parse.fm_check import Changes, EditError, differs, expected, load
 from studykb.parse.fm_json import json_remove, json_set, json_value
 from studykb.parse.fm_roundtrip import round_trip
-from studykb.parse.frontmatter import split
+from studykb.parse.frontmatter import fences, split
 
 BOM = b"\xef\xbb\xbf"
 
@@ -104,16 +104,7 @@ def _line_edit(
     for key, value in changes.items():
         nl = newline(text)
         lines = text.splitlines(keepends=True)
-        start = 0
-        while start < len(lines) and not lines[start].strip():
-            start += 1
-        fence = lines[start].rstrip()
-        closers = (fence, "...") if fence == "---" else (fence,)
-        close = next(
-            (i for i in range(start + 1, len(lines)) if lines[i].rstrip() in closers), None
-        )
-        if close is None:
-            raise EditError("the front matter is never closed")
+        start, close = _fences(lines)
         base = "" if toml else _base_indent(lines[start + 1 : close])
         if value is None:
             lines = _remove(lines, start + 1, close, unit, key, toml, base)
@@ -130,15 +121,10 @@ def _line_edit(
 
 def _fences(lines: list[str]) -> tuple[int, int]:
     """(index of the opening fence, index of the closing fence) of the front matter."""
-    start = 0
-    while start < len(lines) and not lines[start].strip():
-        start += 1
-    fence = lines[start].rstrip()
-    closers = (fence, "...") if fence == "---" else (fence,)
-    close = next((i for i in range(start + 1, len(lines)) if lines[i].rstrip() in closers), None)
-    if close is None:
+    found = fences(lines)
+    if found is None:
         raise EditError("the front matter is never closed")
-    return start, close
+    return found
 
 
 _TOML_HEADER = re.compile(r"^\s*\[\s*([^\[\]\s]+)\s*\]\s*(?:#.*)?$")

@@ -12,6 +12,7 @@ import json
 import math
 import re
 import tomllib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -101,6 +102,29 @@ class Split:
     """(line, message) when something looks like front matter but is read as body."""
 
 
+#: The fence that opens a front matter, and the lines that may close it.
+CLOSERS = {"---": ("---", "..."), "+++": ("+++",)}
+FORMATS = {"---": "yaml", "+++": "toml"}
+
+
+def fences(lines: Sequence[str]) -> tuple[int, int] | None:
+    """(index of the opening fence, index of the closing fence) of the YAML or TOML front
+    matter of a file's ``lines`` (line ends kept or not), by the rule :func:`split` reads
+    with (blank lines before it allowed); None when there is none or it is never closed."""
+    start = 0
+    while start < len(lines) and not lines[start].strip():
+        start += 1
+    if start == len(lines):
+        return None
+    closers = CLOSERS.get(lines[start].rstrip().lstrip("\ufeff"))
+    if closers is None:
+        return None
+    for close in range(start + 1, len(lines)):
+        if lines[close].rstrip() in closers:
+            return start, close
+    return None
+
+
 def split(text: str, *, load: bool = True) -> Split:
     """Split ``text`` (BOM already removed, any line ends) into front matter and body;
     ``load=False`` finds where the body starts without reading a YAML or TOML front
@@ -118,10 +142,8 @@ def split(text: str, *, load: bool = True) -> Split:
         line += 1
     rest = text[pos:]
     first = rest.split("\n", 1)[0].rstrip()
-    if first == "---":
-        return _fenced(text, pos, line, "yaml", ("---", "..."), load)
-    if first == "+++":
-        return _fenced(text, pos, line, "toml", ("+++",), load)
+    if first in CLOSERS:
+        return _fenced(text, pos, line, FORMATS[first], CLOSERS[first], load)
     if rest.startswith("{"):
         return _json(text, pos, line)
     return Split({}, "", "", 0, text, 1, warning=_near_miss(first, rest, line))
