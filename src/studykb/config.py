@@ -13,11 +13,12 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from studykb.errors import VaultError
+from studykb.model import Problem
 
 CONFIG_NAME = "studykb.toml"
 STATE_DIR = ".studykb"
@@ -97,7 +98,21 @@ class Config:
         return self.root / CONFIG_NAME
 
     def severity_of(self, code: str) -> str:
+        """The severity of problems of ``code`` here: the configured one, else its default."""
         return self.severity.get(code) or DEFAULT_SEVERITY.get(code, "warning")
+
+    def level(self, code: str, found: str) -> str:
+        """The severity of a problem of ``code`` found with severity ``found``: the
+        configured one, else as found (``ignore``: not reported). The one rule every
+        list of problems applies (``check``, the counts of a build, the editor)."""
+        return self.severity.get(code, found)
+
+    def as_configured(self, problem: Problem) -> Problem | None:
+        """``problem`` with the configured severity, or None when it is ignored."""
+        level = self.level(problem.code, problem.severity)
+        if level == "ignore":
+            return None
+        return problem if level == problem.severity else replace(problem, severity=level)
 
     @property
     def worker_count(self) -> int:

@@ -300,14 +300,11 @@ class Vault:
 
     def problems(self) -> list[Problem]:
         """Every problem, with severities from the configuration; ``ignore`` drops one."""
-        severity = self.config.severity
         out = []
         for p in self.store.problems():
-            level = severity.get(p.code, p.severity)
-            if level != "ignore":
-                out.append(
-                    p if level == p.severity else Problem(p.path, p.line, level, p.code, p.message)
-                )
+            shown = self.config.as_configured(p)
+            if shown is not None:
+                out.append(shown)
         bad = self.links("WHERE state IN ('dangling', 'ambiguous')")
         targets = {
             link.ref.target

@@ -245,13 +245,12 @@ class Refresh:
     def _problem_counts(self, states: dict[str, int] | None = None) -> tuple[int, int]:
         """(problems, errors) as :meth:`Vault.problems` would list them, counted in SQL
         (``states``: references per resolution state, when already counted)."""
-        severity = self.config.severity
         problems = errors = 0
         db = self.store.db
-        for code, level, n in db.execute(
+        for code, found, n in db.execute(
             "SELECT code, severity, count(*) FROM problems GROUP BY code, severity"
         ):
-            level = severity.get(code, level)
+            level = self.config.level(code, found)
             if level != "ignore":
                 problems += n
                 errors += n if level == "error" else 0
