@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from studykb.config import Config
 from studykb.errors import StudyError, UsageError
@@ -35,6 +36,9 @@ from studykb.model import JOURNAL  # where daily notes live; also their template
 from studykb.parse.site_keys import owns_keys
 from studykb.vault import files
 from studykb.vault.flavour import detect
+
+if TYPE_CHECKING:
+    from studykb.vault import Vault
 
 #: Where each type of document lives, relative to the vault.
 FOLDERS = {
@@ -183,6 +187,23 @@ def render(
     fence = "+++" if fmt == "toml" else "---"
     body_out = PLACEHOLDER.sub(lambda m: _plain(values.get(m.group(1), m.group(0))), body)
     return f"{fence}\n{fm_out}{''.join(extra)}{fence}\n{body_out}"
+
+
+def create_in(vault: Vault, spec: NewDoc) -> Created:
+    """:func:`create` in ``vault``, which names the file already holding the new id."""
+    from studykb.vault.resolve import ID, fold
+
+    def owner(doc_id: str) -> str | None:
+        try:
+            for level, key in vault.names().table.get(fold(doc_id)) or ():
+                doc = vault.document(key) if level == ID else None
+                if doc is not None and doc.type != "unit":
+                    return str(doc.path)
+        except (StudyError, OSError):
+            return None
+        return None
+
+    return create(vault.config, spec, id_owner=owner)
 
 
 def create(
