@@ -53,8 +53,8 @@ def _check(root: Path) -> list[tuple[str, int, str]]:
 def test_check_and_go_to_definition_agree(tmp_path: Path) -> None:
     """One slug implementation: what check accepts, go-to-definition finds (issue 16:
     ``[[note#c-tips]]`` for ``## C++ tips`` was accepted, and jumped to line 0)."""
-    from studykb.editor.assist import anchor_line
     from studykb.parse.reading import Reading
+    from studykb.vault.buffers import anchor_line
 
     note = "---\ntitle: Note\n---\n# Note\n\n## C++ tips\n\n## Usage\n\n## Usage\n"
     (tmp_path / "note.md").write_text(note, encoding="utf-8")

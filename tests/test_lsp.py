@@ -302,8 +302,8 @@ def test_documents_outside_the_vault(lsp: LspClient, tmp_path: Path) -> None:
 
 
 def test_name_index_ranking() -> None:
-    from studykb.editor.completion import NameIndex, complete
     from studykb.model import Document
+    from studykb.vault.names import NameIndex, complete
 
     docs = {
         d.key: d
@@ -340,7 +340,7 @@ def test_name_index_ranking() -> None:
 
 
 def test_incremental_snapshot_matches_a_full_one(make_vault, open_vault) -> None:
-    from studykb.editor.assist import Snapshot
+    from studykb.vault.buffers import BufferView as Snapshot
 
     vault_dir = make_vault(
         {

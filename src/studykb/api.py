@@ -4,9 +4,11 @@ server, the web view) and every script imports.
 :class:`Session` (in :mod:`studykb.session`) owns one open vault and answers everything
 about it; the types and the few pure functions a front end needs from the layers below
 are named here too, so a front end imports this module, :mod:`studykb.outputs` and the
-model's types, and nothing else (an import contract holds it). They are imported on
-first use: ``import studykb.api`` costs what :mod:`studykb.session` costs, and a command
-that never builds a search query never loads the search code.
+model's types, and nothing else (an import contract holds it). Everything here, the
+session too, is imported on first use: ``import studykb.api`` loads nothing, a constant
+(``STATE_DIR``) costs its module only (the command line's forwarding to a running watch
+reads it before anything else loads), and a command that never builds a search query
+never loads the search code.
 
     from studykb.api import Session
 
@@ -20,12 +22,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from studykb.session import GraphOptions, Session, Shown
-
 if TYPE_CHECKING:
+    from studykb.config import CONFIG_NAME as CONFIG_NAME
     from studykb.config import STATE_DIR as STATE_DIR
     from studykb.config import Config as Config
     from studykb.config import NoVault as NoVault
+    from studykb.config import find_vault as find_vault
     from studykb.parse.document import REF_KEYS as REF_KEYS
     from studykb.parse.outline import Outline as Outline
     from studykb.parse.render import IMAGE_EXTS as IMAGE_EXTS
@@ -35,21 +37,48 @@ if TYPE_CHECKING:
     from studykb.related.rank import RelatedOptions as RelatedOptions
     from studykb.search.portable import fold_name as fold_name
     from studykb.search.query import SearchOptions as SearchOptions
+    from studykb.session import GraphOptions as GraphOptions
+    from studykb.session import Session as Session
     from studykb.study.new import NewDoc as NewDoc
+    from studykb.study.rename import Move as Move
     from studykb.vault import Ahead as Ahead
     from studykb.vault import BuildStats as BuildStats
     from studykb.vault import Link as Link
+    from studykb.vault import Shown as Shown
     from studykb.vault import StateError as StateError
+    from studykb.vault.buffers import Analysis as Analysis
+    from studykb.vault.buffers import BufferView as BufferView
+    from studykb.vault.buffers import Span as Span
+    from studykb.vault.buffers import analyse as analyse
+    from studykb.vault.buffers import anchor_line as anchor_line
+    from studykb.vault.buffers import neighbours as neighbours
+    from studykb.vault.names import Candidate as Candidate
+    from studykb.vault.names import NameIndex as NameIndex
+    from studykb.vault.names import Tag as Tag
+    from studykb.vault.names import complete as complete
+    from studykb.vault.names import tags_for as tags_for
     from studykb.vault.resolve import ID as ID
     from studykb.vault.resolve import fold as fold
     from studykb.vault.suggest import suggestible as suggestible
 
+    KnowledgeBase = Session
+
+#: The session and its values: name -> (module, its name there).
+OWN: dict[str, tuple[str, str]] = {
+    "Session": ("studykb.session", "Session"),
+    "GraphOptions": ("studykb.session", "GraphOptions"),
+    #: The former name of :class:`Session`, kept for scripts written against it.
+    "KnowledgeBase": ("studykb.session", "Session"),
+}
+
 #: Name -> the module below that defines it, or (module, its name there); imported when
 #: the name is first read.
 BELOW: dict[str, str | tuple[str, str]] = {
+    "CONFIG_NAME": "studykb.config",
     "STATE_DIR": "studykb.config",
     "Config": "studykb.config",
     "NoVault": "studykb.config",
+    "find_vault": "studykb.config",
     "REF_KEYS": "studykb.parse.document",
     "Outline": "studykb.parse.outline",
     "IMAGE_EXTS": "studykb.parse.render",
@@ -61,21 +90,31 @@ BELOW: dict[str, str | tuple[str, str]] = {
     "fold_name": "studykb.search.portable",
     "term_weights": ("studykb.search.portable", "weights"),
     "NewDoc": "studykb.study.new",
+    "Move": "studykb.study.rename",
     "Ahead": "studykb.vault",
     "BuildStats": "studykb.vault",
     "Link": "studykb.vault",
+    "Shown": "studykb.vault",
     "StateError": "studykb.vault",
+    "Analysis": "studykb.vault.buffers",
+    "BufferView": "studykb.vault.buffers",
+    "Span": "studykb.vault.buffers",
+    "analyse": "studykb.vault.buffers",
+    "anchor_line": "studykb.vault.buffers",
+    "neighbours": "studykb.vault.buffers",
+    "Candidate": "studykb.vault.names",
+    "NameIndex": "studykb.vault.names",
+    "Tag": "studykb.vault.names",
+    "complete": "studykb.vault.names",
+    "tags_for": "studykb.vault.names",
     "ID": "studykb.vault.resolve",
     "fold": "studykb.vault.resolve",
     "suggestible": "studykb.vault.suggest",
 }
 
-#: The former name of :class:`Session`, kept for scripts written against it.
-KnowledgeBase = Session
-
 
 def __getattr__(name: str) -> Any:
-    where = BELOW.get(name)
+    where = OWN.get(name) or BELOW.get(name)
     if where is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, there = (where, name) if isinstance(where, str) else where
@@ -84,4 +123,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["GraphOptions", "KnowledgeBase", "Session", "Shown", *BELOW]
+__all__ = [*OWN, *BELOW]

@@ -15,14 +15,14 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from studykb.config import locate as _locate
 from studykb.model import Document, Problem
-from studykb.vault import Ahead, BuildStats, Link, Vault
-from studykb.vault.resolve import fold
+from studykb.vault import Ahead, BuildStats, Link, Shown, Vault
 
 if TYPE_CHECKING:
     from studykb.outputs.sidebar_write import Outcome
@@ -30,13 +30,14 @@ if TYPE_CHECKING:
     from studykb.related.rank import Related, RelatedOptions
     from studykb.related.sidebar import Sidebar
     from studykb.related.topics import Topic, TopicPage
-    from studykb.search.query import Hit, SearchOptions
+    from studykb.search.query import Found, SearchOptions
     from studykb.search.state import SyncStats
     from studykb.study.ask import Question
     from studykb.study.new import Created, NewDoc
     from studykb.study.plans import Knowledge, Onward, Plan, Step
     from studykb.study.rename import Done, Move, Reader
     from studykb.study.tracker import Tracker
+    from studykb.vault.buffers import BufferView
     from studykb.vault.loose import Looked
     from studykb.vault.setup import InitPlan
     from studykb.vault.topics import TopicTable
@@ -54,29 +55,15 @@ class GraphOptions:
     """Keep only edges of these kinds (empty: all)."""
 
 
-@dataclass(frozen=True)
-class Shown:
-    """Everything ``show`` tells about one document."""
-
-    doc: Document
-    outgoing: list[Link] = field(default_factory=list)
-    backlinks: list[Link] = field(default_factory=list)
-    units: list[Document] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class Found:
-    """What a search found, and how the query was read."""
-
-    hits: list[Hit]
-    notes: list[str]
-    """How the query was read (cut, cleaned, only common words), for the user."""
-    also: list[str] = field(default_factory=list)
-    """Other names of the topic the query names, searched too (投机解码 -> speculative decoding)."""
-
-
 def _no_phase(_name: str) -> AbstractContextManager[object]:
     return contextlib.nullcontext()
+
+
+def _structure_names() -> frozenset[str]:
+    """The cache names of every derived structure (loads every structure's code)."""
+    from studykb.structures import names
+
+    return names()
 
 
 class Session:
@@ -92,21 +79,27 @@ class Session:
         """The vault at ``where`` (else ``$STUDYKB_VAULT``, else found from here)."""
         return cls(Vault.open(where))
 
+    @classmethod
+    def at(cls, root: Path, explicit: bool) -> Session:
+        """The vault whose folder :meth:`locate` found (``explicit``: named or marked)."""
+        return cls(Vault.at(root, explicit))
+
+    @classmethod
+    def of(cls, kb: Session | Vault) -> Session:
+        """``kb`` itself, or a session on the vault ``kb`` (scripts written before)."""
+        return kb if isinstance(kb, Session) else cls(kb)
+
+    @staticmethod
+    def locate(where: str | None, cwd: Path | None = None) -> tuple[Path, bool]:
+        """The vault folder ``where`` names (else ``$STUDYKB_VAULT``, else found from
+        ``cwd``) and whether it is named or marked (not only taken by its look)."""
+        return _locate(where, cwd=cwd)
+
     @staticmethod
     def stored_ids(where: str | None) -> list[str]:
         """The document ids of the vault at ``where`` as last built, without a refresh
         (shell completion); none before the first build."""
-        from studykb.config import STATE_DIR, load_config, locate
-        from studykb.vault.resolve import ID
-
-        root, explicit = locate(where)
-        if not (root / STATE_DIR / "state.sqlite").is_file():
-            return []
-        vault = Vault(load_config(root, explicit))
-        try:
-            return sorted(vault.store.names_at((ID,)))
-        finally:
-            vault.close()
+        return Vault.stored_ids(where)
 
     @staticmethod
     def plan_init(root: Path) -> InitPlan:
@@ -124,6 +117,15 @@ class Session:
 
     def close(self) -> None:
         self.vault.close()
+
+    def reopen(self) -> None:
+        """Open the vault again, here (studykb.toml read again, nothing kept in memory:
+        after another process wrote, or the settings changed); the old one is closed."""
+        self.vault = self.vault.reopened()
+
+    def settings_changed(self) -> bool:
+        """Whether studykb.toml says something else than when the vault was opened."""
+        return self.vault.settings_changed()
 
     def rebuild_if_damaged(self, exc: BaseException) -> str | None:
         """When ``exc`` proves the state damaged: close, delete the state (it only holds
@@ -181,18 +183,24 @@ class Session:
 
         return Outline.from_json(self.vault.store.outline(path))
 
+    def stored_outline(self, path: str) -> str | None:
+        """:meth:`outline` as stored (JSON), None when there is no such file."""
+        return self.vault.store.outline(path)
+
+    def headings(self, path: str) -> list[str]:
+        """The headings of the file ``path`` as last read."""
+        return self.vault.text(path)[1]
+
+    def file_hashes(self) -> dict[str, str]:
+        """path -> content hash of every file as last read."""
+        return self.vault.file_hashes()
+
     def read_file(self, path: str) -> bytes | None:
         """The bytes of the vault file ``path`` as they are on disk (read whole and
         stable, never through a link out of the vault), or None."""
-        from studykb.vault.files import read_note
+        from studykb.vault.files import read_in
 
-        if os.path.isabs(path) or path.startswith("../") or path == "..":
-            return None
-        try:
-            raw, _st = read_note(self.root / path)
-        except OSError:
-            return None
-        return raw
+        return read_in(self.root, path)
 
     # -- the state ------------------------------------------------------------------------
     def refresh(
@@ -229,16 +237,20 @@ class Session:
         return record
 
     def sync_search(
-        self, wait: float | None = None, quiet: bool = False, building: bool = False
+        self,
+        wait: float | None = None,
+        quiet: bool = False,
+        building: bool = False,
+        shown: bool = True,
     ) -> SyncStats:
         """Bring the search index in step with the state; ``building``: wait as long as
         another process holds the index (``studykb build``), else answer from the last
-        complete index after a moment."""
+        complete index after a moment; ``shown``: as a :attr:`phase` (a watch's are not)."""
         from studykb.search import index
 
         if building:
             wait = index.BUILD_LOCK_WAIT
-        with self.phase("building the search index"):
+        with self.phase("building the search index") if shown else contextlib.nullcontext():
             return index.sync(self.vault, wait=wait, quiet=quiet)
 
     # -- documents ------------------------------------------------------------------------
@@ -276,16 +288,14 @@ class Session:
         return self.vault.problems()
 
     def show(self, doc: Document) -> Shown:
-        units: list[Document] = []
-        if doc.type == "course":
-            units = sorted(
-                (d for d in self.vault.documents().values() if d.parent == doc.key),
-                key=lambda d: d.line,
-            )
-        return Shown(doc, self.vault.outgoing(doc.key), self.vault.backlinks(doc.key), units)
+        return self.vault.show(doc)
 
     def backlinks(self, doc: Document) -> list[Link]:
         return self.vault.backlinks(doc.key)
+
+    def links_to(self, key: str) -> list[Link]:
+        """:meth:`backlinks` of the document ``key`` (its key, as references name it)."""
+        return self.vault.backlinks(key)
 
     def graph(self, options: GraphOptions | None = None) -> Any:
         """The typed graph (networkx), filtered by type, tag and edge kind."""
@@ -303,7 +313,7 @@ class Session:
 
         self.sync_search()
         hits = query.search(self.vault, options)
-        return Found(hits, query.explain(options), query.also_searched(self.vault, options))
+        return query.Found(hits, query.explain(options), query.also_searched(self.vault, options))
 
     def also_searched(self, text: str) -> list[str]:
         """The other names a search for ``text`` looks for too (the topics' thesaurus);
@@ -368,59 +378,23 @@ class Session:
         """A question in English or Chinese read as before/after/next/related/about/status
         and its target (a name that resolves here, as written or loosely spelled, when
         one does); UsageError when not understood."""
-        from studykb.study.ask import parse
-        from studykb.vault.loose import Loose
+        from studykb.study.ask import ask
 
-        names = self.vault.names()
-        loose: list[Loose] = []
-
-        def resolves(name: str) -> bool:
-            if names.resolve("", "", name, "name", "", False)[0] is not None:
-                return True
-            if not loose:  # built on the first name that is not written as such
-                loose.append(Loose(self.vault))
-            return loose[0].named(name) is not None
-
-        return parse(question, resolves)
+        return ask(self.vault, question)
 
     def new(self, spec: NewDoc) -> Created:
         """Create a document from its template (never over an existing file)."""
-        from studykb.errors import StudyError
-        from studykb.study.new import create
-        from studykb.vault.resolve import ID
+        from studykb.study.new import create_in
 
-        def owner(doc_id: str) -> str | None:
-            try:
-                for level, key in self.vault.names().table.get(fold(doc_id)) or ():
-                    doc = self.vault.document(key) if level == ID else None
-                    if doc is not None and doc.type != "unit":
-                        return str(doc.path)
-            except (StudyError, OSError):
-                return None
-            return None
-
-        return create(self.vault.config, spec, id_owner=owner)
+        return create_in(self.vault, spec)
 
     # -- related ------------------------------------------------------------------------------
     def prepare_related(self, stats: BuildStats) -> bool:
-        """After a refresh, make what related documents need (the graph features, the
-        text vectors and the engine's matrices, kept in the cache) when the refresh read
-        many files or none of it is kept yet, so the first ``related`` after a full build
-        loads it; whether it did. After a small edit it is left to the next ``related``,
-        which updates it for the edited files only (a build stays within its budget)."""
-        from studykb.related.engine import ENGINE, for_vault
-        from studykb.related.stored import PREPARE_MIN
+        """After a refresh, make what related documents need when the refresh read many
+        files or none of it is kept yet; whether it did (:func:`studykb.related.engine.prepare`)."""
+        from studykb.related.engine import prepare
 
-        if not stats.changed:
-            return False
-        many = len(stats.added) + len(stats.modified) + len(stats.removed) >= PREPARE_MIN
-        if not many and self.vault.structures.kept(ENGINE):
-            return False
-        from studykb.structures import names
-
-        self.vault.cache.prune(names())  # what an older version kept
-        for_vault(self.vault)
-        return True
+        return prepare(self.vault, stats, _structure_names)
 
     def warm_related(self) -> None:
         """Load what related documents need (numpy, scipy, the ranking code) and read
@@ -457,22 +431,13 @@ class Session:
     def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
         """The sidebars with "Before this" from the plan model (the first level of each
         document's plan, as ``before`` shows it), so the two never disagree."""
-        from dataclasses import replace
-
         from studykb.related.rank import RelatedOptions
-        from studykb.related.sidebar import Neighbour
+        from studykb.related.sidebar import with_needs
         from studykb.study import plans
 
-        limit = (options or RelatedOptions()).limit
         kb = plans.knowledge(self.vault)
-        out = []
-        for sb in found:
-            needs = [
-                Neighbour(d.key, d.id, d.path, d.title, d.type, d.level, reason)
-                for d, reason in plans.direct_needs(kb, sb.key)
-            ]
-            out.append(replace(sb, before=needs[:limit], more_before=max(0, len(needs) - limit)))
-        return out
+        limit = (options or RelatedOptions()).limit
+        return with_needs(found, lambda key: plans.direct_needs(kb, key), limit)
 
     def _index_text(self, options: RelatedOptions | None) -> Any:
         """The search index's more-like-this, for related documents' ``--text index``."""
@@ -480,13 +445,7 @@ class Session:
             return None
         from studykb.search import index
 
-        vault = self.vault
-
-        class IndexText:
-            def similar(self, key: str, limit: int = 20) -> list[tuple[str, float, list[str]]]:
-                return list(index.similar(vault, key, limit))
-
-        return IndexText()
+        return index.IndexText(self.vault)
 
     def write_sidebars(self, found: list[Sidebar], dry_run: bool = False) -> Outcome:
         """Put each note's sidebar between its markers (only what changed is written)."""
@@ -523,6 +482,16 @@ class Session:
         self.vault.refresh()
         return done
 
+    # -- the editor ------------------------------------------------------------------------------
+    def buffer_view(
+        self, base: BufferView | None = None, stats: BuildStats | None = None
+    ) -> BufferView:
+        """The vault as an editor's buffers are read against it (:mod:`studykb.vault.buffers`):
+        built whole, or ``base`` brought up to date after the refresh ``stats`` tells."""
+        from studykb.vault.buffers import view
+
+        return view(self.vault, base, stats)
+
     # -- the web view (issue 17) ----------------------------------------------------------------
     def outgoing(self, doc: Document) -> list[Link]:
         """The references ``doc`` makes, in line order (read through the index on the
@@ -534,3 +503,6 @@ class Session:
         """Every reference of the vault with its resolution, in file order (one read, for
         a whole site at once)."""
         return self.vault.links("ORDER BY n")
+
+
+__all__ = ["GraphOptions", "Session", "Shown"]

@@ -167,9 +167,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
     from studykb.cli.served import command_server
     from studykb.editor.watch import Watcher, index_sync
 
-    watcher = Watcher(
-        obj.kb(refresh=False).vault, index_sync(), serve=command_server if serve else None
-    )
+    watcher = Watcher(obj.kb(refresh=False), index_sync(), serve=command_server if serve else None)
     first = watcher.start()
     if first.error:
         _say(f"studykb: {first.error}", err=True)
@@ -185,7 +183,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
     except KeyboardInterrupt:
         _say("stopped watching")
     finally:
-        watcher.vault.close()
+        watcher.kb.close()
 
 
 def _ready(watcher: Watcher, first: Change) -> None:

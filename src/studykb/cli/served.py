@@ -77,12 +77,13 @@ def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:
     return code, out.getvalue(), err.getvalue()
 
 
-def command_server(state_dir: Any, vault: Any, lock: Any) -> Any:
+def command_server(state_dir: Any, kb: Any, lock: Any) -> Any:
     """The server ``studykb watch`` runs: it answers what :func:`servable` allows with
-    :func:`run_command` on the vault ``vault()`` returns (the watch may reopen it)."""
+    :func:`run_command` on the session ``kb()`` returns (the watch's, reopened as it
+    goes; a vault is wrapped in a session)."""
     from studykb.api import Session
     from studykb.editor.serve import CommandServer
 
     return CommandServer(
-        state_dir, servable, lambda argv: run_command(Session(vault()), argv), lock
+        state_dir, servable, lambda argv: run_command(Session.of(kb()), argv), lock
     )

@@ -7,7 +7,7 @@
 * a link to another document in the body: add it to the front matter's ``requires``.
 
 No LSP types here (``lsp_edits.py`` turns these into protocol messages). Lines and
-columns are 0-based code points, as in :mod:`studykb.editor.assist`.
+columns are 0-based code points, as in :mod:`studykb.vault.buffers`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,12 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from studykb.editor.assist import Analysis, Snapshot, Span
-from studykb.vault.resolve import fold
-from studykb.vault.suggest import suggestible
+from studykb.api import fold, suggestible
+
+if TYPE_CHECKING:
+    from studykb.api import Analysis, BufferView, Span
 
 _YAML_PLAIN = re.compile(r"^[A-Za-z0-9_][\w./-]*$")
 _FLOW = re.compile(r"^(\s*requires\s*:\s*\[)(.*)\]\s*(#.*)?$")
@@ -69,7 +71,7 @@ _TYPE_OF_KIND = {
 }
 
 
-def actions(snap: Snapshot, analysis: Analysis, line: int, start: int, end: int) -> list[Action]:
+def actions(snap: BufferView, analysis: Analysis, line: int, start: int, end: int) -> list[Action]:
     """The actions for the references between (line, start) and (line, end)."""
     out: list[Action] = []
     for span in analysis.spans:
@@ -84,7 +86,7 @@ def actions(snap: Snapshot, analysis: Analysis, line: int, start: int, end: int)
     return out
 
 
-def _dangling(snap: Snapshot, analysis: Analysis, span: Span) -> list[Action]:
+def _dangling(snap: BufferView, analysis: Analysis, span: Span) -> list[Action]:
     ref = span.ref
     name = ref.target.strip()
     out = []
@@ -118,7 +120,7 @@ def new_type(analysis: Analysis, span: Span) -> str:
     return _TYPE_OF_KIND.get(kind, "note")
 
 
-def add_requires(snap: Snapshot, analysis: Analysis, span: Span) -> Action | None:
+def add_requires(snap: BufferView, analysis: Analysis, span: Span) -> Action | None:
     """Add the target of a body link to the ``requires`` of the file's front matter."""
     target = snap.docs.get(span.target or "")
     here = analysis.documents[0] if analysis.documents else None
@@ -132,7 +134,7 @@ def add_requires(snap: Snapshot, analysis: Analysis, span: Span) -> Action | Non
     return Action(f"Add '{target.id}' to requires", "refactor", (edit,))
 
 
-def _already(snap: Snapshot, analysis: Analysis, key: str) -> bool:
+def _already(snap: BufferView, analysis: Analysis, key: str) -> bool:
     return any(s.ref.kind == "requires" and s.target == key for s in analysis.spans)
 
 

@@ -106,7 +106,7 @@ def forward(argv: list[str]) -> int | None:
     try:
         import socket
 
-        from studykb.config import STATE_DIR, find_vault
+        from studykb.api import STATE_DIR, find_vault  # the configuration only
 
         path = find_vault(vault_dir) / STATE_DIR / SOCKET_NAME
         if not hasattr(socket, "AF_UNIX"):

@@ -1,10 +1,11 @@
 """The language server's state: ``studykb lsp`` (with ``lsp_features.py``, the only
 modules that import pygls and lsprotocol).
 
-It keeps the vault open, its state refreshed by a file watcher (see :mod:`studykb.editor.watch`),
-and an immutable :class:`~studykb.editor.assist.Snapshot` of names for completion and
-resolution. Each open buffer is parsed as typed (:func:`studykb.editor.assist.analyse`), so its
-problems show before it is saved. Every vault call happens on the event-loop thread
+It keeps a :class:`~studykb.session.Session` open, its state refreshed by a file watcher
+(see :mod:`studykb.editor.watch`), and an immutable :class:`~studykb.vault.buffers.BufferView`
+of names for completion and resolution. Each open buffer is parsed as typed
+(:func:`studykb.vault.buffers.analyse`), so its problems show before it is saved. Every
+call to the session happens on the event-loop thread
 (SQLite connections belong to one thread); the watcher thread only signals, and a
 large buffer is parsed in a worker thread (``lsp_work.py``), so that the loop answers the
 other buffers meanwhile. The requests it answers (completion, definition, hover...) are
@@ -31,21 +32,28 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from studykb import __version__
-from studykb.config import Config, load_config, locate
-from studykb.editor.assist import Analysis, Snapshot, analyse, anchor_line, neighbours
+from studykb.api import (
+    Analysis,
+    BufferView,
+    Config,
+    Session,
+    StateError,
+    analyse,
+    anchor_line,
+    neighbours,
+)
 from studykb.editor.lsp_work import LARGE, Protocol, Readings
 from studykb.editor.serve import Owner
 from studykb.editor.watch import Change, ServerFactory, Watcher
 from studykb.errors import StudyError
 from studykb.model import ERROR, Problem
-from studykb.vault import StateError, Vault
 
 _SEVERITY = {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
 log = logging.getLogger(__name__)
 
 
 class StudyServer(LanguageServer):
-    """A pygls server with the vault, the snapshot and the analyses of open buffers."""
+    """A pygls server with the session, the buffer view and the analyses of open buffers."""
 
     def __init__(self, vault_dir: str | None, serve: ServerFactory | None = None) -> None:
         super().__init__("studykb", __version__, protocol_cls=Protocol)
@@ -53,15 +61,16 @@ class StudyServer(LanguageServer):
         self.serve = serve
         """Makes the vault's socket server when this process owns the live state (the
         command line's, so commands are answered here too); None: followers only."""
-        self.vault: Vault | None = None
+        self.kb: Session | None = None
+        """The vault, open on the loop thread."""
         self.root: Path | None = None
         self.explicit = True
         self.loose = False
         """No vault found from the workspace (yet): see :meth:`adopt`."""
-        self._near: dict[Path, Snapshot] = {}
+        self._near: dict[Path, BufferView] = {}
         self.following: Owner | None = None
         self.watcher: Watcher | None = None
-        self.snap = Snapshot.empty(Config(root=Path.cwd()))
+        self.snap = BufferView.empty(Config(root=Path.cwd()))
         self.analyses: dict[str, tuple[int | None, Analysis]] = {}
         self.stop = threading.Event()
         self.watching = False
@@ -73,7 +82,7 @@ class StudyServer(LanguageServer):
         self._pending: set[str] = set()
         self._headings: dict[str, str | None] = {}
         self._loop: Any = None
-        self._base: Snapshot | None = None
+        self._base: BufferView | None = None
         """(watcher thread) The last snapshot it built, the base of the next one."""
         self.generation = 0
         """Which snapshot is installed (a buffer read against an older one is read again)."""
@@ -81,18 +90,19 @@ class StudyServer(LanguageServer):
         """Large buffers, read in worker threads."""
 
     # -- the vault ---------------------------------------------------------------------
-    def open_vault(self) -> Vault:
+    def open_vault(self) -> Session:
         """The vault: --vault, $STUDYKB_VAULT, else the nearest folder with studykb.toml
         (or a trusted ``.studykb/``) at or above the workspace folder."""
         if self.root is not None:
-            return Vault(load_config(self.root, self.explicit))
+            return Session.at(self.root, self.explicit)
         workspace = self.workspace.root_path
         folders = list(self.workspace.folders.values())
         if not workspace and folders:
             workspace = to_fs_path(folders[0].uri)
-        root, self.explicit = locate(self.vault_dir, cwd=Path(workspace) if workspace else None)
+        cwd = Path(workspace) if workspace else None
+        root, self.explicit = Session.locate(self.vault_dir, cwd=cwd)
         self.root = root
-        return Vault(load_config(root, self.explicit))
+        return Session.at(root, self.explicit)
 
     def _marked(self) -> bool:
         """Whether the vault is named or marked at or above the workspace folder. A folder
@@ -105,7 +115,7 @@ class StudyServer(LanguageServer):
         if not workspace and folders:
             workspace = to_fs_path(folders[0].uri)
         try:
-            _root, explicit = locate(None, cwd=Path(workspace) if workspace else None)
+            _root, explicit = Session.locate(None, cwd=Path(workspace) if workspace else None)
         except StudyError:
             return False
         return explicit
@@ -116,10 +126,10 @@ class StudyServer(LanguageServer):
         beside it (:meth:`snapshot_of`), and nothing is indexed or written."""
         self._near.clear()  # the files beside a buffer outside any vault: read again
         fs = to_fs_path(uri)
-        if self.root is not None or self.vault is not None or not fs or not self.loose:
+        if self.root is not None or self.kb is not None or not fs or not self.loose:
             return
         try:
-            root, explicit = locate(None, cwd=Path(os.path.realpath(fs)).parent)
+            root, explicit = Session.locate(None, cwd=Path(os.path.realpath(fs)).parent)
         except StudyError:
             return
         if not explicit:
@@ -128,7 +138,7 @@ class StudyServer(LanguageServer):
         self.ready = False  # until the vault's first snapshot is installed
         self.load()
 
-    def snapshot_of(self, uri: str) -> Snapshot:
+    def snapshot_of(self, uri: str) -> BufferView:
         """What a buffer is checked against: the vault's snapshot, or, with no vault, the
         Markdown files beside it (read again when a buffer there is opened or saved)."""
         fs = to_fs_path(uri)
@@ -147,12 +157,12 @@ class StudyServer(LanguageServer):
             self.install(self.snap)
             return
         try:
-            self.vault = self.open_vault()
+            self.kb = self.open_vault()
         except StudyError as exc:
             self.message(f"studykb: {exc}", t.MessageType.Error)
             self.install(self.snap)  # no vault: buffers still get their own problems
             return
-        for line, warning in self.vault.config.warnings:
+        for line, warning in self.kb.config.warnings:
             self.message(f"studykb: studykb.toml:{line}: {warning}", t.MessageType.Warning)
         # the first refresh (a full build when there is no state yet) runs in the watcher
         # thread; buffers are checked once its snapshot is installed
@@ -160,20 +170,19 @@ class StudyServer(LanguageServer):
 
     def refresh(self, first: bool = False) -> None:
         """Refresh on the loop thread (saves, when nothing watches)."""
-        if self.vault is None or self.gone:
+        if self.kb is None or self.gone:
             return
         try:
-            stats = self.vault.refresh()
+            stats = self.kb.refresh()
             if not (first or stats.changed):
                 return
-            v = self.vault
-            snap = Snapshot.build(v.config, v.documents(), v.problems())
+            snap = self.kb.buffer_view()
         except (StateError, OSError, StudyError) as exc:
             self.message(f"studykb: could not refresh the vault: {exc}", t.MessageType.Warning)
             return
         self.install(snap)
 
-    def install(self, snap: Snapshot) -> None:
+    def install(self, snap: BufferView) -> None:
         """A new snapshot: re-check every open buffer against it."""
         self.snap = snap
         self.generation += 1
@@ -271,7 +280,7 @@ class StudyServer(LanguageServer):
                 return False
         finally:
             with contextlib.suppress(Exception):
-                watcher.vault.close()
+                watcher.kb.close()
         return True
 
     def _changed(self, watcher: Watcher, change: Change, full: bool = False) -> None:
@@ -280,12 +289,12 @@ class StudyServer(LanguageServer):
             self._call(
                 functools.partial(self.message, f"studykb: {change.error}", t.MessageType.Warning)
             )
-        vault = watcher.vault
+        kb = watcher.kb
         try:
             if full or change.config or self._base is None:
-                snap = Snapshot.build(vault.config, vault.documents(), vault.problems())
+                snap = kb.buffer_view()
             elif change.stats.changed or change.new or change.fixed:
-                snap = self._base.updated(vault, change.stats)
+                snap = kb.buffer_view(self._base, change.stats)
             else:
                 return
             self._base = snap
@@ -310,16 +319,16 @@ class StudyServer(LanguageServer):
 
     def settings_changed(self) -> None:
         """studykb.toml changed: read from a vault opened with the new settings."""
-        old = self.vault
+        old = self.kb
         try:
-            self.vault = self.open_vault()
+            self.kb = self.open_vault()
         except StudyError as exc:
             self.message(f"studykb: {exc}", t.MessageType.Error)
             return
         if old is not None:
             with contextlib.suppress(Exception):
                 old.close()
-        for line, warning in self.vault.config.warnings:
+        for line, warning in self.kb.config.warnings:
             self.message(f"studykb: studykb.toml:{line}: {warning}", t.MessageType.Warning)
 
     def _call(self, func: Callable[[], None]) -> None:
@@ -347,9 +356,9 @@ class StudyServer(LanguageServer):
         if not self.gone or self.root is None or not self.root.is_dir():
             return
         self.gone = False
-        old = self.vault
+        old = self.kb
         try:
-            self.vault = self.open_vault()
+            self.kb = self.open_vault()
         except StudyError as exc:
             self.message(f"studykb: {exc}", t.MessageType.Error)
             return
@@ -364,9 +373,9 @@ class StudyServer(LanguageServer):
         if watcher is not None and watcher.server is not None:
             with contextlib.suppress(Exception):
                 watcher.server.stop()  # the socket goes now, not when the thread ends
-        if self.vault is not None:
+        if self.kb is not None:
             with contextlib.suppress(Exception):
-                self.vault.close()
+                self.kb.close()
         self.readings.close()
 
     # -- buffers -----------------------------------------------------------------------
@@ -395,11 +404,11 @@ class StudyServer(LanguageServer):
 
     def headings(self, path: str) -> str | None:
         """The stored outline of the file at vault path ``path`` (kept per snapshot)."""
-        if self.vault is None:
+        if self.kb is None:
             return None
         if path not in self._headings:
             try:
-                self._headings[path] = self.vault.store.outline(path)
+                self._headings[path] = self.kb.stored_outline(path)
             except (StateError, OSError):
                 return None
         return self._headings[path]

@@ -8,23 +8,20 @@ through :meth:`studykb.session.Session.new` (never over an existing file).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
 from pygls.uris import from_fs_path, to_fs_path
 
-from studykb.config import load_config
+from studykb.api import NewDoc, Session, complete
 from studykb.editor.actions import Action, TextEdit, actions
-from studykb.editor.completion import complete
 from studykb.editor.lsp import StudyServer
 from studykb.errors import StudyError
 from studykb.model import Document
-from studykb.vault import Vault
 
 if TYPE_CHECKING:
-    from studykb.study.rename import Move
+    from studykb.api import Move
 
 CREATE_NOTE = "studykb.createNote"
 
@@ -139,11 +136,11 @@ def _edit(ls: StudyServer, uri: str, edit: TextEdit) -> t.TextEdit:
     return t.TextEdit(range=t.Range(start, end), new_text=edit.text)
 
 
-def fresh_vault(ls: StudyServer) -> Vault:
-    """A vault opened now (the loop's own keeps names it read before the last refresh)."""
+def fresh_vault(ls: StudyServer) -> Session:
+    """The vault opened now (the loop's own keeps names it read before the last refresh)."""
     if ls.root is None:
         raise StudyError("no vault is open.")
-    return Vault(load_config(ls.root, ls.explicit))
+    return Session.at(ls.root, ls.explicit)
 
 
 def create_note(
@@ -151,12 +148,9 @@ def create_note(
 ) -> dict[str, str] | None:
     """Write the new document from its template; show it; its links resolve at the next
     refresh (the watch sees the file)."""
-    from studykb.api import Session
-    from studykb.study.new import NewDoc
-
     try:
-        with contextlib.closing(fresh_vault(ls)) as vault:
-            made = Session(vault).new(NewDoc(doc_type, title, doc_id or None))
+        with fresh_vault(ls) as kb:
+            made = kb.new(NewDoc(doc_type, title, doc_id or None))
     except StudyError as exc:
         ls.message(f"studykb: {exc}", t.MessageType.Error)
         return None
@@ -189,8 +183,6 @@ def renamed(ls: StudyServer, uri: str, position: t.Position) -> tuple[Document, 
 def rename_edit(ls: StudyServer, doc: Document, new_name: str) -> t.WorkspaceEdit | None:
     """The workspace edit that renames ``doc``: every reference rewritten in the editor's
     buffers (open ones as they are), then the file renamed."""
-    from studykb.api import Session
-
     assert ls.root is not None
     root = ls.root
 
@@ -201,8 +193,8 @@ def rename_edit(ls: StudyServer, doc: Document, new_name: str) -> t.WorkspaceEdi
         return (root / path).read_bytes().decode("utf-8", errors="surrogateescape")
 
     try:
-        with contextlib.closing(fresh_vault(ls)) as vault:
-            move = Session(vault).plan_move(doc, new_name, read)
+        with fresh_vault(ls) as kb:
+            move = kb.plan_move(doc, new_name, read)
     except StudyError as exc:
         ls.message(f"studykb: {exc}", t.MessageType.Error)
         return None

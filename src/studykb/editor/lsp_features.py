@@ -2,7 +2,7 @@
 
 The server itself (vault, snapshot, watcher, diagnostics plumbing, positions in the
 client's units) is :class:`studykb.editor.lsp.StudyServer`; each handler here reads it and
-turns :mod:`studykb.editor.assist` values into protocol messages.
+turns :mod:`studykb.vault.buffers` values into protocol messages.
 """
 
 from __future__ import annotations
@@ -17,15 +17,9 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
+from studykb.api import Candidate, complete, tags_for
 from studykb.editor.assist import describe
-from studykb.editor.completion import (
-    Candidate,
-    Completion,
-    complete,
-    completion_context,
-    insert_text,
-    tags_for,
-)
+from studykb.editor.completion import Completion, completion_context, insert_text
 from studykb.editor.lsp import StudyServer
 from studykb.editor.watch import ServerFactory
 
@@ -233,11 +227,11 @@ def references(ls: StudyServer, params: t.ReferenceParams) -> list[t.Location]:
     if key is None:
         doc = analysis.document_at(line)
         key = doc.key if doc is not None else analysis.path
-    if ls.vault is None or ls.root is None:
+    if ls.kb is None or ls.root is None:
         return []
     out = []
     cache: dict[str, list[str]] = {}
-    for link in ls.vault.backlinks(key):
+    for link in ls.kb.links_to(key):
         ref = link.ref
         if ref.path not in cache:
             cache[ref.path] = ls.file_lines(ls.root / ref.path)
@@ -318,7 +312,7 @@ def _headings(
                     text_edit=t.TextEdit(range=edit_range, new_text=name + ctx.close),
                 )
             )
-    heads = list(ls.vault.text(doc.path)[1]) if ls.vault else []
+    heads = list(ls.kb.headings(doc.path)) if ls.kb else []
     items.extend(
         t.CompletionItem(
             label=h,

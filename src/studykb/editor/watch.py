@@ -1,11 +1,11 @@
 """Keeping the state (and the search index) fresh while files change: ``studykb watch``.
 
 Events only say *that* something changed; what changed is decided by
-:meth:`Vault.refresh`, which compares the disk with the stored state. That makes
-every editor's way of saving the same thing: write-to-temp-and-rename, swap files
-(``.x.md.swp``, ``x.md~``, vim's ``4913`` probe), deletions, renames of files or
-folders, and the burst of a ``git checkout`` (watchfiles groups changes until
-``step_ms`` pass without a new one, at most ``debounce_ms``).
+:meth:`Session.refresh <studykb.session.Session.refresh>`, which compares the disk with
+the stored state. That makes every editor's way of saving the same thing:
+write-to-temp-and-rename, swap files (``.x.md.swp``, ``x.md~``, vim's ``4913`` probe),
+deletions, renames of files or folders, and the burst of a ``git checkout`` (watchfiles
+groups changes until ``step_ms`` pass without a new one, at most ``debounce_ms``).
 
 One live state per vault: the first process to run a :class:`Watcher` (``studykb
 watch``, ``studykb lsp``, the web view) owns the refresh and the vault's socket
@@ -30,19 +30,20 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from studykb.config import CONFIG_NAME, load_config
+from studykb.api import CONFIG_NAME, BuildStats, Session, StateError
 from studykb.editor.serve import REFUSED, STOPPED, CommandServer, Owner, follow
 from studykb.errors import StudyError
 from studykb.model import Problem
-from studykb.vault import BuildStats, StateError, Vault
 
 #: Names editors and tools write next to a note that are never notes themselves.
 _NOISE = re.compile(
     r"(^\d+$)|(~$)|(\.sw[a-p]$)|(\.tmp$)|(___jb_\w+___$)|(^#.*#$)|"
     r"(\.kate-swp$)|(\.crswap$)|(\.orig$)"
 )
-Sync = Callable[[Vault], object]
+#: Brings a session's search index in step with its state, after each refresh.
+Sync = Callable[[Session], object]
 
 
 @dataclass(frozen=True)
@@ -90,33 +91,31 @@ def relevant(path: str, root: Path, exclude: Iterable[str] = ()) -> bool:
 
 
 def index_sync() -> Sync | None:
-    """``studykb.search.index.sync`` when the search index exists in this installation."""
-    try:
-        from studykb.search import index
-    except ImportError as exc:
-        if exc.name in (f"{__package__}.index", __package__):
-            return None
-        raise
-    sync = getattr(index, "sync", None)
-    return sync if callable(sync) else None
+    """What keeps the search index fresh beside the state (:meth:`Session.sync_search`,
+    shown as no phase: a watch's syncs come and go)."""
+    return _sync_search
+
+
+def _sync_search(kb: Session) -> object:
+    return kb.sync_search(shown=False)
 
 
 #: Called with each change, in the thread that refreshed, under :attr:`Watcher.lock`.
 Listener = Callable[[Change], None]
-#: Makes the vault's socket server: (state folder, the vault now, the lock) -> server.
-ServerFactory = Callable[[Path, Callable[[], Vault], threading.Lock], CommandServer]
+#: Makes the vault's socket server: (state folder, the session now, the lock) -> server.
+ServerFactory = Callable[[Path, Callable[[], Session], threading.Lock], CommandServer]
 #: Seconds a follower keeps trying to reach an owner that holds the lock but does not
 #: answer (still starting, or unable to listen) before it refreshes on its own.
 FOLLOW_PATIENCE = 10.0
 
 
 class Watcher:
-    """Refreshes a vault (and its index) and diffs its problems; :meth:`run` owns the
-    refresh or follows the process that does."""
+    """Refreshes a session's vault (and its index) and diffs its problems; :meth:`run`
+    owns the refresh or follows the process that does."""
 
     def __init__(
         self,
-        vault: Vault,
+        kb: Session,
         sync: Sync | None = None,
         *,
         step_ms: int = 30,
@@ -124,7 +123,9 @@ class Watcher:
         role: str = "watch",
         serve: ServerFactory | None = None,
     ) -> None:
-        self.vault = vault
+        self.kb = Session.of(kb)  # (a Vault, from a script written before, is wrapped)
+        """The session kept fresh (reopened here, when another process wrote or the
+        settings changed: whoever holds it sees the vault as it is)."""
         self.sync = sync
         self.step_ms = step_ms
         self.debounce_ms = debounce_ms
@@ -146,7 +147,12 @@ class Watcher:
 
     @property
     def root(self) -> Path:
-        return self.vault.root
+        return Path(self.kb.root)
+
+    @property
+    def vault(self) -> Any:
+        """The session's vault (for scripts written before the session)."""
+        return self.kb.vault
 
     @property
     def serving(self) -> bool:
@@ -179,14 +185,14 @@ class Watcher:
         are listed again only when something changed, or with ``force``.
         """
         try:
-            own = self.vault.refresh()
+            own = self.kb.refresh()
             stats = self._look(own)
         except (StateError, OSError, StudyError) as exc:
             return Change(BuildStats(), error=f"refresh failed: {exc}", config=config)
         indexed, error = False, None
         if self.sync is not None and (stats.changed or not self._synced):
             try:
-                self.sync(self.vault)
+                self.sync(self.kb)
                 indexed = True
                 self._synced = True
             except (StudyError, StateError, OSError) as exc:
@@ -194,7 +200,7 @@ class Watcher:
         if not (stats.changed or force):
             return Change(stats, [], [], indexed, error, config)
         try:
-            problems = self.vault.problems()
+            problems = self.kb.problems()
         except (StateError, OSError) as exc:
             return Change(stats, indexed=indexed, error=f"refresh failed: {exc}", config=config)
         counted = Counter(_identity(p) for p in problems)
@@ -207,7 +213,7 @@ class Watcher:
     def _look(self, own: BuildStats) -> BuildStats:
         """``own`` (what this process's refresh did) with the files that changed in the
         state since the last look, whoever changed them."""
-        files = {path: digest for path, _mtime, digest in self.vault.file_rows()}
+        files = self.kb.file_hashes()
         before, self._files = self._files, files
         if before is None:
             return own
@@ -215,7 +221,7 @@ class Watcher:
         removed = sorted(before.keys() - files.keys())
         modified = sorted(p for p in files.keys() & before.keys() if files[p] != before[p])
         if (added or removed or modified) and not own.changed:
-            self._reopen()  # another process wrote: what this one keeps in memory is old
+            self.kb.reopen()  # another process wrote: what this one keeps in memory is old
         return BuildStats(
             added,
             modified,
@@ -228,24 +234,14 @@ class Watcher:
             own.notice,
         )
 
-    def _reopen(self) -> None:
-        old = self.vault
-        self.vault = Vault(load_config(old.root, old.config.explicit))
-        old.close()
-
     def _settings_changed(self) -> bool:
         """Whether studykb.toml says something else than when the vault was opened (it
         changed before the folder was watched)."""
-        try:
-            return load_config(self.root, self.vault.config.explicit) != self.vault.config
-        except StudyError:
-            return True
+        return self.kb.settings_changed()
 
     def reload_config(self) -> None:
         """studykb.toml changed: reopen the vault with the new settings."""
-        old = self.vault
-        self.vault = Vault(load_config(old.root, old.config.explicit))
-        old.close()
+        self.kb.reopen()
 
     # -- running -------------------------------------------------------------------------
     def run(
@@ -300,7 +296,7 @@ class Watcher:
             self.server = None
             followed = self.owner
             ended = follow(
-                self.vault.config.state_dir,
+                self.kb.config.state_dir,
                 stop,
                 lambda owner: self._followed(owner, ready, on_follow),
                 self._event,
@@ -319,10 +315,10 @@ class Watcher:
         if not hasattr(socket, "AF_UNIX"):
             return None
         if self.serve is not None:
-            server = self.serve(self.vault.config.state_dir, lambda: self.vault, self.lock)
+            server = self.serve(self.kb.config.state_dir, lambda: self.kb, self.lock)
             server.role = self.role
             return server
-        return CommandServer(self.vault.config.state_dir, lock=self.lock, role=self.role)
+        return CommandServer(self.kb.config.state_dir, lock=self.lock, role=self.role)
 
     def _followed(
         self, owner: Owner, ready: _Once, on_follow: Callable[[Owner | None], None] | None
@@ -359,7 +355,7 @@ class Watcher:
         root = self.root
 
         def wanted(_change: object, path: str) -> bool:
-            return relevant(path, root, self.vault.config.exclude)  # as studykb.toml says now
+            return relevant(path, root, self.kb.config.exclude)  # as studykb.toml says now
 
         first = True
         try:

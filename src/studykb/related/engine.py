@@ -37,6 +37,7 @@ mentions (:mod:`studykb.related.vectorcache`); see :func:`for_vault`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any
 
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from studykb.related.textsim import TermVectors
+    from studykb.vault import BuildStats, Vault
     from studykb.vault.derived import Change, Snapshot
 
 COMPONENTS = (
@@ -495,6 +497,23 @@ class EngineSpec:
 
 
 ENGINE = EngineSpec()
+
+
+def prepare(vault: Vault, stats: BuildStats, known: Callable[[], frozenset[str]]) -> bool:
+    """After a refresh, make what related documents need (the graph features, the text
+    vectors and the engine's matrices, kept in the cache) when the refresh read many
+    files or none of it is kept yet, so the first ``related`` after a full build loads
+    it; whether it did. After a small edit it is left to the next ``related``, which
+    updates it for the edited files only (a build stays within its budget). ``known``:
+    the cache names of every structure (what an older version kept is pruned)."""
+    if not stats.changed:
+        return False
+    many = len(stats.added) + len(stats.modified) + len(stats.removed) >= stored.PREPARE_MIN
+    if not many and vault.structures.kept(ENGINE):
+        return False
+    vault.cache.prune(known())  # what an older version kept
+    for_vault(vault)
+    return True
 
 
 def for_vault(vault: Snapshot) -> Engine:

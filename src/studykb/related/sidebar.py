@@ -11,7 +11,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from studykb.related.rank import Ranker, Related, RelatedOptions
@@ -56,6 +57,24 @@ class Sidebar:
     """Prerequisites left out beyond the limit."""
     more_leads_to: int = 0
     """Documents that require this one, left out beyond the limit."""
+
+
+#: What a document needs directly, with why, given by the caller: the first level of its
+#: plan (:func:`studykb.study.plans.direct_needs`).
+Needs = Callable[[str], "list[tuple[Document, str]]"]
+
+
+def with_needs(found: list[Sidebar], needs: Needs, limit: int) -> list[Sidebar]:
+    """The sidebars with "Before this" from ``needs`` (the plan model, as ``before``
+    shows it), so the two never disagree."""
+    out = []
+    for sb in found:
+        before = [
+            Neighbour(d.key, d.id, d.path, d.title, d.type, d.level, reason)
+            for d, reason in needs(sb.key)
+        ]
+        out.append(replace(sb, before=before[:limit], more_before=max(0, len(before) - limit)))
+    return out
 
 
 def sidebar(

@@ -17,6 +17,8 @@ parts are:
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from studykb.search.records import NAME_WEIGHT, TAG_WEIGHT, use_vocabulary
 from studykb.search.schema import ANALYZER, MixedTokenizer, make_schema
 from studykb.search.searcher import (
@@ -42,10 +44,25 @@ from studykb.search.sync import (
     warm,
 )
 
+if TYPE_CHECKING:
+    from studykb.vault import Vault
+
+
+class IndexText:
+    """The index's more-like-this, for related documents' ``--text index``."""
+
+    def __init__(self, vault: Vault) -> None:
+        self.vault = vault
+
+    def similar(self, key: str, limit: int = 20) -> list[tuple[str, float, list[str]]]:
+        return list(similar(self.vault, key, limit))
+
+
 __all__ = [
     "ANALYZER",
     "BUILD_LOCK_WAIT",
     "FIELD_B",
+    "IndexText",
     "INDEX_DIR",
     "INDEX_NAME",
     "INDEX_VERSION",

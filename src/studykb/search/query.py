@@ -11,7 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from studykb.errors import UsageError
@@ -102,6 +102,17 @@ class Hit:
             "level": self.level,
             "course": list(self.course),
         }
+
+
+@dataclass(frozen=True)
+class Found:
+    """What a search found, and how the query was read."""
+
+    hits: list[Hit]
+    notes: list[str]
+    """How the query was read (cut, cleaned, only common words), for the user."""
+    also: list[str] = field(default_factory=list)
+    """Other names of the topic the query names, searched too (投机解码 -> speculative decoding)."""
 
 
 # -- the query text ----------------------------------------------------------------------

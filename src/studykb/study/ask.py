@@ -31,8 +31,12 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from studykb.errors import UsageError
+
+if TYPE_CHECKING:
+    from studykb.vault import Vault
 
 BEFORE, AFTER, NEXT, RELATED, ABOUT, STATUS = (
     "before",
@@ -409,3 +413,21 @@ def _longest_name(part: str, resolves: Callable[[str], bool]) -> str | None:
 _PIECE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+#/-]*|[^\x00-\x7f]")
 #: The longest run of pieces tried as a name (a title of some twelve words).
 MAX_PIECES = 12
+
+
+def ask(vault: Vault, question: str) -> Question:
+    """:func:`parse` with the vault's names: a target resolves when it is a name here, as
+    written or loosely spelled."""
+    from studykb.vault.loose import Loose
+
+    names = vault.names()
+    loose: list[Loose] = []
+
+    def resolves(name: str) -> bool:
+        if names.resolve("", "", name, "name", "", False)[0] is not None:
+            return True
+        if not loose:  # built on the first name that is not written as such
+            loose.append(Loose(vault))
+        return loose[0].named(name) is not None
+
+    return parse(question, resolves)

@@ -28,6 +28,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from studykb.config import Config
 from studykb.errors import StudyError, UsageError
@@ -36,6 +37,9 @@ from studykb.parse import zola_keys
 from studykb.parse.site_keys import owns_keys
 from studykb.vault import files
 from studykb.vault.flavour import detect
+
+if TYPE_CHECKING:
+    from studykb.vault import Vault
 
 #: Where each type of document lives, relative to the vault.
 FOLDERS = {
@@ -192,6 +196,23 @@ def render(
     if zola_path is not None:
         fm_all = zola_keys.shaped(fm_all, fmt, zola_path)
     return f"{fence}\n{fm_all}{fence}\n{body_out}"
+
+
+def create_in(vault: Vault, spec: NewDoc) -> Created:
+    """:func:`create` in ``vault``, which names the file already holding the new id."""
+    from studykb.vault.resolve import ID, fold
+
+    def owner(doc_id: str) -> str | None:
+        try:
+            for level, key in vault.names().table.get(fold(doc_id)) or ():
+                doc = vault.document(key) if level == ID else None
+                if doc is not None and doc.type != "unit":
+                    return str(doc.path)
+        except (StudyError, OSError):
+            return None
+        return None
+
+    return create(vault.config, spec, id_owner=owner)
 
 
 def create(

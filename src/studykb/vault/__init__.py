@@ -13,11 +13,12 @@ import hashlib
 import os
 import sqlite3
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
 from studykb.config import Config, load_config, locate
+from studykb.errors import StudyError
 from studykb.model import Document, Problem, Reference
 from studykb.vault import damage, journal
 from studykb.vault.cache import Cache
@@ -59,6 +60,16 @@ class Link:
     note: str = ""
 
 
+@dataclass(frozen=True)
+class Shown:
+    """Everything ``show`` tells about one document."""
+
+    doc: Document
+    outgoing: list[Link] = field(default_factory=list)
+    backlinks: list[Link] = field(default_factory=list)
+    units: list[Document] = field(default_factory=list)
+
+
 class Vault:
     """One vault and its state; open with :meth:`open`, then :meth:`refresh`."""
 
@@ -93,6 +104,43 @@ class Vault:
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
         root, explicit = locate(vault)
         return cls(load_config(root, explicit))
+
+    @classmethod
+    def at(cls, root: Path, explicit: bool) -> Vault:
+        """The vault whose folder is ``root`` (found before, see :func:`locate`), its
+        studykb.toml read now; ``explicit``: named or marked, not taken by its look."""
+        return cls(load_config(root, explicit))
+
+    @classmethod
+    def stored_ids(cls, where: str | None) -> list[str]:
+        """The document ids of the vault at ``where`` as last built, without a refresh
+        (shell completion); none before the first build."""
+        from studykb.config import STATE_DIR
+        from studykb.vault.resolve import ID
+
+        root, explicit = locate(where)
+        if not (root / STATE_DIR / "state.sqlite").is_file():
+            return []
+        vault = cls(load_config(root, explicit))
+        try:
+            return sorted(vault.store.names_at((ID,)))
+        finally:
+            vault.close()
+
+    def reopened(self) -> Vault:
+        """This vault opened again (studykb.toml read again, nothing kept in memory), this
+        one closed."""
+        fresh = Vault.at(self.root, self.config.explicit)
+        self.close()
+        return fresh
+
+    def settings_changed(self) -> bool:
+        """Whether studykb.toml says something else than when the vault was opened (True
+        when it cannot be read)."""
+        try:
+            return load_config(self.root, self.config.explicit) != self.config
+        except StudyError:
+            return True
 
     def close(self) -> None:
         self.cache.close()
@@ -297,6 +345,16 @@ class Vault:
 
     def outgoing(self, key: str) -> list[Link]:
         return self.links("WHERE source=? ORDER BY line", (key,))
+
+    def show(self, doc: Document) -> Shown:
+        """``doc`` with its references, what refers to it and, for a course, its units."""
+        units: list[Document] = []
+        if doc.type == "course":
+            units = sorted(
+                (d for d in self.documents().values() if d.parent == doc.key),
+                key=lambda d: d.line,
+            )
+        return Shown(doc, self.outgoing(doc.key), self.backlinks(doc.key), units)
 
     def problems(self) -> list[Problem]:
         """Every problem, with severities from the configuration; ``ignore`` drops one."""

@@ -84,6 +84,18 @@ def read_note(path: str | os.PathLike[str]) -> tuple[bytes, os.stat_result]:
         os.close(fd)
 
 
+def read_in(root: Path, path: str) -> bytes | None:
+    """The bytes of the vault file ``path`` (from the vault folder ``root``) as they are
+    on disk (read whole and stable, never through a link out of the vault), or None."""
+    if os.path.isabs(path) or path.startswith("../") or path == "..":
+        return None
+    try:
+        raw, _st = read_note(root / path)
+    except OSError:
+        return None
+    return raw
+
+
 def read_for_edit(root: Path, rel: str, *, allow_outside: bool = False) -> Read:
     """Read the file at vault path ``rel`` whole, for rewriting it.
 

@@ -79,11 +79,10 @@ def watch_source(kb: Session, lock: threading.Lock, *, index: bool = True) -> So
     def run(publish: Publish, stop: threading.Event) -> None:
         from studykb.editor.watch import Change, Watcher, index_sync
 
-        watcher = Watcher(kb.vault, index_sync() if index else None)
+        watcher = Watcher(kb, index_sync() if index else None)  # (reopens kb, under lock)
         watcher.lock = lock
 
         def changed(change: Change) -> None:
-            kb.vault = watcher.vault  # studykb.toml changed: the watch reopened the vault
             stats = change.stats
             keys = [*stats.added, *stats.modified, *stats.removed]
             if keys or change.new or change.fixed:
@@ -99,4 +98,4 @@ def watch_owned(kb: Session) -> bool:
     from studykb.editor.client import SOCKET_NAME
     from studykb.editor.serve import _answers
 
-    return _answers(kb.vault.config.state_dir / SOCKET_NAME)
+    return _answers(kb.config.state_dir / SOCKET_NAME)
