@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from studykb.config import Config as Config
     from studykb.config import NoVault as NoVault
     from studykb.config import find_vault as find_vault
+    from studykb.graph import GraphOptions as GraphOptions
     from studykb.parse.document import REF_KEYS as REF_KEYS
     from studykb.parse.outline import Outline as Outline
     from studykb.parse.render import IMAGE_EXTS as IMAGE_EXTS
@@ -37,7 +38,6 @@ if TYPE_CHECKING:
     from studykb.related.rank import RelatedOptions as RelatedOptions
     from studykb.search.portable import fold_name as fold_name
     from studykb.search.query import SearchOptions as SearchOptions
-    from studykb.session import GraphOptions as GraphOptions
     from studykb.session import Session as Session
     from studykb.study.new import NewDoc as NewDoc
     from studykb.study.rename import Move as Move
@@ -66,7 +66,7 @@ if TYPE_CHECKING:
 #: The session and its values: name -> (module, its name there).
 OWN: dict[str, tuple[str, str]] = {
     "Session": ("studykb.session", "Session"),
-    "GraphOptions": ("studykb.session", "GraphOptions"),
+    "GraphOptions": ("studykb.graph", "GraphOptions"),
     #: The former name of :class:`Session`, kept for scripts written against it.
     "KnowledgeBase": ("studykb.session", "Session"),
 }

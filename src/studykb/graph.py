@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from studykb.model import Document, fold
@@ -97,6 +98,18 @@ def _add_edges(graph: nx.MultiDiGraph, edges: Iterable[tuple[str, str, dict[str,
             key += 1
         keys[key] = data
     nx._clear_cache(graph)  # noqa: SLF001
+
+
+@dataclass(frozen=True)
+class GraphOptions:
+    """Filters for a graph export, filled by each front end in one place."""
+
+    types: tuple[str, ...] = ()
+    """Keep only documents of these types (empty: all)."""
+    tags: tuple[str, ...] = ()
+    """Keep only documents carrying one of these tags or covering one of these topics."""
+    kinds: tuple[str, ...] = ()
+    """Keep only edges of these kinds (empty: all)."""
 
 
 def subgraph(graph: nx.MultiDiGraph, keep: Iterable[str]) -> nx.MultiDiGraph:

@@ -15,12 +15,12 @@ import contextlib
 import os
 from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from studykb.config import locate as _locate
+from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
 from studykb.vault import Ahead, BuildStats, Link, Shown, Vault
 
@@ -41,18 +41,6 @@ if TYPE_CHECKING:
     from studykb.vault.loose import Looked
     from studykb.vault.setup import InitPlan
     from studykb.vault.topics import TopicTable
-
-
-@dataclass(frozen=True)
-class GraphOptions:
-    """Filters for a graph export, filled by each front end in one place."""
-
-    types: tuple[str, ...] = ()
-    """Keep only documents of these types (empty: all)."""
-    tags: tuple[str, ...] = ()
-    """Keep only documents carrying one of these tags or covering one of these topics."""
-    kinds: tuple[str, ...] = ()
-    """Keep only edges of these kinds (empty: all)."""
 
 
 def _no_phase(_name: str) -> AbstractContextManager[object]:
@@ -241,6 +229,7 @@ class Session:
         wait: float | None = None,
         quiet: bool = False,
         building: bool = False,
+        *,
         shown: bool = True,
     ) -> SyncStats:
         """Bring the search index in step with the state; ``building``: wait as long as
@@ -397,16 +386,11 @@ class Session:
         return prepare(self.vault, stats, _structure_names)
 
     def warm_related(self) -> None:
-        """Load what related documents need (numpy, scipy, the ranking code) and read
-        the kept features, vectors and matrices, ahead of the ranking (the cache only,
-        never the state: it may run while the refresh runs beside it)."""
-        from studykb.related.engine import ENGINE
-        from studykb.related.features import FEATURES
-        from studykb.related.rank import Ranker  # noqa: F401 - loaded ahead
-        from studykb.related.vectorcache import VECTORS
+        """Load what related documents need and read what is kept of it, ahead of the
+        ranking (the cache only: it may run while the refresh runs beside it)."""
+        from studykb.related.rank import warm
 
-        for spec in (FEATURES, VECTORS, ENGINE):
-            self.vault.structures.preload(spec)
+        warm(self.vault)
 
     def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
         """Related documents, best first, with the reasons in words."""

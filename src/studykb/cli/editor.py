@@ -268,7 +268,7 @@ def lsp(stdio: bool) -> None:
       studykb --vault ~/notes lsp      (the command an editor runs)
     """
     from studykb.cli.served import command_server
-    from studykb.editor.lsp import serve
+    from studykb.editor.lsp_main import serve
 
     ctx = click.get_current_context()
     vault_dir = ctx.obj.vault_dir if isinstance(ctx.obj, Context) else None

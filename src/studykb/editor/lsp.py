@@ -19,7 +19,6 @@ import contextlib
 import functools
 import logging
 import os
-import sys
 import threading
 import traceback
 from collections.abc import Callable
@@ -42,13 +41,14 @@ from studykb.api import (
     anchor_line,
     neighbours,
 )
+from studykb.editor import positions
+from studykb.editor.lsp_follow import Follower
 from studykb.editor.lsp_work import LARGE, Protocol, Readings
 from studykb.editor.serve import Owner
-from studykb.editor.watch import Change, ServerFactory, Watcher
+from studykb.editor.watch import ServerFactory, Watcher
 from studykb.errors import StudyError
-from studykb.model import ERROR, Problem
+from studykb.model import Problem
 
-_SEVERITY = {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
 log = logging.getLogger(__name__)
 
 
@@ -82,7 +82,7 @@ class StudyServer(LanguageServer):
         self._pending: set[str] = set()
         self._headings: dict[str, str | None] = {}
         self._loop: Any = None
-        self._base: BufferView | None = None
+        self.base_view: BufferView | None = None
         """(watcher thread) The last snapshot it built, the base of the next one."""
         self.generation = 0
         """Which snapshot is installed (a buffer read against an older one is read again)."""
@@ -218,104 +218,9 @@ class StudyServer(LanguageServer):
         if self.root is None or self.watching:
             return
         self.watching = True
-        thread = threading.Thread(target=self._watch, name="studykb-watch", daemon=True)
+        follower = Follower(self)
+        thread = threading.Thread(target=follower.run, name="studykb-watch", daemon=True)
         thread.start()
-
-    def _watch(self) -> None:
-        """Watcher thread: keep the state fresh with its own connection (or follow the
-        process that does), hand each new snapshot to the loop.
-
-        The loop thread never waits for a refresh, so completion stays fast while a
-        large vault is being brought up to date.
-        """
-        import time
-
-        root = self.root
-        assert root is not None
-        while not self.stop.is_set():
-            watcher = self._new_watcher()
-            if watcher is None or not self._run_watcher(watcher, root) or self.stop.is_set():
-                return
-            self._call(self.vault_gone)
-            while not root.is_dir() and not self.stop.wait(1.0):
-                pass
-            time.sleep(0.2)
-            self._call(self.vault_back)
-
-    def _new_watcher(self) -> Watcher | None:
-        """(watcher thread) A watcher of the vault; None when the vault cannot be opened
-        (said, and saves then refresh it on the loop thread)."""
-        try:
-            watcher = Watcher(self.open_vault(), role="lsp", serve=self.serve)
-            self.watcher = watcher
-        except (StudyError, StateError, OSError) as exc:
-            self._call(functools.partial(self.message, f"studykb: {exc}", t.MessageType.Error))
-            self.watching = False
-            self._call(functools.partial(self.refresh, True))
-            return None
-        return watcher
-
-    def _run_watcher(self, watcher: Watcher, root: Path) -> bool:
-        """(watcher thread) Install a first snapshot, then follow the changes until the
-        watcher stops; False when it failed with the vault still there (said: watching
-        is over), True when it stopped or the vault folder went away."""
-        try:
-            with watcher.lock:
-                self._changed(watcher, watcher.start(), full=True)
-            watcher.run(
-                functools.partial(self._changed, watcher),
-                stop=self.stop,
-                on_follow=self._following,
-            )
-        except Exception as exc:  # noqa: BLE001 - a dead watcher must not kill the server
-            if root.is_dir():
-                self._call(
-                    functools.partial(
-                        self.message,
-                        f"studykb: file watching stopped: {exc}",
-                        t.MessageType.Warning,
-                    )
-                )
-                self.watching = False
-                return False
-        finally:
-            with contextlib.suppress(Exception):
-                watcher.kb.close()
-        return True
-
-    def _changed(self, watcher: Watcher, change: Change, full: bool = False) -> None:
-        """(watcher thread) The state changed: build the new snapshot, install it."""
-        if change.error:
-            self._call(
-                functools.partial(self.message, f"studykb: {change.error}", t.MessageType.Warning)
-            )
-        kb = watcher.kb
-        try:
-            if full or change.config or self._base is None:
-                snap = kb.buffer_view()
-            elif change.stats.changed or change.new or change.fixed:
-                snap = kb.buffer_view(self._base, change.stats)
-            else:
-                return
-            self._base = snap
-        except (StateError, OSError, StudyError) as exc:
-            self._call(
-                functools.partial(
-                    self.message,
-                    f"studykb: could not refresh the vault: {exc}",
-                    t.MessageType.Warning,
-                )
-            )
-            return
-        if change.config:
-            self._call(self.settings_changed)
-        self._call(functools.partial(self.install, snap))
-
-    def _following(self, owner: Owner | None) -> None:
-        """(watcher thread) Say once whom the live state comes from."""
-        self.following = owner
-        if owner is not None:
-            log.info("following %s", owner.describe())
 
     def settings_changed(self) -> None:
         """studykb.toml changed: read from a vault opened with the new settings."""
@@ -331,7 +236,7 @@ class StudyServer(LanguageServer):
         for line, warning in self.kb.config.warnings:
             self.message(f"studykb: studykb.toml:{line}: {warning}", t.MessageType.Warning)
 
-    def _call(self, func: Callable[[], None]) -> None:
+    def call_soon(self, func: Callable[[], None]) -> None:
         if self._loop is not None and not self._loop.is_closed():
             with contextlib.suppress(RuntimeError):
                 self._loop.call_soon_threadsafe(self._safe, func)
@@ -501,45 +406,19 @@ class StudyServer(LanguageServer):
             )
 
     def diagnostic(self, analysis: Analysis, p: Problem) -> t.Diagnostic:
-        lines = analysis.lines
-        line = min(max(p.line - 1, 0), max(len(lines) - 1, 0))
-        text = lines[line] if lines else ""
-        start, end = len(text) - len(text.lstrip()), len(text.rstrip())
-        if p.code in ("dangling-ref", "ambiguous-ref", "dangling-anchor"):  # the link only
-            for span in analysis.spans:
-                if span.line == line and repr(span.ref.text) in p.message:
-                    start, end = span.start, span.end
-                    break
-        return t.Diagnostic(
-            range=self.range(text, line, start, end),
-            message=p.message,
-            severity=_SEVERITY.get(p.severity, t.DiagnosticSeverity.Warning),
-            code=p.code,
-            source="studykb",
-        )
+        return positions.diagnostic(analysis, p, self.encoding)
 
     # -- positions (the client counts UTF-16 units unless it chose otherwise) ---------------
-    def _units(self, text: str) -> int:
-        encoding = str(self.workspace.position_encoding or "utf-16")
-        if encoding.endswith("32"):
-            return len(text)
-        if encoding.endswith("8"):
-            return len(text.encode("utf-8", errors="surrogatepass"))
-        return len(text.encode("utf-16-le", errors="surrogatepass")) // 2
+    @property
+    def encoding(self) -> str:
+        return str(self.workspace.position_encoding or "utf-16")
 
     def range(self, text: str, line: int, start: int, end: int) -> t.Range:
-        return t.Range(
-            t.Position(line, self._units(text[:start])), t.Position(line, self._units(text[:end]))
-        )
+        return positions.text_range(text, line, start, end, self.encoding)
 
     def column(self, text: str, character: int) -> int:
         """Client position -> code-point column in ``text``."""
-        units = 0
-        for n, ch in enumerate(text):
-            if units >= character:
-                return n
-            units += self._units(ch)
-        return len(text)
+        return positions.column(text, character, self.encoding)
 
     def cursor(self, uri: str, position: t.Position) -> tuple[Analysis, int, int]:
         analysis = self.analysis(uri)
@@ -584,67 +463,3 @@ def _retrieved(future: Any) -> None:
     """A reading nobody awaits: its failure was said by the request that met it."""
     if not future.cancelled():
         future.exception()
-
-
-def serve(
-    vault_dir: str | None,
-    stdin: Any = None,
-    stdout: Any = None,
-    commands: ServerFactory | None = None,
-) -> None:
-    """Run the server over stdio until the client says exit (or closes the pipe)."""
-    from studykb.runtime.memory import long_lived, responsive
-
-    long_lived()
-    logging.basicConfig(level=logging.WARNING, format="studykb lsp: %(message)s")
-    # the watcher thread refreshes in the background: hand the interpreter back to the
-    # request loop more often than every 5 ms, so answers stay quick meanwhile
-    responsive()
-    from studykb.editor.lsp_features import build
-
-    server = build(vault_dir, commands)
-    _leave_on_interrupt(server)
-    stdin, stdout = _own_streams(stdin, stdout)
-    try:
-        server.start_io(stdin, stdout)
-    finally:
-        server.close()
-
-
-def _own_streams(stdin: Any, stdout: Any) -> tuple[Any, Any]:
-    """The editor's pipes as files of the server's own; ``sys.stdin`` becomes the null
-    device and ``sys.stdout`` standard error.
-
-    A first build of a large vault parses in forked worker processes, and a forked
-    worker starts by closing ``sys.stdin``: with the server's reading thread holding that
-    file's lock (it always waits in a read), the worker would wait for it forever, and the
-    build with it. A stray print can no longer break the protocol either.
-    """
-    if stdin is None or stdout is None:
-        return stdin, stdout
-    try:
-        own_in = os.fdopen(os.dup(stdin.fileno()), "rb")
-        own_out = os.fdopen(os.dup(stdout.fileno()), "wb")
-    except (OSError, ValueError, AttributeError):
-        return stdin, stdout  # not files (an in-process test): nothing to protect
-    sys.stdin = open(os.devnull, encoding="utf-8")  # noqa: SIM115 - lives as long as we do
-    sys.stdout = sys.stderr
-    return own_in, own_out
-
-
-def _leave_on_interrupt(server: StudyServer) -> None:
-    """Ctrl-C (or SIGTERM) ends the server at once: its socket is removed and the process
-    leaves, without waiting for the thread that reads standard input (whose lock a
-    second Ctrl-C would otherwise find taken at shutdown: a fatal error, exit 134)."""
-    import signal
-
-    def leave(signum: int, _frame: object) -> None:
-        with contextlib.suppress(Exception):
-            server.close()
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        os._exit(130 if signum == signal.SIGINT else 0)
-
-    with contextlib.suppress(ValueError):  # only the main thread may set handlers
-        signal.signal(signal.SIGINT, leave)
-        signal.signal(signal.SIGTERM, leave)

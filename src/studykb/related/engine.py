@@ -54,6 +54,7 @@ from studykb.related.feature_index import (
 )
 from studykb.related.features import FEATURES
 from studykb.related.mentions import unpack as unpack_mentions
+from studykb.related.sparse import Csr, csr, inv_sqrt, scale_cols, scale_rows, top_per_row
 from studykb.related.vectorcache import VECTORS
 
 if TYPE_CHECKING:
@@ -128,38 +129,6 @@ class Weights:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
-Csr = Any
-"""A ``scipy.sparse.csr_matrix`` (scipy ships no type information)."""
-
-
-def _csr(
-    rows: NDArray[np.int64],
-    cols: NDArray[np.int64],
-    vals: NDArray[np.float64],
-    shape: tuple[int, int],
-) -> Csr:
-    made = sp.csr_matrix((vals, (rows, cols)), shape=shape)
-    made.sum_duplicates()
-    return made
-
-
-def _scale_cols(m: Csr, w: NDArray[np.float64]) -> Csr:
-    return sp.csr_matrix(m @ sp.diags(w))
-
-
-def _scale_rows(m: Csr, w: NDArray[np.float64]) -> Csr:
-    return sp.csr_matrix(sp.diags(w) @ m)
-
-
-def _inv_sqrt(counts: NDArray[np.float64], cap: float | None = None) -> NDArray[np.float64]:
-    out = np.zeros_like(counts, dtype=np.float64)
-    ok = counts > 0
-    if cap is not None:
-        ok &= counts <= cap
-    out[ok] = 1.0 / np.sqrt(counts[ok])
-    return out
-
-
 class Engine:
     """The factor matrices of every component, by the feature index's node numbers."""
 
@@ -207,23 +176,23 @@ class Engine:
         src, dst, bits = self._edges()
         linked = (bits & ~COURSE_BIT) != 0
         ones = np.ones(int(linked.sum()))
-        self.L = _csr(src[linked], dst[linked], ones, self.shape)
+        self.L = csr(src[linked], dst[linked], ones, self.shape)
         self.LT = sp.csr_matrix(self.L.T)
         out_deg = np.diff(self.L.indptr).astype(np.float64)
         in_deg = np.diff(self.LT.indptr).astype(np.float64)
         citer = (out_deg <= COCITE_MAX).astype(np.float64)
         # coupling: B B^T, B = L with targets weighted 1/sqrt(citers), lists of everything out
-        self.B = _scale_rows(_scale_cols(self.L, _inv_sqrt(in_deg, HUB_CAP)), citer)
+        self.B = scale_rows(scale_cols(self.L, inv_sqrt(in_deg, HUB_CAP)), citer)
         self.BT = sp.csr_matrix(self.B.T)
         # co-citation: Q^T Q, Q = L with sources weighted 1/sqrt(what they cite)
-        self.QT = sp.csr_matrix(_scale_rows(self.L, _inv_sqrt(out_deg) * citer).T)
+        self.QT = sp.csr_matrix(scale_rows(self.L, inv_sqrt(out_deg) * citer).T)
         self.Q = sp.csr_matrix(self.QT.T)
         req = (bits & KIND_BITS["requires"]) != 0
-        self.R = _csr(src[req], dst[req], np.ones(int(req.sum())), self.shape)
+        self.R = csr(src[req], dst[req], np.ones(int(req.sum())), self.shape)
         self.RT = sp.csr_matrix(self.R.T)
-        self.Rin = _scale_cols(self.R, _inv_sqrt(np.diff(self.RT.indptr).astype(np.float64)))
+        self.Rin = scale_cols(self.R, inv_sqrt(np.diff(self.RT.indptr).astype(np.float64)))
         self.RinT = sp.csr_matrix(self.Rin.T)
-        self.Rout = _scale_rows(self.R, _inv_sqrt(np.diff(self.R.indptr).astype(np.float64)))
+        self.Rout = scale_rows(self.R, inv_sqrt(np.diff(self.R.indptr).astype(np.float64)))
         self.RoutT = sp.csr_matrix(self.Rout.T)
         self.T = self._groups(ix.topics, n)
         self.TT = sp.csr_matrix(self.T.T)
@@ -231,7 +200,7 @@ class Engine:
         self.GT = sp.csr_matrix(self.G.T)
         course = np.asarray(ix.course, dtype=np.int64)
         member = course >= 0
-        self.C = _csr(np.nonzero(member)[0], course[member], np.ones(int(member.sum())), self.shape)
+        self.C = csr(np.nonzero(member)[0], course[member], np.ones(int(member.sum())), self.shape)
         self.CT = sp.csr_matrix(self.C.T)
         is_course = np.array([t == "course" for t in ix.types], dtype=np.float64)
         self.K = sp.csr_matrix(is_course.reshape(-1, 1))
@@ -271,13 +240,13 @@ class Engine:
             cols.extend(got)
         r = np.asarray(rows, dtype=np.int64)
         c = np.asarray(cols, dtype=np.int64)
-        m = _csr(r, c, np.ones(len(r)), (self.n, max(width, 1)))
+        m = csr(r, c, np.ones(len(r)), (self.n, max(width, 1)))
         m.data[:] = 1.0
         size = np.asarray(m.sum(axis=0)).ravel()
         w = np.zeros_like(size)
         ok = (size > 0) & (size <= HUB_CAP)
         w[ok] = 1.0 / np.sqrt(np.log1p(size[ok]))
-        return _scale_cols(m, w)
+        return scale_cols(m, w)
 
     def _mentions(self) -> Csr:
         """Who names whom, each named document weighted by how few name it: 1 for a
@@ -298,13 +267,13 @@ class Engine:
                     cols.append(j)
         r = np.asarray(rows, dtype=np.int64)
         c = np.asarray(cols, dtype=np.int64)
-        m = _csr(r, c, np.ones(len(r)), self.shape)
+        m = csr(r, c, np.ones(len(r)), self.shape)
         m.data[:] = 1.0
         named = np.asarray(m.sum(axis=0)).ravel()
         w = np.zeros_like(named)
         ok = named > 0
         w[ok] = np.log((self.n + 1) / named[ok]) / np.log(self.n + 1)
-        return _scale_cols(m, w)
+        return scale_cols(m, w)
 
     def _text(self) -> tuple[Csr, Csr, NDArray[np.int64]]:
         """Unit-length BM25 vectors (document x term) in node order, and the same with the
@@ -333,7 +302,7 @@ class Engine:
         x = sp.csr_matrix((val, idx, indptr), shape=(self.n, width))
         posting = self.posting = np.bincount(idx, minlength=width)
         keep = (posting <= MAX_POSTING).astype(np.float64)
-        return x, _scale_cols(x, keep), number
+        return x, scale_cols(x, keep), number
 
     # -- scoring --------------------------------------------------------------------------------
     def components(self, rows: NDArray[np.int64], text: bool = True) -> dict[str, Csr]:
@@ -357,25 +326,6 @@ class Engine:
         if text:
             out["text"] = top_per_row(self.Xq[rows] @ self.XT, TEXT_POOL)
         return {name: sp.csr_matrix(m) for name, m in out.items()}
-
-
-def top_per_row(m: Csr, k: int) -> Csr:
-    """The ``k`` largest entries of each row (ties by column), the rest dropped."""
-    m = sp.csr_matrix(m)
-    m.eliminate_zeros()
-    counts = np.diff(m.indptr)
-    if counts.max(initial=0) <= k:
-        return m
-    keep = np.zeros(len(m.data), dtype=bool)
-    for r in np.nonzero(counts > 0)[0]:
-        a, b = m.indptr[r], m.indptr[r + 1]
-        if b - a <= k:
-            keep[a:b] = True
-            continue
-        order = np.lexsort((m.indices[a:b], -m.data[a:b]))[:k]
-        keep[a + order] = True
-    rows = np.repeat(np.arange(m.shape[0]), counts)
-    return _csr(rows[keep], m.indices[keep].astype(np.int64), m.data[keep], m.shape)
 
 
 @dataclass
@@ -412,7 +362,7 @@ def score_block(
         text_r = [n for n, found in text.items() for _j, _s in found]
         text_c = [j for found in text.values() for j, _s in found]
         text_v = [s for found in text.values() for _j, s in found]
-        parts["text"] = _csr(
+        parts["text"] = csr(
             np.asarray(text_r, dtype=np.int64),
             np.asarray(text_c, dtype=np.int64),
             np.asarray(text_v, dtype=np.float64),
@@ -469,7 +419,7 @@ class EngineSpec:
     (:mod:`studykb.related.stored`)."""
 
     name = "related-engine"
-    made_by = ("studykb.related.engine", "studykb.related.stored")
+    made_by = ("studykb.related.engine", "studykb.related.sparse", "studykb.related.stored")
     inputs = (FEATURES, VECTORS)
 
     def build(self, vault: Snapshot) -> Engine:

@@ -310,3 +310,15 @@ def related(
     if doc.key not in ranker.ix.number:
         return []
     return ranker.related(doc.key, options)
+
+
+def warm(vault: Vault) -> None:
+    """Read the kept features, vectors and matrices of ``vault`` (this module loaded
+    numpy, scipy and the ranking code), ahead of the ranking: the cache only, never the
+    state, so it may run while the refresh runs beside it."""
+    from studykb.related.engine import ENGINE
+    from studykb.related.features import FEATURES
+    from studykb.related.vectorcache import VECTORS
+
+    for spec in (FEATURES, VECTORS, ENGINE):
+        vault.structures.preload(spec)

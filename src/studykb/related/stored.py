@@ -24,7 +24,7 @@ import scipy.sparse as sp
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from studykb.related.engine import Csr
+    from studykb.related.sparse import Csr
 
 #: ``build`` makes the engine (and its inputs) when it read at least this many files,
 #: or when none is kept yet (:meth:`studykb.session.Session.prepare_related`).

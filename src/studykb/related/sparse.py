@@ -1,0 +1,61 @@
+"""Small sparse-matrix helpers the engine's components are made with (scipy.sparse)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import scipy.sparse as sp
+
+if TYPE_CHECKING:
+    from numpy.typing import NDArray
+
+Csr = Any
+"""A ``scipy.sparse.csr_matrix`` (scipy ships no type information)."""
+
+
+def csr(
+    rows: NDArray[np.int64],
+    cols: NDArray[np.int64],
+    vals: NDArray[np.float64],
+    shape: tuple[int, int],
+) -> Csr:
+    made = sp.csr_matrix((vals, (rows, cols)), shape=shape)
+    made.sum_duplicates()
+    return made
+
+
+def scale_cols(m: Csr, w: NDArray[np.float64]) -> Csr:
+    return sp.csr_matrix(m @ sp.diags(w))
+
+
+def scale_rows(m: Csr, w: NDArray[np.float64]) -> Csr:
+    return sp.csr_matrix(sp.diags(w) @ m)
+
+
+def inv_sqrt(counts: NDArray[np.float64], cap: float | None = None) -> NDArray[np.float64]:
+    out = np.zeros_like(counts, dtype=np.float64)
+    ok = counts > 0
+    if cap is not None:
+        ok &= counts <= cap
+    out[ok] = 1.0 / np.sqrt(counts[ok])
+    return out
+
+
+def top_per_row(m: Csr, k: int) -> Csr:
+    """The ``k`` largest entries of each row (ties by column), the rest dropped."""
+    m = sp.csr_matrix(m)
+    m.eliminate_zeros()
+    counts = np.diff(m.indptr)
+    if counts.max(initial=0) <= k:
+        return m
+    keep = np.zeros(len(m.data), dtype=bool)
+    for r in np.nonzero(counts > 0)[0]:
+        a, b = m.indptr[r], m.indptr[r + 1]
+        if b - a <= k:
+            keep[a:b] = True
+            continue
+        order = np.lexsort((m.indices[a:b], -m.data[a:b]))[:k]
+        keep[a + order] = True
+    rows = np.repeat(np.arange(m.shape[0]), counts)
+    return csr(rows[keep], m.indices[keep].astype(np.int64), m.data[keep], m.shape)
