@@ -45,9 +45,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "slow: takes seconds (real processes killed at random moments); "
-        "leave out with -m 'not slow'",
+        "slow: takes seconds (real processes, some killed at random moments; a browser; "
+        "large notes or vaults); runs first; leave out with -m 'not slow'",
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow`` run first, the others after them, each in the order of the
+    files. pytest-xdist hands tests to its workers in this order: the long ones start at
+    once on both workers and the short ones fill in the end, instead of one long test
+    keeping one worker busy while the other has nothing left."""
+    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
