@@ -51,11 +51,18 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests marked ``slow`` run first, the others after them, each in the order of the
+    """Tests marked ``slow``, and those an ``xdist_group`` keeps on one worker (a group
+    is handed out whole), run first; the others after them, each in the order of the
     files. pytest-xdist hands tests to its workers in this order: the long ones start at
     once on both workers and the short ones fill in the end, instead of one long test
     keeping one worker busy while the other has nothing left."""
-    items.sort(key=lambda item: item.get_closest_marker("slow") is None)
+
+    def later(item: pytest.Item) -> bool:
+        return item.get_closest_marker("slow") is None and (
+            item.get_closest_marker("xdist_group") is None
+        )
+
+    items.sort(key=later)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
