@@ -30,6 +30,8 @@ else:
     STATE_HOME = _RUN_STATE = tempfile.mkdtemp(prefix="studykb-test-state-")
     os.environ["STUDYKB_TEST_STATE"] = _RUN_STATE
 os.environ["XDG_STATE_HOME"] = STATE_HOME
+# Hugo's cache (else $TMPDIR/hugo_cache, left behind) goes with this process's folder
+os.environ["HUGO_CACHEDIR"] = os.path.join(STATE_HOME, "hugo_cache")
 FLAVOURS = FIXTURES / "flavours"
 
 
