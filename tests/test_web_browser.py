@@ -5,8 +5,7 @@ works, and axe-core finds no accessibility violation.
 
 Needs Debian's ``chromium`` (or ``STUDYKB_CHROMIUM``) and the ``playwright`` package
 (the ``test`` extra); skipped, saying which is missing, otherwise. Screenshots go to
-``$STUDYKB_SCREENSHOTS`` when set (else the test's temporary folder, which a run that
-passes removes), to be looked at.
+``$STUDYKB_SCREENSHOTS`` when set (else the test's temporary folder), to be looked at.
 """
 
 from __future__ import annotations
