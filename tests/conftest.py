@@ -30,6 +30,8 @@ else:
     STATE_HOME = _RUN_STATE = tempfile.mkdtemp(prefix="studykb-test-state-")
     os.environ["STUDYKB_TEST_STATE"] = _RUN_STATE
 os.environ["XDG_STATE_HOME"] = STATE_HOME
+# Hugo's cache (else $TMPDIR/hugo_cache, left behind) goes with this process's folder
+os.environ["HUGO_CACHEDIR"] = os.path.join(STATE_HOME, "hugo_cache")
 FLAVOURS = FIXTURES / "flavours"
 
 
@@ -45,9 +47,24 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
-        "slow: takes seconds (real processes killed at random moments); "
-        "leave out with -m 'not slow'",
+        "slow: takes seconds (real processes, some killed at random moments; a browser; "
+        "large notes or vaults); runs first; leave out with -m 'not slow'",
     )
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests marked ``slow``, and those an ``xdist_group`` keeps on one worker (a group
+    is handed out whole), run first; the others after them, each in the order of the
+    files. pytest-xdist hands tests to its workers in this order: the long ones start at
+    once on both workers and the short ones fill in the end, instead of one long test
+    keeping one worker busy while the other has nothing left."""
+
+    def later(item: pytest.Item) -> bool:
+        return item.get_closest_marker("slow") is None and (
+            item.get_closest_marker("xdist_group") is None
+        )
+
+    items.sort(key=later)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

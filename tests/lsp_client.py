@@ -46,6 +46,8 @@ class LspClient:
         self._methods: dict[int, str] = {}
         self._lock = threading.Lock()
         self.notifications: list[dict] = []
+        self.initialized: dict = {}
+        """The answer to :meth:`initialize` (empty before it)."""
         self.order: list[tuple[str, Any]] = []
         """Every message from the server, in the order it came: ("response", id) or
         (method, params)."""
@@ -174,6 +176,7 @@ class LspClient:
             timeout=120,
         )
         self.notify("initialized", {})
+        self.initialized = result
         return result
 
     def open(self, path: Path, text: str | None = None, version: int = 1) -> str:

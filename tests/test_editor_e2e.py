@@ -230,7 +230,10 @@ def test_neovim_with_the_guides_configuration(make_vault, tmp_path, config) -> N
         "XDG_STATE_HOME": str(tmp_path / "state"),
         "XDG_DATA_HOME": str(tmp_path / "data"),
         "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        # Neovim's server socket (else in $TMPDIR/nvim.USER/, left behind)
+        "XDG_RUNTIME_DIR": str(tmp_path / "run"),
     }
+    (tmp_path / "run").mkdir(mode=0o700)
     watch = Watch(root)
     try:
         watch.expect(r"^watching ")

@@ -71,6 +71,8 @@ def vault(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def lsp(vault: Path):  # type: ignore[no-untyped-def]
+    """One server for the module's tests that only open buffers and ask; it must leave
+    with exit code 0 and no traceback."""
     client = LspClient(vault)
     client.initialize(vault)
     yield client
@@ -89,9 +91,10 @@ def codes(diagnostics: list[dict]) -> list[tuple[int, str]]:
     return sorted((d["range"]["start"]["line"], d["code"]) for d in diagnostics)
 
 
-def test_capabilities(vault: Path) -> None:
-    with LspClient(vault) as client:
-        caps = client.initialize(vault)["capabilities"]
+def test_capabilities(lsp: LspClient) -> None:
+    """What the shared server answered to ``initialize`` (its clean exit is checked when
+    the module's tests are done)."""
+    caps = lsp.initialized["capabilities"]
     assert "[" in caps["completionProvider"]["triggerCharacters"]
     for name in (
         "definitionProvider",
@@ -100,7 +103,6 @@ def test_capabilities(vault: Path) -> None:
         "documentLinkProvider",
     ):
         assert caps[name]
-    assert client.proc.returncode == 0
 
 
 def test_diagnostics_as_you_type(lsp: LspClient, vault: Path) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,21 +32,46 @@ def _large(lines: int = 12_000) -> str:
 
 
 @pytest.fixture
-def vault(tmp_path: Path) -> Path:
-    root = tmp_path / "v"
+def large_vault(tmp_path: Path) -> Path:
+    """The two small notes and the large one (seconds for the server to read, at start
+    and at each change)."""
+    return _vault(tmp_path / "v", large=True)
+
+
+def _vault(root: Path, large: bool) -> Path:
     (root / "notes").mkdir(parents=True)
     (root / "studykb.toml").write_text("", encoding="utf-8")
     (root / "notes" / "small.md").write_text(SMALL, encoding="utf-8")
     (root / "notes" / "other.md").write_text(OTHER, encoding="utf-8")
-    (root / "notes" / "large.md").write_text(_large(), encoding="utf-8")
+    if large:
+        (root / "notes" / "large.md").write_text(_large(), encoding="utf-8")
     return root
+
+
+@pytest.fixture(scope="module")
+def small_lsp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LspClient, str]]:
+    """One server, over the two small notes, for every test of a bad request (each
+    checks that the server goes on answering; it leaves cleanly at the end, with no
+    traceback), and the uri of the open small buffer."""
+    vault = _vault(tmp_path_factory.mktemp("responsive") / "v", large=False)
+    lsp = LspClient(vault)
+    try:
+        lsp.initialize(vault)
+        small = lsp.open(vault / "notes" / "small.md")
+        lsp.diagnostics(small, 1, timeout=120)
+        yield lsp, small
+    finally:
+        assert lsp.close() == 0
+    assert "Traceback" not in lsp.stderr, lsp.stderr
 
 
 def _index(lsp: LspClient, wanted: tuple[str, object]) -> int:
     return lsp.order.index(wanted)
 
 
-def test_a_large_buffer_being_read_holds_up_no_other(vault: Path) -> None:
+@pytest.mark.slow  # seconds: the server reads the large note at start and at each change
+def test_a_large_buffer_being_read_holds_up_no_other(large_vault: Path) -> None:
+    vault = large_vault
     with LspClient(vault) as lsp:
         lsp.initialize(vault)
         small = lsp.open(vault / "notes" / "small.md")
@@ -88,36 +114,34 @@ def test_a_large_buffer_being_read_holds_up_no_other(vault: Path) -> None:
     ],
 )
 def test_a_bad_position_gets_an_error_reply(
-    vault: Path, method: str, line: int, character: int
+    small_lsp: tuple[LspClient, str], method: str, line: int, character: int
 ) -> None:
-    with LspClient(vault) as lsp:
-        lsp.initialize(vault)
-        small = lsp.open(vault / "notes" / "small.md")
-        lsp.diagnostics(small, 1, timeout=120)
-        params = lsp.at(small, line, character)
-        if method == "textDocument/references":
-            params["context"] = {"includeDeclaration": False}
-        with pytest.raises(RuntimeError, match="-32602"):
-            lsp.request(method, params, timeout=60)
-        # and the server goes on answering
-        assert lsp.request("textDocument/hover", lsp.at(small, 5, 7), timeout=60) is not None
-        assert "Traceback" not in lsp.stderr, lsp.stderr
-    assert lsp.proc.returncode == 0
+    lsp, small = small_lsp
+    params = lsp.at(small, line, character)
+    if method == "textDocument/references":
+        params["context"] = {"includeDeclaration": False}
+    with pytest.raises(RuntimeError, match="-32602"):
+        lsp.request(method, params, timeout=60)
+    # and the server goes on answering
+    assert lsp.request("textDocument/hover", lsp.at(small, 5, 7), timeout=60) is not None
+    assert "Traceback" not in lsp.stderr, lsp.stderr
 
 
-def test_a_character_past_the_end_of_its_line_is_the_end_of_the_line(vault: Path) -> None:
+def test_a_character_past_the_end_of_its_line_is_the_end_of_the_line(
+    small_lsp: tuple[LspClient, str],
+) -> None:
     """As the protocol says (and editors count on it): not an error."""
-    with LspClient(vault) as lsp:
-        lsp.initialize(vault)
-        small = lsp.open(vault / "notes" / "small.md")
-        lsp.diagnostics(small, 1, timeout=120)
-        assert lsp.request("textDocument/hover", lsp.at(small, 5, 999), timeout=60) is None
-        at_end = lsp.request("textDocument/completion", lsp.at(small, 6, 40), timeout=60)
-        assert at_end is None
+    lsp, small = small_lsp
+    assert lsp.request("textDocument/hover", lsp.at(small, 5, 999), timeout=60) is None
+    at_end = lsp.request("textDocument/completion", lsp.at(small, 6, 40), timeout=60)
+    assert at_end is None
 
 
-def test_a_request_that_cannot_be_read_gets_an_error_reply(vault: Path) -> None:
-    """pygls drops a request it cannot read as its type: the client waited for ever."""
+def test_a_request_that_cannot_be_read_gets_an_error_reply(tmp_path: Path) -> None:
+    """pygls drops a request it cannot read as its type: the client waited for ever.
+    (A server of its own: pygls logs the request's traceback, which the shared server's
+    stderr must not hold.)"""
+    vault = _vault(tmp_path / "v", large=False)
     with LspClient(vault) as lsp:
         lsp.initialize(vault)
         small = lsp.open(vault / "notes" / "small.md")
@@ -127,18 +151,16 @@ def test_a_request_that_cannot_be_read_gets_an_error_reply(vault: Path) -> None:
         assert lsp.request("textDocument/hover", lsp.at(small, 5, 7), timeout=60) is not None
 
 
-def test_a_bad_range_gets_an_error_reply(vault: Path) -> None:
-    with LspClient(vault) as lsp:
-        lsp.initialize(vault)
-        small = lsp.open(vault / "notes" / "small.md")
-        lsp.diagnostics(small, 1, timeout=120)
-        params = {
-            "textDocument": {"uri": small},
-            "range": {"start": {"line": 0, "character": 0}, "end": {"line": -2, "character": 0}},
-            "context": {"diagnostics": []},
-        }
-        with pytest.raises(RuntimeError, match="-32602"):
-            lsp.request("textDocument/codeAction", params, timeout=60)
+def test_a_bad_range_gets_an_error_reply(small_lsp: tuple[LspClient, str]) -> None:
+    lsp, small = small_lsp
+    params = {
+        "textDocument": {"uri": small},
+        "range": {"start": {"line": 0, "character": 0}, "end": {"line": -2, "character": 0}},
+        "context": {"diagnostics": []},
+    }
+    with pytest.raises(RuntimeError, match="-32602"):
+        lsp.request("textDocument/codeAction", params, timeout=60)
+    assert lsp.request("textDocument/hover", lsp.at(small, 5, 7), timeout=60) is not None
 
 
 def test_edits_coalesce_while_a_reading_runs() -> None:

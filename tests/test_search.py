@@ -523,29 +523,30 @@ def test_kept_signatures_are_what_the_index_holds(open_vault, vault: Path, monke
     assert 0 < wholes < len(steps)  # both ways of keeping them were used
 
 
+@pytest.mark.slow  # seconds: the bundled vault built in worker interpreters
 def test_a_build_in_worker_interpreters_answers_as_one_in_this_process(
-    run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    run, bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The full build above PARALLEL_MIN files (segments written by worker interpreters)
-    gives the same hits, in the same order, with the same scores."""
+    gives the same hits, in the same order, with the same scores as the build in this
+    process (the shared bundled vault's: its files are far fewer than PARALLEL_MIN)."""
     from conftest import REPO
     from studykb.search import sync
 
-    vaults = {}
-    for name, least in (("serial", 10**9), ("parallel", 10)):
-        dest = tmp_path / name
-        for folder in ("notes", "courses"):
-            shutil.copytree(REPO / folder, dest / folder)
-        shutil.copy(REPO / "studykb.toml", dest / "studykb.toml")
-        monkeypatch.setattr(sync, "PARALLEL_MIN", least)
-        monkeypatch.setattr(sync.os, "cpu_count", lambda: 2)
-        assert run("build", vault=dest).exit_code == 0
-        vaults[name] = dest
-    assert len(list((vaults["parallel"] / ".studykb").rglob("*.seg"))) >= 2  # worker segments
+    assert len(list(bundled.rglob("*.md"))) < sync.PARALLEL_MIN  # built in this process
+    parallel = tmp_path / "parallel"
+    for folder in ("notes", "courses"):
+        shutil.copytree(REPO / folder, parallel / folder)
+    shutil.copy(REPO / "studykb.toml", parallel / "studykb.toml")
+    with monkeypatch.context() as patch:  # this build only (not the shared vault's)
+        patch.setattr(sync, "PARALLEL_MIN", 10)
+        patch.setattr(sync.os, "cpu_count", lambda: 2)
+        assert run("build", vault=parallel).exit_code == 0
+    assert len(list((parallel / ".studykb").rglob("*.seg"))) >= 2  # worker segments
     for query in ("attention", "KV cache", "张量并行", "FSDP2 sharding", "调度"):
         answers = [
-            json.loads(run("search", query, "--json", vault=vaults[name]).stdout)["hits"]
-            for name in ("serial", "parallel")
+            json.loads(run("search", query, "--json", vault=vault).stdout)["hits"]
+            for vault in (bundled, parallel)
         ]
         assert answers[0] == answers[1] and answers[0], query
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 SAMPLE = """PostgreSQL的VACUUM会清理死元组。数据并行把批次切到多张卡上，张量并行把矩阵乘切开。
@@ -11,11 +13,16 @@ SAMPLE = """PostgreSQL的VACUUM会清理死元组。数据并行把批次切到�
 像操作系统的虚拟内存一样管理；中华人民共和国的流水线并行与混合精度训练。"""
 
 
-def test_rjieba_gives_the_same_words_as_jieba() -> None:
+def test_rjieba_gives_the_same_words_as_jieba(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     jieba = pytest.importorskip("jieba")
     import rjieba
 
     jieba.setLogLevel(60)
+    # jieba writes its dictionary's cache into the temporary folder (and reads it from
+    # there at its next start): this test's own folder, which goes with it
+    monkeypatch.setattr(jieba.dt, "tmp_dir", str(tmp_path))
     for line in SAMPLE.splitlines():
         assert rjieba.cut(line) == list(jieba.cut(line)), line
 

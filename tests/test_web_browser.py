@@ -160,7 +160,8 @@ def test_search_as_you_type_in_both_languages(page: Any, served: Served) -> None
 def test_graph_is_clicked_through(page: Any, served: Served) -> None:
     page.goto(served.url + "/graph/")
     page.wait_for_function("() => window.studykbGraph && window.studykbGraph.ready", timeout=20_000)
-    page.wait_for_timeout(3500)  # the layout worker settles (3 s)
+    # the layout worker settles (its budget: 3 s)
+    page.wait_for_function("() => window.studykbGraph.timings.layoutDone > 0", timeout=20_000)
     page.fill("[data-graph-search]", "FSDP2 tut")
     page.keyboard.press("Enter")
     page.wait_for_function(
@@ -236,6 +237,10 @@ PAGES = [
 ]
 
 
+#: Resolves after two more animation frames: the page has drawn what was pending.
+RENDERED = "() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_pages_pass_axe(browser: Any, served: Served, scheme: str) -> None:
     context = browser.new_context(bypass_csp=True, color_scheme=scheme)
@@ -245,7 +250,8 @@ def test_pages_pass_axe(browser: Any, served: Served, scheme: str) -> None:
         tab.goto(served.url + path)
         if path == "/graph/":
             tab.wait_for_function("() => window.studykbGraph.ready", timeout=20_000)
-        tab.wait_for_timeout(300)
+        # what the page's scripts draw in the next frames (the graph's first frame)
+        tab.evaluate(RENDERED)
         tab.add_script_tag(path=str(AXE))
         result = tab.evaluate(
             "async () => (await axe.run(document)).violations"
@@ -258,16 +264,30 @@ def test_pages_pass_axe(browser: Any, served: Served, scheme: str) -> None:
 
 
 # -- the static site -------------------------------------------------------------------------
-@pytest.fixture
-def static_site(
-    run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
-) -> Iterator[str]:
-    vault = make_vault(FILES)
-    out = tmp_path / "public"
-    assert run("site", "-o", str(out), vault=vault).exit_code == 0
-    handler = functools.partial(_Quiet, directory=str(out))
+@pytest.fixture(scope="module")
+def site_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``studykb site`` of the FILES vault, built once for the module (its tests only
+    open its pages)."""
+    from click.testing import CliRunner
+
+    from conftest import _cli, write_files
+
+    root = tmp_path_factory.mktemp("static")
+    vault = write_files(root / "vault", {**FILES, "studykb.toml": ""})
+    out = root / "public"
+    env = {"STUDYKB_VAULT": None, "STUDYKB_DEBUG": "1", "NO_COLOR": "1"}
+    result = CliRunner().invoke(_cli(), ["--vault", str(vault), "site", "-o", str(out)], env=env)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+@pytest.fixture(scope="module")
+def static_site(site_folder: Path) -> Iterator[str]:
+    """The static site over HTTP (a plain file server)."""
+    handler = functools.partial(_Quiet, directory=str(site_folder))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.daemon = True
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()
@@ -341,13 +361,10 @@ def test_search_waits_for_the_input_methods_composition(page: Any, static_site: 
     assert page.errors == []
 
 
-def test_static_site_from_disk_searches_and_draws_the_graph(
-    page: Any, run: Callable[..., Any], make_vault: Callable[..., Path], tmp_path: Path
-) -> None:
+def test_static_site_from_disk_searches_and_draws_the_graph(page: Any, site_folder: Path) -> None:
     """Opened as files (file://), where a page may not fetch the JSON beside it: search
     and the graph load the same data from search-index.js and graph-data.js."""
-    out = tmp_path / "public"
-    assert run("site", "-o", str(out), vault=make_vault(FILES)).exit_code == 0
+    out = site_folder
     page.goto((out / "index.html").as_uri())
     page.fill("#site-search-q", "数据并行")
     with page.expect_navigation():
