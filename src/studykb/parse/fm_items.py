@@ -22,7 +22,7 @@ from typing import Any
 # the strict parse and the comparison that prove an edit, shared with fm_edit
 from studykb.parse.fm_check import EditError, differs, load
 from studykb.parse.fm_edit import BOM
-from studykb.parse.fm_roundtrip import yaml_indent
+from studykb.parse.fm_roundtrip import load_round_trip
 from studykb.parse.frontmatter import split
 
 #: Where a name sits: keys from the top of the mapping (or of a unit's entry).
@@ -216,19 +216,7 @@ def _in_place(data: Any, where: Where, old: str, new: str, unit: str | None) -> 
 def _ruamel(fm: str, where: Where, old: str, new: str, unit: str | None) -> str:
     import io
 
-    from ruamel.yaml import YAML
-    from ruamel.yaml.error import YAMLError
-
-    rt = YAML(typ="rt")
-    rt.preserve_quotes = True
-    rt.width = 1 << 16
-    indent = yaml_indent(fm)
-    if indent:
-        rt.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
-    try:
-        data = rt.load(fm)
-    except YAMLError as exc:
-        raise EditError(f"ruamel.yaml cannot read it: {exc}") from None
+    rt, data = load_round_trip(fm)
     _in_place(data, where, old, new, unit)
     out = io.StringIO()
     rt.dump(data, out)

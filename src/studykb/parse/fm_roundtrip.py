@@ -37,9 +37,10 @@ def _target(data: Any, unit: str | None) -> Any:
     raise EditError(f"unit {unit!r} not found in the front matter")
 
 
-def _ruamel_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
+def load_round_trip(fm: str) -> tuple[Any, Any]:
+    """(ruamel.yaml's round-trip reader set up as ``fm`` is written, ``fm`` read by it);
+    raises :class:`EditError` when it cannot read it."""
     from ruamel.yaml import YAML
-    from ruamel.yaml.comments import CommentedMap
     from ruamel.yaml.error import YAMLError
 
     rt = YAML(typ="rt")
@@ -49,9 +50,15 @@ def _ruamel_edit(fm: str, changes: Changes, unit: str | None, table: str | None 
     if indent:
         rt.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
     try:
-        data = rt.load(fm)
+        return rt, rt.load(fm)
     except YAMLError as exc:
         raise EditError(f"ruamel.yaml cannot read it: {exc}") from None
+
+
+def _ruamel_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
+    from ruamel.yaml.comments import CommentedMap
+
+    rt, data = load_round_trip(fm)
     if data is None:
         data = CommentedMap()
     if table is not None and table not in data:
