@@ -13,8 +13,9 @@ user's file, and they all go through this module:
   *exchanged* with the file in one step (Linux ``renameat2(RENAME_EXCHANGE)``, macOS
   ``renamex_np(RENAME_SWAP)``). What comes out of the exchange is what the file held at
   that instant: if it is not what was read (an editor saved meanwhile), the exchange is
-  undone and the editor's save stays. Where the system cannot exchange, the file is
-  compared once more right before ``os.replace``. A file with several hard links is
+  undone (by exchanges again, as often as the editor saves meanwhile) and its newest
+  save stays. Where the system cannot exchange, the file is compared once more right
+  before ``os.replace``. A file with several hard links is
   rewritten in place (keeping the links), after the same comparison.
 * :func:`create` writes a new file, never over an existing one, with the user's umask.
 
@@ -64,11 +65,8 @@ def replace(read: Read, new: bytes) -> None:
             guard.check()
             if _exchange(tmp, read.path):
                 if not guard.untouched(tmp):
-                    # someone saved meanwhile: their file is at ``tmp`` now; put it back,
-                    # unless they saved yet again over ours (theirs is then newer still)
-                    with contextlib.suppress(OSError):
-                        if os.lstat(read.path).st_ino == new_ino:
-                            _exchange(tmp, read.path)
+                    # someone saved meanwhile: their file is at ``tmp`` now; put it back
+                    _put_back(tmp, read.path, new_ino)
                     raise _changed(read)
             else:
                 guard.check()
@@ -77,6 +75,31 @@ def replace(read: Read, new: bytes) -> None:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
     sync_folder(read.path.parent)
+
+
+def _put_back(tmp: Path, path: Path, ours: int) -> None:
+    """After an exchange brought another writer's save out to ``tmp``: put it back at
+    ``path``, where our file (inode ``ours``) went.
+
+    The writer may save yet again, over ours, at any instant, so the put-back is an
+    exchange too, and what it brings out tells whether it was the last step: the file
+    placed at ``path`` before it (ours, first) means nobody saved in between; anything
+    else is a newer save that went over it, which the next exchange puts back in turn.
+    What is left at ``tmp`` at the end (ours, or a save that a newer one superseded) is
+    removed by the caller.
+    """
+    with contextlib.suppress(OSError):
+        if os.lstat(path).st_ino != ours:
+            return  # they saved over ours already: the newest save is in place
+        placed = ours
+        for _attempt in range(100):
+            moving = os.lstat(tmp).st_ino
+            if not _exchange(tmp, path):
+                return
+            came = os.lstat(tmp).st_ino
+            if came == placed:
+                return  # nobody saved in between: the newest save is at ``path``
+            placed = moving  # a newer save came out: it goes back, the older one out
 
 
 def _changed(read: Read) -> FileChanged:
