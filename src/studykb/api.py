@@ -30,6 +30,8 @@ if TYPE_CHECKING:
     from studykb.config import find_vault as find_vault
     from studykb.graph import GraphOptions as GraphOptions
     from studykb.parse.document import REF_KEYS as REF_KEYS
+    from studykb.parse.frontmatter import fence_format as fence_format
+    from studykb.parse.frontmatter import fences as fences
     from studykb.parse.outline import Outline as Outline
     from studykb.parse.render import IMAGE_EXTS as IMAGE_EXTS
     from studykb.parse.render import heading_anchor as heading_anchor
@@ -80,6 +82,8 @@ BELOW: dict[str, str | tuple[str, str]] = {
     "NoVault": "studykb.config",
     "find_vault": "studykb.config",
     "REF_KEYS": "studykb.parse.document",
+    "fence_format": "studykb.parse.frontmatter",
+    "fences": "studykb.parse.frontmatter",
     "Outline": "studykb.parse.outline",
     "IMAGE_EXTS": "studykb.parse.render",
     "heading_anchor": "studykb.parse.render",

@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from studykb.api import fold, suggestible
+from studykb.api import fence_format, fences, fold, suggestible
 
 if TYPE_CHECKING:
     from studykb.api import Analysis, BufferView, Span
@@ -141,25 +141,15 @@ def _already(snap: BufferView, analysis: Analysis, key: str) -> bool:
 def requires_edit(lines: list[str], name: str) -> TextEdit | None:
     """The edit that adds ``name`` to ``requires`` (None where the front matter's form is
     not one this can edit safely: JSON, a multi-line flow list)."""
-    first = 0
-    while first < len(lines) and not lines[first].strip():
-        first += 1
-    fence = lines[first].strip().lstrip("\ufeff") if first < len(lines) else ""
-    if fence not in ("---", "+++"):
-        if fence.startswith("{"):
+    found = fences(lines, open_ended=True)
+    if found is None:
+        if next((ln for ln in lines if ln.strip()), "").lstrip("\ufeff").startswith("{"):
             return None  # JSON front matter
         return TextEdit(0, 0, 0, f"---\nrequires: [{_yaml(name)}]\n---\n")
-    toml = fence == "+++"
-    close = next(
-        (
-            n
-            for n in range(first + 1, len(lines))
-            if lines[n].rstrip() in (("+++",) if toml else ("---", "..."))
-        ),
-        None,
-    )
-    if close is None:
-        return None
+    first, close = found
+    if close == len(lines):
+        return None  # never closed: not a form this can edit
+    toml = fence_format(lines[first]) == "toml"
     value = json.dumps(name, ensure_ascii=False) if toml else _yaml(name)
     key = re.compile(r"^requires\s*=" if toml else r"^requires\s*:")
     for n in range(first + 1, close):

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from studykb.api import REF_KEYS
+from studykb.api import REF_KEYS, fences
 
 if TYPE_CHECKING:
     from studykb.api import Candidate
@@ -66,7 +66,7 @@ def completion_context(lines: list[str], line: int, col: int) -> Completion | No
             return Completion("heading", part, col - len(part), close, target.strip())
         start = col - len(inner)
         return Completion("wikilink", inner, start, close)
-    fm = _front_matter_range(lines)
+    fm = fences(lines, open_ended=True)  # unclosed while typing: to the end
     if fm is None or not fm[0] < line < fm[1]:
         return None
     key = _front_key(lines, line, fm[0], col)
@@ -85,23 +85,6 @@ def completion_context(lines: list[str], line: int, col: int) -> Completion | No
         start += 1
     kind = "tag" if key in TAG_KEYS else "front"
     return Completion(kind, before[start:col], start, "", key, quoted)
-
-
-def _front_matter_range(lines: list[str]) -> tuple[int, int] | None:
-    """(opening fence line, closing fence line) of YAML/TOML front matter; unclosed: to the end."""
-    first = 0
-    while first < len(lines) and not lines[first].strip():
-        first += 1
-    if first >= len(lines):
-        return None
-    fence = lines[first].strip().lstrip("\ufeff")
-    if fence not in ("---", "+++"):
-        return None
-    closers = ("---", "...") if fence == "---" else ("+++",)
-    for n in range(first + 1, len(lines)):
-        if lines[n].rstrip() in closers:
-            return first, n
-    return first, len(lines)
 
 
 def _front_key(lines: list[str], line: int, fm_start: int, col: int) -> str:

@@ -107,10 +107,12 @@ CLOSERS = {"---": ("---", "..."), "+++": ("+++",)}
 FORMATS = {"---": "yaml", "+++": "toml"}
 
 
-def fences(lines: Sequence[str]) -> tuple[int, int] | None:
+def fences(lines: Sequence[str], *, open_ended: bool = False) -> tuple[int, int] | None:
     """(index of the opening fence, index of the closing fence) of the YAML or TOML front
     matter of a file's ``lines`` (line ends kept or not), by the rule :func:`split` reads
-    with (blank lines before it allowed); None when there is none or it is never closed."""
+    with (blank lines before it allowed); None when there is none or it is never closed,
+    unless ``open_ended`` (a buffer being typed): then ``len(lines)`` stands for the
+    closing fence not written yet."""
     start = 0
     while start < len(lines) and not lines[start].strip():
         start += 1
@@ -122,7 +124,12 @@ def fences(lines: Sequence[str]) -> tuple[int, int] | None:
     for close in range(start + 1, len(lines)):
         if lines[close].rstrip() in closers:
             return start, close
-    return None
+    return (start, len(lines)) if open_ended else None
+
+
+def fence_format(line: str) -> str | None:
+    """``yaml`` or ``toml`` for an opening fence line (as :func:`fences` found it)."""
+    return FORMATS.get(line.rstrip().lstrip("\ufeff"))
 
 
 def split(text: str, *, load: bool = True) -> Split:
