@@ -404,8 +404,14 @@ PARITY = {
 
 def test_diagnostics_are_those_of_check(make_vault, run) -> None:  # type: ignore[no-untyped-def]
     """Every file opened as saved shows exactly the problems `check` reports for it."""
-    root = make_vault(PARITY, config='[severity]\nambiguous-ref = "error"\n')
+    # configured severities apply alike to reference problems and to the parser's own
+    config = (
+        '[severity]\nambiguous-ref = "error"\nbad-field = "error"\nbad-front-matter = "ignore"\n'
+    )
+    root = make_vault(PARITY, config=config)
     checked = json.loads(run("check", "--json", vault=root).stdout)["problems"]
+    assert {p["severity"] for p in checked if p["code"] == "bad-field"} == {"error"}
+    assert not any(p["code"] == "bad-front-matter" for p in checked)
     expected: dict[str, set[tuple[int, str, str, int]]] = {rel: set() for rel in PARITY}
     for p in checked:
         severity = 1 if p["severity"] == "error" else 2

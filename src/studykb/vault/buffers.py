@@ -221,9 +221,9 @@ def analyse(snap: BufferView, path: str, text: str, headings: Headings | None = 
     config = snap.config
     problems: list[Problem] = []
     for p in parsed.problems:
-        level = config.severity.get(p.code, p.severity)
-        if level != "ignore":
-            problems.append(Problem(p.path, p.line, level, p.code, p.message))
+        shown = config.as_configured(p)
+        if shown is not None:
+            problems.append(shown)
     spans = _spans(snap.names, parsed.references, lines)
     problems.extend(_reference_problems(snap, path, spans))
     problems.extend(_anchor_problems(snap, path, spans, parsed.outline, headings))
