@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from studykb.parse.frontmatter import fence_format as fence_format
     from studykb.parse.frontmatter import fences as fences
     from studykb.parse.outline import Outline as Outline
+    from studykb.parse.placing import KEY_LINE as KEY_LINE
     from studykb.parse.render import IMAGE_EXTS as IMAGE_EXTS
     from studykb.parse.render import heading_anchor as heading_anchor
     from studykb.parse.render import heading_ids as heading_ids
@@ -85,6 +86,7 @@ BELOW: dict[str, str | tuple[str, str]] = {
     "fence_format": "studykb.parse.frontmatter",
     "fences": "studykb.parse.frontmatter",
     "Outline": "studykb.parse.outline",
+    "KEY_LINE": "studykb.parse.placing",
     "IMAGE_EXTS": "studykb.parse.render",
     "heading_anchor": "studykb.parse.render",
     "heading_ids": "studykb.parse.render",

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from studykb.api import REF_KEYS, fences
+from studykb.api import KEY_LINE, REF_KEYS, fences
 
 if TYPE_CHECKING:
     from studykb.api import Candidate
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
 #: Front-matter keys whose values are tags or topics, not references.
 TAG_KEYS = ("tags", "covers")
 _WIKI_OPEN = re.compile(r"!?\[\[([^\[\]\n]*)$")
-_KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
 _ITEM_LINE = re.compile(r"^(\s*)-(\s|$)")
 _NEEDS_QUOTES = re.compile(r"[,\[\]{}:#&*!|>'\"%@`]|^[-?]|\s$")
 
@@ -90,7 +89,7 @@ def completion_context(lines: list[str], line: int, col: int) -> Completion | No
 def _front_key(lines: list[str], line: int, fm_start: int, col: int) -> str:
     """The front-matter key whose value the cursor is in (``requires`` for an item below it)."""
     current = lines[line]
-    match = _KEY_LINE.match(current)
+    match = KEY_LINE.match(current)
     if match:
         return match.group(2) if col >= match.end() else ""
     indent = len(current) - len(current.lstrip())
@@ -102,6 +101,6 @@ def _front_key(lines: list[str], line: int, fm_start: int, col: int) -> str:
         item = _ITEM_LINE.match(text)
         if own > indent or item:
             continue  # deeper content, or a sibling / enclosing list item
-        match = _KEY_LINE.match(text)
+        match = KEY_LINE.match(text)
         return match.group(2) if match else ""
     return ""

@@ -36,6 +36,7 @@ from studykb.model import Document, Reference
 from studykb.parse import parse_file
 from studykb.parse.fm_items import unproven
 from studykb.parse.markers import SIDEBAR_START, find_markers
+from studykb.parse.placing import place
 from studykb.study import rename_tags
 from studykb.vault import journal
 from studykb.vault.resolve import Names, fold
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
     from studykb.parse.reading import Reading
     from studykb.vault import Vault
 
-_KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
 _ID_LINE = re.compile(r"""^(\s*["']?id["']?\s*[:=]\s*["']?)([^"'\s#]+)""")
 #: Reads the text of a file at a vault path (an editor's buffer, or the disk).
 Reader = Callable[[str], str]
@@ -245,7 +245,10 @@ class _Renamer:
         """The edits of the references ``refs`` of the file at ``path``."""
         move = self.move
         moved = path == move.old_path
-        for ref, line, start in _placed(refs, lines):
+        for placed in place(refs, lines):
+            ref, line, start = placed.ref, placed.line, placed.start
+            if placed.found != ref.text:
+                continue  # not written as parsed (an escape): left alone
             key, _state, _note = names.resolve(
                 ref.source, ref.path, ref.target, ref.style, ref.anchor, ref.optional, ref.text
             )
@@ -307,25 +310,6 @@ def _sidebar(text: str) -> tuple[int, int] | None:
     if SIDEBAR_START not in text:
         return None
     return find_markers(text.removeprefix("\ufeff")).region
-
-
-def _placed(refs: tuple[Reference, ...], lines: list[str]) -> list[tuple[Reference, int, int]]:
-    """Each reference with its 0-based line and the column of its text (left to right)."""
-    cursor: dict[int, int] = {}
-    out = []
-    for ref in refs:
-        index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
-        line = lines[index] if lines else ""
-        start = cursor.get(index)
-        if start is None:
-            match = _KEY_LINE.match(line) if ref.kind != "link" else None
-            start = match.end() if match else 0
-        col = line.find(ref.text, start)
-        if col == -1:
-            continue  # not written as parsed (an escape): left alone
-        cursor[index] = col + len(ref.text)
-        out.append((ref, index, col))
-    return out
 
 
 def _relative_url(url: str, target: str, source: str) -> str | None:

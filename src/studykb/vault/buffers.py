@@ -21,6 +21,7 @@ from studykb.config import Config
 from studykb.model import Document, Problem, Reference
 from studykb.parse import parse_file
 from studykb.parse.outline import Outline
+from studykb.parse.placing import place
 from studykb.parse.reading import GITHUB, Reading
 from studykb.vault.checks import missing_anchors, wants_anchor_check
 from studykb.vault.flavour import of_config
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
 VAULT_CODES = ("cycle", "too-large", "symlink-loop", "not-a-file", "interrupted-write")
 #: Above this many changed files a new view is built from scratch.
 INCREMENTAL_LIMIT = 200
-_KEY_LINE = re.compile(r"^(\s*)(?:-\s+)?[\"']?([A-Za-z_][\w-]*)[\"']?\s*[:=]")
 
 
 @dataclass
@@ -284,32 +284,14 @@ def _anchor_problems(
 
 
 def _spans(names: Names, refs: tuple[Reference, ...], lines: list[str]) -> list[Span]:
-    """Place each reference on its line (the n-th occurrence of its text, left to right)."""
-    cursor: dict[int, int] = {}
+    """Each reference placed on its line (:func:`~studykb.parse.placing.place`), resolved."""
     out = []
-    for ref in refs:
-        index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
-        line = lines[index] if lines else ""
-        start = cursor.get(index)
-        if start is None:
-            start = 0
-            if ref.kind != "link":  # skip the key of `requires: [...]`
-                match = _KEY_LINE.match(line)
-                start = match.end() if match else 0
-        col = line.find(ref.text, start)
-        text = ref.text
-        if col == -1 and ref.style == "url":
-            text = re.sub(r"^https?://", "", ref.text)
-            col = line.find(text, start)
-        if col == -1:
-            col, end = len(line) - len(line.lstrip()), len(line.rstrip())
-        else:
-            end = col + len(text)
-            cursor[index] = end
+    for p in place(refs, lines):
+        ref = p.ref
         key, state, note = names.resolve(
             ref.source, ref.path, ref.target, ref.style, ref.anchor, ref.optional, ref.text
         )
-        out.append(Span(index, col, end, ref, key, state, note))
+        out.append(Span(p.line, p.start, p.end, ref, key, state, note))
     return out
 
 
