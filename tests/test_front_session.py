@@ -26,7 +26,7 @@ def test_importing_the_api_loads_nothing_below_it() -> None:
 
 
 def test_a_constant_of_the_api_costs_its_module_only() -> None:
-    """What ``studykb.editor.client.forward`` reads before it answers from a running watch."""
+    """What ``studykb.launch.forward`` reads before it answers from a running watch."""
     loaded = _loaded("from studykb.api import STATE_DIR, find_vault")
     assert "studykb.config" in loaded
     assert not {m for m in loaded if m.startswith(("studykb.vault", "studykb.session"))}

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
+from studykb import launch as client
 from studykb.cli.served import command_server
-from studykb.editor import client
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="needs Unix sockets")
 

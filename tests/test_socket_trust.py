@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from studykb.editor import client, serve
+from studykb import launch as client
+from studykb.editor import serve
 
 pytestmark = pytest.mark.skipif(not hasattr(socket, "AF_UNIX"), reason="needs Unix sockets")
 

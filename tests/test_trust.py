@@ -832,8 +832,8 @@ def test_path_options_are_never_answered_by_a_watch(
 ) -> None:
     import threading
 
+    from studykb import launch as client
     from studykb.cli.served import command_server
-    from studykb.editor import client
 
     monkeypatch.delenv("STUDYKB_LOCAL", raising=False)
     root = make_vault({"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n"})

@@ -103,9 +103,9 @@ def test_a_refused_web_mark_is_a_conflict(web) -> None:
 def test_arguments_that_are_not_utf8_are_never_sent_to_a_watch(
     make_vault, open_vault, monkeypatch
 ) -> None:
+    from studykb import launch as client
     from studykb.cli.served import command_server
     from studykb.cli.served import servable as served
-    from studykb.editor import client
 
     monkeypatch.delenv("STUDYKB_LOCAL", raising=False)
     root = make_vault({"a.md": "# A\n"})

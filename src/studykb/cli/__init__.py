@@ -1,7 +1,7 @@
 """The ``studykb`` command (the only package that imports click and rich).
 
 :func:`main` is the entry point. It imports nothing heavy: while ``studykb watch`` runs,
-a command is answered by the watch's process (:mod:`studykb.editor.client`), and the
+a command is answered by the watch's process (:mod:`studykb.launch`), and the
 command line is only parsed here when it is not. The group, the shared options and
 the one error handler are in :mod:`studykb.cli.app`; the commands, 10-30 lines each,
 in modules by area.
@@ -13,23 +13,21 @@ import sys
 
 
 def main() -> None:
-    from studykb.editor.client import forward
+    from studykb.launch import Launch, forward, start_early
     from studykb.runtime.exit import leave
 
-    code: int | str | None = forward(sys.argv[1:])
+    code: int | str | None = forward(sys.argv[1:])  # a running watch answers
     if code is None:
-        from studykb.cli import early
+        launch = Launch(early=start_early(sys.argv[1:]))  # the refresh runs while click loads
+        from studykb.cli.app import run
 
-        started = early.start(sys.argv[1:])  # the refresh runs while click loads
-        from studykb.cli.app import Context, run
-
-        Context.early = started
         try:
-            run()
+            run(launch)
             code = 0
         except SystemExit as exc:
             code = exc.code
         finally:
-            if Context.early is not None:  # not taken: bad usage
-                Context.early.discard()
+            early = launch.take_early()
+            if early is not None:  # not taken: bad usage
+                early.discard()
     leave(code)

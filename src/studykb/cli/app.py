@@ -13,42 +13,33 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from studykb import __version__
 from studykb.errors import StudyError
+from studykb.launch import COMMANDS, Launch, closed_pipe
 from studykb.outputs.terminal import safe as safe  # every command module takes it from here
 
 if TYPE_CHECKING:
     from studykb.api import Session
-    from studykb.cli.early import Early
     from studykb.vault import Ahead
 
 
 class Context:
     """Per-invocation state: the knowledge base, opened and refreshed on first use."""
 
-    #: A knowledge base already open in this process (``studykb watch`` answering).
-    warm: Session | None = None
-    #: The vault the command line names, opened and refreshing before click loaded.
-    early: Early | None = None
-
-    def __init__(self, vault_dir: str | None) -> None:
+    def __init__(self, vault_dir: str | None, launch: Launch | None = None) -> None:
         self.vault_dir = vault_dir
+        self.launch = launch or Launch()
         self._kb: Session | None = None
 
-    @classmethod
-    @contextlib.contextmanager
-    def using(cls, kb: Session) -> Iterator[None]:
-        """Commands run in this block use ``kb`` (refreshed as usual, never closed)."""
-        cls.warm = kb
-        try:
-            yield
-        finally:
-            cls.warm = None
+    @property
+    def warm(self) -> Session | None:
+        """A knowledge base already open in this process (``studykb watch`` answering)."""
+        return self.launch.warm
 
     def kb(
         self,
@@ -94,7 +85,7 @@ class Context:
 
     def _open(self) -> tuple[Session, Ahead | None]:
         """The knowledge base to use, and the refresh already started for it."""
-        early, Context.early = Context.early, None
+        early = self.launch.take_early()
         if early is not None and (self.warm is not None or early.vault_dir != self.vault_dir):
             early.discard()
             early = None
@@ -190,7 +181,7 @@ def console(err: bool = False):  # type: ignore[no-untyped-def]
     class _Console(Console):
         def on_broken_pipe(self) -> None:
             # rich would exit 1; the one handler (Group.invoke) exits 0 for every command,
-            # whether it printed line by line here or a watch answered it (client.py)
+            # whether it printed line by line here or a watch answered it (studykb.launch)
             raise BrokenPipeError
 
     return _SafeConsole(
@@ -265,7 +256,7 @@ class Group(click.Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
-            load_commands(COMMANDS[cmd_name])
+            load_commands(COMMANDS[cmd_name].module)
         return super().get_command(ctx, cmd_name)
 
     def resolve_command(
@@ -375,7 +366,6 @@ def _usage_failed(exc: click.ClickException, ctx: click.Context | None, as_json:
 
 def _closed_pipe() -> None:
     """The reader went away (``| head``): stop quietly, exit 0, with or without a watch."""
-    from studykb.editor.client import closed_pipe
 
     closed_pipe()
 
@@ -399,13 +389,14 @@ def cli(ctx: click.Context, vault_dir: str | None) -> None:
       studykb check                 every problem in the vault
       studykb --vault ~/notes show ddp
     """
-    ctx.obj = Context(vault_dir)
+    ctx.obj = Context(vault_dir, ctx.obj if isinstance(ctx.obj, Launch) else None)
 
 
-def run() -> None:
-    """Parse the command line and run the command (exits)."""
+def run(launch: Launch) -> None:
+    """Parse the command line and run the command (exits), with what the start-up seams
+    prepared (:mod:`studykb.launch`)."""
     check_arguments(sys.argv[1:])
-    cli(prog_name="studykb")
+    cli(prog_name="studykb", obj=launch)
 
 
 def check_arguments(argv: list[str]) -> None:
@@ -420,39 +411,9 @@ def check_arguments(argv: list[str]) -> None:
             raise SystemExit(2) from None
 
 
-#: The module defining each command. A command loads only its own module (and the
-#: group); the help, completion and the watch load them all (:func:`prepare`).
-COMMANDS = {
-    "after": "plans",
-    "ask": "plans",
-    "backlinks": "core",
-    "before": "plans",
-    "build": "core",
-    "check": "core",
-    "graph": "core",
-    "init": "core",
-    "list": "notes",
-    "lsp": "editor",
-    "mark": "plans",
-    "mv": "notes",
-    "new": "editor",
-    "next": "plans",
-    "related": "related",
-    "search": "search",
-    "serve": "web",
-    "show": "core",
-    "sidebar": "related",
-    "site": "web",
-    "status": "plans",
-    "topic": "related",
-    "topics": "related",
-    "watch": "editor",
-}
-
-
 def prepare() -> None:
-    """Register every command (see :data:`COMMANDS`)."""
-    for module in sorted(set(COMMANDS.values())):
+    """Register every command (see :data:`studykb.launch.COMMANDS`)."""
+    for module in sorted({command.module for command in COMMANDS.values()}):
         load_commands(module)
 
 

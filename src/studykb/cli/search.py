@@ -93,7 +93,7 @@ def search(
         try:
             found = kb.search(opts)
         finally:
-            if Context.warm is None:  # a watch answering commands keeps its searcher open
+            if obj.warm is None:  # a watch answering commands keeps its searcher open
                 kb.close_search()
     hits, notes = found.hits, found.notes
     for note in notes:

@@ -10,8 +10,8 @@ from typing import Any
 
 import click
 
-from studykb.cli.app import Context, cli, prepare, safe
-from studykb.editor.client import FORWARDED, LOCAL_OPTIONS, all_text, split_argv
+from studykb.cli.app import cli, prepare, safe
+from studykb.launch import LOCAL_OPTIONS, READING, Launch, all_text, split_argv
 
 
 def servable(argv: list[str]) -> bool:
@@ -23,7 +23,7 @@ def servable(argv: list[str]) -> bool:
     relative path means what the caller meant.
     """
     _vault, command = split_argv(argv)
-    if command not in FORWARDED or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
+    if command not in READING or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
         return False
     return all_text(argv) and not _names_paths(argv)
 
@@ -59,9 +59,10 @@ def run_command(vault: Any, argv: list[str]) -> tuple[int, str, str]:
     prepare()
     out, err = io.StringIO(), io.StringIO()
     code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), Context.using(vault):
+    launch = Launch(warm=vault)  # commands run here use the watch's session, never closed
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            rv = cli.main(args=list(argv), prog_name="studykb", standalone_mode=False)
+            rv = cli.main(args=list(argv), prog_name="studykb", standalone_mode=False, obj=launch)
             code = rv if isinstance(rv, int) else 0
         except click.ClickException as exc:
             exc.show()

@@ -5,7 +5,7 @@ whichever started first) holds ``.studykb/serve.lock`` and listens on
 ``.studykb/serve.sock`` (a Unix socket, mode 0600: only its owner can connect; no
 network port is opened). On it, it
 
-* runs commands for other ``studykb`` processes (client.py), one at a time, under the
+* runs commands for other ``studykb`` processes (studykb.launch), one at a time, under the
   lock the owner holds while it refreshes: a request is one JSON line
   ``{"protocol", "version", "argv"}``; the answer is one JSON object
   ``{"served", "code", "stdout", "stderr"}`` (``served`` false: run it yourself);
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from studykb import __version__
-from studykb.editor.client import PROTOCOL, SOCKET_NAME, ours, refusal
+from studykb.launch import PROTOCOL, SOCKET_NAME, ours, refusal
 
 #: Largest request read (a command line).
 MAX_REQUEST = 1 << 20

@@ -4,7 +4,7 @@ Titles, snippets and paths come from the user's files (or, for a command a runni
 watch answered, from another process): an escape sequence in them could recolour the
 terminal, move the cursor, hide a line or set the window title. Every command's output
 goes through :func:`safe` (via ``studykb.cli.app``), and so does an answer from the
-vault's socket (``studykb.editor.client``). Imports nothing: the client that forwards
+vault's socket (``studykb.launch``). Imports nothing: the client that forwards
 a command to a watch starts with nothing heavy loaded.
 """
 

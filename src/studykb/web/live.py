@@ -95,7 +95,7 @@ def watch_source(kb: Session, lock: threading.Lock, *, index: bool = True) -> So
 
 def watch_owned(kb: Session) -> bool:
     """Whether a ``studykb watch`` already keeps this vault's search index."""
-    from studykb.editor.client import SOCKET_NAME
     from studykb.editor.serve import _answers
+    from studykb.launch import SOCKET_NAME
 
     return _answers(kb.config.state_dir / SOCKET_NAME)
