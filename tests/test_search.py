@@ -146,7 +146,7 @@ def test_readable_output_highlights(run, vault: Path) -> None:
 def test_nothing_matched_exits_1(run, vault: Path) -> None:
     result = run("search", "zeppelin", vault=vault)
     assert result.exit_code == 1
-    assert "nothing matched" in result.stdout
+    assert "nothing matched" in result.stderr and result.stdout == ""
     code, data = run_json(run, "search", "zeppelin", vault=vault)
     assert (code, data["hits"]) == (1, [])
 

@@ -124,8 +124,9 @@ def _print(hits: list[Hit], query: str, also: list[str]) -> None:
         more = len(also) - ALSO_SHOWN
         line = ", ".join(also[:ALSO_SHOWN]) + (f" and {more} more" if more > 0 else "")
         out.print(Text(safe(f"also searched: {line}"), style="dim"))
-    if not hits:
-        out.print(safe(f"nothing matched {query!r}" if query else "nothing matched"), markup=False)
+    if not hits:  # said on standard error: piped, no hits is no output (as grep does)
+        found = f"nothing matched {query!r}" if query else "nothing matched"
+        console(err=True).print(safe(found), markup=False)
         return
     for n, hit in enumerate(hits, 1):
         head = Text(f"{n:>2}. ")
