@@ -323,3 +323,14 @@ def test_ask_says_which_document_a_loose_name_was_read_as(tmp_path: Path) -> Non
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["target"]["id"] == "r-paper"
     assert "read as The Romeo paper (r-paper" in result.stderr
+
+
+def test_a_question_not_understood_gives_its_examples_as_data(run, make_vault) -> None:
+    from conftest import run_json
+
+    root = make_vault({"notes/a.md": "# A\n"})
+    code, data = run_json(run, "ask", "zzzqqq", vault=root)
+    assert code == 2
+    assert data["error"] == "I don't know that question."
+    assert "what should I read before FSDP2" in data["suggestions"]
+    assert "FSDP2 之前应该读什么" in data["suggestions"]

@@ -293,10 +293,15 @@ def parse(question: str, resolves: Callable[[str], bool] | None = None) -> Quest
 
 
 def _not_understood() -> UsageError:
-    return UsageError(
-        "I don't know that question. I understand questions like:\n"
-        + "\n".join(f'  studykb ask "{example}"' for example in EXAMPLES)
+    """Bad usage, with the questions understood: as a hint, and (``--json``) as the
+    error's suggestions."""
+    error = UsageError(
+        "I don't know that question.",
+        hint="I understand questions like:\n"
+        + "\n".join(f'  studykb ask "{example}"' for example in EXAMPLES),
     )
+    error.suggestions = list(EXAMPLES)  # type: ignore[attr-defined]  # for --json
+    return error
 
 
 def _checked(
