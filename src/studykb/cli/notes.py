@@ -167,8 +167,8 @@ def mv(kb: Session, query: str, new: str, dry_run: bool, as_json: bool) -> None:
 
     \b
     Example:
-      studykb mv zero-sharding zero-redundancy --dry-run
-      studykb mv notes/fsdp.md notes/topics/fsdp.md
+      studykb mv fsdp2 fully-sharded-data-parallel --dry-run
+      studykb mv notes/cs336-summary.md notes/courses/cs336-summary.md
     """
     move = kb.plan_move(kb.find(query), new)
     by_file: dict[str, int] = {}
