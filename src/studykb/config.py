@@ -10,6 +10,7 @@ on a terminal, or says how to make one (``studykb init``).
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Iterable
@@ -374,8 +375,6 @@ class _Values:
 
 
 def _did_you_mean(word: str, known: Iterable[str]) -> str:
-    import difflib
-
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
 

@@ -8,6 +8,8 @@ A course unit has a ``course`` edge to its course.
 
 from __future__ import annotations
 
+import graphlib
+import heapq
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -260,9 +262,6 @@ def ordered_blocks(graph: Prerequisites, nodes: Iterable[str], sort_key: Any) ->
     Among nodes free to go next, the smallest ``sort_key`` goes first. Nodes on a loop
     come out together as one block (a strongly connected component), in ``sort_key`` order.
     """
-    import graphlib
-    import heapq
-
     members = set(nodes)
     deps = {n: [m for m in graph.needs.get(n, ()) if m in members] for n in members}
     sorter = graphlib.TopologicalSorter(deps)

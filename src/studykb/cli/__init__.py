@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import sys
 
+from studykb.launch import Launch, forward, start_early
+from studykb.runtime.exit import leave
+
 
 def main() -> None:
-    from studykb.launch import Launch, forward, start_early
-    from studykb.runtime.exit import leave
-
     code: int | str | None = forward(sys.argv[1:])  # a running watch answers
     if code is None:
         launch = Launch(early=start_early(sys.argv[1:]))  # the refresh runs while click loads

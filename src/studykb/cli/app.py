@@ -8,8 +8,10 @@ area; this one holds the group, the shared options and error handling.
 from __future__ import annotations
 
 import contextlib
+import difflib
 import errno
 import functools
+import importlib
 import json
 import os
 import sys
@@ -263,8 +265,6 @@ class Group(click.Group):
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         """click's, with a "did you mean" for a mistyped command (``studykb serch``)."""
-        import difflib
-
         name = args[0] if args else ""
         wrong = name and not name.startswith("-") and not ctx.resilient_parsing
         if wrong and self.get_command(ctx, name) is None:
@@ -420,8 +420,6 @@ def prepare() -> None:
 def load_commands(module: str) -> None:
     """Import ``studykb.cli.MODULE`` (its commands register themselves on import) and
     give every argument of theirs that names a document the shell completion of ids."""
-    import importlib
-
     importlib.import_module(f"studykb.cli.{module}")
     for name, command in cli.commands.items():
         if name in ("search", "ask"):

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import sys
+import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from studykb.api import GraphOptions
 from studykb.cli.app import (
     Context,
     cli,
@@ -18,6 +23,7 @@ from studykb.cli.app import (
 )
 from studykb.cli.naming import named
 from studykb.model import DOC_TYPES, EDGE_KINDS, Document
+from studykb.outputs import graph_export as ge
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -62,8 +68,6 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
       studykb init
       studykb init ~/notes --dry-run
     """
-    from pathlib import Path
-
     from studykb.api import Session
 
     root = Path(folder or ".").expanduser().resolve()
@@ -188,8 +192,6 @@ def _print_build(stats: BuildStats, indexed: dict[str, Any]) -> None:
 
 def _sync_search_index(kb: Session) -> dict[str, Any]:
     """Bring the full-text index in step with the refreshed state."""
-    import time
-
     started = time.perf_counter()
     record = kb.index_current()  # nothing changed: no need to load the search engine
     if record is not None:
@@ -244,9 +246,6 @@ def check(kb, as_json: bool, errors_only: bool) -> None:  # type: ignore[no-unty
 def _print_problems(problems: list[Any], errors: int) -> None:
     """One line a problem, written at once (10k problems in a blink: no per-line
     rendering); red and yellow severities on a terminal, unless NO_COLOR."""
-    import os
-    import sys
-
     color = sys.stdout.isatty() and not os.environ.get("NO_COLOR")
     shown = {
         "error": click.style("error", fg="red") if color else "error",
@@ -471,9 +470,6 @@ def graph(kb, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # t
       studykb graph --format mermaid --kind requires --type topic
       studykb graph --format graphml -o vault.graphml
     """
-    from studykb.api import GraphOptions
-    from studykb.outputs import graph_export as ge
-
     sub = kb.graph(GraphOptions(tuple(types), tuple(tags), tuple(kinds)))
     if fmt == "json" or as_json:
         import json

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 import click
 
 from studykb.cli.app import Context, cli, complete_ids, emit_json, json_option, safe, tally
+from studykb.cli.served import command_server
+from studykb.errors import NotFound
 
 if TYPE_CHECKING:
     from studykb.api import Session
@@ -122,8 +124,6 @@ def _print_created(made: Created, doc_type: str, warnings: list[str], as_json: b
 
 def _unresolved(kb: Session, requires: tuple[str, ...]) -> list[str]:
     """A warning for each --requires that names no document (a typo, or one to write)."""
-    from studykb.errors import NotFound
-
     out = []
     for name in requires:
         try:
@@ -164,7 +164,6 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
       studykb watch
       studykb --vault ~/notes watch --quiet
     """
-    from studykb.cli.served import command_server
     from studykb.editor.watch import Watcher, index_sync
 
     watcher = Watcher(obj.kb(refresh=False), index_sync(), serve=command_server if serve else None)
@@ -267,7 +266,6 @@ def lsp(stdio: bool) -> None:
       studykb lsp
       studykb --vault ~/notes lsp      (the command an editor runs)
     """
-    from studykb.cli.served import command_server
     from studykb.editor.lsp_main import serve
 
     ctx = click.get_current_context()

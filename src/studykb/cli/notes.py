@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import string
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -102,8 +103,6 @@ def _listed(kb: Session, types: tuple[str, ...], tags: tuple[str, ...]) -> list[
 
 def _unescaped(template: str) -> str:
     """``\\t`` and ``\\n`` typed in a shell's single quotes mean a tab and a new line."""
-    import re
-
     return re.sub(r"\\([tn\\])", lambda m: {"t": "\t", "n": "\n", "\\": "\\"}[m.group(1)], template)
 
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.cli.naming import named
-from studykb.errors import UsageError
+from studykb.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
     from studykb.api import Session
@@ -428,10 +429,6 @@ def _asked_target(kb: Session, target: str, typed: str | None) -> Document | Non
     question was read as when the target is read loosely or is only part of the words
     typed ("paged attention kernels"); None when nothing fits (the command then says
     so, with suggestions)."""
-    from dataclasses import replace
-
-    from studykb.errors import NotFound
-
     try:
         looked = kb.lookup(target)
     except NotFound:

@@ -8,6 +8,7 @@ import click
 
 from studykb.cli.app import Context, cli, console, emit_json, json_option, safe, safe_line
 from studykb.model import DOC_TYPES
+from studykb.runtime.memory import paused_gc
 
 if TYPE_CHECKING:
     from studykb.search.query import Hit
@@ -71,7 +72,6 @@ def search(
       studykb search "" --tag fsdp2 --type entry      list, no words needed
     """
     from studykb.api import Session
-    from studykb.runtime.memory import paused_gc
 
     # what a search allocates stays alive until it answers: the collector would only walk
     # the modules it loaded again and again (about 25 ms of a fresh search after an edit);

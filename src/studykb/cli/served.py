@@ -11,6 +11,7 @@ from typing import Any
 import click
 
 from studykb.cli.app import cli, prepare, safe
+from studykb.editor.serve import CommandServer
 from studykb.launch import LOCAL_OPTIONS, READING, Launch, all_text, split_argv
 
 
@@ -83,7 +84,6 @@ def command_server(state_dir: Any, kb: Any, lock: Any) -> Any:
     :func:`run_command` on the session ``kb()`` returns (the watch's, reopened as it
     goes; a vault is wrapped in a session)."""
     from studykb.api import Session
-    from studykb.editor.serve import CommandServer
 
     return CommandServer(
         state_dir, servable, lambda argv: run_command(Session.of(kb()), argv), lock

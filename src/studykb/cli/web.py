@@ -9,6 +9,8 @@ from pathlib import Path
 import click
 
 from studykb.cli.app import Context, cli, emit_json, json_option, safe
+from studykb.errors import StudyError
+from studykb.web.live import Hub, watch_owned, watch_source
 
 
 @cli.command()
@@ -32,9 +34,7 @@ def serve(obj: Context, port: int, open_browser: bool) -> None:
       studykb serve --open
       studykb --vault ~/notes serve --port 8765
     """
-    from studykb.errors import StudyError
     from studykb.web.app import create_app
-    from studykb.web.live import Hub, watch_owned, watch_source
     from studykb.web.server import HOST, Server, bind
 
     kb = obj.kb()

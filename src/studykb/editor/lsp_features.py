@@ -21,6 +21,7 @@ from studykb.api import Candidate, complete, tags_for
 from studykb.editor.assist import describe
 from studykb.editor.completion import Completion, completion_context, insert_text
 from studykb.editor.lsp import StudyServer
+from studykb.editor.lsp_edits import register
 from studykb.editor.watch import ServerFactory
 
 #: Characters after which the client asks for completion.
@@ -85,8 +86,6 @@ def build(vault_dir: str | None, commands: ServerFactory | None = None) -> Study
     for name, options, handler in FEATURES:
         notification = name == t.INITIALIZED or name.startswith("textDocument/did")
         server.feature(name, options)((guarded if notification else request)(handler))
-
-    from studykb.editor.lsp_edits import register
 
     register(server, request, guarded)
     return server

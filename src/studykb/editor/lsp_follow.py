@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,8 +37,6 @@ class Follower:
         The loop thread never waits for a refresh, so completion stays fast while a
         large vault is being brought up to date.
         """
-        import time
-
         root = self.server.root
         assert root is not None
         while not self.server.stop.is_set():

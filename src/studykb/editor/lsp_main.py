@@ -11,7 +11,9 @@ import sys
 from typing import Any
 
 from studykb.editor.lsp import StudyServer
+from studykb.editor.lsp_features import build
 from studykb.editor.watch import ServerFactory
+from studykb.runtime.memory import long_lived, responsive
 
 
 def serve(
@@ -21,14 +23,11 @@ def serve(
     commands: ServerFactory | None = None,
 ) -> None:
     """Run the server over stdio until the client says exit (or closes the pipe)."""
-    from studykb.runtime.memory import long_lived, responsive
-
     long_lived()
     logging.basicConfig(level=logging.WARNING, format="studykb lsp: %(message)s")
     # the watcher thread refreshes in the background: hand the interpreter back to the
     # request loop more often than every 5 ms, so answers stay quick meanwhile
     responsive()
-    from studykb.editor.lsp_features import build
 
     server = build(vault_dir, commands)
     _leave_on_interrupt(server)

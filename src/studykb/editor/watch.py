@@ -36,6 +36,7 @@ from studykb.api import CONFIG_NAME, BuildStats, Session, StateError
 from studykb.editor.serve import REFUSED, STOPPED, CommandServer, Owner, follow
 from studykb.errors import StudyError
 from studykb.model import Problem
+from studykb.runtime.memory import long_lived, settle
 
 #: Names editors and tools write next to a note that are never notes themselves.
 _NOISE = re.compile(
@@ -171,8 +172,6 @@ class Watcher:
 
     def start(self) -> Change:
         """The first refresh; its problems are the baseline later changes are diffed with."""
-        from studykb.runtime.memory import long_lived, settle
-
         long_lived()
         change = self.refresh(force=True)
         settle()  # what is loaded by now lives as long as the watch: never scan it again

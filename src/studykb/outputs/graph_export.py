@@ -11,6 +11,7 @@ import io
 import re
 from typing import Any
 
+from studykb.graph import to_graphml as write
 from studykb.model import Document
 
 #: Edge styles shared by DOT and Mermaid, so the two pictures read the same.
@@ -88,8 +89,6 @@ def size_warning(fmt: str, graph: Any, text: str = "") -> str | None:
 
 
 def to_graphml(graph: Any) -> str:
-    from studykb.graph import to_graphml as write
-
     buf = io.BytesIO()
     write(graph, buf)
     return buf.getvalue().decode("utf-8")

@@ -28,6 +28,7 @@ from studykb.model import is_daily
 from studykb.outputs.sidebar import to_markdown
 from studykb.parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
 from studykb.related.sidebar import Sidebar
+from studykb.vault.files import FileChanged, read_for_edit, replace
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
@@ -96,7 +97,6 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
         if sb.path in bad:
             out.skipped.append((sb.path, f"could not be parsed ({bad[sb.path]}); not written"))
             continue
-        from studykb.vault.files import read_for_edit
 
         file = vault.root / sb.path
         try:
@@ -128,8 +128,6 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
 
 def apply(outcome: Outcome) -> Outcome:
     """Write every changed file of the plan, atomically and only if it is unchanged."""
-    from studykb.vault.files import FileChanged, replace
-
     for item in outcome.planned:
         if not item.changed:
             outcome.unchanged.append(item.path)

@@ -16,6 +16,7 @@ renamed, and the same body; otherwise nothing is returned but :class:`EditError`
 from __future__ import annotations
 
 import copy
+import io
 import re
 from typing import Any
 
@@ -214,8 +215,6 @@ def _in_place(data: Any, where: Where, old: str, new: str, unit: str | None) -> 
 
 
 def _ruamel(fm: str, where: Where, old: str, new: str, unit: str | None) -> str:
-    import io
-
     rt, data = load_round_trip(fm)
     _in_place(data, where, old, new, unit)
     out = io.StringIO()

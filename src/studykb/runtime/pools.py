@@ -17,6 +17,7 @@ are the same, only slower.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import sys
@@ -138,8 +139,6 @@ class Beside:
 
 def _failure(kind: str, message: str) -> BaseException:
     """The child's exception, as one of the same built-in kind (else a RuntimeError)."""
-    import builtins
-
     found = getattr(builtins, kind, None)
     if isinstance(found, type) and issubclass(found, BaseException):
         return found(message)

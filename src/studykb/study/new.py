@@ -20,6 +20,7 @@ user's umask gives, and never through a folder that is a link out of the vault
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import json
 import os
 import re
@@ -34,9 +35,11 @@ from studykb.config import Config
 from studykb.errors import StudyError, UsageError
 from studykb.model import JOURNAL  # where daily notes live; also their template's name
 from studykb.parse import zola_keys
+from studykb.parse.frontmatter import split
 from studykb.parse.site_keys import owns_keys
 from studykb.vault import files
 from studykb.vault.flavour import detect
+from studykb.vault.resolve import ID, fold
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
@@ -200,7 +203,6 @@ def render(
 
 def create_in(vault: Vault, spec: NewDoc) -> Created:
     """:func:`create` in ``vault``, which names the file already holding the new id."""
-    from studykb.vault.resolve import ID, fold
 
     def owner(doc_id: str) -> str | None:
         try:
@@ -309,8 +311,6 @@ def _where(spec: NewDoc) -> tuple[str, str, str]:
 def unknown_placeholders(template: str, origin: str) -> list[str]:
     """A warning for each ``{{name}}`` of ``template`` that is not a placeholder studykb
     fills (they are left as written)."""
-    import difflib
-
     out = []
     for n, line in enumerate(template.replace("\r\n", "\n").split("\n"), 1):
         for name in PLACEHOLDER.findall(line):
@@ -363,8 +363,6 @@ def _fill_line(line: str, values: dict[str, str | list[str] | None], fmt: str) -
 def check_front_matter(text: str, origin: str) -> None:
     """StudyError when the note made from template ``origin`` would have front matter
     that cannot be read (a template's own mistake), naming the template's line."""
-    from studykb.parse.frontmatter import split
-
     error = split(text).error
     if error is not None:
         where = f"template {origin}" if origin != "built-in" else "the built-in template"

@@ -43,9 +43,11 @@ from starlette.responses import (
 from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from studykb.api import IMAGE_EXTS
 from studykb.errors import StudyError
 from studykb.web import graph_data
 from studykb.web.body import inside
+from studykb.web.contexts import hit_context
 from studykb.web.guard import guard, local_host
 from studykb.web.links import FILES_DIR, Linker, page_file, plan_file
 from studykb.web.live import Hub, Source
@@ -320,8 +322,6 @@ def _search_params(request: Request) -> tuple[str, dict[str, str], int]:
 
 
 def _api_search(state: State, request: Request) -> Response:
-    from studykb.web.contexts import hit_context
-
     query, filters, limit = _search_params(request)
     if not query and not any(filters.values()):
         return JSONResponse({"query": "", "hits": [], "also_searched": []})
@@ -440,8 +440,6 @@ def _json_body(request: Request) -> Any:
 
 
 def _vault_file(state: State, request: Request) -> Response:
-    from studykb.api import IMAGE_EXTS
-
     path = request.path_params["path"]
     parts = path.split("/")
     if (

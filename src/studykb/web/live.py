@@ -16,6 +16,9 @@ import threading
 from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
+from studykb.editor.serve import _answers
+from studykb.launch import SOCKET_NAME
+
 if TYPE_CHECKING:
     from studykb.api import Session
 
@@ -95,7 +98,4 @@ def watch_source(kb: Session, lock: threading.Lock, *, index: bool = True) -> So
 
 def watch_owned(kb: Session) -> bool:
     """Whether a ``studykb watch`` already keeps this vault's search index."""
-    from studykb.editor.serve import _answers
-    from studykb.launch import SOCKET_NAME
-
     return _answers(kb.config.state_dir / SOCKET_NAME)
