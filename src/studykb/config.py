@@ -251,6 +251,7 @@ def load_config(root: Path, explicit: bool = True) -> Config:
 
 def _read(path: Path) -> tuple[str, dict[str, Any]]:
     """(the text, the settings table) of a studykb.toml; empty when there is none."""
+    # deferred: only this path reads TOML
     import tomllib
 
     if not path.is_file():

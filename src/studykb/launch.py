@@ -145,6 +145,7 @@ def forward(argv: list[str]) -> int | None:
     if not all_text(argv):
         return None  # run here, where it is bad usage with a message (exit 2)
     try:
+        # deferred: only this path opens a socket
         import socket
 
         from studykb.api import STATE_DIR, find_vault  # the configuration only
@@ -226,6 +227,7 @@ def _others_could_write(st: os.stat_result) -> bool:
 def ours(conn: object) -> bool:
     """Whether the process at the other end of a connected Unix socket runs as this
     user (Linux tells, with ``SO_PEERCRED``; elsewhere the socket's owner decided)."""
+    # deferred: only this path opens a socket
     import socket
 
     option = getattr(socket, "SO_PEERCRED", None)
@@ -280,6 +282,7 @@ def start_early(argv: list[str]) -> Early | None:
     vault_dir, command = split_argv(argv)
     if command not in READING or _NOT_RUNNING.intersection(argv):
         return None
+    # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import Session
 
     try:

@@ -19,6 +19,7 @@ def main() -> None:
     code: int | str | None = forward(sys.argv[1:])  # a running watch answers
     if code is None:
         launch = Launch(early=start_early(sys.argv[1:]))  # the refresh runs while click loads
+        # deferred: loads click
         from studykb.cli.app import run
 
         try:

@@ -113,6 +113,7 @@ class Context:
 
 def open_kb(vault_dir: str | None) -> Session:
     """The vault to use; without one here, ask on a terminal (else NoVault, exit 2)."""
+    # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import NoVault, Session
 
     try:
@@ -178,6 +179,7 @@ class _SafeConsole:
 def console(err: bool = False):  # type: ignore[no-untyped-def]
     """A rich console that honours NO_COLOR, prints plain text when piped, and never
     prints control characters from the vault (see :func:`safe`)."""
+    # deferred: rich loads in ~0.1 s; only terminal output needs it
     from rich.console import Console
 
     class _Console(Console):
@@ -437,9 +439,11 @@ def load_commands(module: str) -> None:
 def complete_ids(ctx: click.Context, _param: click.Parameter, incomplete: str) -> list[Any]:
     """Shell completion of document ids, read from the state as it is (no refresh, and
     nothing at all before the first build)."""
+    # deferred: click loads only in the command line
     from click.shell_completion import CompletionItem
 
     try:
+        # deferred: the API loads frontmatter, msgpack, yaml for it
         from studykb.api import Session
 
         ids = Session.stored_ids(ctx.find_root().params.get("vault_dir"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -41,8 +42,6 @@ class OutputFile(click.File):
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
         if isinstance(value, str) and value != "-":
-            import os
-
             folder = os.path.dirname(os.path.abspath(os.path.expanduser(value)))
             try:
                 os.makedirs(folder, exist_ok=True)
@@ -68,6 +67,7 @@ def init(folder: str | None, dry_run: bool, as_json: bool) -> None:
       studykb init
       studykb init ~/notes --dry-run
     """
+    # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import Session
 
     root = Path(folder or ".").expanduser().resolve()
@@ -267,6 +267,7 @@ def _print_problems(problems: list[Any], errors: int) -> None:
 
 
 def _escape(text: str) -> str:
+    # deferred: rich loads in ~0.1 s; only terminal output needs it
     from rich.markup import escape
 
     return escape(text)
@@ -472,8 +473,6 @@ def graph(kb, fmt: str, types, tags, kinds, output, as_json: bool) -> None:  # t
     """
     sub = kb.graph(GraphOptions(tuple(types), tuple(tags), tuple(kinds)))
     if fmt == "json" or as_json:
-        import json
-
         text = json.dumps(ge.to_json(sub), ensure_ascii=False, indent=2) + "\n"
     elif fmt == "graphml":
         text = ge.to_graphml(sub)

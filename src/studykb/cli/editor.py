@@ -89,6 +89,7 @@ def new(
       studykb new note --today --edit           # journal/2025-06-01.md
       studykb new course "Deep Learning Systems" --id cmu-dlsys --edit
     """
+    # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import NewDoc
 
     daily = today or day is not None
@@ -164,6 +165,7 @@ def watch(obj: Context, quiet: bool, serve: bool) -> None:
       studykb watch
       studykb --vault ~/notes watch --quiet
     """
+    # deferred: loads frontmatter, msgpack, yaml
     from studykb.editor.watch import Watcher, index_sync
 
     watcher = Watcher(obj.kb(refresh=False), index_sync(), serve=command_server if serve else None)
@@ -266,6 +268,7 @@ def lsp(stdio: bool) -> None:
       studykb lsp
       studykb --vault ~/notes lsp      (the command an editor runs)
     """
+    # deferred: loads frontmatter, lsprotocol, markdown_it, mdit_py_plugins, msgpack, pygls, yaml
     from studykb.editor.lsp_main import serve
 
     ctx = click.get_current_context()

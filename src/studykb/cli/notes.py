@@ -88,6 +88,7 @@ def list_(
 
 
 def _listed(kb: Session, types: tuple[str, ...], tags: tuple[str, ...]) -> list[Document]:
+    # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import fold
 
     wanted = {fold(t) for t in tags}

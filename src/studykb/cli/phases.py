@@ -18,6 +18,7 @@ class Phases:
     DELAY = 0.5
 
     def __init__(self, console: Any) -> None:
+        # deferred: only this path starts threads
         import threading
 
         self.console = console
@@ -32,6 +33,7 @@ class Phases:
     def on_terminal(cls) -> Phases | None:
         if not sys.stderr.isatty() or os.environ.get("CI"):
             return None
+        # deferred: rich loads in ~0.1 s; only terminal output needs it
         from rich.console import Console
 
         return cls(Console(stderr=True, no_color=bool(os.environ.get("NO_COLOR"))))
@@ -41,6 +43,7 @@ class Phases:
         if total < 200:
             return
         if self.bar is None:
+            # deferred: rich loads in ~0.1 s; only terminal output needs it
             from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
             self.bar = Progress(
@@ -61,6 +64,7 @@ class Phases:
     @contextlib.contextmanager
     def phase(self, name: str) -> Iterator[None]:
         """Show ``name`` while the block runs (once it has run for :attr:`DELAY`)."""
+        # deferred: only this path starts threads
         import threading
 
         self.stop()
@@ -75,6 +79,7 @@ class Phases:
             self.stop()
 
     def _spin(self, name: str) -> None:
+        # deferred: rich loads in ~0.1 s; only terminal output needs it
         from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
         with self.lock:

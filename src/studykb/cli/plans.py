@@ -19,12 +19,14 @@ if TYPE_CHECKING:
 
 
 def _esc(text: str) -> str:
+    # deferred: rich loads in ~0.1 s; only terminal output needs it
     from rich.markup import escape
 
     return escape(text)
 
 
 def _facts(doc: Document, known: bool = False) -> str:
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs.plan_format import facts
 
     return " · ".join(facts(doc, known))
@@ -65,6 +67,7 @@ def before(
       studykb before flashattention --all --tree
       studykb before "speculative decoding" --format md >> notes/plan.md
     """
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs.plan_format import plan_json, plan_markdown
 
     target = named(kb, query)
@@ -81,6 +84,7 @@ def before(
 
 
 def _print_plan(plan: Plan, known: Knowledge) -> None:
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs.plan_format import empty_sentence, skipped_sentence, totals_sentence
 
     out = console()
@@ -119,6 +123,7 @@ SHOWN_READINGS = 3
 
 
 def _print_readings(out: Any, readings: tuple[Reading, ...]) -> None:
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs.plan_format import counted
 
     for reading in readings[:SHOWN_READINGS]:
@@ -134,6 +139,7 @@ def _print_readings(out: Any, readings: tuple[Reading, ...]) -> None:
 
 
 def _tree(kb: Knowledge, target: Document, include_known: bool, depth: int | None) -> Any:
+    # deferred: rich loads in ~0.1 s; only terminal output needs it
     from rich.tree import Tree
 
     root = Tree(f"[bold]{_esc(target.title)}[/]")
@@ -320,6 +326,7 @@ def status(kb: Session, as_json: bool) -> None:
 
 
 def _counted(n: int, noun: str) -> str:
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs.plan_format import counted
 
     return counted(n, noun)

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 
 def _esc(text: str) -> str:
+    # deferred: rich loads in ~0.1 s; only terminal output needs it
     from rich.markup import escape
 
     return escape(text)
@@ -41,6 +42,7 @@ def _dim(text: str) -> str:
 
 
 def _options(limit: int, types: tuple[str, ...], text: str = "vectors") -> Any:
+    # deferred: the API loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml for it
     from studykb.api import RelatedOptions
 
     return RelatedOptions(limit=limit, types=tuple(types), text=text)
@@ -218,6 +220,7 @@ def sidebar(
 
 def _site_pages(kb: Session) -> SitePages | None:
     """Hugo and Jekyll sites: keys and links as the generator makes them (else None)."""
+    # deferred: loads frontmatter, msgpack, yaml
     from studykb.outputs.site_pages import GENERATORS, SitePages
 
     site = kb.site
@@ -225,6 +228,7 @@ def _site_pages(kb: Session) -> SitePages | None:
 
 
 def _print(found, fmt: str, ext: str | None, single: bool, output, pages=None) -> None:  # type: ignore[no-untyped-def]
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs import sidebar as fmt_sidebar
 
     if fmt == "json":

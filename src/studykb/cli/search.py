@@ -71,6 +71,7 @@ def search(
       studykb search '"data parallel"' --course cs336 --json
       studykb search "" --tag fsdp2 --type entry      list, no words needed
     """
+    # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import Session
 
     # what a search allocates stays alive until it answers: the collector would only walk
@@ -79,6 +80,7 @@ def search(
     with paused_gc(freeze=True):
         # whoosh and the search code load while the refresh runs (Session.refresh)
         kb = obj.kb(meanwhile=Session.warm_search)
+        # deferred: the API loads frontmatter, msgpack, yaml for it
         from studykb.api import SearchOptions
 
         opts = SearchOptions(
@@ -117,6 +119,7 @@ ALSO_SHOWN = 4
 
 
 def _print(hits: list[Hit], query: str, also: list[str]) -> None:
+    # deferred: rich loads in ~0.1 s; only terminal output needs it
     from rich.text import Text
 
     out = console()

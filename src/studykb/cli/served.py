@@ -83,6 +83,7 @@ def command_server(state_dir: Any, kb: Any, lock: Any) -> Any:
     """The server ``studykb watch`` runs: it answers what :func:`servable` allows with
     :func:`run_command` on the session ``kb()`` returns (the watch's, reopened as it
     goes; a vault is wrapped in a session)."""
+    # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import Session
 
     return CommandServer(

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from studykb.cli.app import Context, cli, emit_json, json_option, safe
-from studykb.errors import StudyError
+from studykb.errors import StudyError, UsageError
 from studykb.web.live import Hub, watch_owned, watch_source
 
 
@@ -34,7 +34,10 @@ def serve(obj: Context, port: int, open_browser: bool) -> None:
       studykb serve --open
       studykb --vault ~/notes serve --port 8765
     """
+    # deferred: loads frontmatter, jinja2, markdown_it, mdit_py_plugins, msgpack, starlette, yaml
     from studykb.web.app import create_app
+
+    # deferred: loads uvicorn, watchfiles
     from studykb.web.server import HOST, Server, bind
 
     kb = obj.kb()
@@ -53,6 +56,7 @@ def serve(obj: Context, port: int, open_browser: bool) -> None:
     url = f"http://{HOST}:{sock.getsockname()[1]}/"
     click.echo(safe(f"studykb: serving {kb.root} at {url} (Ctrl-C stops)"))
     if open_browser:
+        # deferred: only `--open` starts a browser
         import webbrowser
 
         threading.Timer(0.5, webbrowser.open, args=(url,)).start()
@@ -90,11 +94,10 @@ def site(obj: Context, output: Path, base_url: str | None, as_json: bool) -> Non
       studykb site -o public/
       studykb site -o public/ --base-url https://me.github.io/notes/
     """
+    # deferred: loads Stemmer, frontmatter, jinja2, msgpack, yaml
     from studykb.web.site import build_site
 
     if base_url and not base_url.lower().startswith(("http://", "https://")):
-        from studykb.errors import UsageError
-
         raise UsageError(f"--base-url must start with http:// or https:// (got {base_url!r})")
     kb = obj.kb()
     built = build_site(kb, output, base_url=base_url)

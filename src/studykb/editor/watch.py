@@ -349,6 +349,7 @@ class Watcher:
 
     def _own(self, stop: threading.Event, ready: _Once, on_gone: Callable[[], None] | None) -> None:
         """Watch the folder and refresh after every batch of relevant changes."""
+        # deferred: watchfiles loads only for watching
         import watchfiles
 
         root = self.root

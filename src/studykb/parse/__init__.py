@@ -19,6 +19,7 @@ __all__ = ["normalize_url", "parse_file"]
 
 def __getattr__(name: str) -> Any:
     if name == "parse_file":
+        # deferred: loads frontmatter, markdown_it, mdit_py_plugins, yaml
         from studykb.parse.document import parse_file
 
         return parse_file

@@ -165,6 +165,7 @@ _DEUNICODE = CharTable(_deunicode_char)
 @lru_cache(maxsize=1 << 14)
 def _pinyin(run: str) -> str:
     try:
+        # deferred: pypinyin loads only to spell Chinese names
         from pypinyin import lazy_pinyin
     except ImportError:  # pragma: no cover - pypinyin is a dependency
         return " "

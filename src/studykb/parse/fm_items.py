@@ -224,7 +224,10 @@ def _ruamel(fm: str, where: Where, old: str, new: str, unit: str | None) -> str:
 
 
 def _tomlkit(fm: str, where: Where, old: str, new: str, unit: str | None) -> str:
+    # deferred: tomlkit loads only to edit TOML front matter
     import tomlkit
+
+    # deferred: tomlkit loads only to edit TOML front matter
     from tomlkit.exceptions import TOMLKitError
 
     try:

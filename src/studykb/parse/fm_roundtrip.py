@@ -40,7 +40,10 @@ def _target(data: Any, unit: str | None) -> Any:
 def load_round_trip(fm: str) -> tuple[Any, Any]:
     """(ruamel.yaml's round-trip reader set up as ``fm`` is written, ``fm`` read by it);
     raises :class:`EditError` when it cannot read it."""
+    # deferred: ruamel.yaml loads only to edit YAML front matter
     from ruamel.yaml import YAML
+
+    # deferred: ruamel.yaml loads only to edit YAML front matter
     from ruamel.yaml.error import YAMLError
 
     rt = YAML(typ="rt")
@@ -56,6 +59,7 @@ def load_round_trip(fm: str) -> tuple[Any, Any]:
 
 
 def _ruamel_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
+    # deferred: ruamel.yaml loads only to edit YAML front matter
     from ruamel.yaml.comments import CommentedMap
 
     rt, data = load_round_trip(fm)
@@ -87,7 +91,10 @@ def yaml_indent(fm: str) -> tuple[int, int, int] | None:
 
 
 def _tomlkit_edit(fm: str, changes: Changes, unit: str | None, table: str | None = None) -> str:
+    # deferred: tomlkit loads only to edit TOML front matter
     import tomlkit
+
+    # deferred: tomlkit loads only to edit TOML front matter
     from tomlkit.exceptions import TOMLKitError
 
     try:

@@ -42,11 +42,13 @@ def markdown(
     md.use(wikilinks_plugin)
     md.use(inline_tags_plugin)
     md.use(sphinx_roles_plugin)
-    if shortcodes:  # imported here: most vaults are not Hugo sites
+    if shortcodes:
+        # deferred: most vaults are not Hugo sites
         from studykb.parse.shortcodes import shortcodes_plugin
 
         md.use(shortcodes_plugin)
     if definitions:
+        # deferred: Markdown plugins load only where Markdown is parsed
         from mdit_py_plugins.deflist import deflist_plugin
 
         md.use(deflist_plugin)

@@ -65,7 +65,10 @@ def find_markers(text: str) -> Markers:
 
     Line numbers count ``\\r\\n``, ``\\r`` and ``\\n`` each as one line end.
     """
+    # deferred: loads frontmatter, yaml
     from studykb.parse.frontmatter import split
+
+    # deferred: loads markdown_it, mdit_py_plugins
     from studykb.parse.markdown import markdown
 
     parts = split(text)

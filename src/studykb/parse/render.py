@@ -392,6 +392,7 @@ def highlight(code: str, lang: str) -> str:
     lexer = _lexer(lang.lower()) if lang and len(code) <= HIGHLIGHT_MAX else None
     if lexer is None:
         return f'<div class="highlight"><pre><code>{escape(code)}</code></pre></div>\n'
+    # deferred: pygments loads only to highlight code
     from pygments import highlight as pygmentize
 
     return str(pygmentize(code, lexer, _formatter()))
@@ -399,7 +400,10 @@ def highlight(code: str, lang: str) -> str:
 
 @lru_cache(maxsize=256)
 def _lexer(lang: str) -> Any:
+    # deferred: pygments loads only to highlight code
     from pygments.lexers import get_lexer_by_name
+
+    # deferred: pygments loads only to highlight code
     from pygments.util import ClassNotFound
 
     try:
@@ -410,6 +414,7 @@ def _lexer(lang: str) -> Any:
 
 @lru_cache(maxsize=1)
 def _formatter() -> Any:
+    # deferred: pygments loads only to highlight code
     from pygments.formatters import HtmlFormatter
 
     return HtmlFormatter(cssclass="highlight", nowrap=False)

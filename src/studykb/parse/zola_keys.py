@@ -329,8 +329,10 @@ def _prove(old: str, new: str, toml: bool, path: str) -> None:
 
 
 def _read(text: str, toml: bool) -> dict[str, Any]:
+    # deferred: only this path reads TOML
     import tomllib
 
+    # deferred: PyYAML loads only where YAML is read
     import yaml
 
     try:

@@ -59,6 +59,7 @@ def imap(
 
 
 def _forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> Iterator[R]:
+    # deferred: worker processes: loaded only where they start
     import multiprocessing as mp
 
     # about eight chunks a worker (at most 64 items each), so the workers finish nearly
@@ -80,6 +81,7 @@ def map_shared(
     (nothing is pickled but the chunks and the results); in this process without fork."""
     if workers < 2 or not can_fork():
         return [func(shared, chunk) for chunk in chunks]
+    # deferred: worker processes: loaded only where they start
     import multiprocessing as mp
 
     _SHARED["value"], _SHARED["func"] = shared, func
@@ -176,6 +178,7 @@ def beside_helps() -> bool:
     """Whether work run :func:`beside` this process can go faster: fork, a second core,
     and no other thread here (a fork copies only the calling thread; a lock another
     one held would stay locked in the child)."""
+    # deferred: only this path starts threads
     import threading
 
     return can_fork() and cores() > 1 and threading.active_count() == 1
@@ -184,6 +187,7 @@ def beside_helps() -> bool:
 def _frozen_collector_on() -> None:
     """What the worker inherited is never walked by its collections (nor copied for
     them); what it makes is collected as usual."""
+    # deferred: collector tuning on this path only
     import gc
 
     gc.freeze()
@@ -206,7 +210,10 @@ def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2
     system's root, and its path is the interpreter's own plus only the folder this
     studykb was imported from (:func:`worker_path`).
     """
+    # deferred: only this path runs a program
     import subprocess
+
+    # deferred: worker pools: loaded only where they start
     from concurrent.futures import ThreadPoolExecutor
 
     module, func = entry.split(":")

@@ -423,6 +423,7 @@ MAX_PIECES = 12
 def ask(vault: Vault, question: str) -> Question:
     """:func:`parse` with the vault's names: a target resolves when it is a name here, as
     written or loosely spelled."""
+    # deferred: loads Stemmer, frontmatter, msgpack, yaml
     from studykb.vault.loose import Loose
 
     names = vault.names()

@@ -105,6 +105,7 @@ def slugify(title: str) -> str:
     """A file-name-safe id: lower-case ASCII words joined by ``-``; Chinese becomes pinyin."""
     text = title
     if re.search(r"[\u3400-\u9fff\uf900-\ufaff]", text):
+        # deferred: pypinyin loads only to spell Chinese names
         from pypinyin import lazy_pinyin
 
         text = " ".join(lazy_pinyin(text))

@@ -62,6 +62,7 @@ def plan_context(plan: Plan, link: Linker) -> dict[str, Any]:
     """The plan as ``before --json`` gives it, with links, the target's own readings
     (recommended first, as the command line shows them) and the sentences every front
     end words alike (:mod:`studykb.outputs.plan_format`), without the ``--all`` hint."""
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs.plan_format import (
         empty_sentence,
         plan_json,

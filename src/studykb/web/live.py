@@ -80,6 +80,7 @@ def watch_source(kb: Session, lock: threading.Lock, *, index: bool = True) -> So
     ``index``, its search index) after each change, holding ``lock`` while it does."""
 
     def run(publish: Publish, stop: threading.Event) -> None:
+        # deferred: loads frontmatter, msgpack, yaml
         from studykb.editor.watch import Change, Watcher, index_sync
 
         watcher = Watcher(kb, index_sync() if index else None)  # (reopens kb, under lock)

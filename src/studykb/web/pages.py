@@ -154,6 +154,7 @@ class Pages:
 
     # -- documents ----------------------------------------------------------------------------
     def document(self, doc: Document, link: Linker) -> Page:
+        # deferred: loads markdown_it, mdit_py_plugins
         from studykb.web.body import render_body
 
         outgoing, backlinks = self.outgoing(doc), self.backlinks_of(doc)
@@ -395,6 +396,7 @@ class Pages:
 
     def find(self, query: str, filters: dict[str, str], limit: int) -> tuple[list[Hit], list[str]]:
         """Hits and the other names searched (UsageError for a query that cannot be read)."""
+        # deferred: the API loads the vault for it
         from studykb.api import SearchOptions
 
         options = SearchOptions(
