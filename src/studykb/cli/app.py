@@ -14,6 +14,7 @@ import json
 import os
 import sys
 from collections.abc import Callable, Iterator
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -422,32 +423,34 @@ def check_arguments(argv: list[str]) -> None:
 
 #: The module defining each command. A command loads only its own module (and the
 #: group); the help, completion and the watch load them all (:func:`prepare`).
-COMMANDS = {
-    "after": "plans",
-    "ask": "plans",
-    "backlinks": "core",
-    "before": "plans",
-    "build": "core",
-    "check": "core",
-    "graph": "core",
-    "init": "core",
-    "list": "notes",
-    "lsp": "editor",
-    "mark": "plans",
-    "mv": "notes",
-    "new": "editor",
-    "next": "plans",
-    "related": "related",
-    "search": "search",
-    "serve": "web",
-    "show": "core",
-    "sidebar": "related",
-    "site": "web",
-    "status": "plans",
-    "topic": "related",
-    "topics": "related",
-    "watch": "editor",
-}
+COMMANDS = MappingProxyType(
+    {
+        "after": "plans",
+        "ask": "plans",
+        "backlinks": "core",
+        "before": "plans",
+        "build": "core",
+        "check": "core",
+        "graph": "core",
+        "init": "core",
+        "list": "notes",
+        "lsp": "editor",
+        "mark": "plans",
+        "mv": "notes",
+        "new": "editor",
+        "next": "plans",
+        "related": "related",
+        "search": "search",
+        "serve": "web",
+        "show": "core",
+        "sidebar": "related",
+        "site": "web",
+        "status": "plans",
+        "topic": "related",
+        "topics": "related",
+        "watch": "editor",
+    }
+)
 
 
 def prepare() -> None:
