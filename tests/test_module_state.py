@@ -232,3 +232,29 @@ def test_a_schema_read_back_from_an_index_refuses_to_analyse_until_bound() -> No
     assert [t.text for t in again["body"].analyzer("quantization")] == ["quantization"]
     bind(again, Analyser())
     assert [t.text for t in again["body"].analyzer("quantization")] == ["quantiz"]
+
+
+def test_what_is_per_process_is_made_once_and_forgotten_as_a_new_process_would() -> None:
+    from studykb.runtime import process
+
+    made: list[int] = []
+    calls: list[int] = []
+
+    @process.memo(maxsize=None)
+    def double(n: int) -> int:
+        calls.append(n)
+        return 2 * n
+
+    def make() -> list[int]:
+        made.append(1)
+        return [len(made)]
+
+    name = "tests.module-state"
+    first = process.once(name, make)
+    assert process.once(name, make) is first and made == [1]
+    assert double(2) == double(2) == 4 and calls == [2] and process.is_memo(double)
+    process.forget(name)
+    assert process.once(name, make) is not first and made == [1, 1]
+    process.forget()
+    assert double(2) == 4 and calls == [2, 2]
+    process.forget(name)
