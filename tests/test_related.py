@@ -484,8 +484,10 @@ def test_term_vectors_count_the_terms_the_search_analysis_reads(text: str) -> No
     first written form of each (lowercased when ASCII), in the order they first occur."""
     from collections import Counter
 
-    from studykb.text.analysis import term_counts, tokens
+    from studykb.text.analysis import Analyser
 
+    analyser = Analyser()
+    term_counts, tokens = analyser.term_counts, analyser.tokens
     counts: Counter[str] = Counter()
     written: dict[str, str] = {}
     for t in tokens(text):

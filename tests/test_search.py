@@ -472,11 +472,11 @@ def test_searcher_after_an_edit_keeps_unchanged_segments_and_answers_alike(
         path = notes[n % 2]
         path.write_text(originals[n % 2] + f"\nwordmark{n}\n", encoding="utf-8")
         search(v, SearchOptions("vacuum"))  # a searcher open before the edit, as in watch
-        before = {id(r) for r, _ in store.searchers[folder].reader().leaf_readers()}
+        before = {id(r) for r, _ in store.searchers()[folder].reader().leaf_readers()}
         v.refresh()
         index.sync(v, quiet=True)
         kept = answers()
-        after = {id(r) for r, _ in store.searchers[folder].reader().leaf_readers()}
+        after = {id(r) for r, _ in store.searchers()[folder].reader().leaf_readers()}
         reused += len(before & after)
         index.close(v)
         assert kept == answers(), n  # the same queries on a searcher opened afresh

@@ -28,7 +28,9 @@ def test_rjieba_gives_the_same_words_as_jieba(
 
 
 def test_only_chinese_runs_are_segmented() -> None:
-    from studykb.text.analysis import analyze
+    from studykb.text.analysis import Analyser
+
+    analyze = Analyser().analyze
 
     assert analyze("PostgreSQL的VACUUM会清理死元组") == [
         "postgresql",
@@ -43,18 +45,23 @@ def test_only_chinese_runs_are_segmented() -> None:
 
 
 def test_positions_are_consecutive_across_languages() -> None:
-    from studykb.search.index import ANALYZER
+    from studykb.search.index import MixedTokenizer
+    from studykb.text.analysis import Analyser
+
+    tokenizer = MixedTokenizer(Analyser())
 
     tokens = [
         (t.text, t.pos)
-        for t in ANALYZER("用 PyTorch 的 FSDP2 训练 the model", positions=True, mode="query")
+        for t in tokenizer("用 PyTorch 的 FSDP2 训练 the model", positions=True, mode="query")
     ]
     assert [p for _t, p in tokens] == list(range(len(tokens)))
     assert [t for t, _p in tokens] == ["用", "pytorch", "的", "fsdp2", "训练", "model"]
 
 
 def test_long_words_also_index_the_words_inside() -> None:
-    from studykb.text.analysis import analyze
+    from studykb.text.analysis import Analyser
+
+    analyze = Analyser().analyze
 
     indexed = analyze("流水线并行和时幻读", mode="index")
     assert {"流水线", "流水", "并行"} <= set(indexed)
@@ -64,16 +71,23 @@ def test_long_words_also_index_the_words_inside() -> None:
 
 
 def test_pieces_share_the_position_of_their_word() -> None:
-    from studykb.search.index import ANALYZER
+    from studykb.search.index import MixedTokenizer
+    from studykb.text.analysis import Analyser
 
-    tokens = [(t.text, t.pos) for t in ANALYZER("中华人民共和国成立", positions=True, mode="index")]
+    tokenizer = MixedTokenizer(Analyser())
+
+    tokens = [
+        (t.text, t.pos) for t in tokenizer("中华人民共和国成立", positions=True, mode="index")
+    ]
     positions = dict(tokens)
     assert positions["中华人民共和国"] == positions["人民"] == positions["共和国"] == 0
     assert positions["成立"] == 1
 
 
 def test_spans_point_into_the_text() -> None:
-    from studykb.text.analysis import spans
+    from studykb.text.analysis import Analyser
+
+    spans = Analyser().spans
 
     text = "PostgreSQL的VACUUM会清理死元组"
     for term, start, end in spans(text):
@@ -81,7 +95,9 @@ def test_spans_point_into_the_text() -> None:
 
 
 def test_stop_words_and_punctuation_give_no_terms() -> None:
-    from studykb.text.analysis import analyze
+    from studykb.text.analysis import Analyser
+
+    analyze = Analyser().analyze
 
     assert analyze("the of and, ... !!! ，。") == []
 
@@ -93,27 +109,22 @@ def test_remembered_cuts_give_the_terms_of_fresh_ones(tmp_path) -> None:
     from studykb.vault.cache import Cache
 
     fresh = segment.Segments()
-    old, segment.SEGMENTS = segment.SEGMENTS, fresh
-    try:
-        first = analysis.term_positions(SAMPLE)
-        assert fresh.fresh  # every run was cut by rjieba
-        fresh.save(Cache(tmp_path), "test-entry")
-        loaded = segment.Segments()
-        loaded.load(Cache(tmp_path), "test-entry")
-        assert not loaded.runs  # read only when a run is first needed
-        segment.SEGMENTS = loaded
-        again = analysis.term_positions(SAMPLE)
-        assert set(loaded.runs) == set(fresh.runs)
-        assert not loaded.fresh  # nothing was cut again
-        assert again == first
-        by_tokenizer: dict[str, list[int]] = {}
-        for t in analysis.tokens(SAMPLE):
-            got = by_tokenizer.setdefault(t.text, [])
-            if not got or got[-1] != t.pos:
-                got.append(t.pos)
-        assert again == by_tokenizer
-    finally:
-        segment.SEGMENTS = old
+    first = analysis.Analyser(cuts=fresh).term_positions(SAMPLE)
+    assert fresh.fresh  # every run was cut by rjieba
+    fresh.save(Cache(tmp_path), "test-entry")
+    loaded = segment.Segments()
+    loaded.load(Cache(tmp_path), "test-entry")
+    assert not loaded.runs  # read only when a run is first needed
+    again = analysis.Analyser(cuts=loaded).term_positions(SAMPLE)
+    assert set(loaded.runs) == set(fresh.runs)
+    assert not loaded.fresh  # nothing was cut again
+    assert again == first
+    by_tokenizer: dict[str, list[int]] = {}
+    for t in analysis.Analyser().tokens(SAMPLE):
+        got = by_tokenizer.setdefault(t.text, [])
+        if not got or got[-1] != t.pos:
+            got.append(t.pos)
+    assert again == by_tokenizer
 
 
 def test_editing_a_note_again_needs_no_dictionary(tmp_path) -> None:

@@ -14,7 +14,7 @@ from whoosh.qparser import OrGroup, QueryParser
 from whoosh.scoring import BM25F, BM25FScorer
 
 from studykb.search import scoring
-from studykb.search.index import FIELD_B
+from studykb.search.index import FIELD_B, bind
 from studykb.search.state import INDEX_NAME, index_dir
 from studykb.vault import Vault
 
@@ -30,8 +30,10 @@ def _note(n: int) -> str:
 
 
 def _scores(root: Path, weighting: object, queries: list[str]) -> list[list[tuple[int, float]]]:
-    ix = windex.open_dir(str(index_dir(Vault.open(root))), indexname=INDEX_NAME)
-    parser = QueryParser("body", ix.schema, group=OrGroup)
+    vault = Vault.open(root)
+    ix = windex.open_dir(str(index_dir(vault)), indexname=INDEX_NAME)
+    schema = bind(ix.schema, vault.topics().analyser())  # read back unbound: see schema.py
+    parser = QueryParser("body", schema, group=OrGroup)
     with ix.searcher(weighting=weighting) as searcher:
         return [
             [(hit.docnum, hit.score) for hit in searcher.search(parser.parse(q), limit=None)]

@@ -86,7 +86,7 @@ def test_a_plain_query_compiles_no_pattern_over_the_han_range() -> None:
         "from studykb.text import analysis\n"
         "understand.read('数据 并行, kernel fusion 的 算子融合', None)\n"
         "understand.names_of(type('T', (), {'texts': {'k': 'a b\\n数据 并行'}, 'names': {}})())\n"
-        "analysis.find_terms('数据并行 kernel', {'数据', 'kernel'})\n"
+        "analysis.Analyser().find_terms('数据并行 kernel', {'数据', 'kernel'})\n"
         "print(len(compiled))\n"
     )
     out = subprocess.run(

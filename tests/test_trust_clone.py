@@ -258,7 +258,7 @@ def test_the_index_unpickler_builds_only_the_index_objects(tmp_path: Path) -> No
         with pytest.raises(pickle.UnpicklingError):
             unpickle.loads(evil)
     # and the schema studykb writes reads back whole
-    schema = store.index_schema()
+    schema = store.make_schema()
     assert sorted(unpickle.loads(pickle.dumps(schema, 2)).names()) == sorted(schema.names())
     import whoosh.filedb.structfile as structfile
     import whoosh.index as windex

@@ -20,6 +20,8 @@ never loads the search code.
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -67,56 +69,60 @@ if TYPE_CHECKING:
     KnowledgeBase = Session
 
 #: The session and its values: name -> (module, its name there).
-OWN: dict[str, tuple[str, str]] = {
-    "Session": ("studykb.session", "Session"),
-    "GraphOptions": ("studykb.graph", "GraphOptions"),
-    #: The former name of :class:`Session`, kept for scripts written against it.
-    "KnowledgeBase": ("studykb.session", "Session"),
-}
+OWN: Mapping[str, tuple[str, str]] = MappingProxyType(
+    {
+        "Session": ("studykb.session", "Session"),
+        "GraphOptions": ("studykb.graph", "GraphOptions"),
+        #: The former name of :class:`Session`, kept for scripts written against it.
+        "KnowledgeBase": ("studykb.session", "Session"),
+    }
+)
 
 #: Name -> the module below that defines it, or (module, its name there); imported when
 #: the name is first read.
-BELOW: dict[str, str | tuple[str, str]] = {
-    "CONFIG_NAME": "studykb.config",
-    "STATE_DIR": "studykb.config",
-    "Config": "studykb.config",
-    "NoVault": "studykb.config",
-    "find_vault": "studykb.config",
-    "REF_KEYS": "studykb.parse.document",
-    "fence_format": "studykb.parse.frontmatter",
-    "fences": "studykb.parse.frontmatter",
-    "Outline": "studykb.parse.outline",
-    "KEY_LINE": "studykb.parse.placing",
-    "IMAGE_EXTS": "studykb.parse.render",
-    "heading_anchor": "studykb.parse.render",
-    "heading_ids": "studykb.parse.render",
-    "render_note": "studykb.parse.render",
-    "RelatedOptions": "studykb.related.rank",
-    "SearchOptions": "studykb.search.query",
-    "fold_name": "studykb.search.portable",
-    "term_weights": ("studykb.search.portable", "weights"),
-    "NewDoc": "studykb.study.new",
-    "Move": "studykb.study.rename",
-    "Ahead": "studykb.vault",
-    "BuildStats": "studykb.vault",
-    "Link": "studykb.vault",
-    "Shown": "studykb.vault",
-    "StateError": "studykb.vault",
-    "Analysis": "studykb.vault.buffers",
-    "BufferView": "studykb.vault.buffers",
-    "Span": "studykb.vault.buffers",
-    "analyse": "studykb.vault.buffers",
-    "anchor_line": "studykb.vault.buffers",
-    "neighbours": "studykb.vault.buffers",
-    "Candidate": "studykb.vault.names",
-    "NameIndex": "studykb.vault.names",
-    "Tag": "studykb.vault.names",
-    "complete": "studykb.vault.names",
-    "tags_for": "studykb.vault.names",
-    "ID": "studykb.vault.resolve",
-    "fold": "studykb.vault.resolve",
-    "suggestible": "studykb.vault.suggest",
-}
+BELOW: Mapping[str, str | tuple[str, str]] = MappingProxyType(
+    {
+        "CONFIG_NAME": "studykb.config",
+        "STATE_DIR": "studykb.config",
+        "Config": "studykb.config",
+        "NoVault": "studykb.config",
+        "find_vault": "studykb.config",
+        "REF_KEYS": "studykb.parse.document",
+        "fence_format": "studykb.parse.frontmatter",
+        "fences": "studykb.parse.frontmatter",
+        "Outline": "studykb.parse.outline",
+        "KEY_LINE": "studykb.parse.placing",
+        "IMAGE_EXTS": "studykb.parse.render",
+        "heading_anchor": "studykb.parse.render",
+        "heading_ids": "studykb.parse.render",
+        "render_note": "studykb.parse.render",
+        "RelatedOptions": "studykb.related.rank",
+        "SearchOptions": "studykb.search.query",
+        "fold_name": "studykb.search.portable",
+        "term_weights": ("studykb.search.portable", "weights"),
+        "NewDoc": "studykb.study.new",
+        "Move": "studykb.study.rename",
+        "Ahead": "studykb.vault",
+        "BuildStats": "studykb.vault",
+        "Link": "studykb.vault",
+        "Shown": "studykb.vault",
+        "StateError": "studykb.vault",
+        "Analysis": "studykb.vault.buffers",
+        "BufferView": "studykb.vault.buffers",
+        "Span": "studykb.vault.buffers",
+        "analyse": "studykb.vault.buffers",
+        "anchor_line": "studykb.vault.buffers",
+        "neighbours": "studykb.vault.buffers",
+        "Candidate": "studykb.vault.names",
+        "NameIndex": "studykb.vault.names",
+        "Tag": "studykb.vault.names",
+        "complete": "studykb.vault.names",
+        "tags_for": "studykb.vault.names",
+        "ID": "studykb.vault.resolve",
+        "fold": "studykb.vault.resolve",
+        "suggestible": "studykb.vault.suggest",
+    }
+)
 
 
 def __getattr__(name: str) -> Any:

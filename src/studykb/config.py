@@ -16,6 +16,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from studykb.errors import VaultError
@@ -26,28 +27,30 @@ STATE_DIR = ".studykb"
 
 #: Every problem code studykb reports, with its default severity; ``[severity]`` in
 #: studykb.toml overrides them (error, warning or ignore).
-DEFAULT_SEVERITY = {
-    "dangling-ref": "error",
-    "dangling-link": "warning",
-    "site-clash": "warning",
-    "ambiguous-ref": "warning",
-    "duplicate-id": "error",
-    "bad-front-matter": "error",
-    "unreadable": "error",
-    "cycle": "error",
-    "outside-vault": "error",
-    "too-large": "warning",
-    "too-complex": "warning",
-    "bad-field": "warning",
-    "bad-config": "warning",
-    "empty-file": "warning",
-    "symlink-loop": "warning",
-    "not-a-file": "warning",
-    "dangling-anchor": "warning",
-    "missing-attachment": "warning",
-    "interrupted-write": "warning",
-    "half-done-move": "error",
-}
+DEFAULT_SEVERITY = MappingProxyType(
+    {
+        "dangling-ref": "error",
+        "dangling-link": "warning",
+        "site-clash": "warning",
+        "ambiguous-ref": "warning",
+        "duplicate-id": "error",
+        "bad-front-matter": "error",
+        "unreadable": "error",
+        "cycle": "error",
+        "outside-vault": "error",
+        "too-large": "warning",
+        "too-complex": "warning",
+        "bad-field": "warning",
+        "bad-config": "warning",
+        "empty-file": "warning",
+        "symlink-loop": "warning",
+        "not-a-file": "warning",
+        "dangling-anchor": "warning",
+        "missing-attachment": "warning",
+        "interrupted-write": "warning",
+        "half-done-move": "error",
+    }
+)
 SEVERITIES = ("error", "warning", "ignore")
 
 #: Site generators whose way of rendering Markdown studykb follows (``generator`` in
@@ -208,17 +211,19 @@ def looks_unlike_vault(folder: Path, special: set[Path] | None = None) -> str | 
 # -- studykb.toml ----------------------------------------------------------------------------
 
 #: The keys studykb.toml may hold, and what each must be.
-KEYS = {
-    "exclude": "a list of folder names or paths",
-    "max_file_mb": "a number of megabytes above 0",
-    "severity": "a table of problem code = error, warning or ignore",
-    "workers": "a whole number (0: one per core)",
-    "templates": "a folder path inside the vault",
-    "allow_outside": "a list of folders outside the vault that links may lead to",
-    "generator": f"one of {', '.join(GENERATORS)}",
-    "headings": f"one of {', '.join(HEADING_RULES)}",
-    "title": "a line of text (the vault's name in the web view and the site)",
-}
+KEYS = MappingProxyType(
+    {
+        "exclude": "a list of folder names or paths",
+        "max_file_mb": "a number of megabytes above 0",
+        "severity": "a table of problem code = error, warning or ignore",
+        "workers": "a whole number (0: one per core)",
+        "templates": "a folder path inside the vault",
+        "allow_outside": "a list of folders outside the vault that links may lead to",
+        "generator": f"one of {', '.join(GENERATORS)}",
+        "headings": f"one of {', '.join(HEADING_RULES)}",
+        "title": "a line of text (the vault's name in the web view and the site)",
+    }
+)
 
 
 def load_config(root: Path, explicit: bool = True) -> Config:

@@ -6,6 +6,7 @@ import os
 import re
 import string
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,12 +19,14 @@ if TYPE_CHECKING:
     from studykb.model import Document
 
 #: Named formats of ``list``; anything else is a template with ``{field}``s.
-FORMATS = {
-    "path": "{file}",
-    "id": "{id}",
-    "title": "{title}",
-    "tsv": "{file}\t{id}\t{type}\t{title}",
-}
+FORMATS = MappingProxyType(
+    {
+        "path": "{file}",
+        "id": "{id}",
+        "title": "{title}",
+        "tsv": "{file}\t{id}\t{type}\t{title}",
+    }
+)
 FIELDS = ("id", "path", "file", "title", "type", "status", "level", "date", "tags", "aliases")
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from studykb.api import fence_format, fences, fold, suggestible
@@ -62,13 +63,15 @@ class Action:
 
 
 #: What a dangling reference of each front-matter key asks to be created as.
-_TYPE_OF_KIND = {
-    "ref": "entry",
-    "item": "entry",
-    "course": "course",
-    "related": "note",
-    "link": "note",
-}
+_TYPE_OF_KIND = MappingProxyType(
+    {
+        "ref": "entry",
+        "item": "entry",
+        "course": "course",
+        "related": "note",
+        "link": "note",
+    }
+)
 
 
 def actions(snap: BufferView, analysis: Analysis, line: int, start: int, end: int) -> list[Action]:

@@ -9,6 +9,7 @@ through :meth:`studykb.session.Session.new` (never over an existing file).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types as t
@@ -86,18 +87,18 @@ def symbols(ls: StudyServer, params: t.WorkspaceSymbolParams) -> list[t.SymbolIn
 
 #: The requests of this module: (LSP method, its options, the handler), registered in order
 #: after those of :mod:`studykb.editor.lsp_features`.
-FEATURES: list[tuple[str, Any, Handler]] = [
+FEATURES: tuple[tuple[str, Any, Handler], ...] = (
     (
         t.TEXT_DOCUMENT_CODE_ACTION,
         t.CodeActionOptions(
-            code_action_kinds=[t.CodeActionKind.QuickFix, t.CodeActionKind.Refactor]
+            code_action_kinds=(t.CodeActionKind.QuickFix, t.CodeActionKind.Refactor)
         ),
         code_action,
     ),
     (t.TEXT_DOCUMENT_PREPARE_RENAME, None, prepare_rename),
     (t.TEXT_DOCUMENT_RENAME, None, rename),
     (t.WORKSPACE_SYMBOL, None, symbols),
-]
+)
 
 
 def _create(ls: StudyServer, args: list[str | None]) -> dict[str, str] | None:
@@ -265,11 +266,13 @@ def _uri(path: Any) -> str:
     return str(from_fs_path(str(path)) or path.as_uri())
 
 
-_SYMBOL = {
-    "topic": t.SymbolKind.Class,
-    "course": t.SymbolKind.Module,
-    "unit": t.SymbolKind.Method,
-    "list": t.SymbolKind.Enum,
-    "entry": t.SymbolKind.Field,
-    "note": t.SymbolKind.File,
-}
+_SYMBOL = MappingProxyType(
+    {
+        "topic": t.SymbolKind.Class,
+        "course": t.SymbolKind.Module,
+        "unit": t.SymbolKind.Method,
+        "list": t.SymbolKind.Enum,
+        "entry": t.SymbolKind.Field,
+        "note": t.SymbolKind.File,
+    }
+)

@@ -11,6 +11,7 @@ import functools
 import os
 import traceback
 from collections.abc import Callable
+from types import MappingProxyType
 from typing import Any
 
 from lsprotocol import types as t
@@ -25,7 +26,7 @@ from studykb.editor.lsp_edits import register
 from studykb.editor.watch import ServerFactory
 
 #: Characters after which the client asks for completion.
-TRIGGERS = ["[", "#", ",", " ", "-"]
+TRIGGERS = ("[", "#", ",", " ", "-")
 
 
 def guarded(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -268,7 +269,7 @@ def document_links(ls: StudyServer, params: t.DocumentLinkParams) -> list[t.Docu
 
 #: What the server answers: (LSP method, its options, the handler), registered in order,
 #: each wrapped by :func:`guarded` (pygls passes the server as the first argument, ``ls``).
-FEATURES: list[tuple[str, Any, Callable[..., Any]]] = [
+FEATURES: tuple[tuple[str, Any, Callable[..., Any]], ...] = (
     (t.INITIALIZED, None, initialized),
     (t.SHUTDOWN, None, shutdown),
     (t.TEXT_DOCUMENT_DID_OPEN, None, did_open),
@@ -284,7 +285,7 @@ FEATURES: list[tuple[str, Any, Callable[..., Any]]] = [
     (t.TEXT_DOCUMENT_HOVER, None, hover),
     (t.TEXT_DOCUMENT_REFERENCES, None, references),
     (t.TEXT_DOCUMENT_DOCUMENT_LINK, None, document_links),
-]
+)
 
 
 def _headings(
@@ -325,11 +326,13 @@ def _headings(
     return items
 
 
-_KIND = {
-    "topic": t.CompletionItemKind.Class,
-    "course": t.CompletionItemKind.Module,
-    "unit": t.CompletionItemKind.Method,
-    "list": t.CompletionItemKind.Enum,
-    "entry": t.CompletionItemKind.Reference,
-    "note": t.CompletionItemKind.File,
-}
+_KIND = MappingProxyType(
+    {
+        "topic": t.CompletionItemKind.Class,
+        "course": t.CompletionItemKind.Module,
+        "unit": t.CompletionItemKind.Method,
+        "list": t.CompletionItemKind.Enum,
+        "entry": t.CompletionItemKind.Reference,
+        "note": t.CompletionItemKind.File,
+    }
+)

@@ -3,12 +3,16 @@ UTF-8 or UTF-32) and the diagnostics placed with them."""
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from lsprotocol import types as t
 
 from studykb.api import Analysis
 from studykb.model import ERROR, Problem
 
-SEVERITY = {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
+SEVERITY = MappingProxyType(
+    {ERROR: t.DiagnosticSeverity.Error, "warning": t.DiagnosticSeverity.Warning}
+)
 
 
 def units(text: str, encoding: str) -> int:

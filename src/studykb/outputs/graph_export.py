@@ -9,21 +9,24 @@ from __future__ import annotations
 
 import io
 import re
+from types import MappingProxyType
 from typing import Any
 
 from studykb.graph import to_graphml as write
 from studykb.model import Document
 
 #: Edge styles shared by DOT and Mermaid, so the two pictures read the same.
-_DOT_STYLE = {
-    "requires": "bold",
-    "covers": "dashed",
-    "course": "dotted",
-    "item": "solid",
-    "link": "solid",
-    "ref": "solid",
-    "related": "dashed",
-}
+_DOT_STYLE = MappingProxyType(
+    {
+        "requires": "bold",
+        "covers": "dashed",
+        "course": "dotted",
+        "item": "solid",
+        "link": "solid",
+        "ref": "solid",
+        "related": "dashed",
+    }
+)
 
 
 def _docs(graph: Any) -> list[tuple[str, Document]]:

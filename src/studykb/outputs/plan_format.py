@@ -4,6 +4,7 @@ sentences every format shares (what a plan left out, why it is empty)."""
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Any
 
 from studykb.model import Document
@@ -158,20 +159,22 @@ def plan_json(plan: Plan) -> dict[str, Any]:
 #: What a wikilink's label may not hold as written: its own syntax, HTML, and the
 #: template syntax of Hugo (``{{< >}}``) and Jekyll/Liquid (``{% %}``), written as
 #: character references, which Obsidian and the site generators show as the character.
-_LABEL_REFS = {
-    "[": "&#91;",
-    "]": "&#93;",
-    "|": "&#124;",
-    "<": "&lt;",
-    ">": "&gt;",
-    "{": "&#123;",
-    "}": "&#125;",
-    "%": "&#37;",
-    '"': "&quot;",
-    "&": "&amp;",
-    "#": "&#35;",
-    "\\": "&#92;",
-}
+_LABEL_REFS = MappingProxyType(
+    {
+        "[": "&#91;",
+        "]": "&#93;",
+        "|": "&#124;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "{": "&#123;",
+        "}": "&#125;",
+        "%": "&#37;",
+        '"': "&quot;",
+        "&": "&amp;",
+        "#": "&#35;",
+        "\\": "&#92;",
+    }
+)
 _LABEL = re.compile("[" + re.escape("".join(_LABEL_REFS)) + "]")
 _SAFE_TARGET = re.compile(r"^[^\[\]|#<>{}%\"&\\\s]+$")
 

@@ -26,15 +26,16 @@ import html
 import json
 import posixpath
 import re
-from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote
 
 from studykb.outputs.site_pages import SitePages
 from studykb.related.sidebar import Neighbour, Sidebar
+from studykb.runtime import process
 
-LABELS = {"related": "Related", "before": "Before this", "leads_to": "Leads to"}
-_MD_SPECIAL = set("\\`*_{}[]<>|!~$&#%")
+LABELS = MappingProxyType({"related": "Related", "before": "Before this", "leads_to": "Leads to"})
+_MD_SPECIAL = frozenset("\\`*_{}[]<>|!~$&#%")
 #: Control characters and bidirectional overrides: never written into a page or a note.
 CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
@@ -50,7 +51,7 @@ def href(source_path: str, target_key: str, target_path: str, ext: str = ".md") 
     return link + (f"#{quote(anchor, safe='-_.~')}" if anchor else "")
 
 
-@lru_cache(maxsize=65536)
+@process.memo(maxsize=65536)
 def _quote(rel: str) -> str:
     return quote(rel, safe="/.-_~")
 

@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Callable
-from functools import lru_cache
+from types import MappingProxyType
+
+from studykb.runtime import process
 
 
 class CharTable(dict[int, str | None]):
@@ -25,123 +27,129 @@ class CharTable(dict[int, str | None]):
 
 # Transliteration for Zola's ``slug`` crate (deunicode). Latin letters come from Unicode
 # decomposition; these letters do not decompose, or deunicode spells them otherwise.
-_SPECIAL_LATIN = {
-    "ß": "ss",
-    "æ": "ae",
-    "Æ": "AE",
-    "ø": "o",
-    "Ø": "O",
-    "œ": "oe",
-    "Œ": "OE",
-    "đ": "d",
-    "Đ": "D",
-    "ð": "d",
-    "Ð": "D",
-    "þ": "th",
-    "Þ": "TH",
-    "ł": "l",
-    "Ł": "L",
-    "ı": "i",
-    "ħ": "h",
-    "Ħ": "H",
-    "ŋ": "ng",
-    "Ŋ": "NG",
-    "ĸ": "q",
-    "ſ": "s",
-    "‘": "'",
-    "’": "'",
-    "“": '"',
-    "”": '"',
-    "–": "-",
-    "—": "--",
-    "…": "...",
-    "€": "EUR",
-    "£": "PS",
-    "¥": "Y",
-    "©": "(c)",
-    "®": "(r)",
-    "™": "tm",
-    "×": "x",
-    "÷": "/",
-    "°": "deg",
-}
-_CYRILLIC = dict(
-    zip(
-        "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў",
-        [
-            "a",
-            "b",
-            "v",
-            "g",
-            "d",
-            "e",
-            "io",
-            "zh",
-            "z",
-            "i",
-            "i",
-            "k",
-            "l",
-            "m",
-            "n",
-            "o",
-            "p",
-            "r",
-            "s",
-            "t",
-            "u",
-            "f",
-            "kh",
-            "ts",
-            "ch",
-            "sh",
-            "shch",
-            "",
-            "y",
-            "'",
-            "e",
-            "iu",
-            "ia",
-            "i",
-            "i",
-            "ie",
-            "g",
-            "u",
-        ],
-        strict=True,
+_SPECIAL_LATIN = MappingProxyType(
+    {
+        "ß": "ss",
+        "æ": "ae",
+        "Æ": "AE",
+        "ø": "o",
+        "Ø": "O",
+        "œ": "oe",
+        "Œ": "OE",
+        "đ": "d",
+        "Đ": "D",
+        "ð": "d",
+        "Ð": "D",
+        "þ": "th",
+        "Þ": "TH",
+        "ł": "l",
+        "Ł": "L",
+        "ı": "i",
+        "ħ": "h",
+        "Ħ": "H",
+        "ŋ": "ng",
+        "Ŋ": "NG",
+        "ĸ": "q",
+        "ſ": "s",
+        "‘": "'",
+        "’": "'",
+        "“": '"',
+        "”": '"',
+        "–": "-",
+        "—": "--",
+        "…": "...",
+        "€": "EUR",
+        "£": "PS",
+        "¥": "Y",
+        "©": "(c)",
+        "®": "(r)",
+        "™": "tm",
+        "×": "x",
+        "÷": "/",
+        "°": "deg",
+    }
+)
+_CYRILLIC = MappingProxyType(
+    dict(
+        zip(
+            "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў",
+            [
+                "a",
+                "b",
+                "v",
+                "g",
+                "d",
+                "e",
+                "io",
+                "zh",
+                "z",
+                "i",
+                "i",
+                "k",
+                "l",
+                "m",
+                "n",
+                "o",
+                "p",
+                "r",
+                "s",
+                "t",
+                "u",
+                "f",
+                "kh",
+                "ts",
+                "ch",
+                "sh",
+                "shch",
+                "",
+                "y",
+                "'",
+                "e",
+                "iu",
+                "ia",
+                "i",
+                "i",
+                "ie",
+                "g",
+                "u",
+            ],
+            strict=True,
+        )
     )
 )
-_GREEK = dict(
-    zip(
-        "αβγδεζηθικλμνξοπρσςτυφχψω",
-        [
-            "a",
-            "b",
-            "g",
-            "d",
-            "e",
-            "z",
-            "e",
-            "th",
-            "i",
-            "k",
-            "l",
-            "m",
-            "n",
-            "x",
-            "o",
-            "p",
-            "r",
-            "s",
-            "s",
-            "t",
-            "u",
-            "ph",
-            "kh",
-            "ps",
-            "o",
-        ],
-        strict=True,
+_GREEK = MappingProxyType(
+    dict(
+        zip(
+            "αβγδεζηθικλμνξοπρσςτυφχψω",
+            [
+                "a",
+                "b",
+                "g",
+                "d",
+                "e",
+                "z",
+                "e",
+                "th",
+                "i",
+                "k",
+                "l",
+                "m",
+                "n",
+                "x",
+                "o",
+                "p",
+                "r",
+                "s",
+                "s",
+                "t",
+                "u",
+                "ph",
+                "kh",
+                "ps",
+                "o",
+            ],
+            strict=True,
+        )
     )
 )
 _HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
@@ -159,10 +167,12 @@ def _deunicode_char(ch: str) -> str | None:
     return ascii_part if ascii_part else " "
 
 
-_DEUNICODE = CharTable(_deunicode_char)
+def _deunicode_table() -> CharTable:
+    """The process's transliteration table, each character decided on first sight."""
+    return process.once("deunicode", lambda: CharTable(_deunicode_char))
 
 
-@lru_cache(maxsize=1 << 14)
+@process.memo(maxsize=1 << 14)
 def _pinyin(run: str) -> str:
     try:
         # deferred: pypinyin loads only to spell Chinese names
@@ -183,4 +193,4 @@ def deunicode(text: str) -> str:
         return text
     if _HAN.search(text):
         text = _HAN.sub(lambda run: _pinyin(run.group(0)), text)
-    return text.translate(_DEUNICODE).encode("ascii", "ignore").decode("ascii")
+    return text.translate(_deunicode_table()).encode("ascii", "ignore").decode("ascii")

@@ -6,6 +6,7 @@ import posixpath
 import re
 from collections.abc import Iterator
 from dataclasses import replace
+from types import MappingProxyType
 from typing import Any
 
 from studykb.model import ERROR, WARNING, Document, Parsed, Problem, Reference
@@ -22,30 +23,34 @@ from studykb.parse.reading import GITHUB, Reading
 from studykb.parse.site_urls import of_page
 from studykb.parse.urls import normalize_url
 
-LEVEL_WORDS = {
-    "intro": 1,
-    "beginner": 1,
-    "入门": 1,
-    "basic": 1,
-    "intermediate": 3,
-    "进阶": 3,
-    "advanced": 5,
-    "高级": 5,
-    "expert": 5,
-}
-STATUS_WORDS = {
-    "todo": "todo",
-    "reading": "reading",
-    "done": "done",
-    "read": "done",
-    "learned": "done",
-    "doing": "reading",
-    "in-progress": "reading",
-    "wip": "reading",
-    "to-read": "todo",
-    "unread": "todo",
-}
-FOLDER_TYPES = {"entries": "entry", "topics": "topic", "lists": "list"}
+LEVEL_WORDS = MappingProxyType(
+    {
+        "intro": 1,
+        "beginner": 1,
+        "入门": 1,
+        "basic": 1,
+        "intermediate": 3,
+        "进阶": 3,
+        "advanced": 5,
+        "高级": 5,
+        "expert": 5,
+    }
+)
+STATUS_WORDS = MappingProxyType(
+    {
+        "todo": "todo",
+        "reading": "reading",
+        "done": "done",
+        "read": "done",
+        "learned": "done",
+        "doing": "reading",
+        "in-progress": "reading",
+        "wip": "reading",
+        "to-read": "todo",
+        "unread": "todo",
+    }
+)
+FOLDER_TYPES = MappingProxyType({"entries": "entry", "topics": "topic", "lists": "list"})
 TYPES = ("note", "entry", "topic", "course", "list")
 _SCHEME = re.compile(r"^https?://", re.I)
 

@@ -4,6 +4,7 @@ or a value, for messages), and the references its values make (:func:`front_refs
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Any
 
 from studykb.model import WARNING, Problem, Reference
@@ -13,13 +14,15 @@ from studykb.parse.urls import normalize_url
 from studykb.parse.wikilinks import WIKILINK_RE, split_target
 
 #: Front-matter keys whose values are references, and the reference kind each gives.
-REF_KEYS = {
-    "refs": "ref",
-    "requires": "requires",
-    "related": "related",
-    "course": "course",
-    "items": "item",
-}
+REF_KEYS = MappingProxyType(
+    {
+        "refs": "ref",
+        "requires": "requires",
+        "related": "related",
+        "course": "course",
+        "items": "item",
+    }
+)
 _SCHEME = re.compile(r"^https?://", re.I)
 _KEY_RE = re.compile(r"""^\s*(?:-\s+)?["']?([^"'=:\s]+)["']?\s*[:=]""")
 

@@ -14,6 +14,7 @@ import re
 import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import frontmatter
@@ -103,8 +104,8 @@ class Split:
 
 
 #: The fence that opens a front matter, and the lines that may close it.
-CLOSERS = {"---": ("---", "..."), "+++": ("+++",)}
-FORMATS = {"---": "yaml", "+++": "toml"}
+CLOSERS = MappingProxyType({"---": ("---", "..."), "+++": ("+++",)})
+FORMATS = MappingProxyType({"---": "yaml", "+++": "toml"})
 
 
 def fences(lines: Sequence[str], *, open_ended: bool = False) -> tuple[int, int] | None:

@@ -8,6 +8,7 @@ counts their headings as anchors of the page.
 from __future__ import annotations
 
 import re
+from types import MappingProxyType
 from typing import Any
 
 from studykb.parse.outline import Include
@@ -15,7 +16,7 @@ from studykb.parse.outline import Include
 #: Shortcode name -> the named argument holding the path (else the first positional one).
 #: ``include`` is Hugo's documented pattern (``.Page.RenderShortcodes`` of a content page);
 #: ``readfile`` is the one Hugo's docs and Docsy ship.
-SHORTCODES = {"include": "path", "readfile": "file"}
+SHORTCODES = MappingProxyType({"include": "path", "readfile": "file"})
 
 # pymdownx.snippets' own patterns (SnippetPreprocessor.RE_ALL_SNIPPETS, RE_SNIPPET_FILE):
 # an inline marker with a quoted path, or a bare marker that opens or closes a block of paths

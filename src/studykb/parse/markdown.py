@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 import time
-from functools import lru_cache
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, paragraph
@@ -16,13 +15,14 @@ from mdit_py_plugins.dollarmath import dollarmath_plugin
 from studykb.parse.inline_tags import inline_tags_plugin
 from studykb.parse.sphinx_refs import sphinx_roles_plugin
 from studykb.parse.wikilinks import wikilinks_plugin
+from studykb.runtime import process
 
 _SCHEME_RE = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*:")
 #: Extensions of files that are documents when linked without being found.
 DOC_SUFFIX = ".md"
 
 
-@lru_cache(maxsize=8)
+@process.memo(maxsize=8)
 def markdown(
     shortcodes: bool = False, definitions: bool = False, footnotes: bool = True
 ) -> MarkdownIt:

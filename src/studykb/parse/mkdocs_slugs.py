@@ -19,21 +19,24 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from types import MappingProxyType
 from typing import Literal, cast
 from urllib.parse import quote
 
 #: The slugifiers studykb knows, by the name ``mkdocs.yml`` gives them.
-SLUGIFIERS = {
-    "markdown.extensions.toc.slugify": "default",
-    "markdown.extensions.toc.slugify_unicode": "unicode",
-    "pymdownx.slugs.slugify": "pymdownx",
-    "pymdownx.slugs.uslugify": "pymdownx:lower",
-    "pymdownx.slugs.uslugify_encoded": "pymdownx:lower:encoded",
-    "pymdownx.slugs.uslugify_cased": "pymdownx",
-    "pymdownx.slugs.uslugify_cased_encoded": "pymdownx::encoded",
-    "pymdownx.slugs.gfm": "pymdownx:lower-ascii",
-    "pymdownx.slugs.gfm_encoded": "pymdownx:lower-ascii:encoded",
-}
+SLUGIFIERS = MappingProxyType(
+    {
+        "markdown.extensions.toc.slugify": "default",
+        "markdown.extensions.toc.slugify_unicode": "unicode",
+        "pymdownx.slugs.slugify": "pymdownx",
+        "pymdownx.slugs.uslugify": "pymdownx:lower",
+        "pymdownx.slugs.uslugify_encoded": "pymdownx:lower:encoded",
+        "pymdownx.slugs.uslugify_cased": "pymdownx",
+        "pymdownx.slugs.uslugify_cased_encoded": "pymdownx::encoded",
+        "pymdownx.slugs.gfm": "pymdownx:lower-ascii",
+        "pymdownx.slugs.gfm_encoded": "pymdownx:lower-ascii:encoded",
+    }
+)
 CASES = ("none", "lower", "lower-ascii", "fold")
 NORMAL_FORMS = ("NFC", "NFD", "NFKC", "NFKD")
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
 from html import escape
 from typing import Any, Protocol
 from urllib.parse import unquote
@@ -43,6 +42,7 @@ from studykb.parse.markdown import _as_written, _inline_rule
 from studykb.parse.markers import find_markers
 from studykb.parse.slugs import slug
 from studykb.parse.wikilinks import wikilinks_plugin
+from studykb.runtime import process
 
 #: Schemes a link may keep; anything else (javascript:, data:, vbscript:, file:) is text.
 SAFE_SCHEMES = ("http", "https", "mailto")
@@ -112,7 +112,7 @@ def render_note(text: str, links: Links, *, title: str = "") -> Rendered:
     return Rendered(html, tuple(env["headings"]))
 
 
-@lru_cache(maxsize=1)
+@process.memo(maxsize=1)
 def _markdown() -> MarkdownIt:
     md = MarkdownIt("commonmark", {"html": False, "typographer": False})
     md.enable(["table", "strikethrough"])
@@ -398,7 +398,7 @@ def highlight(code: str, lang: str) -> str:
     return str(pygmentize(code, lexer, _formatter()))
 
 
-@lru_cache(maxsize=256)
+@process.memo(maxsize=256)
 def _lexer(lang: str) -> Any:
     # deferred: pygments loads only to highlight code
     from pygments.lexers import get_lexer_by_name
@@ -412,7 +412,7 @@ def _lexer(lang: str) -> Any:
         return None
 
 
-@lru_cache(maxsize=1)
+@process.memo(maxsize=1)
 def _formatter() -> Any:
     # deferred: pygments loads only to highlight code
     from pygments.formatters import HtmlFormatter

@@ -41,6 +41,7 @@ import functools
 import re
 from collections.abc import Collection
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -71,7 +72,7 @@ MARKDOWN_NAMES = frozenset(
 #: Shortcodes that name another page.
 REF_NAMES = frozenset({"ref", "relref"})
 
-_CLOSE_DELIM = {"<": ">}}", "%": "%}}"}
+_CLOSE_DELIM = MappingProxyType({"<": ">}}", "%": "%}}"})
 _OPEN = re.compile(r"\{\{([<%])(?!/\*)[ \t\n]*(/)?[ \t\n]*([^\s/<>%{}\"'`]+)")
 _ARG = re.compile(
     r"""\s*(?:([A-Za-z_][\w-]*)\s*=\s*)?("(?:[^"\\]|\\.)*"|`[^`]*`|[^\s"`=]+)""", re.S

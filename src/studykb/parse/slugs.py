@@ -35,15 +35,16 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 from urllib.parse import unquote
 
 from studykb.parse.deunicode import CharTable, deunicode
 from studykb.parse.heading_text import plain_text, split_attributes
 from studykb.parse.mkdocs_slugs import mkdocs_slug, unique, without_footnote_refs
+from studykb.runtime import process
 
 #: The heading flavours this module knows.
 FLAVOURS = ("github", "gitlab", "hugo", "zola", "obsidian", "mkdocs")
@@ -51,25 +52,36 @@ FLAVOURS = ("github", "gitlab", "hugo", "zola", "obsidian", "mkdocs")
 _TAG = re.compile(r"<[^<>]*>")
 
 #: Options each flavour accepts (``anchors(..., **options)``), with their defaults.
-OPTIONS: dict[str, dict[str, Any]] = {
-    "github": {},
-    "gitlab": {},
-    # markup.goldmark.parser: autoHeadingIDType, attribute.title, autoDefinitionTermID,
-    # autoHeadingID
-    "hugo": {"id_type": "github", "attributes": True, "definition_terms": False, "auto_ids": True},
-    # slugify.anchors in config.toml
-    "zola": {"strategy": "on"},
-    "obsidian": {},
-    # markdown_extensions of mkdocs.yml: toc's slugify (vault/mkdocs_site.py) and separator
-    "mkdocs": {
-        "slugify": "default",
-        "separator": "-",
-        "case": "none",
-        "normalize": "NFC",
-        "percent_encode": False,
-        "attr_list": True,
-    },
-}
+OPTIONS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {
+        "github": MappingProxyType({}),
+        "gitlab": MappingProxyType({}),
+        # markup.goldmark.parser: autoHeadingIDType, attribute.title, autoDefinitionTermID,
+        # autoHeadingID
+        "hugo": MappingProxyType(
+            {
+                "id_type": "github",
+                "attributes": True,
+                "definition_terms": False,
+                "auto_ids": True,
+            }
+        ),
+        # slugify.anchors in config.toml
+        "zola": MappingProxyType({"strategy": "on"}),
+        "obsidian": MappingProxyType({}),
+        # markdown_extensions of mkdocs.yml: toc's slugify (vault/mkdocs_site.py) and separator
+        "mkdocs": MappingProxyType(
+            {
+                "slugify": "default",
+                "separator": "-",
+                "case": "none",
+                "normalize": "NFC",
+                "percent_encode": False,
+                "attr_list": True,
+            }
+        ),
+    }
+)
 
 HUGO_ID_TYPES = ("github", "github-ascii", "blackfriday")
 ZOLA_STRATEGIES = ("on", "safe", "off")
@@ -148,10 +160,10 @@ def _obsidian_char(ch: str) -> str | None:
     return ch if cat[0] in "LMN" or ch == "_" else " "
 
 
-_GITHUB = CharTable(_github_char)
-_HUGO = CharTable(_hugo_char)
-_BLACKFRIDAY = CharTable(_blackfriday_char)
-_OBSIDIAN = CharTable(_obsidian_char)
+def _table(name: str, decide: Callable[[str], str | None]) -> CharTable:
+    """The process's translation table ``name``, each character decided on first sight."""
+    return process.once(f"slugs.{name}", lambda: CharTable(decide))
+
 
 _ASCII_GITHUB_DROP = re.compile(r"[^a-z0-9_\- ]")
 _ASCII_HUGO_DROP = re.compile(r"[^a-z0-9_\- \t]")
@@ -166,7 +178,7 @@ def _github_slug(text: str) -> str:
     low = plain_text(text).lower()
     if low.isascii():
         return _ASCII_GITHUB_DROP.sub("", low).replace(" ", "-")
-    return low.translate(_GITHUB)
+    return low.translate(_table("github", _github_char))
 
 
 def _gitlab_slug(text: str) -> str:
@@ -174,7 +186,7 @@ def _gitlab_slug(text: str) -> str:
     if low.isascii():
         slug = _ASCII_GITHUB_DROP.sub("", low).replace(" ", "-")
     else:
-        slug = low.translate(_GITHUB)
+        slug = low.translate(_table("github", _github_char))
     slug = _DASHES.sub("-", slug)
     return f"anchor-{slug}" if _DIGITS.fullmatch(slug) else slug
 
@@ -190,14 +202,14 @@ def _hugo_slug(source: str, id_type: str) -> str:
     # Goldmark makes the id from the heading's last source line.
     line = source.rsplit("\n", 1)[-1].strip()
     if id_type == "blackfriday":
-        return "-".join(line.lower().translate(_BLACKFRIDAY).split())
+        return "-".join(line.lower().translate(_table("blackfriday", _blackfriday_char)).split())
     if id_type == "github-ascii":
         line = _remove_accents(line)
         line = line.encode("ascii", "ignore").decode("ascii")
     low = line.lower()
     if low.isascii():
         return _ASCII_HUGO_DROP.sub("", low).replace(" ", "-").replace("\t", "-")
-    return low.translate(_HUGO)
+    return low.translate(_table("hugo", _hugo_char))
 
 
 _NON_ALNUM = re.compile(r"[^a-z0-9]+")
@@ -227,7 +239,7 @@ def _obsidian_anchor(text: str) -> str:
 def obsidian_key(text: str) -> str:
     """How Obsidian compares a heading with a link's subpath: case, punctuation and runs of
     white space do not count."""
-    return " ".join(text.lower().translate(_OBSIDIAN).split())
+    return " ".join(text.lower().translate(_table("obsidian", _obsidian_char)).split())
 
 
 def slug(text: str, flavour: str, **options: Any) -> str:
@@ -242,7 +254,7 @@ def _slug(text: str, flavour: str, opts: dict[str, Any]) -> str:
     return _slug_cached(text, flavour, tuple(sorted(opts.items())))
 
 
-@lru_cache(maxsize=1 << 16)
+@process.memo(maxsize=1 << 16)
 def _slug_cached(text: str, flavour: str, opt_items: tuple[tuple[str, Any], ...]) -> str:
     # headings repeat a lot across a vault ("Overview", "References", "Setup")
     opts = dict(opt_items)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from markdown_it import MarkdownIt
@@ -31,19 +32,21 @@ from markdown_it.rules_inline import StateInline
 from markdown_it.token import Token
 
 #: role -> kind
-ROLES = {
-    "label": "label",
-    "eqlabel": "label",
-    "ref": "reference",
-    "numref": "reference",
-    "eqref": "reference",
-    "cite": "citation",
-    "citet": "citation",
-    "citep": "citation",
-    "bibliography": "other",
-    "width": "other",
-    "height": "other",
-}
+ROLES = MappingProxyType(
+    {
+        "label": "label",
+        "eqlabel": "label",
+        "ref": "reference",
+        "numref": "reference",
+        "eqref": "reference",
+        "cite": "citation",
+        "citet": "citation",
+        "citep": "citation",
+        "bibliography": "other",
+        "width": "other",
+        "height": "other",
+    }
+)
 _ROLE = re.compile(r":([a-z]+):(`+)(?!`)(.+?)(?<!`)\2(?!`)", re.S)
 _TITLED = re.compile(r"^(.*?)\s*<([^<>]+)>$", re.S)
 

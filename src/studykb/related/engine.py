@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, fields
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -80,20 +81,22 @@ COMPONENTS = (
 )
 #: Raw value of each component that counts as half of full evidence (0: a yes/no
 #: component, its evidence 1).
-HALF = {
-    "link_out": 0.5,
-    "link_in": 0.5,
-    "mentions": 0.25,
-    "mentioned_by": 0.25,
-    "refs": 0.25,
-    "cocite": 0.25,
-    "prereq": 0.25,
-    "topics": 0.75,
-    "tags": 0.75,
-    "course": 0.0,
-    "sibling": 0.0,
-    "text": 0.15,
-}
+HALF = MappingProxyType(
+    {
+        "link_out": 0.5,
+        "link_in": 0.5,
+        "mentions": 0.25,
+        "mentioned_by": 0.25,
+        "refs": 0.25,
+        "cocite": 0.25,
+        "prereq": 0.25,
+        "topics": 0.75,
+        "tags": 0.75,
+        "course": 0.0,
+        "sibling": 0.0,
+        "text": 0.15,
+    }
+)
 #: The engine's matrices, as kept in the cache (:data:`ENGINE`, :mod:`studykb.related.stored`).
 MATRICES = (
     *("L", "LT", "B", "BT", "Q", "QT", "R", "RT", "Rin", "RinT", "Rout", "RoutT"),

@@ -5,12 +5,15 @@ to date is :mod:`studykb.related.features`."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from studykb.related.packed import Groups, Packed, Rows, pack, unpack
 
 #: Bit per reference kind in :attr:`FeatureIndex.out` / :attr:`FeatureIndex.inc`.
-KIND_BITS = {"link": 1, "ref": 2, "requires": 4, "related": 8, "course": 16, "item": 32}
+KIND_BITS = MappingProxyType(
+    {"link": 1, "ref": 2, "requires": 4, "related": 8, "course": 16, "item": 32}
+)
 COURSE_BIT = KIND_BITS["course"]
 #: Topics, tags and cited documents shared by more documents than this are too common to
 #: say anything about two documents (like stop words); they are skipped.

@@ -26,7 +26,6 @@ for ``--text index``.
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from array import array
@@ -36,7 +35,10 @@ from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from studykb.runtime import process
+
 if TYPE_CHECKING:
+    from studykb.text.analysis import Analyser
     from studykb.vault.derived import Snapshot
 
 Similar = list[tuple[str, float, list[str]]]
@@ -226,7 +228,7 @@ class TermVectors:
 _DIGITS = re.compile(r"\d")
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@process.memo(maxsize=1 << 16)
 def subject(word: str) -> bool:
     """Whether a reader would recognise ``word`` as a subject: not a stop word or filler
     of either language, not a number or mostly digits (``14.66``, ``32gb``, ``m5``),
@@ -281,21 +283,13 @@ def weigh(
     return [(w / norm, term) for w, term in top]
 
 
-_STOPPED: dict[str, frozenset[str]] = {}
+@process.memo(maxsize=4)
+def stop_terms(analyser: Analyser) -> frozenset[str]:
+    """Stop words and filler of both languages as index terms (English ones stemmed by
+    ``analyser``)."""
+    from studykb.text.terms import EN_FILLER, EN_STOP, ZH_FILLER, ZH_STOP
 
-
-def stop_terms() -> frozenset[str]:
-    """Stop words and filler of both languages as index terms (English ones stemmed, with
-    the protected terms in use)."""
-    from studykb.text.analysis import stem
-    from studykb.text.terms import EN_FILLER, EN_STOP, ZH_FILLER, ZH_STOP, digest
-
-    made = _STOPPED.get(digest())
-    if made is None:
-        made = frozenset(stem(w) for w in EN_STOP | EN_FILLER) | ZH_STOP | ZH_FILLER
-        _STOPPED.clear()
-        _STOPPED[digest()] = made
-    return made
+    return frozenset(analyser.stem(w) for w in EN_STOP | EN_FILLER) | ZH_STOP | ZH_FILLER
 
 
 # -- reading texts ----------------------------------------------------------------------------
@@ -338,35 +332,31 @@ def _texts(vault: Snapshot, keys: Iterable[str] | None = None) -> dict[str, Text
     return out
 
 
-def _analyse_part(todo: list[tuple[str, str]]) -> list[Analysed]:
+def _analyse_part(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analysed]:
     """Term counts of texts, read as the search index reads them (rjieba for Chinese)."""
-    from studykb.text.analysis import term_counts
-
-    return [(key, *term_counts(text)) for key, text in todo]
+    return [(key, *analyser.term_counts(text)) for key, text in todo]
 
 
-def _analyse(todo: list[tuple[str, str]], protected: list[str]) -> list[Analysed]:
+def _analyse(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analysed]:
     """Analyse texts; many of them in worker processes (cutting Chinese is the slow part)."""
     from studykb.runtime.pools import cores, imap
 
     workers = min(cores(), 4)
     if len(todo) < PARALLEL_MIN or workers < 2:
-        return _analyse_part(todo)
-    chunks = [(protected, todo[n :: workers * 2]) for n in range(workers * 2)]
-    return [item for part in imap(_analyse_protected, chunks, workers, at_least=1) for item in part]
+        return _analyse_part(todo, analyser)
+    chunks = [(analyser, todo[n :: workers * 2]) for n in range(workers * 2)]
+    return [item for part in imap(_analyse_job, chunks, workers, at_least=1) for item in part]
 
 
-def _analyse_protected(job: tuple[list[str], list[tuple[str, str]]]) -> list[Analysed]:
-    from studykb.text import terms
-
-    terms.protect(job[0])
-    return _analyse_part(job[1])
+def _analyse_job(job: tuple[Analyser, list[tuple[str, str]]]) -> list[Analysed]:
+    return _analyse_part(job[1], job[0])
 
 
-def analyse_known(text: str, known: dict[str, int]) -> tuple[Counter[str], dict[str, str]]:
-    """Term counts of ``text`` without the Chinese dictionary: English as the index reads
-    it, Chinese cut by longest match against the ``known`` terms (the vocabulary)."""
-    from studykb.text.analysis import stem
+def analyse_known(
+    text: str, known: dict[str, int], analyser: Analyser
+) -> tuple[Counter[str], dict[str, str]]:
+    """Term counts of ``text`` without the Chinese dictionary: English as ``analyser``
+    reads it, Chinese cut by longest match against the ``known`` terms (the vocabulary)."""
     from studykb.text.segment import HAN
 
     tf: Counter[str] = Counter()
@@ -378,7 +368,7 @@ def analyse_known(text: str, known: dict[str, int]) -> tuple[Counter[str], dict[
 
             word = m.group().lower()
             if word not in STOP_WORDS:
-                term = stem(word)
+                term = analyser.stem(word)
                 tf[term] += 1
                 seen.setdefault(term, word)
             continue

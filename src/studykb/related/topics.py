@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from studykb.related.feature_index import FeatureIndex
@@ -24,8 +26,10 @@ if TYPE_CHECKING:
 
 RELATED_TOPICS = 5
 MENTIONS = 10
-LEVEL_NAMES = {1: "intro", 3: "intermediate", 5: "advanced"}
-_TYPE_ORDER = {"note": 0, "entry": 1, "course": 2, "list": 3, "topic": 4}
+LEVEL_NAMES: Mapping[int | None, str] = MappingProxyType(
+    {1: "intro", 3: "intermediate", 5: "advanced"}
+)
+_TYPE_ORDER = MappingProxyType({"note": 0, "entry": 1, "course": 2, "list": 3, "topic": 4})
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from studykb.related.textsim import (
 from studykb.vault.topics import TOPICS
 
 if TYPE_CHECKING:
+    from studykb.text.analysis import Analyser
     from studykb.vault.derived import Change, Snapshot
 
 
@@ -63,24 +64,25 @@ def name_table(vault: Snapshot) -> Names:
     )
 
 
-def _protect(vault: Snapshot) -> tuple[list[str], str]:
-    """Protect the vault's one-word topic names from the stemmer, as search does; (the
-    names, the digest of the protected set)."""
-    from studykb.text import terms
-
-    names = [n for text in vault.derived(TOPICS).texts.values() for n in text.split("\n")]
-    terms.protect(names)
-    return names, terms.digest()
+def _analyser(vault: Snapshot) -> tuple[list[str], Analyser]:
+    """(the topic names, the topic table's analyser: its one-word names protected from
+    the stemmer, as search reads them)."""
+    topics = vault.derived(TOPICS)
+    names = [n for text in topics.texts.values() for n in text.split("\n")]
+    return names, topics.analyser()
 
 
 # -- a full build ------------------------------------------------------------------------------
 def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
     """Vectors of every document, analysed afresh (Chinese cut by rjieba)."""
-    names, protected = _protect(vault)
+    names, analyser = _analyser(vault)
     texts = _texts(vault)
-    analysed = sorted(_analyse([(k, t.text) for k, t in texts.items()], names))
+    analysed = sorted(_analyse([(k, t.text) for k, t in texts.items()], analyser))
     tv = TermVectors(
-        files=_files(vault), fingerprint=fingerprint, protected=protected, built=len(analysed)
+        files=_files(vault),
+        fingerprint=fingerprint,
+        protected=analyser.digest,
+        built=len(analysed),
     )
     store = Terms()
     term_no: dict[str, int] = {}
@@ -100,7 +102,7 @@ def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
             store.df[term_no[term]] += 1
     tv.packed_postings = [(b"", b"")] * len(tv.terms)
     postings: list[tuple[list[int], list[float]]] = [([], []) for _ in tv.terms]
-    stopped = stop_terms()
+    stopped = stop_terms(analyser)
     size = len(analysed)
     tv.avglen = sum(sum(tf.values()) for tf in counts) / max(1, size)
     for n, tf in enumerate(counts):
@@ -113,20 +115,20 @@ def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
             postings[t][1].append(w)
     tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes()) for d, w in postings]
     tv.subjects = bytearray(len(tv.terms))
-    _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, known=False)
+    _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, analyser, known=False)
     table = name_table(vault)
     tv.names = table.digest
     tv.mentions = [pack_mentions(table.mentioned(key, texts[key].text)) for key in tv.keys]
     return tv, store
 
 
-def _mark_subjects(tv: TermVectors, names: list[str], term_no: dict[str, int], known: bool) -> None:
+def _mark_subjects(
+    tv: TermVectors, names: list[str], term_no: dict[str, int], analyser: Analyser, known: bool
+) -> None:
     """Mark the terms of titles and topic names as subjects (``known``: cut Chinese
     against the vocabulary instead of the dictionary)."""
-    from studykb.text.analysis import analyze
-
     for name in names:
-        words = analyse_known(name, term_no)[0] if known else analyze(name)
+        words = analyse_known(name, term_no, analyser)[0] if known else analyser.analyze(name)
         for term in words:
             t = term_no.get(term)
             if t is not None:
@@ -148,9 +150,9 @@ def update(
     """Read again only the documents of changed or new files (``files``: path -> digest
     of every file, when the caller has them): the keys read or removed, or None when a
     full build is due instead (see :mod:`studykb.related.textsim`)."""
-    _names, protected = _protect(vault)
+    _names, analyser = _analyser(vault)
     files = files if files is not None else _files(vault)
-    if protected != tv.protected:
+    if analyser.digest != tv.protected:
         return None
     table = name_table(vault)
     if table.digest != tv.names:  # others' texts may name the new names
@@ -166,13 +168,13 @@ def update(
         _drop(tv, store, key)
     texts = _texts(vault, now)
     known = tv.term_numbers()
-    stopped = stop_terms()
+    stopped = stop_terms(analyser)
     for key in sorted(now):
         text = texts[key].text if key in texts else ""
-        tf, seen = analyse_known(text, known)
+        tf, seen = analyse_known(text, known, analyser)
         _replace(tv, store, key, tf, seen, stopped)
         tv.mentions[tv.number[key]] = pack_mentions(table.mentioned(key, text))
-    _mark_subjects(tv, [t.title for t in texts.values()], tv.term_numbers(), known=True)
+    _mark_subjects(tv, [t.title for t in texts.values()], tv.term_numbers(), analyser, known=True)
     tv.drift += len(now | before)
     tv.files, tv.fingerprint = files, fingerprint
     return now | before

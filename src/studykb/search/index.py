@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from studykb.search.records import NAME_WEIGHT, TAG_WEIGHT, use_vocabulary
-from studykb.search.schema import ANALYZER, MixedTokenizer, make_schema
+from studykb.search.records import NAME_WEIGHT, TAG_WEIGHT
+from studykb.search.schema import MixedTokenizer, bind, make_schema
 from studykb.search.searcher import (
     QUERY_HELP,
     RERANK,
@@ -59,7 +59,6 @@ class IndexText:
 
 
 __all__ = [
-    "ANALYZER",
     "BUILD_LOCK_WAIT",
     "FIELD_B",
     "IndexText",
@@ -79,6 +78,7 @@ __all__ = [
     "Found",
     "MixedTokenizer",
     "SyncStats",
+    "bind",
     "close",
     "make_schema",
     "parse_query",
@@ -87,6 +87,5 @@ __all__ = [
     "run",
     "similar",
     "sync",
-    "use_vocabulary",
     "warm",
 ]

@@ -14,7 +14,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from studykb.search.records import records, use_vocabulary
+from studykb.search.records import records
+from studykb.search.schema import bind
 from studykb.search.state import INDEX_NAME, index_dir
 from studykb.search.store import POOL_MB, open_dir
 from studykb.text import segment
@@ -109,7 +110,7 @@ def _segment_main() -> None:
     import json
 
     job, out = sys.argv[1], sys.argv[2]
-    segment.SEGMENTS.keep = False  # a worker's cuts are never saved: do not hold them (memory)
+    segment.segments().keep = False  # a worker's cuts are never saved: do not hold them (memory)
     with open(job, encoding="utf-8") as fh:
         seg, done = _segment_job(json.load(fh))
     made = (
@@ -133,10 +134,10 @@ def _segment_job(job: dict[str, Any]) -> tuple[Any, dict[str, list[str]]]:
     from studykb.vault.store import reader
 
     topics = TopicTable.from_data(job["topics"])
-    use_vocabulary(topics)
     store = reader(Path(job["state"]))
     try:
         writer = SegmentWriter(open_dir(Path(job["folder"])), _lk=False, limitmb=POOL_MB)
+        bind(writer.schema, topics.analyser())
         done: dict[str, list[str]] = {}
         for record in records(store, job["paths"], job["wanted"], topics, done):
             writer.add_document(**record)

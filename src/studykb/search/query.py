@@ -143,9 +143,9 @@ def _cut(text: str, size: int) -> str:
         return cut
     if " " in cut[size // 2 :]:
         return cut[: cut.rfind(" ")]
-    from studykb.text.analysis import spans  # no space to cut at (Chinese): drop a cut word
+    from studykb.text.analysis import Analyser  # no space to cut at (Chinese): drop a cut word
 
-    starts = [start for _t, start, _e in spans(cut)]
+    starts = [start for _t, start, _e in Analyser().spans(cut)]  # where, not which stems
     return cut[: max(starts)] if starts and max(starts) > 0 else cut
 
 
@@ -308,7 +308,6 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     punctuation finds nothing.
     """
     from studykb.search import searcher
-    from studykb.search.records import use_vocabulary
 
     text, _notes = clean_query(opts.query)
     if opts.limit < 1:
@@ -325,7 +324,6 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
         check_syntax(text)
     groups = _filters(vault, opts)
     topics = _topics(vault)
-    use_vocabulary(topics)
     if text and plain(text):
         from studykb.search.ranking import plain_query, terms_of
 
@@ -370,7 +368,7 @@ def _topics(vault: Vault) -> TopicTable:
 
 def explain(opts: SearchOptions) -> list[str]:
     """Notes for the user about how the query was read (cut, cleaned, nothing to find)."""
-    from studykb.text.analysis import analyze
+    from studykb.text.analysis import Analyser
 
     text, notes = clean_query(opts.query)
     if text and not has_words(text):
@@ -378,7 +376,7 @@ def explain(opts: SearchOptions) -> list[str]:
     elif (
         text
         and text != "*"
-        and not analyze(re.sub(r"\b[A-Za-z_]+:", " ", text))
+        and not Analyser().analyze(re.sub(r"\b[A-Za-z_]+:", " ", text))  # whether, not which
         and not re.search(r"\b(?:" + "|".join(QUERY_FIELDS) + r"):\S", text)
     ):
         notes.append("the query has only common words (the, of, and ...) that are not indexed")

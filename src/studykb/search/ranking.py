@@ -33,7 +33,7 @@ from whoosh.query.qcore import NullQuery, Query
 from whoosh.query.terms import Term
 
 from studykb.search.coverage import BestOf, Coverage, Pair, Together
-from studykb.text.analysis import fold_name, tokens
+from studykb.text.analysis import Analyser, fold_name
 
 if TYPE_CHECKING:
     from studykb.search.understand import Reading, Word
@@ -95,7 +95,7 @@ def _bag(reading: Reading) -> list[Query]:
     for word in reading.words:
         weights[word.term] = max(weights.get(word.term, 0.0), WEAK if word.weak else 1.0)
     for name in reading.also:
-        for term in _terms(name):
+        for term in _terms(name, reading.analyser):
             weights[term] = max(weights.get(term, 0.0), OTHER_NAMES)
     return [Term(FIELD, term, boost=w) for term, w in weights.items()]
 
@@ -109,9 +109,11 @@ def _slots(reading: Reading) -> list[Slot]:
     for concept in reading.concepts:
         own = [w for w in reading.words if concept.start <= w.start < concept.end]
         inside.update(id(w) for w in own)
-        names = [name_query(n, OTHER_NAMES) for n in concept.others]
+        names = [name_query(n, OTHER_NAMES, reading.analyser) for n in concept.others]
         options = [q for q in (*_own(own), *names) if q is not None]
-        terms = {w.term for w in own} | {t for n in concept.others for t in _terms(n)}
+        terms = {w.term for w in own} | {
+            t for n in concept.others for t in _terms(n, reading.analyser)
+        }
         if options:
             out.append((BestOf(options), tuple(sorted(terms)), False))
     for word in reading.words:
@@ -134,13 +136,14 @@ def _own(words: list[Word]) -> list[Query]:
     return [Phrase(FIELD, terms), Or([Term(FIELD, t) for t in terms], boost=LOOSE)]
 
 
-def _terms(name: str) -> list[str]:
-    return [t.text for t in tokens(name, pieces=False)]
+def _terms(name: str, analyser: Analyser) -> list[str]:
+    return [t.text for t in analyser.tokens(name, pieces=False)]
 
 
-def name_query(name: str, boost: float) -> Query | None:
-    """A name as a phrase of its terms (a single term alone); None when it has none."""
-    terms = _terms(name)
+def name_query(name: str, boost: float, analyser: Analyser) -> Query | None:
+    """A name as a phrase of its terms as ``analyser`` reads them (a single term alone);
+    None when it has none."""
+    terms = _terms(name, analyser)
     if not terms:
         return None
     if len(terms) == 1:
@@ -157,5 +160,5 @@ def terms_of(reading: Reading) -> frozenset[str]:
     """Index terms a plain query looks for (its words and the other names'), to highlight."""
     out = {w.term for w in reading.words}
     for name in reading.also:
-        out.update(_terms(name))
+        out.update(_terms(name, reading.analyser))
     return frozenset(out)

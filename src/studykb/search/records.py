@@ -3,8 +3,8 @@
 Each file becomes one whoosh document (and each course unit one more, keyed
 ``path#unit``) whose stored ``sig`` says which version of the file and of the topics it
 is tagged with it reflects; :func:`records` makes them, :func:`held_in` reads the
-signatures back. The vault's one-word topic names are protected from the stemmer while
-it is indexed and queried (:func:`use_vocabulary`).
+signatures back. The text is read with the topic table's analyser (its one-word topic
+names protected from the stemmer: :meth:`~studykb.vault.topics.TopicTable.analyser`).
 """
 
 from __future__ import annotations
@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
-from studykb.text import terms
 from studykb.text.analysis import fold_name
 from studykb.vault.topics import TopicTable
 
@@ -115,24 +114,26 @@ def body_text(doc: Document, body: str, topics: TopicTable) -> str:
 
 
 #: Front-matter keys indexed in fields of their own, or naming other documents.
-_OWN_KEYS = {
-    "id",
-    "title",
-    "aliases",
-    "tags",
-    "covers",
-    "type",
-    "status",
-    "level",
-    "date",
-    "units",
-    "requires",
-    "refs",
-    "related",
-    "items",
-    "course",
-    "kind",
-}
+_OWN_KEYS = frozenset(
+    {
+        "id",
+        "title",
+        "aliases",
+        "tags",
+        "covers",
+        "type",
+        "status",
+        "level",
+        "date",
+        "units",
+        "requires",
+        "refs",
+        "related",
+        "items",
+        "course",
+        "kind",
+    }
+)
 
 
 def _meta_text(meta: dict[str, Any]) -> str:
@@ -160,19 +161,3 @@ def _meta_text(meta: dict[str, Any]) -> str:
 def _chunks(items: list[str], size: int = 400) -> Iterable[list[str]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
-
-
-_VOCABULARY: dict[str, list[str]] = {}
-
-
-def use_vocabulary(topics: TopicTable) -> list[str]:
-    """Protect the vault's one-word topic names from the stemmer (see
-    :mod:`studykb.text.terms`); those names, sorted (remembered per topic table)."""
-    words = _VOCABULARY.get(topics.digest)
-    if words is None:
-        names = [n for text in topics.texts.values() for n in text.split("\n")]
-        words = sorted(terms.one_word_names(names) - terms.TECH_TERMS)
-        _VOCABULARY.clear()
-        _VOCABULARY[topics.digest] = words
-    terms.protect(words)
-    return words

@@ -3,6 +3,10 @@ the shape whoosh wants (a ``Tokenizer``, a positions format).
 
 Pickled with the schema into the index's table of contents, so the classes here are
 part of an index's format (its version is the code's: see :mod:`studykb.vault.cache`).
+The analysis is not pickled: a schema is bound to an :class:`~studykb.text.analysis.Analyser`
+(the vault's, from its topic table) when it is made (:func:`make_schema`), or, read
+back from an index, by :func:`bind` where a writer or searcher is about to analyse text;
+an unbound tokenizer refuses to run rather than guess.
 """
 
 from __future__ import annotations
@@ -19,19 +23,37 @@ from whoosh.system import _INT_SIZE as _UINT
 from whoosh.system import pack_uint
 
 from studykb.search.state import INDEX_VERSION
-from studykb.text.analysis import fold_name, stem, term_positions, tokens
+from studykb.text.analysis import Analyser, fold_name
 
-__all__ = ["ANALYZER", "FastPositions", "MixedTokenizer", "fold_name", "make_schema"]
+__all__ = ("FIELD_NAMES", "FastPositions", "MixedTokenizer", "bind", "fold_name", "make_schema")
 
 
 class MixedTokenizer(Tokenizer):
     """Chinese/English tokenizer: :func:`studykb.text.analysis.tokens` as whoosh tokens.
 
-    One ``Token`` object is reused for every word, as whoosh's own tokenizers do.
+    One ``Token`` object is reused for every word, as whoosh's own tokenizers do. Its
+    :class:`Analyser` is never pickled (see :func:`bind`).
     """
 
-    def __init__(self) -> None:
+    def __init__(self, analyser: Analyser | None = None) -> None:
         self.version = INDEX_VERSION  # pickled with the schema: tells an old index apart
+        self.analyser = analyser
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"version": self.version}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.analyser = None
+
+    def bound(self) -> Analyser:
+        """The analyser this tokenizer reads with (an error when it has none)."""
+        if self.analyser is None:
+            raise RuntimeError(
+                "studykb: a search schema read from an index was used before it was bound "
+                "to an analyser (studykb.search.schema.bind)"
+            )
+        return self.analyser
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)
@@ -52,20 +74,21 @@ class MixedTokenizer(Tokenizer):
         mode: str = "",
         **kwargs: Any,
     ) -> Iterator[Token]:
+        analyser = self.bound()
         t: Any = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         t.boost = 1.0
         t.stopped = False
         if not tokenize:  # wildcard and prefix terms: lowercase, stem a plain word
             text = value.lower()
             t.original = value
-            t.text = stem(text)
+            t.text = analyser.stem(text)
             if positions:
                 t.pos = start_pos
             if chars:
                 t.startchar, t.endchar = start_char, start_char + len(value)
             yield t
             return
-        for term in tokens(
+        for term in analyser.tokens(
             value, pieces=mode != "query", keep_stops=not removestops, start_pos=start_pos
         ):
             t.text = term.text
@@ -79,11 +102,8 @@ class MixedTokenizer(Tokenizer):
             yield t
 
 
-ANALYZER = MixedTokenizer()
-
-
 class FastPositions(Positions):
-    """whoosh's ``Positions`` format, fed by :func:`term_positions` and stored as packed
+    """whoosh's ``Positions`` format, fed by :meth:`Analyser.term_positions` and stored as packed
     integers instead of a pickle (both cheaper per posting).
 
     A value may also be a tuple of ``(text, weight)`` parts, indexed one after the other
@@ -103,6 +123,7 @@ class FastPositions(Positions):
             yield from super().word_values(value, analyzer, **kwargs)
             return
         fb = self.field_boost
+        term_positions = analyzer.bound().term_positions
         if isinstance(value, str):
             for term, poslist in term_positions(value).items():
                 yield term, len(poslist), len(poslist) * fb, self.encode(poslist)
@@ -140,14 +161,16 @@ def _lower() -> Any:
     return IDTokenizer() | LowercaseFilter()
 
 
-def _text(stored: bool = False) -> Any:
-    analyzer: Any = MixedTokenizer()
+def _text(analyser: Analyser | None, stored: bool = False) -> Any:
+    analyzer: Any = MixedTokenizer(analyser)
     field = TEXT(analyzer=analyzer, phrase=True, stored=stored)
     field.format = FastPositions()
     return field
 
 
-def make_schema() -> Schema:
+def make_schema(analyser: Analyser | None = None) -> Schema:
+    """The index's schema, its text fields read with ``analyser`` (None: unbound, as a
+    schema read back from an index is until :func:`bind`)."""
     return Schema(
         key=ID(stored=True, unique=True, sortable=True),
         path=ID(stored=True),
@@ -155,10 +178,10 @@ def make_schema() -> Schema:
         id=ID(stored=True, analyzer=_lower()),
         exact=KEYWORD(commas=True),
         type=ID(stored=True),
-        title=_text(stored=True),
-        aliases=_text(),
-        tags=_text(),
-        body=_text(),
+        title=_text(analyser, stored=True),
+        aliases=_text(analyser),
+        tags=_text(analyser),
+        body=_text(analyser),
         tag=KEYWORD(stored=True, lowercase=True, commas=True),
         course=KEYWORD(stored=True, commas=True),
         status=ID(stored=True),
@@ -166,3 +189,17 @@ def make_schema() -> Schema:
         kind=ID(stored=True, analyzer=_lower()),
         date=ID(stored=True),
     )
+
+
+def bind(schema: Any, analyser: Analyser) -> Any:
+    """``schema`` (read from an index: its own objects) with its text fields reading with
+    ``analyser``; the schema itself."""
+    for name in schema.names():
+        tokenizer = getattr(schema[name], "analyzer", None)
+        if isinstance(tokenizer, MixedTokenizer):
+            tokenizer.analyser = analyser
+    return schema
+
+
+#: The names of the index's fields (an index with others is another version's).
+FIELD_NAMES = tuple(sorted(make_schema().names()))

@@ -25,13 +25,15 @@ from whoosh.reading import SegmentReader
 from whoosh.scoring import BM25F, BM25FScorer
 from whoosh.util.numeric import byte_to_length
 
+from studykb.runtime import process
+
 #: A term in at least this many documents of a segment has its field's lengths read
 #: whole (reading them costs about what scoring this many postings the plain way does).
 MANY = 1000
 
 #: A stored byte -> the field length whoosh returns for it (0: no length, as whoosh3's
 #: ``doc_field_length`` answers for a document without the field).
-_DECODE: list[int | None] = [None, *(byte_to_length(b) for b in range(1, 256))]
+_DECODE: tuple[int | None, ...] = (None, *(byte_to_length(b) for b in range(1, 256)))
 
 
 @dataclass
@@ -44,8 +46,9 @@ class _Kept:
     """The sum of the live documents' stored lengths."""
 
 
-#: segment reader -> what is kept with it (as long as it lives).
-_tables: WeakKeyDictionary[Any, _Kept] = WeakKeyDictionary()
+def _tables() -> WeakKeyDictionary[Any, _Kept]:
+    """segment reader -> what this process keeps with it (as long as it lives)."""
+    return process.once("search.reader-tables", WeakKeyDictionary)
 
 
 class BM25FTable(BM25F):
@@ -120,7 +123,7 @@ def live_average(searcher: Any, fieldname: str) -> float:
 def _live_total(reader: Any, fieldname: str) -> int:
     """The sum of the stored lengths of ``fieldname`` of a segment's live documents."""
     try:
-        per_field = _tables.setdefault(reader, _Kept()).totals
+        per_field = _tables().setdefault(reader, _Kept()).totals
     except TypeError:  # a reader that cannot be weakly referenced: no cache
         per_field = {}
     if fieldname not in per_field:
@@ -137,7 +140,7 @@ def _live_total(reader: Any, fieldname: str) -> int:
 def field_lengths(reader: Any, fieldname: str) -> list[int | None] | None:
     """Every document's length in ``fieldname`` as whoosh stores it, read once per reader."""
     try:
-        per_field = _tables.setdefault(reader, _Kept()).lengths
+        per_field = _tables().setdefault(reader, _Kept()).lengths
     except TypeError:  # a reader that cannot be weakly referenced: no table
         return None
     if fieldname not in per_field:

@@ -17,8 +17,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from whoosh import query as wq
 
 from studykb.errors import UsageError
+from studykb.runtime import process
 from studykb.search.coverage import Coverage
 from studykb.search.records import body_text
+from studykb.search.schema import bind, make_schema
 from studykb.search.scoring import BM25FTable
 from studykb.search.state import INDEX_DIR, TEXT_FIELDS, index_dir
 from studykb.search.store import (
@@ -26,7 +28,6 @@ from studykb.search.store import (
     close,
     current,
     damaged,
-    index_schema,
     notify,
     open_dir,
     open_index,
@@ -34,7 +35,7 @@ from studykb.search.store import (
 )
 from studykb.search.sync import BUILD_LOCK_WAIT, rebuild, sync
 from studykb.text import terms
-from studykb.text.analysis import surface_forms, term_positions
+from studykb.text.analysis import Analyser
 from studykb.vault.topics import TopicTable
 
 if TYPE_CHECKING:
@@ -67,17 +68,13 @@ class Answer:
 _TEXT_FIELDS = TEXT_FIELDS
 
 
-_parsers: dict[int, Any] = {}
+@process.memo(maxsize=4)
+def _parser(analyser: Analyser) -> Any:
+    """The query parser of a schema read with ``analyser`` (only for query syntax: plain
+    words are read by understand.py)."""
+    from whoosh.qparser import QueryParser
 
-
-def _parser(schema: Any) -> Any:
-    parser = _parsers.get(id(schema))
-    if parser is None:  # only for query syntax: plain words are read by understand.py
-        from whoosh.qparser import QueryParser
-
-        _parsers.clear()
-        parser = _parsers[id(schema)] = QueryParser("body", schema)
-    return parser
+    return QueryParser("body", make_schema(analyser))
 
 
 def _searcher(vault: Vault) -> Any:
@@ -91,7 +88,7 @@ def _searcher(vault: Vault) -> Any:
         notify(notice)
         sync(vault, wait=BUILD_LOCK_WAIT, quiet=True)
         ix = open_dir(Path(folder))
-    searcher = searchers[folder] = ix.searcher(weighting=BM25FTable(**FIELD_B))
+    searcher = searchers()[folder] = ix.searcher(weighting=BM25FTable(**FIELD_B))
     return searcher
 
 
@@ -114,9 +111,10 @@ def _retrying(vault: Vault, action: Callable[[Any], _T]) -> _T:
         return action(_searcher(vault))
 
 
-def parse_query(text: str) -> Any:
-    """The whoosh query for ``text``; a syntax error raises UsageError."""
-    parser = _parser(index_schema())
+def parse_query(text: str, analyser: Analyser) -> Any:
+    """The whoosh query for ``text``, its words read by ``analyser``; a syntax error
+    raises UsageError."""
+    parser = _parser(analyser)
     q = parser.parse(text)
     error = _first_error(q)
     if error:
@@ -212,10 +210,11 @@ def query(
     """
     from studykb.search.ranking import OTHER_NAMES, exact_query, name_query
 
-    q = parse_query(text) if text.strip() else wq.Every()
+    analyser = vault.topics().analyser()
+    q = parse_query(text, analyser) if text.strip() else wq.Every()
     if isinstance(q, type(wq.NullQuery)):
         return Answer([], frozenset(), empty=True)
-    extra = [name_query(name, OTHER_NAMES) for name in expansions]
+    extra = [name_query(name, OTHER_NAMES, analyser) for name in expansions]
     extra = [e for e in extra if e is not None]
     if extra:
         q = wq.Or([q, *extra])
@@ -319,9 +318,11 @@ def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, l
         return []
     sync(vault)
     topics = vault.topics()
+    analyser = topics.analyser()
     text = body_text(doc, vault.text(doc.path)[0] if doc.type != "unit" else "", topics)
 
     def run(searcher: Any) -> list[tuple[str, float, list[str]]]:
+        bind(searcher.schema, analyser)  # key_terms_from_text reads text with the schema's
         terms = [
             (t, w)
             for t, w in searcher.key_terms_from_text("body", text, numterms=40, normalize=False)
@@ -332,7 +333,7 @@ def similar(vault: Vault, key: str, limit: int = 20) -> list[tuple[str, float, l
         q = wq.Or([wq.Term("body", word, boost=w) for word, w in terms])
         q.matcher_type = wq.Or.ARRAY_MATCHER  # flat: preloading is right, and 2.5x faster
         results = _top(searcher, q, limit, block=wq.Term("key", key))
-        words = surface_forms(text)
+        words = analyser.surface_forms(text)
         out = []
         for hit in results:
             have = _terms_of(vault, hit["key"], topics)
@@ -351,4 +352,4 @@ def _terms_of(vault: Vault, key: str, topics: TopicTable) -> set[str]:
     if doc is None:
         return set()
     body = vault.text(doc.path)[0] if doc.type != "unit" else ""
-    return set(term_positions(body_text(doc, body, topics)))
+    return set(topics.analyser().term_positions(body_text(doc, body, topics)))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from studykb.text.analysis import find_terms
+from studykb.text.analysis import Analyser
 
 if TYPE_CHECKING:
     from studykb.model import Document
@@ -35,29 +35,30 @@ def snippet(
     vault: Vault, doc: Document, terms: frozenset[str] | set[str], width: int = SNIPPET_CHARS
 ) -> tuple[str, Marks]:
     """The snippet of ``doc`` for a query looking for ``terms``, and where they are in it."""
+    analyser = vault.topics().analyser()
     body, _headings = vault.text(doc.path)
     body = with_titles(without_title(body, doc.title)[:SNIPPET_SCAN], link_titles(vault, doc))
-    text, marks = make_snippet(body, terms, width, _own_terms(doc))
+    text, marks = make_snippet(body, terms, analyser, width, _own_terms(doc, analyser))
     if marks or not terms:
         return text, marks
-    lead = _lead(vault, doc, terms)
+    lead = _lead(vault, doc, terms, analyser)
     if not lead:
         return text, marks
-    found = tuple((s, e) for _t, s, e in find_terms(lead, terms))
+    found = tuple((s, e) for _t, s, e in analyser.find_terms(lead, terms))
     rest = text[: max(0, width - len(lead))].rstrip()
     return lead + rest + ("…" if len(rest) < len(text) else ""), found
 
 
-def _lead(vault: Vault, doc: Document, terms: frozenset[str] | set[str]) -> str:
+def _lead(vault: Vault, doc: Document, terms: frozenset[str] | set[str], analyser: Analyser) -> str:
     """Where a document that matched nowhere in its body did match: another of its names
     ("also called: ..."), or a topic it is about ("about: PagedAttention (paged KV cache)")."""
-    named = [n for n in doc.aliases if find_terms(n, terms)]
+    named = [n for n in doc.aliases if analyser.find_terms(n, terms)]
     if named:
         return f"also called: {', '.join(named[:3])}. "
     topics = vault.topics()
     for key in topics.about(doc):
         names = topics.texts.get(key, "").split("\n")
-        hits = [n for n in names[1:] if find_terms(n, terms)]
+        hits = [n for n in names[1:] if analyser.find_terms(n, terms)]
         if hits:
             title = names[1] if len(names) > 1 else names[0]
             shown = [n for n in hits if n != title][:2]
@@ -65,12 +66,10 @@ def _lead(vault: Vault, doc: Document, terms: frozenset[str] | set[str]) -> str:
     return ""
 
 
-def _own_terms(doc: Document) -> frozenset[str]:
+def _own_terms(doc: Document, analyser: Analyser) -> frozenset[str]:
     """The terms of the document's names (Chinese runs whole: a snippet of an English
     query never loads the Chinese dictionary)."""
-    from studykb.text.analysis import rough_terms
-
-    return rough_terms(" ".join((doc.title, *doc.aliases)))
+    return analyser.rough_terms(" ".join((doc.title, *doc.aliases)))
 
 
 def without_title(body: str, title: str) -> str:
@@ -114,13 +113,14 @@ def with_titles(text: str, titles: dict[str, str]) -> str:
 def make_snippet(
     body: str,
     terms: frozenset[str] | set[str],
+    analyser: Analyser,
     width: int = SNIPPET_CHARS,
     own: frozenset[str] = frozenset(),
 ) -> tuple[str, Marks]:
     """The window of ``body`` with the most distinct matched terms (then the most of the
     document's ``own`` name terms, then the most matches), and where the terms are."""
     head = body[:SNIPPET_SCAN]
-    found = find_terms(head, set(terms) | set(own)) if terms else []
+    found = analyser.find_terms(head, set(terms) | set(own)) if terms else []
     if not any(t in terms for t, _s, _e in found):
         return _flatten(head, 0, min(len(head), width), [])
     best: tuple[int, int, int] = (0, 0, 0)

@@ -193,7 +193,7 @@ def write_record(
     (kept as the changes since ``previous``'s whole map when they are few); the small
     JSON record beside the index, read by every command, is written last: it vouches for
     the other. ``protected``: the vault's words the stemmer left alone (see
-    :func:`studykb.search.records.use_vocabulary`). ``previous``: the record of the
+    :meth:`studykb.vault.topics.TopicTable.vocabulary`). ``previous``: the record of the
     generation the sync started from. ``state_at``: the state's name and write count
     ``state`` was read at (see :func:`may_differ`).
     """

@@ -14,14 +14,15 @@ import errno
 import shutil
 import sys
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from whoosh import index as windex
-from whoosh.fields import Schema
 from whoosh.filedb.filestore import FileStorage
 
+from studykb.runtime import process
 from studykb.search import unpickle
-from studykb.search.schema import MixedTokenizer, make_schema
+from studykb.search.schema import FIELD_NAMES, MixedTokenizer, make_schema
 from studykb.search.state import INDEX_VERSION, index_dir, latest_generation
 
 unpickle.install()  # before any index is read: whoosh's pickles build only its own objects
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 #: Memory (MB) each writer process may use for postings before spilling them to disk.
 POOL_MB = 256
 #: BM25 length normalisation per field: a topic with many aliases is not penalised for them.
-FIELD_B = {"body_B": 0.5, "tags_B": 0.3, "title_B": 0.5}
+FIELD_B = MappingProxyType({"body_B": 0.5, "tags_B": 0.3, "title_B": 0.5})
 
 #: What whoosh raises when the files of an index are damaged: a table of contents that is
 #: not one (whoosh's own IndexError, a pickle cut short), a segment file cut short,
@@ -47,7 +48,7 @@ _DAMAGE = (
     __import__("zlib").error,
     OSError,
 )
-_DAMAGE_ERRNOS = {errno.ENOENT, errno.EINVAL, errno.ENOTDIR, errno.EISDIR}
+_DAMAGE_ERRNOS = frozenset({errno.ENOENT, errno.EINVAL, errno.ENOTDIR, errno.EISDIR})
 
 
 def damaged(exc: BaseException) -> bool:
@@ -75,7 +76,7 @@ def notify(message: str) -> None:
 def compatible(ix: Any) -> bool:
     """Whether ``ix`` was made by this studykb (the same fields, this analysis)."""
     schema = ix.schema
-    if sorted(schema.names()) != sorted(index_schema().names()):
+    if tuple(sorted(schema.names())) != FIELD_NAMES:
         return False
     analyzer = getattr(schema["body"], "analyzer", None)
     return isinstance(analyzer, MixedTokenizer) and getattr(analyzer, "version", 0) == INDEX_VERSION
@@ -89,6 +90,8 @@ def _storage(folder: Path) -> Any:
 
 
 def create(folder: Path) -> Any:
+    """A new empty index in ``folder`` (its schema pickled unbound: see
+    :mod:`studykb.search.schema`)."""
     if folder.exists() and not folder.is_dir():
         folder.unlink()
     folder.mkdir(parents=True, exist_ok=True)
@@ -133,20 +136,12 @@ def doc_count(ix: Any) -> int:
     return sum(seg.doc_count() for seg in ix._segments())  # noqa: SLF001
 
 
-def index_schema() -> Schema:
-    global _SCHEMA
-    if _SCHEMA is None:
-        _SCHEMA = make_schema()
-    return _SCHEMA
-
-
-_SCHEMA: Schema | None = None
-
-
 # -- the searchers kept open -------------------------------------------------------------
 
-#: The searcher kept open on each index folder (see :func:`current`).
-searchers: dict[str, Any] = {}
+
+def searchers() -> dict[str, Any]:
+    """The searcher this process keeps open on each index folder (see :func:`current`)."""
+    return process.once("search.searchers", dict)
 
 
 def current(folder: str) -> Any:
@@ -156,7 +151,8 @@ def current(folder: str) -> Any:
     (with their old deletions) and keeps segments the new generation merged away, so
     an edited note could be found in its old version, or twice.
     """
-    searcher = searchers.get(folder)
+    kept = searchers()
+    searcher = kept.get(folder)
     if searcher is None:
         return None
     try:
@@ -165,7 +161,7 @@ def current(folder: str) -> Any:
     except Exception as exc:
         if not damaged(exc):
             raise
-    del searchers[folder]
+    del kept[folder]
     with contextlib.suppress(Exception):
         searcher.close()
     return None
@@ -173,9 +169,10 @@ def current(folder: str) -> Any:
 
 def close(vault: Vault | None = None) -> None:
     """Close the searchers kept open by the queries (all of them without ``vault``)."""
-    folders = [str(index_dir(vault))] if vault is not None else list(searchers)
+    kept = searchers()
+    folders = [str(index_dir(vault))] if vault is not None else list(kept)
     for folder in folders:
-        searcher = searchers.pop(folder, None)
+        searcher = kept.pop(folder, None)
         if searcher is not None:
             with contextlib.suppress(Exception):
                 searcher.close()

@@ -19,7 +19,8 @@ from whoosh import query as wq
 
 from studykb.search import segments
 from studykb.search.parallel import build_parallel
-from studykb.search.records import held_in, records, use_vocabulary
+from studykb.search.records import held_in, records
+from studykb.search.schema import bind
 from studykb.search.scoring import BM25FTable
 from studykb.search.state import (
     SyncStats,
@@ -89,7 +90,7 @@ def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncSt
         stats.documents = int(cache.get("documents") or 0)
         return _done(stats, started, quiet)
     topics = vault.topics()
-    words = use_vocabulary(topics)
+    words = topics.vocabulary()
     ix, held, cache, restem = _held(vault, folder, ix, generation, cache, words, stats)
     same_topics = cache is not None and cache.get("topics") == topics.digest
     tsigs = None if same_topics else topic_signatures(vault, topics)
@@ -159,7 +160,7 @@ def warm(vault: Vault) -> None:
             read_held(vault, folder, generation)
             if isinstance(record.get("topics"), str):
                 vault.preload_topics(record["topics"])
-        searchers[str(folder)] = ix.searcher(weighting=BM25FTable(**FIELD_B))
+        searchers()[str(folder)] = ix.searcher(weighting=BM25FTable(**FIELD_B))
     except Exception as exc:
         if not (damaged(exc) or isinstance(exc, OSError)):
             raise
@@ -229,7 +230,7 @@ def _apply(
     from whoosh.writing import LockError  # a command whose index is current never writes
 
     try:
-        writer = _writer(ix, wait)
+        writer = bind_writer(_writer(ix, wait), topics)
     except LockError:
         stats.stale = True
         stats.notice = stats.notice or (
@@ -272,6 +273,12 @@ def _done(stats: SyncStats, started: float, quiet: bool) -> SyncStats:
     return stats
 
 
+def bind_writer(writer: Any, topics: TopicTable) -> Any:
+    """``writer`` reading the documents it is given with the topic table's analyser."""
+    bind(writer.schema, topics.analyser())
+    return writer
+
+
 def _writer(ix: Any, wait: float) -> Any:
     """A writer holding the index lock (LockError after ``wait`` seconds)."""
     return ix.writer(timeout=wait, delay=0.05, limitmb=POOL_MB)
@@ -305,7 +312,7 @@ def _fill(
                 writer.delete_by_term("path", path)
             else:
                 writer.delete_by_query(wq.Term("path", path), searcher=searcher)
-        segment.SEGMENTS.load(vault.cache, _segments_entry())
+        segment.segments().load(vault.cache, _segments_entry())
     folded = [] if full else segments.refolded(writer, set(removed))
     again = sorted({path for seg in folded for path in seg[1]} - set(changed))
     missing = {path for path in again if path not in wanted}  # unchanged: not compared
@@ -315,15 +322,15 @@ def _fill(
         writer.add_document(**record)
     writer.commit(mergetype=CLEAR if full else segments.policy(folded))
     if not full:
-        segment.SEGMENTS.save(vault.cache, _segments_entry())
+        segment.segments().save(vault.cache, _segments_entry())
         if searcher is not None:
             folder = str(index_dir(vault))
             try:
-                searchers[folder] = segments.reopened(ix, searcher)
+                searchers()[folder] = segments.reopened(ix, searcher)
             except Exception as exc:
                 if not damaged(exc):
                     raise
-                searchers.pop(folder, None)  # the next query opens the index afresh
+                searchers().pop(folder, None)  # the next query opens the index afresh
 
 
 def _segments_entry() -> str:
@@ -344,7 +351,7 @@ def _base_searcher(vault: Vault, ix: Any, writer: Any) -> Any:
     searcher = current(folder)
     try:
         if searcher is None:
-            searcher = searchers[folder] = ix.searcher(weighting=BM25FTable(**FIELD_B))
+            searcher = searchers()[folder] = ix.searcher(weighting=BM25FTable(**FIELD_B))
     except Exception as exc:
         if not damaged(exc):
             raise

@@ -27,6 +27,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from studykb.text.analysis import Analyser
 from studykb.text.segment import has_han, is_han
 from studykb.text.terms import is_stop
 
@@ -89,6 +90,8 @@ class Reading:
     concepts: tuple[Concept, ...] = ()
     whole: bool = False
     """The whole query is one topic's name."""
+    analyser: Analyser = field(default_factory=Analyser, compare=False, repr=False)
+    """What read it (and reads the other names it searches)."""
 
     @property
     def also(self) -> list[str]:
@@ -110,13 +113,13 @@ def plain(text: str) -> bool:
 
 
 def read(text: str, topics: TopicTable | None = None, expand: bool = True) -> Reading:
-    """The words of a plain query and the topics it names."""
-    from studykb.text.analysis import tokens
-
+    """The words of a plain query and the topics it names, read with the topic table's
+    analyser (without topics: protecting :data:`~studykb.text.terms.TECH_TERMS` only)."""
+    analyser = topics.analyser() if topics is not None else Analyser()
     words: list[Word] = []
     group = 0
     last_end = 0
-    for t in tokens(text, pieces=False):
+    for t in analyser.tokens(text, pieces=False):
         if words and _breaks(text[last_end : t.start], text[last_end - 1], t.original[0]):
             group += 1
         words.append(
@@ -135,7 +138,7 @@ def read(text: str, topics: TopicTable | None = None, expand: bool = True) -> Re
         words = [Word(w.term, w.original, w.start, w.end, w.pos, w.group, False) for w in words]
     concepts = _concepts(text, words, topics) if topics is not None and expand else []
     whole = len(concepts) == 1 and _norm(concepts[0].written) == _norm(text)
-    return Reading(text, tuple(words), tuple(concepts), whole)
+    return Reading(text, tuple(words), tuple(concepts), whole, analyser)
 
 
 def _breaks(between: str, before: str, after: str) -> bool:
@@ -157,27 +160,16 @@ def _norm(name: str) -> str:
     return out
 
 
-@dataclass
-class _Names:
-    digest: str = ""
-    keys: dict[str, str] = field(default_factory=dict)
-    shared_digest: str = ""
-    shared: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    """Normalised name -> every topic that has it, for names several topics share."""
-
-
+#: What this module keeps with a topic table (see :meth:`TopicTable.kept`).
+_NAMES = "search.names"
+_SHARED = "search.shared-names"
 #: Names of each topic a shared name searches (its best ones: other script first).
 SHARED_NAMES = 3
 
 
-_NAMES = _Names()
-
-
 def _names(topics: TopicTable) -> dict[str, str]:
-    """Normalised name -> topic key (remembered for one topic table)."""
-    if _NAMES.digest != topics.digest or not _NAMES.keys:
-        _NAMES.digest, _NAMES.keys = topics.digest, names_of(topics)
-    return _NAMES.keys
+    """Normalised name -> topic key (kept with the topic table)."""
+    return topics.kept(_NAMES, names_of)
 
 
 def names_of(topics: TopicTable) -> dict[str, str]:
@@ -192,20 +184,22 @@ def names_of(topics: TopicTable) -> dict[str, str]:
 
 
 def _shared(topics: TopicTable) -> dict[str, tuple[str, ...]]:
-    """Normalised name -> the topics that share it (only names of two or more)."""
-    if _NAMES.shared_digest != topics.digest:
-        owners: dict[str, dict[str, None]] = {}
-        for key, text in sorted(topics.texts.items()):
-            for name in text.split("\n"):
-                owners.setdefault(_norm(name), {})[key] = None
-        _NAMES.shared_digest = topics.digest
-        _NAMES.shared = {n: tuple(ks) for n, ks in owners.items() if len(ks) > 1}
-    return _NAMES.shared
+    """Normalised name -> the topics that share it (only names of two or more; kept with
+    the topic table)."""
+    return topics.kept(_SHARED, _shared_names)
+
+
+def _shared_names(topics: TopicTable) -> dict[str, tuple[str, ...]]:
+    owners: dict[str, dict[str, None]] = {}
+    for key, text in sorted(topics.texts.items()):
+        for name in text.split("\n"):
+            owners.setdefault(_norm(name), {})[key] = None
+    return {n: tuple(ks) for n, ks in owners.items() if len(ks) > 1}
 
 
 def remember_names(topics: TopicTable, keys: dict[str, str]) -> None:
     """Use ``keys`` (kept in the vault's cache) as the names of ``topics``."""
-    _NAMES.digest, _NAMES.keys = topics.digest, keys
+    topics.keep(_NAMES, keys)
 
 
 def _concepts(text: str, words: list[Word], topics: TopicTable) -> list[Concept]:

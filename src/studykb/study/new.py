@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from studykb.config import Config
@@ -45,20 +46,22 @@ if TYPE_CHECKING:
     from studykb.vault import Vault
 
 #: Where each type of document lives, relative to the vault.
-FOLDERS = {
-    "note": "notes",
-    "entry": "notes/entries",
-    "topic": "notes/topics",
-    "list": "notes/lists",
-    "course": "courses",
-}
+FOLDERS = MappingProxyType(
+    {
+        "note": "notes",
+        "entry": "notes/entries",
+        "topic": "notes/topics",
+        "list": "notes/lists",
+        "course": "courses",
+    }
+)
 #: The placeholders a template may use.
 PLACEHOLDERS = ("id", "title", "type", "date", "tags", "requires", "url")
 #: Types whose front matter has a ``url`` (see the vault format).
 URL_TYPES = ("entry", "course")
 PLACEHOLDER = re.compile(r"\{\{\s*(\w+)\s*\}\}")
 _PLAIN_YAML = re.compile(r"^[A-Za-z_][\w.\-/ ]*$")
-_YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y", "n"}
+_YAML_WORDS = frozenset({"true", "false", "yes", "no", "on", "off", "null", "none", "~", "y", "n"})
 MAX_SLUG = 64
 
 

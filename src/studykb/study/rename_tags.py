@@ -34,7 +34,7 @@ Span = tuple[int, int, int, str, str]
 PLACES: tuple[Where, ...] = (("tags",), ("covers",), ("taxonomies", "tags"))
 #: A Zola site's studykb keys are under ``[extra]`` (a section's tags too).
 ZOLA_PLACES: tuple[Where, ...] = (("extra", "tags"), ("extra", "covers"))
-_WORD = set("_-./#")
+_WORD = frozenset("_-./#")
 
 
 def renamed_name(doc: Document, stem: str, new_id: str) -> str | None:

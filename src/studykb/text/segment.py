@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any, Protocol
 
+from studykb.runtime import process
+
 
 class Store(Protocol):
     """Where remembered cuts are kept (the vault's cache, :mod:`studykb.vault.cache`)."""
@@ -37,9 +39,6 @@ HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002ebef\U00030000-\U
 SEGMENTS_ENTRY = "search-segments"
 #: Han runs remembered between incremental updates (about 60 bytes each on disk).
 SEGMENTS_MAX = 50_000
-_HAS_WORD: dict[str, bool] = {}
-
-_rjieba: Any = None
 
 
 def is_han(char: str) -> bool:
@@ -56,19 +55,19 @@ def has_han(text: str) -> bool:
 def jieba() -> Any:
     """rjieba, imported on first use: its dictionary takes 0.1-0.2 s to load, which a
     query without Chinese (or a snippet) does not need to pay."""
-    global _rjieba
-    if _rjieba is None:
-        import rjieba
-
-        _rjieba = rjieba
-    return _rjieba
+    return process.once("rjieba", _import_rjieba)
 
 
+def _import_rjieba() -> Any:
+    import rjieba
+
+    return rjieba
+
+
+@process.memo(maxsize=None)
 def in_dict(word: str) -> bool:
-    got = _HAS_WORD.get(word)
-    if got is None:
-        got = _HAS_WORD[word] = bool(jieba().has_word(word))
-    return got
+    """Whether ``word`` is in rjieba's dictionary (remembered for the process)."""
+    return bool(jieba().has_word(word))
 
 
 def pieces(word: str) -> list[tuple[str, int]]:
@@ -173,4 +172,6 @@ def stamp() -> list[Any]:
     return [st.st_size if st else 0, st.st_mtime_ns if st else 0]
 
 
-SEGMENTS = Segments()
+def segments() -> Segments:
+    """The cuts remembered in this process (they depend on the installed rjieba alone)."""
+    return process.once("segments", Segments)

@@ -14,10 +14,10 @@
   ``笔记``, ``动态``, ``page``, ``course``, ``fall``): with the stop words it is never a
   reason for related documents and carries no weight in their text vectors.
 
-The protected set of the vault in use is set once per process with :func:`protect`
-(by search and related, from the topic table) and read by
-:func:`studykb.text.analysis.stem`; :func:`affected_terms` says which index terms
-change when it changes, so only the documents holding them are read again.
+A vault's protected set is carried by the :class:`studykb.text.analysis.Analyser` its
+topic table gives (:meth:`studykb.vault.topics.TopicTable.analyser`), never set for the
+process; :func:`affected_terms` says which index terms change when it changes, so only
+the documents holding them are read again.
 """
 
 from __future__ import annotations
@@ -98,40 +98,11 @@ ZH_FILLER = _words("""
 有无 课程 讲座 视频 博客 新闻 总结 摘要 中文 英文 原文 链接 更新 发布 学习 起来 得到 时间
 """)
 
-#: The protected set in use: :data:`TECH_TERMS` and the vault's one-word topic names.
-_PROTECTED: frozenset[str] = TECH_TERMS
-
-
-def protected() -> frozenset[str]:
-    return _PROTECTED
-
-
-def protect(names: Iterable[str]) -> bool:
-    """Use :data:`TECH_TERMS` plus the one-word names among ``names`` (topic ids, titles,
-    aliases); whether the set changed."""
-    global _PROTECTED
-    words = TECH_TERMS | one_word_names(names)
-    changed = words != _PROTECTED
-    if changed:
-        from studykb.text import analysis
-
-        _PROTECTED = words
-        analysis.forget_stems()
-    return changed
-
-
-_ONE_WORD: dict[int, frozenset[str]] = {}
-
 
 def one_word_names(names: Iterable[str]) -> frozenset[str]:
     """The names that are one plain English word the stemmer would turn into another
     word's stem, lowercased (``Transformer``, ``Quantization``; not ``Decoding``, whose
-    stem only drops an ending, so ``decode`` still finds it). Remembered for the last
-    list of names."""
-    names = tuple(names)
-    got = _ONE_WORD.get(hash(names))
-    if got is not None:
-        return got
+    stem only drops an ending, so ``decode`` still finds it)."""
     import Stemmer
 
     stemmer = Stemmer.Stemmer("english")
@@ -145,9 +116,7 @@ def one_word_names(names: Iterable[str]) -> frozenset[str]:
             and not _inflected(word, stemmer.stemWord(word))
         ):
             out.add(word)
-    _ONE_WORD.clear()
-    got = _ONE_WORD[hash(names)] = frozenset(out)
-    return got
+    return frozenset(out)
 
 
 #: Endings whose removal leaves the same word (decod+ing, tensor+s, memor+y).
@@ -161,10 +130,9 @@ def _inflected(word: str, stem: str) -> bool:
     return word.startswith(stem) and word[len(stem) :] in INFLECTIONS
 
 
-def light_stem(word: str, words: frozenset[str] | None = None) -> str | None:
-    """``word`` (lowercased) as a protected term: itself, or without a plural ``s``/``es``
-    when that is protected; None when it is not a protected word."""
-    words = _PROTECTED if words is None else words
+def light_stem(word: str, words: frozenset[str]) -> str | None:
+    """``word`` (lowercased) as a term protected in ``words``: itself, or without a plural
+    ``s``/``es`` when that is protected; None when it is not a protected word."""
     if word in words:
         return word
     if word.endswith("s"):
@@ -175,9 +143,8 @@ def light_stem(word: str, words: frozenset[str] | None = None) -> str | None:
     return None
 
 
-def digest(words: frozenset[str] | None = None) -> str:
-    """A short fingerprint of a protected set (the current one by default)."""
-    words = _PROTECTED if words is None else words
+def digest(words: frozenset[str]) -> str:
+    """A short fingerprint of a protected set."""
     return hashlib.blake2b("\0".join(sorted(words)).encode(), digest_size=8).hexdigest()
 
 

@@ -25,14 +25,15 @@ import contextlib
 import hashlib
 import importlib.util
 import sqlite3
-from collections.abc import Iterable
-from functools import cache
+from collections.abc import Iterable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import msgpack
 
 from studykb import __version__
+from studykb.runtime import process
 from studykb.vault import damage
 
 #: The modules that fill the search index (its files, and what is kept of what they hold).
@@ -48,32 +49,34 @@ _SEARCH_INDEX = (
 )
 #: What each derived thing is made by: the modules (or packages) whose code decides it.
 #: Its code version is a digest of their source, so editing them invalidates it.
-MADE_BY: dict[str, tuple[str, ...]] = {
-    # the state database: files parsed into documents, references and problems
-    "state": (
-        "studykb.model",
-        "studykb.parse",
-        "studykb.vault.store",
-        "studykb.vault.schema",
-        "studykb.vault.rows",
-        "studykb.vault.resolve",
-        "studykb.vault.checks",
-        "studykb.vault.bulk",
-        "studykb.vault.scan",
-        "studykb.vault.refresh",
-        "studykb.vault.update",
-    ),
-    # the search index: how text is analysed and what goes in it (not how queries rank)
-    "search-index": _SEARCH_INDEX,
-    "search-held": _SEARCH_INDEX,
-    "search-held-changes": _SEARCH_INDEX,
-    "search-names": ("studykb.search.understand", "studykb.vault.topics"),
-    "search-segments": ("studykb.text.segment",),
-}
+MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
+    {
+        # the state database: files parsed into documents, references and problems
+        "state": (
+            "studykb.model",
+            "studykb.parse",
+            "studykb.vault.store",
+            "studykb.vault.schema",
+            "studykb.vault.rows",
+            "studykb.vault.resolve",
+            "studykb.vault.checks",
+            "studykb.vault.bulk",
+            "studykb.vault.scan",
+            "studykb.vault.refresh",
+            "studykb.vault.update",
+        ),
+        # the search index: how text is analysed and what goes in it (not how queries rank)
+        "search-index": _SEARCH_INDEX,
+        "search-held": _SEARCH_INDEX,
+        "search-held-changes": _SEARCH_INDEX,
+        "search-names": ("studykb.search.understand", "studykb.vault.topics"),
+        "search-segments": ("studykb.text.segment",),
+    }
+)
 CACHE_FILE = "cache.sqlite"
 
 
-@cache
+@process.memo(maxsize=None)
 def code_version(name: str) -> str:
     """A digest of the source of everything :data:`MADE_BY` lists for ``name``."""
     digest = hashlib.blake2b(f"{__version__}:{name}".encode(), digest_size=12)
@@ -81,7 +84,7 @@ def code_version(name: str) -> str:
     return digest.hexdigest()
 
 
-@cache
+@process.memo(maxsize=None)
 def modules_version(modules: tuple[str, ...]) -> str:
     """A digest of the source of ``modules`` (a package: all of its modules) and of
     studykb's version (a derived structure's code version is made of these:
@@ -185,10 +188,10 @@ class Cache:
         """Open a connection of this process's own on next use, in a process forked
         from one that had the cache open (the inherited one stays open, unused: see
         :meth:`studykb.vault.store.Store.reconnect`)."""
-        from studykb.vault.store import INHERITED
+        from studykb.vault.store import inherited
 
         if self._db is not None:
-            INHERITED.append(self._db)
+            inherited().append(self._db)
             self._db = None
 
     def get(self, name: str, entry_key: str, keep: bool = True) -> Any | None:

@@ -21,12 +21,12 @@ file kept.
 from __future__ import annotations
 
 import contextlib
-import functools
 import os
 import sqlite3
 from pathlib import Path
 
 from studykb.errors import VaultError
+from studykb.runtime import process
 
 #: SQLite result codes that prove a database file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB).
 CORRUPT_CODES = frozenset({11, 26})
@@ -81,7 +81,7 @@ def discard(path: Path) -> None:
             os.remove(str(path) + suffix)
 
 
-@functools.cache
+@process.memo(maxsize=None)
 def _expected(schema: str) -> dict[str, str]:
     """name -> CREATE statement of every table ``schema`` makes, as SQLite keeps it
     (made in memory once: SQLite normalises the text it stores)."""

@@ -31,9 +31,9 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from studykb.runtime import process
 from studykb.vault.cache import Cache, modules_version
 
 if TYPE_CHECKING:
@@ -148,7 +148,7 @@ def code_version(spec: Derived[Any]) -> str:
     return _version(spec.name, tuple(spec.made_by), tuple(code_version(i) for i in spec.inputs))
 
 
-@cache
+@process.memo(maxsize=None)
 def _version(name: str, modules: tuple[str, ...], inputs: tuple[str, ...]) -> str:
     digest = hashlib.blake2b(name.encode(), digest_size=12)
     digest.update(modules_version(modules).encode())

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from studykb.errors import StudyError
+from studykb.runtime import process
 from studykb.vault.reads import FileChanged as FileChanged
 from studykb.vault.reads import Read as Read
 from studykb.vault.reads import read_for_edit as read_for_edit
@@ -288,30 +289,30 @@ def sync_folder(folder: Path) -> None:
 _RENAME_EXCHANGE = 2  # Linux <linux/fs.h>
 _RENAME_SWAP = 2  # macOS <stdio.h>
 _AT_FDCWD = -100
-_libc: Any = None
-_exchange_works = True
+
+
+def _load_libc() -> Any:
+    import ctypes
+    import ctypes.util
+
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+    except OSError:
+        return False  # no C library to call: never exchange
 
 
 def _exchange(a: Path, b: Path) -> bool:
     """Swap the files named ``a`` and ``b`` atomically; False where the system cannot."""
-    global _libc, _exchange_works
-    if not _exchange_works:
+    libc = process.once("vault.libc", _load_libc)  # loaded once for the process
+    if not libc:
         return False
     import ctypes
-    import ctypes.util
 
-    if _libc is None:
-        try:
-            _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        except OSError:
-            _exchange_works = False
-            return False
-    if sys.platform.startswith("linux") and hasattr(_libc, "renameat2"):
-        rc = _libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
-    elif sys.platform == "darwin" and hasattr(_libc, "renamex_np"):
-        rc = _libc.renamex_np(os.fsencode(a), os.fsencode(b), _RENAME_SWAP)
+    if sys.platform.startswith("linux") and hasattr(libc, "renameat2"):
+        rc = libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
+    elif sys.platform == "darwin" and hasattr(libc, "renamex_np"):
+        rc = libc.renamex_np(os.fsencode(a), os.fsencode(b), _RENAME_SWAP)
     else:
-        _exchange_works = False
         return False
     if rc == 0:
         return True

@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from studykb.config import GENERATORS as _GENERATORS
@@ -67,16 +68,18 @@ GENERATORS = _GENERATORS
 
 #: The heading-anchor flavour of each generator (``parse.slugs.FLAVOURS``): Dendron, Quartz
 #: (rehype-slug), Jekyll (kramdown's GFM ids) and plain repositories slug as GitHub does.
-HEADING_FLAVOURS = {
-    "hugo": "hugo",
-    "zola": "zola",
-    "obsidian": "obsidian",
-    "dendron": "github",
-    "quartz": "github",
-    "mkdocs": "mkdocs",
-    "jekyll": "github",
-    "github": "github",
-}
+HEADING_FLAVOURS = MappingProxyType(
+    {
+        "hugo": "hugo",
+        "zola": "zola",
+        "obsidian": "obsidian",
+        "dendron": "github",
+        "quartz": "github",
+        "mkdocs": "mkdocs",
+        "jekyll": "github",
+        "github": "github",
+    }
+)
 
 
 # --- Zola -------------------------------------------------------------------------------------

@@ -24,40 +24,43 @@ import re
 import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from studykb.errors import NotFound
 from studykb.model import Document
-from studykb.text.analysis import stem
+from studykb.text.analysis import Analyser
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
 
 #: Words that ask for a kind of document: "X paper", "X 论文", "the X repo".
-KIND_WORDS = {
-    "paper": "paper",
-    "papers": "paper",
-    "论文": "paper",
-    "repo": "repo",
-    "repository": "repo",
-    "github": "repo",
-    "仓库": "repo",
-    "代码": "repo",
-    "docs": "docs",
-    "documentation": "docs",
-    "文档": "docs",
-    "tutorial": "tutorial",
-    "教程": "tutorial",
-    "book": "book",
-    "书": "book",
-    "course": "course",
-    "课程": "course",
-    "post": "post",
-    "blog": "post",
-    "video": "video",
-    "视频": "video",
-    "talk": "talk",
-}
+KIND_WORDS = MappingProxyType(
+    {
+        "paper": "paper",
+        "papers": "paper",
+        "论文": "paper",
+        "repo": "repo",
+        "repository": "repo",
+        "github": "repo",
+        "仓库": "repo",
+        "代码": "repo",
+        "docs": "docs",
+        "documentation": "docs",
+        "文档": "docs",
+        "tutorial": "tutorial",
+        "教程": "tutorial",
+        "book": "book",
+        "书": "book",
+        "course": "course",
+        "课程": "course",
+        "post": "post",
+        "blog": "post",
+        "video": "video",
+        "视频": "video",
+        "talk": "talk",
+    }
+)
 _KIND = re.compile(
     r"^(?:the\s+|an?\s+)?(?P<a>.+?)\s*(?:'s\s+|的\s*)?(?P<k>"
     + "|".join(sorted(map(re.escape, KIND_WORDS), key=len, reverse=True))
@@ -118,8 +121,10 @@ def squash(text: str) -> str:
     return "".join(words(_PAREN.sub(" ", text)))
 
 
-def squash_stems(text: str) -> str:
-    """:func:`squash` with each English word stemmed (word forms: caches, batching)."""
+def squash_stems(text: str, analyser: Analyser) -> str:
+    """:func:`squash` with each English word stemmed by ``analyser`` (word forms:
+    caches, batching)."""
+    stem = analyser.stem
     return "".join(stem(w) if w.isascii() else w for w in words(_PAREN.sub(" ", text)))
 
 
@@ -129,6 +134,8 @@ class Loose:
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
         self.docs = vault.documents()
+        self.analyser = vault.topics().analyser()
+        """Stems as search reads them (the vault's topic names protected)."""
         self.squashed: dict[str, list[str]] = {}
         self.stemmed: dict[str, list[str]] = {}
         self.by_word: dict[str, list[tuple[tuple[str, ...], str]]] = {}
@@ -137,7 +144,10 @@ class Loose:
             self._index(name, keys)
 
     def _index(self, name: str, keys: list[str]) -> None:
-        for table, form in ((self.squashed, squash(name)), (self.stemmed, squash_stems(name))):
+        for table, form in (
+            (self.squashed, squash(name)),
+            (self.stemmed, squash_stems(name, self.analyser)),
+        ):
             if form:
                 bucket = table.setdefault(form, [])
                 bucket.extend(k for k in keys if k not in bucket)
@@ -161,7 +171,7 @@ class Loose:
             (self.squashed, "spacing, case and parentheses aside"),
             (self.stemmed, "word forms aside"),
         ):
-            form = squash(typed) if table is self.squashed else squash_stems(typed)
+            form = squash(typed) if table is self.squashed else squash_stems(typed, self.analyser)
             keys = [k for k in table.get(form, ()) if self._is(k, kind)]
             if form and keys:
                 return self._looked(typed, self._ranked(keys), how)

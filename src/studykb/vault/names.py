@@ -15,12 +15,13 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from studykb.model import Document
 from studykb.vault.resolve import fold
 
 MAX_ITEMS = 100
-_WHICH = {"id": 0, "alias": 1, "title": 2}
+_WHICH = MappingProxyType({"id": 0, "alias": 1, "title": 2})
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,33 +10,37 @@ the generator's files (its configuration first, then its content folder), and
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
+from types import MappingProxyType
 
 from studykb.vault.scope import Scope
 from studykb.vault.siteconf import ConfigWarning, Site
 
 #: The files that mark each generator's site folder: (configuration, content folders).
-MARKERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "hugo": (
-        (
-            "hugo.toml",
-            "hugo.yaml",
-            "hugo.yml",
-            "hugo.json",
-            "config.toml",
-            "config.yaml",
-            "config/_default",
+MARKERS: Mapping[str, tuple[tuple[str, ...], tuple[str, ...]]] = MappingProxyType(
+    {
+        "hugo": (
+            (
+                "hugo.toml",
+                "hugo.yaml",
+                "hugo.yml",
+                "hugo.json",
+                "config.toml",
+                "config.yaml",
+                "config/_default",
+            ),
+            ("content",),
         ),
-        ("content",),
-    ),
-    "zola": (("zola.toml", "config.toml"), ("content",)),
-    "quartz": (("quartz.config.ts",), ("content",)),
-    "mkdocs": (("mkdocs.yml", "mkdocs.yaml"), ()),
-    "jekyll": (("_config.yml",), ()),
-    "dendron": (("dendron.yml", "root.schema.yml"), ()),
-    "obsidian": ((".obsidian",), ()),
-}
+        "zola": (("zola.toml", "config.toml"), ("content",)),
+        "quartz": (("quartz.config.ts",), ("content",)),
+        "mkdocs": (("mkdocs.yml", "mkdocs.yaml"), ()),
+        "jekyll": (("_config.yml",), ()),
+        "dendron": (("dendron.yml", "root.schema.yml"), ()),
+        "obsidian": ((".obsidian",), ()),
+    }
+)
 #: Folders never searched: dependencies, build output, themes (a theme has its own config).
 _SKIP = frozenset({"node_modules", "public", "_site", "site", "themes", "vendor", "resources"})
 #: How deep below the vault a site folder is looked for.

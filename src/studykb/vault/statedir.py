@@ -35,6 +35,7 @@ import stat
 from pathlib import Path
 
 from studykb.errors import VaultError
+from studykb.runtime import process
 
 TRUST_FILE = "trust"
 KEY_BYTES = 32
@@ -47,20 +48,15 @@ def key_path() -> Path:
     return Path(base) / "studykb" / "key"
 
 
-#: The key of this process alone, drawn when the user has no private place to keep one
-#: (see the module's text); inherited by forked children, never written anywhere.
-_PROCESS_KEY: list[bytes] = []
-
-
 def _key() -> bytes:
     """This user's key (made on first use), else a key of this process only."""
     return _stored_key() or _process_key()
 
 
 def _process_key() -> bytes:
-    if not _PROCESS_KEY:
-        _PROCESS_KEY.append(os.urandom(KEY_BYTES))
-    return _PROCESS_KEY[0]
+    """The key of this process alone, drawn when the user has no private place to keep
+    one (see the module's text); inherited by forked children, never written anywhere."""
+    return process.once("vault.process-key", lambda: os.urandom(KEY_BYTES))
 
 
 def keyless() -> bool:

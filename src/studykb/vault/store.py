@@ -22,6 +22,7 @@ from typing import Any
 
 from studykb.errors import DiskFull, StudyError, VaultError  # noqa: F401
 from studykb.model import Document, Problem
+from studykb.runtime import process
 from studykb.runtime.background import Later
 from studykb.vault import damage, statedir
 from studykb.vault.cache import code_version
@@ -59,7 +60,10 @@ def schema_version() -> str:
     return code_version("state")
 
 
-INHERITED: list[object] = []
+def inherited() -> list[object]:
+    """Connections inherited from the process this one was forked from, kept referenced
+    and unused (see :meth:`Store.reconnect`): this process's own."""
+    return process.once("vault.inherited-connections", list)
 
 
 class Store:
@@ -152,7 +156,7 @@ class Store:
         """A connection of this process's own, in a process forked from one that had
         the state open. The inherited connection stays referenced, unused and open:
         closing it here could checkpoint the other process's log from under it."""
-        INHERITED.append(self.db)
+        inherited().append(self.db)
         self.db = self._connect()
 
     def _connect(self) -> sqlite3.Connection:

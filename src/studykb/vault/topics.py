@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from studykb.model import Document
 from studykb.vault.derived import Change, Snapshot
+
+if TYPE_CHECKING:
+    from studykb.text.analysis import Analyser
+
+T = TypeVar("T")
 
 #: (key, id, title, aliases as JSON) of a topic document, as the state keeps it.
 TopicRow = tuple[str, str, str, str]
@@ -45,6 +50,9 @@ class TopicTable:
             self.texts[key] = "\n".join(dict.fromkeys((did, title, *aliases)))
         self.digest = digest(rows)
         """A digest of the rows the table was made from."""
+        self._vocabulary: list[str] | None = None
+        self._analyser: Analyser | None = None
+        self._kept: dict[str, Any] = {}
 
     @classmethod
     def of_documents(cls, docs: Iterable[Document]) -> TopicTable:
@@ -88,6 +96,38 @@ class TopicTable:
             "\0".join(self.texts[k] for k in keys).encode(), digest_size=8
         ).hexdigest()
 
+    def vocabulary(self) -> list[str]:
+        """The one-word topic names the stemmer leaves alone beyond
+        :data:`~studykb.text.terms.TECH_TERMS`, sorted (what an index records it was
+        read with)."""
+        if self._vocabulary is None:
+            from studykb.text.terms import TECH_TERMS, one_word_names
+
+            names = [n for text in self.texts.values() for n in text.split("\n")]
+            self._vocabulary = sorted(one_word_names(names) - TECH_TERMS)
+        return self._vocabulary
+
+    def analyser(self) -> Analyser:
+        """How this vault's text is read: :data:`~studykb.text.terms.TECH_TERMS` and its
+        one-word topic names protected from the stemmer (see :mod:`studykb.text.terms`)."""
+        if self._analyser is None:
+            from studykb.text.analysis import Analyser
+            from studykb.text.terms import TECH_TERMS
+
+            self._analyser = Analyser(TECH_TERMS | frozenset(self.vocabulary()))
+        return self._analyser
+
+    def kept(self, name: str, make: Callable[[TopicTable], T]) -> T:
+        """What a feature works out from this table (``make(self)``), kept with it under
+        ``name``: a new table starts without it."""
+        if name not in self._kept:
+            self._kept[name] = make(self)
+        return self._kept[name]  # type: ignore[no-any-return]
+
+    def keep(self, name: str, value: Any) -> None:
+        """Keep ``value`` as what :meth:`kept` gives for ``name`` (read from a cache)."""
+        self._kept[name] = value
+
     def to_data(self) -> dict[str, Any]:
         return {"names": self.names, "ids": self.ids, "texts": self.texts, "digest": self.digest}
 
@@ -108,7 +148,7 @@ class Topics:
     the state's topic rows, kept while they are the same (an edit rarely touches them)."""
 
     name = "topics"
-    made_by = ("studykb.vault.topics", "studykb.model")
+    made_by = ("studykb.vault.topics", "studykb.model", "studykb.text")
     inputs = ()
 
     def build(self, vault: Snapshot) -> TopicTable:

@@ -15,6 +15,7 @@ from urllib.parse import quote, unquote
 
 from studykb.api import IMAGE_EXTS, heading_anchor, heading_ids, render_note
 from studykb.model import Document
+from studykb.runtime import process
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
@@ -24,7 +25,11 @@ if TYPE_CHECKING:
 
 #: Rendered bodies kept (serve mode), by vault state, file and page root.
 CACHE_SIZE = 512
-_CACHE: OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]] = OrderedDict()
+
+
+def _bodies() -> OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]]:
+    """The rendered bodies this process keeps (a server renders a page once per state)."""
+    return process.once("web.bodies", OrderedDict)
 
 
 class VaultLinks:
@@ -116,16 +121,17 @@ def render_body(
     if doc.type == "unit":
         return ""
     entry = (kb.fingerprint(), doc.path, link.root)
-    cached = _CACHE.get(entry)
+    kept = _bodies()
+    cached = kept.get(entry)
     if cached is None:
         links = VaultLinks(kb, doc, outgoing, link)
         text = _read(kb, doc.path)
         cached = (render_note(text, links, title=doc.title).html, frozenset(links.assets))
-        _CACHE[entry] = cached
-        if len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        kept[entry] = cached
+        if len(kept) > CACHE_SIZE:
+            kept.popitem(last=False)
     else:
-        _CACHE.move_to_end(entry)
+        kept.move_to_end(entry)
     assets.update(cached[1])
     return cached[0]
 

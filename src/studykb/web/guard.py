@@ -19,12 +19,12 @@ CSP = (
     "font-src 'self'; connect-src 'self'; worker-src 'self'; object-src 'none'; "
     "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-HEADERS = [
+HEADERS = (
     (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"same-origin"),
     (b"x-frame-options", b"DENY"),
-]
+)
 LOCAL_HOSTS = frozenset(("localhost", "127.0.0.1", "[::1]", "::1"))
 
 Scope = MutableMapping[str, Any]

@@ -18,6 +18,7 @@ the relative way up (``../../``) + path in a static site.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 from urllib.parse import quote
 
 from studykb.model import Document
@@ -27,14 +28,16 @@ PLAN_DIR = "plan/"
 FILES_DIR = "files/"
 UNIT_MARK = "@"
 #: List pages by name, as the templates' ``urls`` name them.
-INDEXES = {
-    "home": "",
-    "topics": "topics/",
-    "lists": "lists/",
-    "courses": "courses/",
-    "graph": "graph/",
-    "search": "search/",
-}
+INDEXES = MappingProxyType(
+    {
+        "home": "",
+        "topics": "topics/",
+        "lists": "lists/",
+        "courses": "courses/",
+        "graph": "graph/",
+        "search": "search/",
+    }
+)
 
 
 def stem(path: str) -> str:

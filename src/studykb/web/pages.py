@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from studykb.api import Link
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 #: Which template shows a document of each type.
-TEMPLATES = {"topic": "topic.html", "list": "list.html", "course": "course.html"}
+TEMPLATES = MappingProxyType({"topic": "topic.html", "list": "list.html", "course": "course.html"})
 #: Characters of a backlink's context line shown.
 CONTEXT_CHARS = 240
 #: Hits per search: the command line's default (each hit's snippet costs a few ms).

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
 from markupsafe import Markup
 
+from studykb.runtime import process
 from studykb.web.links import Linker
 from studykb.web.pages import Page
 
@@ -90,7 +90,7 @@ def _picture(match: re.Match[str]) -> str:
     return chr(0x2400 + code) if code < 0x20 else "\ufffd"
 
 
-@lru_cache(maxsize=1)
+@process.memo(maxsize=1)
 def environment() -> jinja2.Environment:
     env = Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)), autoescape=True, auto_reload=False
