@@ -725,3 +725,25 @@ def test_a_search_waits_only_briefly_for_another_process(run, vault: Path, monke
     assert result.exit_code == 0 and json.loads(result.stdout)["hits"]
     assert waits == [sync.QUERY_LOCK_WAIT] and sync.QUERY_LOCK_WAIT <= 1.0
     assert "being updated by another studykb process" in result.stderr
+
+
+def test_topic_names_follow_an_edit_of_the_topic(run, make_vault) -> None:
+    """The names queries are read against are a derived structure of the topic table:
+    a name added to a topic is searched for at once, in the next process."""
+    root = make_vault(
+        {
+            "notes/fusion.md": "---\ntype: topic\nid: kernel-fusion\naliases: [算子融合]\n---\n"
+            "# Kernel fusion\n",
+            "notes/n.md": "# N\n\nThe 内核合并 trick.\n",
+        }
+    )
+    code, data = run_json(run, "search", "算子融合", vault=root)
+    assert any(a.lower() == "kernel fusion" for a in data["also"]), data["also"]
+    code, data = run_json(run, "search", "内核合并", vault=root)
+    assert data["also"] == []
+    (root / "notes/fusion.md").write_text(
+        "---\ntype: topic\nid: kernel-fusion\naliases: [算子融合, 内核合并]\n---\n# Kernel fusion\n",
+        encoding="utf-8",
+    )
+    code, data = run_json(run, "search", "内核合并", vault=root)
+    assert any(a.lower() == "kernel fusion" for a in data["also"]), data["also"]

@@ -18,11 +18,12 @@ from typing import Any
 from studykb.related.engine import ENGINE
 from studykb.related.features import FEATURES
 from studykb.related.vectorcache import VECTORS
+from studykb.search.names import SEARCH_NAMES
 from studykb.study.plans import TABLES
 from studykb.vault.derived import Derived
 from studykb.vault.topics import TOPICS
 
-ALL: tuple[Derived[Any], ...] = (TOPICS, TABLES, FEATURES, VECTORS, ENGINE)
+ALL: tuple[Derived[Any], ...] = (TOPICS, TABLES, FEATURES, VECTORS, ENGINE, SEARCH_NAMES)
 
 
 def names() -> frozenset[str]:

@@ -352,17 +352,14 @@ def also_searched(vault: Vault, opts: SearchOptions) -> list[str]:
 
 
 def _topics(vault: Vault) -> TopicTable:
-    """The topic table, its names as queries compare them kept in the vault's cache."""
-    from studykb.search.understand import names_of, remember_names
-    from studykb.vault.cache import key
+    """The topic table, with its names as queries compare them (a derived structure)."""
+    # deferred: the names' structure loads the topic table's code, which a query with
+    # syntax never needs
+    from studykb.search.names import SEARCH_NAMES
+    from studykb.search.understand import remember_names
 
     topics = vault.topics()
-    entry = key("search-names", topics.digest)
-    names = vault.cache.get("search-names", entry)
-    if not isinstance(names, dict):
-        names = names_of(topics)
-        vault.cache.put("search-names", entry, names)
-    remember_names(topics, names)
+    remember_names(topics, vault.derived(SEARCH_NAMES))
     return topics
 
 

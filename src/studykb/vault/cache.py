@@ -69,7 +69,6 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "search-index": _SEARCH_INDEX,
         "search-held": _SEARCH_INDEX,
         "search-held-changes": _SEARCH_INDEX,
-        "search-names": ("studykb.search.understand", "studykb.vault.topics"),
         "search-segments": ("studykb.text.segment",),
     }
 )
