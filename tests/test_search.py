@@ -742,7 +742,8 @@ def test_topic_names_follow_an_edit_of_the_topic(run, make_vault) -> None:
     code, data = run_json(run, "search", "内核合并", vault=root)
     assert data["also"] == []
     (root / "notes/fusion.md").write_text(
-        "---\ntype: topic\nid: kernel-fusion\naliases: [算子融合, 内核合并]\n---\n# Kernel fusion\n",
+        "---\ntype: topic\nid: kernel-fusion\naliases: [算子融合, 内核合并]\n---\n"
+        "# Kernel fusion\n",
         encoding="utf-8",
     )
     code, data = run_json(run, "search", "内核合并", vault=root)
