@@ -273,8 +273,11 @@ class Session:
         return self.vault.documents_for(keys)
 
     def problems(self) -> list[Problem]:
-        """Every problem of the vault, with the configured severities."""
-        return self.vault.problems()
+        """Every problem of the vault, with the configured severities (code links too)."""
+        from studykb.repos.check import problems as code_problems
+
+        found = self.vault.problems() + code_problems(self.vault)
+        return sorted(found, key=lambda p: (p.path, p.line, p.code, p.message))
 
     def show(self, doc: Document) -> Shown:
         return self.vault.show(doc)
