@@ -94,6 +94,9 @@ class Config:
     repos: tuple[tuple[str, str, str, int], ...] = ()
     """Tracked repositories of ``[repos.NAME]``: (name, local clone path as written,
     url, line of the table in studykb.toml)."""
+    active_days: int = 14
+    """A course unit whose repository folder had a commit this many days ago or less
+    counts as being read."""
 
     @property
     def state_dir(self) -> Path:
@@ -224,6 +227,7 @@ KEYS = {
     "headings": f"one of {', '.join(HEADING_RULES)}",
     "title": "a line of text (the vault's name in the web view and the site)",
     "repos": "a table of [repos.NAME] tables with a path and/or url string",
+    "active_days": "a whole number of days",
 }
 
 
@@ -253,6 +257,7 @@ def load_config(root: Path, explicit: bool = True) -> Config:
         headings=values.choice("headings", HEADING_RULES),
         title=values.line_of_text("title"),
         repos=values.repos(),
+        active_days=values.count("active_days") if "active_days" in section else 14,
     )
 
 

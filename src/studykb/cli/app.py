@@ -438,6 +438,7 @@ COMMANDS = {
     "new": "editor",
     "next": "plans",
     "related": "related",
+    "repos": "repos",
     "search": "search",
     "serve": "web",
     "show": "core",

@@ -399,7 +399,12 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
     Example:
       studykb backlinks ddp
       studykb backlinks notes/topics/kv-cache.md --json
+      studykb backlinks cs336:assignment1/bpe.py
     """
+    from studykb.cli.repos import code_backlinks
+
+    if code_backlinks(kb, query, as_json):  # NAME:path: the notes that link into a file
+        return
     doc = named(kb, query)
     links = kb.backlinks(doc)
     docs = kb.documents_for(link.ref.source for link in links)

@@ -114,6 +114,12 @@ def problems(vault: Vault) -> list[Problem]:
     return [p for p in shown if p is not None]
 
 
+def with_code_problems(vault: Vault, found: list[Problem]) -> list[Problem]:
+    """``found`` (the vault's problems) with those of its code links, in file order."""
+    out = found + problems(vault)
+    return sorted(out, key=lambda p: (p.path, p.line, p.code, p.message))
+
+
 def judge(reader: Reader, link: Link, code: CodeLink) -> Problem | None:
     """The problem of one code link, or None when it holds (or is not judged)."""
     ref = link.ref
