@@ -199,3 +199,47 @@ def test_a_gitdir_file_leading_out_of_the_clone_is_refused(make_vault, run, tmp_
     _code, data = run_json(run, "check", vault=vault)
     assert problem_codes(data["problems"]) == [("studykb.toml", 1, "bad-repo")]
     assert "leads out of the clone" in data["problems"][0]["message"]
+
+
+def test_huge_files_corrupt_and_shallow_clones(make_vault, run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    big = GitRepo(tmp_path / "big")
+    big.commit({"huge.py": "x = 1\n" * 400_000, "ok.py": "def f():\n    pass\n"})
+    broken = GitRepo(tmp_path / "broken")
+    broken.commit({"a.py": "def f():\n    pass\n"})
+    objects = tmp_path / "broken" / ".git" / "objects"
+    for folder in objects.iterdir():  # every loose object but the commit's is lost
+        if folder.name not in ("info", "pack"):
+            for obj in folder.iterdir():
+                if folder.name + obj.name != broken.repo.head().decode():
+                    obj.unlink()
+    shallow = GitRepo(tmp_path / "shallow")
+    shallow.commit({"a.py": "def old():\n    pass\n"}, "one", START)
+    shallow.commit({"b.py": "def new():\n    pass\n"}, "two", START + DAY)
+    head = shallow.repo.head()
+    parent = shallow.repo[head].parents[0]
+    (tmp_path / "shallow" / ".git" / "shallow").write_text(head.decode() + "\n")
+    gone = parent.decode()
+    (tmp_path / "shallow" / ".git" / "objects" / gone[:2] / gone[2:]).unlink()
+    for name in ("big", "broken", "shallow"):
+        assert (tmp_path / name).is_dir()
+    vault = make_vault(
+        {
+            "notes/n.md": "# n\n\n[[big:huge.py#L1-3]]\n[[big:ok.py#f]]\n[[broken:a.py#f]]\n"
+            f"[[shallow:a.py@{parent.decode()[:8]}]]\n[[shallow:gone.py]]\n",
+        },
+        config="".join(
+            f'[repos.{n}]\npath = "{tmp_path / n}"\n' for n in ("big", "broken", "shallow")
+        ),
+    )
+    before = {n: tree_hashes(tmp_path / n) for n in ("big", "broken", "shallow")}
+    _code, data = run_json(run, "check", vault=vault)
+    found = {p["line"]: p for p in data["problems"] if p["path"] == "notes/n.md"}
+    assert found[3]["code"] == "unreadable-code" and "too large" in found[3]["message"]
+    assert 4 not in found
+    assert "damaged" in found[5]["message"] or "not in" in found[5]["message"]
+    # the shallow clone still holds the parent's id but not its objects: a missing commit
+    assert found[6]["code"] == "dangling-code"
+    assert (
+        found[7]["code"] == "dangling-code" and "gone.py is not in shallow" in found[7]["message"]
+    )
+    assert {n: tree_hashes(tmp_path / n) for n in before} == before

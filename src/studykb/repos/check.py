@@ -122,6 +122,14 @@ def with_code_problems(vault: Vault, found: list[Problem]) -> list[Problem]:
 
 def judge(reader: Reader, link: Link, code: CodeLink) -> Problem | None:
     """The problem of one code link, or None when it holds (or is not judged)."""
+    try:
+        return _judge(reader, link, code)
+    except GitError as exc:  # a damaged clone, found while looking for suggestions
+        ref = link.ref
+        return Problem(ref.path, ref.line, WARNING, "unreadable-code", f"{ref.text!r}: {exc}")
+
+
+def _judge(reader: Reader, link: Link, code: CodeLink) -> Problem | None:
     ref = link.ref
     repo = repo_of(reader.repos, link, code)
 
