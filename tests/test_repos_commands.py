@@ -97,3 +97,21 @@ def test_status_reads_unit_activity_from_the_repository(make_vault, run, tmp_pat
     (vault / "studykb.toml").write_text("active_days = 90\n")
     _code, data = run_json(run, "status", vault=vault)
     assert data["courses"][0]["current"] == ["cs336#a1", "cs336#a2"]
+
+
+def test_show_of_a_code_link(make_vault, run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    vault, repo = _setup(make_vault, tmp_path)
+    repo.commit({"assignment1/evil.py": "x = '\x1b[2J'\ndef f():\n    return 1\n"}, "evil")
+    code, data = run_json(run, "show", "cs336:assignment1/bpe.py#train", vault=vault)
+    assert code == 0 and data["lines"] == [1, 2] and data["text"].startswith("def train")
+    assert data["commit"] == repo.repo.head().decode()
+    _code, data = run_json(run, "show", "cs336:assignment2", vault=vault)
+    assert data["files"] == ["assignment2/kernels/add.cu"]
+    text = run("show", "cs336:assignment1/evil.py#L1-3", vault=vault).stdout
+    assert "\x1b[2J" not in text and "def f" in text and "lines 1-3" in text
+    result = run("show", "cs336:assignment1/bpe.py#L5-9", vault=vault)
+    assert result.exit_code == 1 and "bpe.py has 2 lines" in result.stderr
+    result = run("show", "cs336:nothing.py", vault=vault)
+    assert result.exit_code == 1 and "nothing.py is not in cs336" in result.stderr
+    # a document is still shown as before
+    assert run("show", "cs336", vault=vault).exit_code == 0

@@ -286,7 +286,12 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     Example:
       studykb show fsdp2
       studykb show "KV cache" --json
+      studykb show cs336:assignment1/bpe.py#Tokenizer.encode
     """
+    from studykb.cli.repos import show_code
+
+    if show_code(kb, query, as_json):  # NAME:path#L10-40: the code a code link points at
+        return
     shown = kb.show(named(kb, query))
     docs = kb.documents_for(
         [link.ref.source for link in shown.backlinks]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from studykb.cli.app import cli, console, emit_json, json_option, pass_kb
+from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 
 if TYPE_CHECKING:
     from studykb.api import Session
@@ -77,4 +77,36 @@ def code_backlinks(kb: Session, query: str, as_json: bool) -> bool:
         out.print(f"no notes link into {name}:{path}", markup=False)
     for row in rows:
         out.print(f"{row['path']}:{row['line']}: {row['text']}", markup=False)
+    return True
+
+
+def show_code(kb: Session, query: str, as_json: bool) -> bool:
+    """``show NAME:path#L10-40``: the lines a code link points at, highlighted on a
+    terminal; False when ``query`` is no code link (a document is asked for)."""
+    if ":" not in query:
+        return False
+    view = kb.repos()
+    if not view.is_code(query):
+        return False
+    shown = view.code(query)
+    if as_json:
+        emit_json(shown)
+        return True
+    out = console()
+    at = f"{shown['repo']}:{shown['path']} at {shown['commit'][:12]} ({shown['date']})"
+    if shown["lines"] is None:
+        out.print(f"{at}: {len(shown['files'])} files", markup=False)
+        for path in shown["files"]:
+            out.print(f"  {path}", markup=False)
+        return True
+    start, end = shown["lines"]
+    out.print(f"{at}, lines {start}-{end}", markup=False)
+    from rich.syntax import Syntax
+
+    lexer = {"python": "python", "c": "c", "cpp": "cpp", "cuda": "cuda"}.get(
+        shown["language"] or "", "text"
+    )
+    out.print(
+        Syntax(safe(shown["text"]), lexer, line_numbers=True, start_line=start, word_wrap=True)
+    )
     return True

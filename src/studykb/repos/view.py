@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from studykb.errors import StudyError
 from studykb.model import Problem
-from studykb.parse.code_links import code_link
-from studykb.repos.check import code_links, links_into, repo_of, with_code_problems
-from studykb.repos.git import Clone, GitError
+from studykb.parse.code_links import CodeLink, code_link
+from studykb.repos.check import code_links, find_symbol, links_into, repo_of, with_code_problems
+from studykb.repos.git import Clone, GitError, is_binary
+from studykb.repos.symbols import language_of, symbols
 from studykb.repos.tracked import Tracked, tracked, unique
 from studykb.vault import Link, Vault
 
@@ -119,6 +121,27 @@ class RepoView:
         name = repo.name if repo else code.repo
         return name, code.path, [link for link, _code in links_into(self.vault, name, code.path)]
 
+    def code(self, query: str, most: int = 400) -> dict[str, Any]:
+        """What the code link ``query`` (``NAME:path#L10-40@rev``) shows: the lines (at
+        most ``most``), or a folder's files; a StudyError (exit 1) saying why it cannot."""
+        code = code_link(query)
+        repo = self.repos.get(code.repo.casefold()) if code else None
+        if code is None or repo is None:
+            raise StudyError(f"{query!r} names no file of a tracked repository.")
+        if not repo.cloned or repo.clone is None:
+            where = f" ({repo.url})" if repo.url else ""
+            raise StudyError(f"{repo.name} is not cloned on this machine{where}.")
+        try:
+            clone = Clone(repo.clone)
+        except GitError as exc:
+            raise StudyError(f"{repo.name}: {exc}") from None
+        try:
+            return _code(clone, repo.name, code, most)
+        except GitError as exc:
+            raise StudyError(f"{query}: {exc}") from None
+        finally:
+            clone.close()
+
     def activity(self, units: list[Any], now: float | None = None) -> dict[str, Activity]:
         """The activity of each unit (documents of type ``unit``) whose course tracks a
         cloned repository and that maps to ``path:``; keyed by the unit's key."""
@@ -154,6 +177,45 @@ class RepoView:
                 if clone is not None:
                     clone.close()
         return out
+
+
+def _code(clone: Clone, name: str, code: CodeLink, most: int) -> dict[str, Any]:
+    commit = clone.commit(code.rev)
+    entry = clone.entry(commit, code.path)
+    out: dict[str, Any] = {
+        "repo": name,
+        "path": code.path,
+        "commit": commit.id.decode(),
+        "date": _iso(commit.commit_time),
+        "symbol": code.symbol,
+        "language": language_of(code.path),
+        "lines": None,
+        "text": "",
+        "files": [],
+    }
+    if entry is None:
+        raise GitError(f"{code.path} is not in {name} at {code.rev or 'HEAD'}")
+    if entry.folder:
+        prefix = code.path + "/"
+        out["files"] = [p for p, _sha in clone.files(commit) if p.startswith(prefix)]
+        return out
+    data = entry.data or b""
+    if is_binary(data):
+        raise GitError(f"{code.path} is a binary file")
+    lines = data.decode("utf-8", "replace").splitlines()
+    start, end = code.lines or (1, len(lines))
+    if code.symbol:
+        table = symbols(data, code.path)
+        span = find_symbol(table, code.symbol) if table is not None else None
+        if span is None:
+            raise GitError(f"{code.symbol} is not defined in {code.path}")
+        start, end = span
+    if start < 1 or end > len(lines) or end < start:
+        raise GitError(f"{code.path} has {len(lines)} lines; L{start}-{end} is not among them")
+    end = min(end, start + most - 1)
+    out["lines"] = [start, end]
+    out["text"] = "\n".join(lines[start - 1 : end])
+    return out
 
 
 def _paths(value: Any) -> tuple[str, ...]:
