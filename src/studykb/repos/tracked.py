@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from studykb.config import CONFIG_NAME
+from studykb.config import CONFIG_NAME, Config
 from studykb.model import Document, fold
 from studykb.parse.urls import normalize_url
 from studykb.vault import Vault
@@ -99,23 +100,27 @@ def _key_line(root: Path, doc: Document) -> int:
 
 def tracked(vault: Vault) -> dict[str, Tracked]:
     """Every tracked repository by folded name (a document's repository also by its key)."""
-    root = vault.root
-    config = {fold(name): (name, path, url, line) for name, path, url, line in vault.config.repos}
-    by_url = {normalize_url(url): fold(name) for name, _p, url, _l in vault.config.repos if url}
     candidates = [
         key for key, _path, _id, _title, dtype, *_rest in vault.name_rows()
         if dtype in ("entry", "course")
     ]  # fmt: skip
+    return tracked_in(vault.root, vault.config, vault.documents_for(candidates).values())
+
+
+def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str, Tracked]:
+    """:func:`tracked` from the documents at hand (the language server's snapshot)."""
+    table = {fold(name): (name, path, url, line) for name, path, url, line in config.repos}
+    by_url = {normalize_url(url): fold(name) for name, _p, url, _l in config.repos if url}
     out: dict[str, Tracked] = {}
     used: set[str] = set()
-    for key, doc in sorted(vault.documents_for(candidates).items()):
+    for doc in sorted(docs, key=lambda d: d.key):
         fields = _repo_fields(doc)
         if fields is None:
             continue
         path, url = fields
-        mine = config.get(fold(doc.id))
+        mine = table.get(fold(doc.id))
         if mine is None and url:
-            mine = config.get(by_url.get(normalize_url(url), ""))
+            mine = table.get(by_url.get(normalize_url(url), ""))
         config_line = 0
         if mine is not None:
             used.add(fold(mine[0]))
@@ -123,12 +128,12 @@ def tracked(vault: Vault) -> dict[str, Tracked]:
             url = url or mine[2]
             config_line = mine[3] if mine[1] else 0
         repo = Tracked(
-            doc.id, url, path, _folder(root, path), doc.path, _key_line(root, doc), key,
+            doc.id, url, path, _folder(root, path), doc.path, _key_line(root, doc), doc.key,
             config_line,
         )  # fmt: skip
         out[fold(doc.id)] = repo
-        out[key] = repo
-    for folded, (name, path, url, line) in config.items():
+        out[doc.key] = repo
+    for folded, (name, path, url, line) in table.items():
         if folded not in used and folded not in out:
             out[folded] = Tracked(name, url, path, _folder(root, path), CONFIG_NAME, line)
     return out
