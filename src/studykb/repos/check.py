@@ -45,6 +45,13 @@ class Reader:
     clones: dict[str, Clone | GitError] = field(default_factory=dict)
     parsed: dict[bytes, Symbols | None] = field(default_factory=dict)
     listing: dict[bytes, list[tuple[str, bytes]]] = field(default_factory=dict)
+    blobs: dict[bytes, bytes | None] = field(default_factory=dict)
+    """Files read while looking for a moved symbol, kept for the next one."""
+
+    def blob(self, clone: Clone, sha: bytes) -> bytes | None:
+        if sha not in self.blobs:
+            self.blobs[sha] = clone.blob(sha)
+        return self.blobs[sha]
 
     def clone(self, repo: Tracked) -> Clone | GitError | None:
         if not repo.cloned or repo.clone is None:
@@ -228,7 +235,7 @@ def _elsewhere(reader: Reader, clone: Clone, commit: Commit, code: CodeLink) -> 
             continue
         if language_of(path) != language and {language, language_of(path)} - {"c", "cpp", "cuda"}:
             continue
-        data = clone.blob(sha)
+        data = reader.blob(clone, sha)
         if data is None or needle not in data:
             continue
         tried += 1
