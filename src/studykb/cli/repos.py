@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
+from studykb.cli.app import cli, console, counted, emit_json, json_option, pass_kb, safe
 
 if TYPE_CHECKING:
     from studykb.api import Session
@@ -40,7 +40,9 @@ def repos(kb: Session, as_json: bool) -> None:
             state = f"unreadable: {row['message']}"
         else:
             state = "not cloned here"
-        out.print(f"{row['name']}: {state}; {row['notes']} notes link into it", markup=False)
+        notes = counted(row["notes"], "note")
+        links = "links" if row["notes"] == 1 else "link"
+        out.print(f"{row['name']}: {state}; {notes} {links} into it", markup=False)
         for label in ("path", "url"):
             if row[label]:
                 out.print(f"  {label}: {row[label]}", markup=False)
