@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from conftest import run_json
+from conftest import run_json, tree_hashes
 from repo_builder import DAY, GitRepo
 
 COURSE = """---
@@ -60,7 +60,9 @@ def test_repos_lists_state_and_notes(make_vault, run, tmp_path) -> None:  # type
     assert mine["head"] == repo.repo.head().decode() and mine["url"] == "https://github.com/x/cs336"
     assert rows["elsewhere"]["state"] == "missing" and rows["elsewhere"]["notes"] == 0
     (repo.folder / "assignment1" / "bpe.py").write_text("changed\n")
+    before = tree_hashes(repo.folder)  # .git included: the index is not refreshed either
     _code, data = run_json(run, "repos", vault=vault)
+    assert tree_hashes(repo.folder) == before
     assert {r["name"]: r for r in data["repos"]}["cs336"]["clean"] is False
     text = run("repos", vault=vault).stdout
     assert "cs336: HEAD" in text and "2 notes link into it" in text and "not cloned here" in text
