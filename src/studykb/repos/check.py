@@ -187,7 +187,8 @@ def _lines(bad: Bad, code: CodeLink, data: bytes, at: str) -> Problem | None:
     if start < 1 or end < start:
         return bad(f"L{start}-{end} is not a range of lines (the first line is L1)")
     if end > count:
-        return bad(f"{code.path} has {count} lines {at}; L{start}-{end} runs past its end")
+        lines = f"{count} line" + ("" if count == 1 else "s")
+        return bad(f"{code.path} has {lines} {at}; L{start}-{end} runs past its end")
     return None
 
 
