@@ -212,7 +212,7 @@ def test_first_build(vaults: Vaults, vault: str, update_golden: bool) -> None:
 # -- read-only cases on the shared vaults --------------------------------------------------
 COMMANDS = (
     "after ask backlinks before build check graph init list lsp mark mv new next related "
-    "search serve show sidebar site status topic topics watch"
+    "repos search serve show sidebar site status topic topics watch"
 )
 # (name, vault, args[, cwd below the vault])
 CASES: list[tuple[str, str, list[str]] | tuple[str, str, list[str], str]] = [
@@ -346,6 +346,9 @@ CASES: list[tuple[str, str, list[str]] | tuple[str, str, list[str], str]] = [
     ("status_plans", "plans", ["status"]),
     ("status_plans_json", "plans", ["status", "--json"]),
     ("status_bad_option", "bundled", ["status", "--bogus"]),
+    # repos: the bundled vault tracks its repositories by URL only
+    ("repos", "bundled", ["repos"]),
+    ("repos_json", "bundled", ["repos", "--json"]),
     # topics / topic
     ("topics", "bundled", ["topics"]),
     ("topics_limit", "bundled", ["topics", "--limit", "5"]),

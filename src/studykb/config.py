@@ -49,6 +49,9 @@ DEFAULT_SEVERITY = MappingProxyType(
         "missing-attachment": "warning",
         "interrupted-write": "warning",
         "half-done-move": "error",
+        "dangling-code": "error",
+        "unreadable-code": "warning",
+        "bad-repo": "warning",
     }
 )
 SEVERITIES = ("error", "warning", "ignore")
@@ -92,6 +95,12 @@ class Config:
     """Heading-anchor rules (one of :data:`HEADING_RULES`); None: the generator's."""
     title: str | None = None
     """The vault's name shown by the web view and the static site; None: not set."""
+    repos: tuple[tuple[str, str, str, int], ...] = ()
+    """Tracked repositories of ``[repos.NAME]``: (name, local clone path as written,
+    url, line of the table in studykb.toml)."""
+    active_days: int = 14
+    """A course unit whose repository folder had a commit this many days ago or less
+    counts as being read."""
 
     @property
     def state_dir(self) -> Path:
@@ -222,6 +231,8 @@ KEYS = MappingProxyType(
         "generator": f"one of {', '.join(GENERATORS)}",
         "headings": f"one of {', '.join(HEADING_RULES)}",
         "title": "a line of text (the vault's name in the web view and the site)",
+        "repos": "a table of [repos.NAME] tables with a path and/or url string",
+        "active_days": "a whole number of days",
     }
 )
 
@@ -251,6 +262,8 @@ def load_config(root: Path, explicit: bool = True) -> Config:
         generator=values.choice("generator", GENERATORS),
         headings=values.choice("headings", HEADING_RULES),
         title=values.line_of_text("title"),
+        repos=values.repos(),
+        active_days=values.count("active_days") if "active_days" in section else 14,
     )
 
 
@@ -297,6 +310,21 @@ class _Values:
                 self.warnings.append(
                     (self.line(key), f"unknown key {key!r}{_did_you_mean(key, KEYS)}; ignored")
                 )
+
+    def repos(self) -> tuple[tuple[str, str, str, int], ...]:
+        table = self.section.get("repos", {})
+        if not isinstance(table, dict):
+            raise self.bad("repos")
+        out = []
+        for name, spec in table.items():
+            fields = spec if isinstance(spec, dict) else None
+            if fields is None or not all(
+                isinstance(fields.get(k, ""), str) for k in ("path", "url")
+            ):
+                raise self.bad("repos")
+            line = _table_line(self.text, f"repos.{name}") or self.line("repos")
+            out.append((str(name), fields.get("path", ""), fields.get("url", ""), line))
+        return tuple(out)
 
     def strings(self, key: str) -> list[str]:
         value = self.section.get(key, [])
@@ -383,6 +411,13 @@ class _Values:
 def _did_you_mean(word: str, known: Iterable[str]) -> str:
     close = difflib.get_close_matches(word, list(known), n=1)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _table_line(text: str, name: str) -> int:
+    """The line of ``[name]`` (or ``[studykb.name]``) in ``text``; 0 when not found."""
+    pattern = re.compile(rf"^\s*\[\s*(?:studykb\.)?{re.escape(name)}\s*\]", re.M)
+    match = pattern.search(text)
+    return text.count("\n", 0, match.start()) + 1 if match else 0
 
 
 def _line_of(text: str, key: str) -> int:

@@ -81,6 +81,7 @@ COMMANDS: MappingProxyType[str, Command] = MappingProxyType(
         "new": Command("editor"),
         "next": Command("plans", reads=True),
         "related": Command("related", reads=True),
+        "repos": Command("repos", reads=True),
         "search": Command("search", reads=True),
         "serve": Command("web"),
         "show": Command("core", reads=True),

@@ -48,8 +48,9 @@ class Reference:
     target: str
     """The name to resolve: a name, a vault path or a URL (already normalised)."""
     style: str
-    """How to resolve ``target``: ``name``, ``path``, ``url`` or ``unit`` (a unit of the
-    same course)."""
+    """How to resolve ``target``: ``name``, ``path``, ``url``, ``unit`` (a unit of the
+    same course) or ``code`` (a link into a tracked repository's code, ``target`` naming
+    the repository)."""
     anchor: str = ""
     """The heading or block after ``#`` in the reference, if any."""
     reason: str = ""

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from studykb.related.rank import Related, RelatedOptions
     from studykb.related.sidebar import Sidebar
     from studykb.related.topics import Topic, TopicPage
+    from studykb.repos.view import RepoView
     from studykb.search.query import Found, SearchOptions
     from studykb.search.state import SyncStats
     from studykb.study.ask import Question
@@ -273,8 +274,8 @@ class Session:
         return self.vault.documents_for(keys)
 
     def problems(self) -> list[Problem]:
-        """Every problem of the vault, with the configured severities."""
-        return self.vault.problems()
+        """Every problem of the vault (its code links too), with the configured severities."""
+        return self.repos().with_problems(self.vault.problems())
 
     def show(self, doc: Document) -> Shown:
         return self.vault.show(doc)
@@ -347,6 +348,12 @@ class Session:
         from studykb.study import plans
 
         return plans.after(self.vault, target, limit=limit)
+
+    def repos(self) -> RepoView:
+        """The tracked repositories, the code links into them, their units' activity."""
+        from studykb.repos.view import RepoView
+
+        return RepoView(self.vault)
 
     def status(self) -> Tracker:
         """Courses, what is being read, what was finished, the reading lists."""

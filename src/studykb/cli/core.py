@@ -286,7 +286,13 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     Example:
       studykb show fsdp2
       studykb show "KV cache" --json
+      studykb show micrograd-repo:micrograd/engine.py#Value.backward
     """
+    # deferred: loads dulwich and tree-sitter, for a code link only
+    from studykb.cli.repos import show_code
+
+    if show_code(kb, query, as_json):  # NAME:path#L10-40: the code a code link points at
+        return
     shown = kb.show(named(kb, query))
     docs = kb.documents_for(
         [link.ref.source for link in shown.backlinks]
@@ -399,7 +405,13 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
     Example:
       studykb backlinks ddp
       studykb backlinks notes/topics/kv-cache.md --json
+      studykb backlinks micrograd-repo:micrograd/engine.py
     """
+    # deferred: loads dulwich, for a code path only
+    from studykb.cli.repos import code_backlinks
+
+    if code_backlinks(kb, query, as_json):  # NAME:path: the notes that link into a file
+        return
     doc = named(kb, query)
     links = kb.backlinks(doc)
     docs = kb.documents_for(link.ref.source for link in links)

@@ -14,8 +14,9 @@ from studykb.errors import NotFound, UsageError
 if TYPE_CHECKING:
     from studykb.api import Session
     from studykb.model import Document
+    from studykb.repos.view import Activity
     from studykb.study.plans import Knowledge, Plan, Reading
-    from studykb.study.tracker import Tracker
+    from studykb.study.tracker import CourseProgress, Tracker
 
 
 def _esc(text: str) -> str:
@@ -291,12 +292,14 @@ def status(kb: Session, as_json: bool) -> None:
       studykb status --json
     """
     t = kb.status()
+    mapped = [u for c in t.courses for u in c.units if u.meta.get("path")]
+    activity = kb.repos().activity(mapped) if mapped else {}
     if as_json:
-        emit_json(_status_json(t))
+        emit_json(_status_json(t, activity))
         return
     out = console()
     for title, lines, empty in (
-        ("Courses", _course_lines(t), "(none)"),
+        ("Courses", _course_lines(t, activity), "(none)"),
         (
             "Reading now",
             [f"  {_esc(d.title)} [dim]({_esc(_facts(d))}; {_esc(d.id)})[/]" for d in t.reading],
@@ -332,26 +335,53 @@ def _counted(n: int, noun: str) -> str:
     return counted(n, noun)
 
 
-def _course_lines(t: Tracker) -> list[str]:
+def _current(c: CourseProgress, activity: dict[str, Activity]) -> list[Document]:
+    """The units being read: marked ``reading``, or not done with recent commits."""
+    active = {k for k, a in activity.items() if a.active}
+    return [u for u in c.units if u in c.current or (u.key in active and u.status != "done")]
+
+
+def _course_lines(t: Tracker, activity: dict[str, Activity]) -> list[str]:
     lines = []
     for c in t.courses:
         filled = round(20 * c.done / c.total) if c.total else 0
         lines.append(
             f"  {'█' * filled}{'░' * (20 - filled)} {c.done:>2}/{c.total:<2} {_esc(c.course.title)}"
         )
-        lines.extend(f"{'':28}reading: {_esc(unit.title)}" for unit in c.current)
+        lines.extend(f"{'':28}reading: {_esc(unit.title)}" for unit in _current(c, activity))
+        for unit in c.units:
+            act = activity.get(unit.key)
+            if act is not None:
+                when = f"last commit {act.date}" if act.date else "no commits"
+                busy = " [green](active)[/]" if act.active else ""
+                lines.append(
+                    f"{'':28}{_esc(unit.title)}: {when} in {_esc(', '.join(act.paths))}{busy}"
+                )
     return lines
 
 
-def _status_json(t: Tracker) -> dict[str, Any]:
+def _unit_json(u: Document, act: Activity | None) -> dict[str, Any]:
+    """A unit in ``status --json``; ``activity`` where it maps to a cloned repository."""
+    out = {**u.brief(), "status": u.status, "done": u.done}
+    if act is not None:
+        out["activity"] = {
+            "paths": list(act.paths),
+            "date": act.date,
+            "commit": act.commit,
+            "active": act.active,
+        }
+    return out
+
+
+def _status_json(t: Tracker, activity: dict[str, Activity]) -> dict[str, Any]:
     return {
         "courses": [
             {
                 **c.course.brief(),
                 "done": c.done,
                 "total": c.total,
-                "current": [u.id for u in c.current],
-                "units": [{**u.brief(), "status": u.status, "done": u.done} for u in c.units],
+                "current": [u.id for u in _current(c, activity)],
+                "units": [_unit_json(u, activity.get(u.key)) for u in c.units],
             }
             for c in t.courses
         ],

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 #: Front-matter keys whose values are tags or topics, not references.
 TAG_KEYS = ("tags", "covers")
 _WIKI_OPEN = re.compile(r"!?\[\[([^\[\]\n]*)$")
+#: ``[[NAME:path`` or ``[[NAME:path#symbol`` being typed (a code link, see the repos guide).
+_CODE_OPEN = re.compile(r"^([A-Za-z0-9][\w.-]*):(?!//)(?!\s)([^#|@]*)(?:#([^@|]*))?$")
 _ITEM_LINE = re.compile(r"^(\s*)-(\s|$)")
 _NEEDS_QUOTES = re.compile(r"[,\[\]{}:#&*!|>'\"%@`]|^[-?]|\s$")
 
@@ -36,8 +38,9 @@ class Completion:
 
     kind: str
     """``wikilink`` (inside ``[[``), ``heading`` (after ``[[doc#``: headings, and the
-    units of a course), ``front`` (a front-matter reference list) or ``tag`` (front-matter
-    ``tags`` and ``covers``)."""
+    units of a course), ``code`` (after ``[[NAME:``: a path of repository ``key``),
+    ``symbol`` (after ``[[NAME:path#``: ``key`` is ``NAME:path``), ``front`` (a
+    front-matter reference list) or ``tag`` (front-matter ``tags`` and ``covers``)."""
     prefix: str
     start: int
     """Column where the typed prefix starts (the edit replaces start..cursor)."""
@@ -60,6 +63,12 @@ def completion_context(lines: list[str], line: int, col: int) -> Completion | No
         if "|" in inner:
             return None  # typing the label
         close = "" if text[col:].lstrip().startswith("]]") else "]]"
+        code = _CODE_OPEN.match(inner)
+        if code:
+            name, path, part = code.groups()
+            if part is None:
+                return Completion("code", path, col - len(path), close, name)
+            return Completion("symbol", part, col - len(part), close, f"{name}:{path}")
         if "#" in inner:
             target, _, part = inner.partition("#")
             return Completion("heading", part, col - len(part), close, target.strip())

@@ -18,7 +18,7 @@ from lsprotocol import types as t
 from pygls.exceptions import JsonRpcException
 from pygls.uris import from_fs_path, to_fs_path
 
-from studykb.api import Candidate, complete, tags_for
+from studykb.api import Candidate, code_candidates, complete, tags_for
 from studykb.editor.assist import describe
 from studykb.editor.completion import Completion, completion_context, insert_text
 from studykb.editor.lsp import StudyServer
@@ -143,7 +143,36 @@ def completion(ls: StudyServer, params: t.CompletionParams) -> t.CompletionList 
         )
     if ctx.kind == "tag":
         return t.CompletionList(is_incomplete=False, items=_tags(ls, ctx, edit_range))
+    if ctx.kind in ("code", "symbol"):
+        items = _code(ls, ctx, edit_range)
+        if items or ctx.kind == "symbol":
+            return t.CompletionList(is_incomplete=False, items=items)
+        # no tracked repository of that name: the colon was part of a document's name
+        start = text.rfind("[[", 0, col) + 2
+        ctx = Completion("wikilink", text[start:col], start, ctx.close)
+        edit_range = ls.range(text, line, start, col)
     return _documents(ls, analysis.path, ctx, edit_range)
+
+
+def _code(ls: StudyServer, ctx: Completion, edit_range: t.Range) -> list[t.CompletionItem]:
+    """In a code link: the repository's folders and files, or a file's symbols."""
+    if ls.root is None:
+        return []
+    name, _, path = ctx.key.partition(":")
+    found = code_candidates(ls.root, ls.snap.config, ls.snap.docs.values(), name, ctx.prefix, path)
+    kind = t.CompletionItemKind.Function if path else t.CompletionItemKind.File
+    return [
+        t.CompletionItem(
+            label=text,
+            kind=t.CompletionItemKind.Folder if text.endswith("/") else kind,
+            detail=detail,
+            sort_text=f"{n:04d}",
+            text_edit=t.TextEdit(
+                range=edit_range, new_text=text if text.endswith("/") else text + ctx.close
+            ),
+        )
+        for n, (text, detail) in enumerate(found)
+    ]
 
 
 def _tags(ls: StudyServer, ctx: Completion, edit_range: t.Range) -> list[t.CompletionItem]:

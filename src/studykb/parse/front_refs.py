@@ -177,9 +177,10 @@ def wikilinks_in(
                     kind,
                     found.text,
                     found.target,
-                    "name",
+                    found.style,
                     found.anchor,
                     reason,
+                    found.optional,
                 )
             )
     return out

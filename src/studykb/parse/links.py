@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from studykb.parse.code_links import code_link
 from studykb.parse.reading import Reading
 from studykb.parse.site_urls import key_form
 
@@ -136,6 +137,12 @@ def wikilink(
         return None
     if not target:
         return Fragment(line, markup, anchor) if anchor else None
+    code = code_link(f"{target}#{anchor}" if anchor else target)
+    if code is not None:
+        # a link into a tracked repository's code: a reference to the document that
+        # tracks it (if any; a repository of studykb.toml has none), judged by the repos
+        # feature from its text, never a heading of that document
+        return RawRef(line, markup, code.repo, "code", optional=True)
     return RawRef(line, markup, target, "name", anchor)
 
 

@@ -180,6 +180,9 @@ class Names:
             return self.pick(keys, path) if keys else (None, "external", "")
         if style == "site":
             return self._site(path, target)
+        if style == "code":  # [[NAME:file]]: the document tracking repository NAME, if any
+            keys = self.candidates(target)
+            return self.pick(keys, path) if keys else (None, "external", "")
         if style == "path":
             if target == ".." or target.startswith("../"):
                 return None, "outside", ""

@@ -1,0 +1,114 @@
+"""The repo tracker's commands: ``repos``, and ``backlinks NAME:path``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from studykb.cli.app import cli, console, counted, emit_json, json_option, pass_kb, safe
+
+if TYPE_CHECKING:
+    from studykb.api import Session
+
+
+@cli.command()
+@json_option
+@pass_kb
+def repos(kb: Session, as_json: bool) -> None:
+    """The tracked repositories: clone, HEAD, state and the notes linking into each.
+
+    A repository is tracked by a `[repos.NAME]` table of studykb.toml, an entry with
+    `kind: repo` or a course with `repo:`; notes link into its code with
+    [[NAME:path/to/file.py#L10-40]] or [[NAME:path#Class.method@commit]].
+
+    \b
+    Example:
+      studykb repos
+      studykb repos --json
+    """
+    rows = kb.repos().listing()
+    if as_json:
+        emit_json({"repos": rows})
+        return
+    out = console()
+    if not rows:
+        out.print("no tracked repositories", markup=False)
+    for row in rows:
+        if row["state"] == "cloned":
+            clean = {True: "clean", False: "changed", None: ""}[row["clean"]]
+            state = f"HEAD {row['head'][:12]} {row['date']} {clean}".rstrip()
+        elif row["state"] == "bad":
+            state = f"unreadable: {row['message']}"
+        else:
+            state = "not cloned here"
+        notes = counted(row["notes"], "note")
+        links = "links" if row["notes"] == 1 else "link"
+        out.print(f"{row['name']}: {state}; {notes} {links} into it", markup=False)
+        for label in ("path", "url"):
+            if row[label]:
+                out.print(f"  {label}: {row[label]}", markup=False)
+
+
+def code_backlinks(kb: Session, query: str, as_json: bool) -> bool:
+    """``backlinks NAME:path`` for a tracked repository NAME: the notes linking into that
+    file (or folder); False when ``query`` is no such path (a document is asked for)."""
+    if ":" not in query:
+        return False
+    view = kb.repos()
+    if not view.is_code(query):
+        return False
+    name, path, links = view.backlinks(query)
+    docs = kb.documents_for(link.ref.source for link in links)
+    rows: list[dict[str, Any]] = []
+    for link in links:
+        src = docs.get(link.ref.source)
+        rows.append(
+            {
+                "id": src.id if src else link.ref.source,
+                "path": link.ref.path,
+                "line": link.ref.line,
+                "kind": link.ref.kind,
+                "title": src.title if src else "",
+                "text": link.ref.text,
+            }
+        )
+    if as_json:
+        emit_json({"id": f"{name}:{path}", "repo": name, "path": path, "backlinks": rows})
+        return True
+    out = console()
+    if not rows:
+        out.print(f"no notes link into {name}:{path}", markup=False)
+    for row in rows:
+        out.print(f"{row['path']}:{row['line']}: {row['text']}", markup=False)
+    return True
+
+
+def show_code(kb: Session, query: str, as_json: bool) -> bool:
+    """``show NAME:path#L10-40``: the lines a code link points at, highlighted on a
+    terminal; False when ``query`` is no code link (a document is asked for)."""
+    if ":" not in query:
+        return False
+    view = kb.repos()
+    if not view.is_code(query):
+        return False
+    shown = view.code(query)
+    if as_json:
+        emit_json(shown)
+        return True
+    out = console()
+    at = f"{shown['repo']}:{shown['path']} at {shown['commit'][:12]} ({shown['date']})"
+    if shown["lines"] is None:
+        out.print(f"{at}: {len(shown['files'])} files", markup=False)
+        for path in shown["files"]:
+            out.print(f"  {path}", markup=False)
+        return True
+    start, end = shown["lines"]
+    out.print(f"{at}, lines {start}-{end}", markup=False)
+    from rich.syntax import Syntax  # deferred: highlighting loads pygments
+
+    lexer = {"python": "python", "c": "c", "cpp": "cpp", "cuda": "cuda"}.get(
+        shown["language"] or "", "text"
+    )
+    out.print(
+        Syntax(safe(shown["text"]), lexer, line_numbers=True, start_line=start, word_wrap=True)
+    )
+    return True
