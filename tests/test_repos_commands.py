@@ -111,6 +111,11 @@ def test_show_of_a_code_link(make_vault, run, tmp_path) -> None:  # type: ignore
     assert data["files"] == ["assignment2/kernels/add.cu"]
     text = run("show", "cs336:assignment1/evil.py#L1-3", vault=vault).stdout
     assert "\x1b[2J" not in text and "def f" in text and "lines 1-3" in text
+    long = "x" * 150
+    repo.commit({"assignment1/wide.py": f"def g():\n    return '{long}'\n"}, "wide")
+    text = run("show", "cs336:assignment1/wide.py#g", vault=vault).stdout
+    assert f"2      return '{long}'" in text  # piped: numbered, whole, not cut at 80
+    assert all(line == line.rstrip() for line in text.split("\n"))
     result = run("show", "cs336:assignment1/bpe.py#L5-9", vault=vault)
     assert result.exit_code == 1 and "bpe.py has 2 lines" in result.stderr
     result = run("show", "cs336:nothing.py", vault=vault)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import click
+
 from studykb.cli.app import cli, console, counted, emit_json, json_option, pass_kb, safe
 
 if TYPE_CHECKING:
@@ -103,6 +105,11 @@ def show_code(kb: Session, query: str, as_json: bool) -> bool:
         return True
     start, end = shown["lines"]
     out.print(f"{at}, lines {start}-{end}", markup=False)
+    if not out.is_terminal:  # piped: every line whole, numbered, nothing padded or cut
+        width = len(str(end))
+        for n, line in enumerate(safe(shown["text"]).split("\n")[: end - start + 1], start):
+            click.echo(f"{n:>{width}}  {line}".rstrip())
+        return True
     from rich.syntax import Syntax  # deferred: highlighting loads pygments
 
     lexer = {"python": "python", "c": "c", "cpp": "cpp", "cuda": "cuda"}.get(
