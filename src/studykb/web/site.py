@@ -84,7 +84,7 @@ def build_site(
     )
     others = _load(work, docs)
     work.files = kb.vault.file_hashes()
-    work.common = site_inputs.shared(kb, code)
+    work.common = site_inputs.shared(kb, work.pages, code)
     built = Built()
     for path, digest, written, assets, inputs in [
         *_site_pages(work, docs, progress),
