@@ -416,19 +416,23 @@ class Session:
     ) -> list[Sidebar]:
         from studykb.related.sidebar import sidebars
 
-        found = sidebars(self.vault, keys, options, self._index_text(options))
-        return self._plan_before(found, options)
+        return sidebars(self.vault, keys, options, self._index_text(options), self._needs())
 
     def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
         """The sidebars with "Before this" from the plan model (the first level of each
         document's plan, as ``before`` shows it), so the two never disagree."""
         from studykb.related.rank import RelatedOptions
         from studykb.related.sidebar import with_needs
+
+        limit = (options or RelatedOptions()).limit
+        return with_needs(found, self._needs(), limit)
+
+    def _needs(self) -> Any:
+        """What a document needs directly, as its plan's first level has it."""
         from studykb.study import plans
 
         kb = plans.knowledge(self.vault)
-        limit = (options or RelatedOptions()).limit
-        return with_needs(found, lambda key: plans.direct_needs(kb, key), limit)
+        return lambda key: plans.direct_needs(kb, key)
 
     def _index_text(self, options: RelatedOptions | None) -> Any:
         """The search index's more-like-this, for related documents' ``--text index``."""

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import html
 import json
-import posixpath
 import re
 from types import MappingProxyType
 from typing import Any
@@ -47,13 +46,22 @@ def href(source_path: str, target_key: str, target_path: str, ext: str = ".md") 
     path = target_path
     if ext != ".md" and path.lower().endswith(".md"):
         path = path[:-3] + ext
-    link = _quote(_relative(path, posixpath.dirname(source_path)))
+    folder, _slash, name = path.rpartition("/")
+    link = _folder_link(source_path.rpartition("/")[0], folder) + _quote(name)
     return link + (f"#{quote(anchor, safe='-_.~')}" if anchor else "")
 
 
 @process.memo(maxsize=65536)
 def _quote(rel: str) -> str:
     return quote(rel, safe="/.-_~")
+
+
+@lru_cache(maxsize=65536)
+def _folder_link(here: str, there: str) -> str:
+    """The quoted relative link from folder ``here`` into folder ``there`` (empty, or
+    ending with ``/``); remembered, as a vault has few folders and many links."""
+    rel = _relative(there + "/x", here)[:-1] if there else _relative("x", here)[:-1]
+    return _quote(rel)
 
 
 def _relative(path: str, folder: str) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 
+from studykb.related.batch import order_block
 from studykb.related.engine import COMPONENTS, Block, Engine, Weights, score_block
 from studykb.related.engine import for_vault as engine_for_vault
 from studykb.related.reasons import explain
@@ -247,17 +248,23 @@ class Ranker:
         :meth:`related` for each."""
         out: dict[str, list[Related]] = {}
         nodes = [self.ix.number[k] for k in keys]
+        weight = options.weights.by_name()
         for start in range(0, len(nodes), BLOCK):
             part = nodes[start : start + BLOCK]
             block = self.score(part, options)
-            for r, i in enumerate(part):
-                out[self.ix.keys[i]] = self._made(i, self.order(block, r, options), options)
+            if options.diversity > 0:
+                lists = [self.order(block, r, options) for r in range(len(part))]
+            else:  # the same lists, the whole block sorted at once
+                lists = order_block(self, block, options)
+            for i, ranked in zip(part, lists, strict=True):
+                out[self.ix.keys[i]] = self._made(i, ranked, options, weight)
         return out
 
-    def _made(self, i: int, ranked: list[Ranked], options: RelatedOptions) -> list[Related]:
+    def _made(
+        self, i: int, ranked: list[Ranked], options: RelatedOptions, weight: dict[str, float]
+    ) -> list[Related]:
         ix = self.ix
         out = []
-        weight = options.weights.by_name()
         for n, r in enumerate(ranked, 1):
             j = r.node
             out.append(

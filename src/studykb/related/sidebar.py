@@ -69,12 +69,15 @@ def with_needs(found: list[Sidebar], needs: Needs, limit: int) -> list[Sidebar]:
     shows it), so the two never disagree."""
     out = []
     for sb in found:
-        before = [
-            Neighbour(d.key, d.id, d.path, d.title, d.type, d.level, reason)
-            for d, reason in needs(sb.key)
-        ]
+        before = _needed(needs, sb.key)
         out.append(replace(sb, before=before[:limit], more_before=max(0, len(before) - limit)))
     return out
+
+
+def _needed(needs: Needs, key: str) -> list[Neighbour]:
+    return [
+        Neighbour(d.key, d.id, d.path, d.title, d.type, d.level, reason) for d, reason in needs(key)
+    ]
 
 
 def sidebar(
@@ -93,9 +96,11 @@ def sidebars(
     keys: list[str] | None = None,
     options: RelatedOptions | None = None,
     index_text: TextSimilarity | None = None,
+    needs: Needs | None = None,
 ) -> list[Sidebar]:
     """Sidebars of ``keys`` (default: every document but course units), in key order:
-    the related lists of a block of documents scored at once by the engine."""
+    the related lists of a block of documents scored at once by the engine; with
+    ``needs``, "Before this" from it (as :func:`with_needs` gives it)."""
     options = options or RelatedOptions()
     ranker = Ranker.for_vault(vault, options.text, index_text)
     if keys is None:
@@ -105,18 +110,22 @@ def sidebars(
 
     workers = min(cores(), 4)
     if len(keys) >= PARALLEL_MIN and workers > 1 and options.text != "index":
-        return _parallel(ranker, keys, options, workers)
+        return _parallel(ranker, keys, options, workers, needs)
     lists = ranker.related_many(keys, options)
-    return [build(ranker, key, options, lists[key]) for key in keys]
+    return [build(ranker, key, options, lists[key], needs) for key in keys]
 
 
 def build(
-    ranker: Ranker, key: str, options: RelatedOptions, related: list[Related] | None = None
+    ranker: Ranker,
+    key: str,
+    options: RelatedOptions,
+    related: list[Related] | None = None,
+    needs: Needs | None = None,
 ) -> Sidebar:
     ix = ranker.ix
     i = ix.number[key]
     limit = options.limit
-    before = _before(ranker, i)
+    before = _before(ranker, i) if needs is None else _needed(needs, key)
     leads = sorted(ix.required_by(i), key=lambda j: (ix.levels[j] or 9, ix.titles[j], ix.keys[j]))
     return Sidebar(
         key=key,
@@ -155,19 +164,19 @@ def _neighbour(ranker: Ranker, j: int, note: str) -> Neighbour:
 
 # -- many at once -----------------------------------------------------------------------------
 def _parallel(
-    ranker: Ranker, keys: list[str], options: RelatedOptions, workers: int
+    ranker: Ranker, keys: list[str], options: RelatedOptions, workers: int, needs: Needs | None
 ) -> list[Sidebar]:
     """Workers that inherit the loaded engine score a share of the keys each, a block at
     a time (the same arithmetic as one process)."""
     from studykb.runtime.pools import map_shared
 
     chunks = [keys[n :: workers * 2] for n in range(workers * 2)]
-    parts = map_shared(_work, (ranker, options), chunks, workers)
+    parts = map_shared(_work, (ranker, options, needs), chunks, workers)
     by_key = {s.key: s for part in parts for s in part}
     return [by_key[k] for k in keys]
 
 
-def _work(shared: tuple[Ranker, RelatedOptions], keys: list[str]) -> list[Sidebar]:
-    ranker, options = shared
+def _work(shared: tuple[Ranker, RelatedOptions, Needs | None], keys: list[str]) -> list[Sidebar]:
+    ranker, options, needs = shared
     lists = ranker.related_many(keys, options)
-    return [build(ranker, key, options, lists[key]) for key in keys]
+    return [build(ranker, key, options, lists[key], needs) for key in keys]

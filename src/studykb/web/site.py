@@ -6,8 +6,10 @@ in the browser over ``search-index.json``, the graph reads ``graph.json``; neith
 write token nor the mark buttons are in a static site.
 
 A second run rewrites only what changed: ``.studykb-site.json`` in the output folder
-lists every file the site wrote with a digest of its content; a file whose new content
-has the same digest (and is still there, the same size) is left alone, and files of an
+lists every file the site wrote with a digest of its content, and for every document's
+page the digest of what it was made from (:mod:`studykb.web.site_inputs`): a page whose
+inputs have the recorded digest (and whose file is still there, the same size) is not
+made again; a file whose new content has the same digest is left alone, and files of an
 earlier build that are no longer part of the site are removed, but only when their
 content still has the digest the manifest gives (a file the site did not write, or one
 changed since, is left alone). Nothing else in the folder is touched.
@@ -21,9 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import random
-import stat
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -32,9 +32,10 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape as xml_escape
 
 from studykb.errors import UsageError
-from studykb.web import graph_data, search_index
+from studykb.web import graph_data, search_index, site_inputs
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
+from studykb.web.site_output import MANIFEST_VERSION, Output, refuse_links
 from studykb.web.templating import STATIC, TEMPLATES, Frame, render, vault_title
 
 if TYPE_CHECKING:
@@ -42,8 +43,6 @@ if TYPE_CHECKING:
     from studykb.model import Document
     from studykb.runtime.pools import Beside
 
-MANIFEST = ".studykb-site.json"
-MANIFEST_VERSION = 1
 Progress = Callable[[int, int], None]
 
 
@@ -58,121 +57,6 @@ class Built:
     seconds: float = 0.0
 
 
-class Output:
-    """The output folder: writes a file only when its content changed."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.old, self.old_state = _read_manifest(folder)
-        self.state = ""
-        """What the site is made from (vault state, code, options); see :func:`made_from`."""
-        self.new: dict[str, str] = {}
-        self.written: list[str] = []
-        self.folders: set[Path] = set()
-        """Folders known to exist (made or seen by this process)."""
-
-    def put(self, path: str, data: bytes) -> None:
-        digest, written = self.write(path, data)
-        self.record(path, digest, written)
-
-    def write(self, path: str, data: bytes) -> tuple[str, bool]:
-        """Write ``data`` unless the file already holds it: (digest, whether written).
-        Safe in a worker process (nothing is recorded here)."""
-        digest = _digest(data)
-        target = self.folder / path
-        if self.old.get(path) == digest and _size(target) == len(data):
-            return digest, False
-        self._real_folder(target.parent)
-        if os.path.islink(target):
-            raise UsageError(_link_message(self.folder, target))
-        temporary = target.with_name(f".{target.name}.studykb-tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, target)
-        return digest, True
-
-    def record(self, path: str, digest: str, written: bool) -> None:
-        self.new[path] = digest
-        if written:
-            self.written.append(path)
-
-    def _real_folder(self, folder: Path) -> None:
-        """Make ``folder`` (inside the output) as needed; every part of it below the
-        output folder must be a real folder, never a link."""
-        if folder in self.folders:
-            return
-        if folder != self.folder:
-            self._real_folder(folder.parent)
-            try:
-                st = os.lstat(folder)
-            except FileNotFoundError:
-                folder.mkdir(exist_ok=True)
-                st = os.lstat(folder)
-            if stat.S_ISLNK(st.st_mode):
-                raise UsageError(_link_message(self.folder, folder))
-            if not stat.S_ISDIR(st.st_mode):
-                raise UsageError(f"{folder} is in the way of the site: it is not a folder.")
-        self.folders.add(folder)
-
-    def finish(self) -> list[str]:
-        """Remove what an earlier build wrote that is no longer part of the site: only
-        real files below real folders whose content is still what the site wrote."""
-        removed = []
-        for path in sorted(set(self.old) - set(self.new)):
-            if self._remove(path):
-                removed.append(path)
-        manifest = {
-            "version": MANIFEST_VERSION,
-            "state": self.state,
-            "files": dict(sorted(self.new.items())),
-        }
-        data = json.dumps(manifest, ensure_ascii=False, indent=0).encode()
-        temporary = self.folder / (MANIFEST + ".tmp")
-        temporary.write_bytes(data)
-        os.replace(temporary, self.folder / MANIFEST)
-        return removed
-
-    def _remove(self, path: str) -> bool:
-        target = self.folder / path
-        parent = self.folder
-        for part in Path(path).parts[:-1]:  # never through a link (refused before, but raced)
-            parent = parent / part
-            if not parent.is_dir() or parent.is_symlink():
-                return False
-        try:
-            st = os.lstat(target)
-            if not stat.S_ISREG(st.st_mode) or _digest(target.read_bytes()) != self.old[path]:
-                return False  # not the file this site wrote: leave it
-            target.unlink()
-        except OSError:
-            return False
-        return True
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
-
-
-def _link_message(out: Path, link: Path) -> str:
-    try:
-        points = os.readlink(link)
-    except OSError:
-        points = "?"
-    return (
-        f"{link} is a symbolic link (to {points}) inside the output folder {out}; "
-        "studykb site writes and removes only real files there. Remove the link, or "
-        "write the site to another folder."
-    )
-
-
-def refuse_links(out: Path) -> None:
-    """Refuse an output folder holding a symbolic link anywhere below it."""
-    for folder, dirs, files in os.walk(out):  # never follows a folder link
-        for name in sorted((*dirs, *files)):
-            path = Path(folder) / name
-            if path.is_symlink():
-                raise UsageError(_link_message(out, path))
-
-
 def build_site(
     kb: Session, out: Path, *, base_url: str | None = None, progress: Progress | None = None
 ) -> Built:
@@ -181,7 +65,8 @@ def build_site(
     out = check_output(kb.root, out)
     refuse_links(out)
     output = Output(out)
-    output.state = made_from(kb, base_url)
+    code = code_digest(kb, base_url)
+    output.state = made_from(kb, code)
     if _unchanged(output):  # nothing the site is made from changed: nothing to write
         output.new = dict(output.old)
         output.finish()
@@ -198,9 +83,16 @@ def build_site(
         {},
     )
     others = _load(work, docs)
+    work.files = kb.vault.file_hashes()
+    work.common = site_inputs.shared(kb, work.pages, code)
     built = Built()
-    for path, digest, written, assets in [*_site_pages(work, docs, progress), *others.result()]:
+    for path, digest, written, assets, inputs in [
+        *_site_pages(work, docs, progress),
+        *((*done, "") for done in others.result()),
+    ]:
         output.record(path, digest, written)
+        if inputs:
+            output.inputs[path] = (inputs, assets)
         work.pages.assets.update(assets)
         built.pages += path.endswith(".html")
     _static_files(output)
@@ -267,15 +159,21 @@ class Work:
     output: Output
     texts: dict[str, tuple[str, list[str]]]
     """The plain text of every file (the search index's), read before the workers start."""
+    files: dict[str, str] = field(default_factory=dict)
+    """Path -> content digest of every file."""
+    common: str = ""
+    """What every page is made from (:func:`studykb.web.site_inputs.shared`)."""
 
 
 Done = tuple[str, str, bool, list[str]]
+#: A document's page: (path, digest, written, vault files shown, digest of its inputs).
+PageDone = tuple[str, str, bool, list[str], str]
 #: Sidebars asked of the ranker at once: far fewer than make it start workers of its own
 #: (a worker cannot), and a bounded number held at a time.
 BATCH = 200
 
 
-def _site_pages(work: Work, keys: list[str], progress: Progress | None) -> Iterator[Done]:
+def _site_pages(work: Work, keys: list[str], progress: Progress | None) -> Iterator[PageDone]:
     """Every document's page (and a topic's plan page), written by forked workers that
     inherit the loaded vault: (path, digest, written, vault files shown) of each."""
     from studykb.runtime.pools import cores, map_shared
@@ -307,20 +205,37 @@ def chunked(keys: list[str], workers: int, most: int) -> list[list[str]]:
     return chunks
 
 
-def _render_chunk(work: Work, keys: list[str]) -> list[Done]:
+def _render_chunk(work: Work, keys: list[str]) -> list[PageDone]:
+    """The pages of ``keys``; one made from what it was made from last time is kept."""
     pages, frame, output = work.pages, work.frame, work.output
-    out: list[Done] = []
+    out: list[PageDone] = []
     docs = pages.kb.documents_for(keys)
     for n in range(0, len(keys), BATCH):
         batch = keys[n : n + BATCH]
         pages.sidebars = {s.key: s for s in pages.kb.sidebars(batch)}
         for key in batch:
+            doc = docs[key]
+            inputs = site_inputs.page_inputs(
+                pages, doc, pages.sidebars.get(key), work.files, work.common
+            )
+            paths = _paths_of(doc)
+            kept = [output.kept(path, inputs) for path in paths]
+            if all(k is not None for k in kept):
+                out.extend(
+                    (p, k[0], False, k[1], inputs) for p, k in zip(paths, kept, strict=True) if k
+                )
+                continue
             pages.assets.clear()
-            for path, page in _pages_of(pages, docs[key]):
+            for path, page in _pages_of(pages, doc):
                 html = render(page, frame, Linker(relative_root(path), True), path=path)
                 digest, written = output.write(path, html.encode())
-                out.append((path, digest, written, sorted(pages.assets)))
+                out.append((path, digest, written, sorted(pages.assets), inputs))
     return out
+
+
+def _paths_of(doc: Document) -> list[str]:
+    """The files of ``doc``'s pages (as :func:`_pages_of` makes them)."""
+    return [page_file(doc.key), *([plan_file(doc.key)] if doc.type == "topic" else [])]
 
 
 def _other_files(work: Work) -> list[Done]:
@@ -404,40 +319,24 @@ def _json(data: Any) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def _size(path: Path) -> int:
-    try:
-        return path.stat().st_size
-    except OSError:
-        return -1
-
-
-def _read_manifest(folder: Path) -> tuple[dict[str, str], str]:
-    """(path -> digest, state) of the last build in ``folder``."""
-    try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}, ""
-    files = data.get("files") if isinstance(data, dict) else None
-    if not isinstance(files, dict) or data.get("version") != MANIFEST_VERSION:
-        return {}, ""
-    state = data.get("state")
-    return {
-        p: d
-        for p, d in files.items()
-        if isinstance(p, str) and isinstance(d, str) and _safe_path(p)
-    }, state if isinstance(state, str) else ""
-
-
-def made_from(kb: Session, base_url: str | None) -> str:
-    """A digest of everything a site is made from: the vault's state, the templates and
-    static files, and the options. Equal digests make equal sites."""
-    digest = hashlib.blake2b(kb.fingerprint().encode(), digest_size=16)
-    digest.update(f"{MANIFEST_VERSION}\0{base_url or ''}\0{kb.root.name}".encode())
+def code_digest(kb: Session, base_url: str | None) -> str:
+    """A digest of what every site of this vault is made from besides the vault's
+    content: the templates, static files and code of the site, and the options."""
+    digest = hashlib.blake2b(f"{MANIFEST_VERSION}\0{base_url or ''}".encode(), digest_size=16)
+    digest.update(f"\0{kb.root.name}".encode())
     for path in sorted(
         (*TEMPLATES.rglob("*"), *STATIC.rglob("*"), *Path(__file__).parent.glob("*.py"))
     ):
         if path.is_file():
             digest.update(path.name.encode() + path.read_bytes())
+    return digest.hexdigest()
+
+
+def made_from(kb: Session, code: str) -> str:
+    """A digest of everything a site is made from: the vault's state and
+    :func:`code_digest`. Equal digests make equal sites."""
+    digest = hashlib.blake2b(kb.fingerprint().encode(), digest_size=16)
+    digest.update(code.encode())
     return digest.hexdigest()
 
 
@@ -448,12 +347,6 @@ def _unchanged(output: Output) -> bool:
         and output.state == output.old_state
         and all((output.folder / path).is_file() for path in output.old)
     )
-
-
-def _safe_path(path: str) -> bool:
-    """A manifest entry that names a file inside the output folder (never ``..``)."""
-    parts = path.split("/")
-    return bool(path) and not path.startswith("/") and all(p not in ("", ".", "..") for p in parts)
 
 
 __all__ = ["INDEXES", "Built", "build_site", "check_output"]

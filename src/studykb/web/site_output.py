@@ -1,0 +1,207 @@
+"""The output folder of ``studykb site`` and its manifest (``.studykb-site.json``):
+every file the site wrote with a digest of its content, and for every document's page
+the digest of what it was made from (:mod:`studykb.web.site_inputs`), the vault files it
+shows and its size. Only real files inside the real output folder are written or
+removed (see :mod:`studykb.web.site`)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+from studykb.errors import UsageError
+
+MANIFEST = ".studykb-site.json"
+MANIFEST_VERSION = 1
+
+
+class Output:
+    """The output folder: writes a file only when its content changed."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.old, self.old_state, self.old_inputs = _read_manifest(folder)
+        self.state = ""
+        """What the site is made from (vault state, code, options); see :func:`made_from`."""
+        self.new: dict[str, str] = {}
+        self.inputs: dict[str, tuple[str, list[str]]] = {}
+        """Page -> (digest of its inputs, the vault files it shows)."""
+        self.written: list[str] = []
+        self.folders: set[Path] = set()
+        """Folders known to exist (made or seen by this process)."""
+
+    def put(self, path: str, data: bytes) -> None:
+        digest, written = self.write(path, data)
+        self.record(path, digest, written)
+
+    def write(self, path: str, data: bytes) -> tuple[str, bool]:
+        """Write ``data`` unless the file already holds it: (digest, whether written).
+        Safe in a worker process (nothing is recorded here)."""
+        digest = _digest(data)
+        target = self.folder / path
+        if self.old.get(path) == digest and _size(target) == len(data):
+            return digest, False
+        self._real_folder(target.parent)
+        if os.path.islink(target):
+            raise UsageError(_link_message(self.folder, target))
+        temporary = target.with_name(f".{target.name}.studykb-tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, target)
+        return digest, True
+
+    def record(self, path: str, digest: str, written: bool) -> None:
+        self.new[path] = digest
+        if written:
+            self.written.append(path)
+
+    def kept(self, path: str, inputs: str) -> tuple[str, list[str]] | None:
+        """(digest, vault files shown) of the page at ``path`` as the last build wrote it,
+        if it was made from the same ``inputs`` and its file is still there, the same
+        size; else None (it is made again)."""
+        old = self.old_inputs.get(path)
+        digest = self.old.get(path)
+        if old is None or digest is None or old[0] != inputs:
+            return None
+        if _size(self.folder / path) != old[2]:
+            return None
+        return digest, old[1]
+
+    def _real_folder(self, folder: Path) -> None:
+        """Make ``folder`` (inside the output) as needed; every part of it below the
+        output folder must be a real folder, never a link."""
+        if folder in self.folders:
+            return
+        if folder != self.folder:
+            self._real_folder(folder.parent)
+            try:
+                st = os.lstat(folder)
+            except FileNotFoundError:
+                folder.mkdir(exist_ok=True)
+                st = os.lstat(folder)
+            if stat.S_ISLNK(st.st_mode):
+                raise UsageError(_link_message(self.folder, folder))
+            if not stat.S_ISDIR(st.st_mode):
+                raise UsageError(f"{folder} is in the way of the site: it is not a folder.")
+        self.folders.add(folder)
+
+    def finish(self) -> list[str]:
+        """Remove what an earlier build wrote that is no longer part of the site: only
+        real files below real folders whose content is still what the site wrote."""
+        removed = []
+        for path in sorted(set(self.old) - set(self.new)):
+            if self._remove(path):
+                removed.append(path)
+        manifest = {
+            "version": MANIFEST_VERSION,
+            "state": self.state,
+            "files": dict(sorted(self.new.items())),
+            "inputs": {
+                path: [inputs, assets, _size(self.folder / path)]
+                for path, (inputs, assets) in sorted(self.inputs.items())
+                if path in self.new
+            },
+        }
+        data = json.dumps(manifest, ensure_ascii=False, indent=0).encode()
+        temporary = self.folder / (MANIFEST + ".tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, self.folder / MANIFEST)
+        return removed
+
+    def _remove(self, path: str) -> bool:
+        target = self.folder / path
+        parent = self.folder
+        for part in Path(path).parts[:-1]:  # never through a link (refused before, but raced)
+            parent = parent / part
+            if not parent.is_dir() or parent.is_symlink():
+                return False
+        try:
+            st = os.lstat(target)
+            if not stat.S_ISREG(st.st_mode) or _digest(target.read_bytes()) != self.old[path]:
+                return False  # not the file this site wrote: leave it
+            target.unlink()
+        except OSError:
+            return False
+        return True
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _link_message(out: Path, link: Path) -> str:
+    try:
+        points = os.readlink(link)
+    except OSError:
+        points = "?"
+    return (
+        f"{link} is a symbolic link (to {points}) inside the output folder {out}; "
+        "studykb site writes and removes only real files there. Remove the link, or "
+        "write the site to another folder."
+    )
+
+
+def refuse_links(out: Path) -> None:
+    """Refuse an output folder holding a symbolic link anywhere below it."""
+    for folder, dirs, files in os.walk(out):  # never follows a folder link
+        for name in sorted((*dirs, *files)):
+            path = Path(folder) / name
+            if path.is_symlink():
+                raise UsageError(_link_message(out, path))
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return -1
+
+
+OldInputs = dict[str, tuple[str, list[str], int]]
+
+
+def _read_manifest(folder: Path) -> tuple[dict[str, str], str, OldInputs]:
+    """(path -> digest, state, page -> (digest of its inputs, vault files shown, size))
+    of the last build in ``folder``."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}, "", {}
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict) or data.get("version") != MANIFEST_VERSION:
+        return {}, "", {}
+    state = data.get("state")
+    kept = {
+        p: d
+        for p, d in files.items()
+        if isinstance(p, str) and isinstance(d, str) and _safe_path(p)
+    }
+    return kept, state if isinstance(state, str) else "", _old_inputs(data.get("inputs"), kept)
+
+
+def _old_inputs(data: Any, files: dict[str, str]) -> OldInputs:
+    """The manifest's page inputs, every malformed entry left out (that page is made)."""
+    out: OldInputs = {}
+    if not isinstance(data, dict):
+        return out
+    for path, entry in data.items():
+        if path not in files or not isinstance(entry, list) or len(entry) != 3:
+            continue
+        inputs, assets, size = entry
+        if (
+            isinstance(inputs, str)
+            and isinstance(size, int)
+            and isinstance(assets, list)
+            and all(isinstance(a, str) for a in assets)
+        ):
+            out[path] = (inputs, assets, size)
+    return out
+
+
+def _safe_path(path: str) -> bool:
+    """A manifest entry that names a file inside the output folder (never ``..``)."""
+    parts = path.split("/")
+    return bool(path) and not path.startswith("/") and all(p not in ("", ".", "..") for p in parts)
