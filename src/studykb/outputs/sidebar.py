@@ -56,7 +56,7 @@ def _quote(rel: str) -> str:
     return quote(rel, safe="/.-_~")
 
 
-@lru_cache(maxsize=65536)
+@process.memo(maxsize=65536)
 def _folder_link(here: str, there: str) -> str:
     """The quoted relative link from folder ``here`` into folder ``there`` (empty, or
     ending with ``/``); remembered, as a vault has few folders and many links."""
