@@ -53,8 +53,7 @@ MADE_BY: dict[str, tuple[str, ...]] = {
     "state": (
         "studykb.model",
         "studykb.parse",
-        "studykb.vault.store",
-        "studykb.vault.schema",
+        "studykb.vault.state",
         "studykb.vault.rows",
         "studykb.vault.resolve",
         "studykb.vault.checks",
@@ -184,8 +183,8 @@ class Cache:
     def reconnect(self) -> None:
         """Open a connection of this process's own on next use, in a process forked
         from one that had the cache open (the inherited one stays open, unused: see
-        :meth:`studykb.vault.store.Store.reconnect`)."""
-        from studykb.vault.store import INHERITED
+        :meth:`studykb.vault.state.Store.reconnect`)."""
+        from studykb.vault.state import INHERITED
 
         if self._db is not None:
             INHERITED.append(self._db)

@@ -5,7 +5,7 @@ time to build it again. SQLite finds damage only where it reads, so damage is me
 three places, each answered the same way (the file deleted, built anew, one notice):
 
 * opening the state: a file that is not a database, or whose tables are not the ones
-  this code makes (:func:`tables_match`), is made anew by :class:`~studykb.vault.store.Store`;
+  this code makes (:func:`tables_match`), is made anew by :class:`~studykb.vault.state.Store`;
 * any later read or write of the state (a damaged page in the middle of the file):
   :func:`damaged` recognises the error wherever it surfaces, and the front end that
   opened the vault deletes the state and runs its command again
