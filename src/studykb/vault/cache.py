@@ -61,6 +61,8 @@ MADE_BY: dict[str, tuple[str, ...]] = {
         "studykb.vault.scan",
         "studykb.vault.refresh",
         "studykb.vault.update",
+        "studykb.vault.includes",  # the headings included pages add, missing includes
+        "studykb.graph",  # the prerequisite loops
     ),
     # the search index: how text is analysed and what goes in it (not how queries rank)
     "search-index": _SEARCH_INDEX,

@@ -4,6 +4,7 @@ connection, the rule that writes happen only inside the write path
 
 from __future__ import annotations
 
+import functools
 import sqlite3
 from collections.abc import Iterable, Iterator, Sized
 
@@ -64,6 +65,41 @@ def secondary_indexes() -> list[Index]:
             name = statement.split("EXISTS", 1)[1].split()[0]
             out.append((name, statement))
     return out
+
+
+@functools.cache
+def _expected() -> dict[str, str]:
+    """name -> CREATE statement of every table :data:`SCHEMA` makes, as SQLite keeps it
+    (made in memory once: SQLite normalises the text it stores)."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(SCHEMA)
+        return _tables(db)
+    finally:
+        db.close()
+
+
+def _tables(db: sqlite3.Connection) -> dict[str, str]:
+    rows = db.execute(
+        "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
+    )
+    return {name: sql for name, sql in rows}
+
+
+def tables_match(db: sqlite3.Connection) -> bool | None:
+    """Whether the tables of ``db`` are exactly those :data:`SCHEMA` makes; None when it
+    has none (a new or empty file)."""
+    have = _tables(db)
+    if not have:
+        return None
+    return have == _expected()
+
+
+def meta_matches(db: sqlite3.Connection) -> bool:
+    """Whether ``db`` has the ``meta`` table :data:`SCHEMA` makes (so its version can be
+    read, even when other tables differ: another studykb version's state)."""
+    row = db.execute("SELECT sql FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+    return row is not None and row[0] == _expected().get("meta")
 
 
 def chunks(items: Iterable[str], size: int = 400, *, as_given: bool = False) -> Iterator[list[str]]:

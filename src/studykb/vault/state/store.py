@@ -30,7 +30,13 @@ from studykb.vault.state.meta import Journal, Meta
 from studykb.vault.state.names import NameTable
 from studykb.vault.state.problems import Problems
 from studykb.vault.state.refs import Refs
-from studykb.vault.state.schema import SCHEMA, Index, secondary_indexes, statements
+from studykb.vault.state.schema import (
+    Index,
+    meta_matches,
+    secondary_indexes,
+    statements,
+    tables_match,
+)
 from studykb.vault.state.tables import Tables
 from studykb.vault.state.texts import Texts
 
@@ -177,10 +183,10 @@ class Store:
         """The version the state was made by; None for a file without tables,
         :data:`_NOT_OURS` when its tables are not the ones studykb makes (changed by
         something else: the version cannot be trusted)."""
-        tables = damage.tables_match(db, SCHEMA)
+        tables = tables_match(db)
         if tables is None:
             return None
-        if not damage.meta_matches(db, SCHEMA):
+        if not meta_matches(db):
             return _NOT_OURS
         found = Meta(db).get("schema") or ""
         if not tables and found == schema_version():
