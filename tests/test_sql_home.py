@@ -9,6 +9,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 import studykb
 
 SRC = Path(studykb.__file__).parent
@@ -80,3 +82,28 @@ def test_vault_links_takes_no_sql() -> None:
     from studykb.vault import Vault
 
     assert list(inspect.signature(Vault.links).parameters) == ["self"]
+
+
+def test_every_write_goes_through_the_one_write_path(make_vault, open_vault) -> None:
+    """A table's write methods refuse to run outside ``Store.transaction()`` (nothing is
+    written in autocommit); inside it, a failure takes back every write of the block."""
+    from studykb.vault.state.schema import NotInTransaction
+
+    vault = open_vault(make_vault({"a.md": "# A\n\n[[b]]\n", "b.md": "# B\n"}))
+    store = vault.store
+    with pytest.raises(NotInTransaction):
+        store.meta.put({"probe": "1"})
+    with pytest.raises(NotInTransaction):
+        store.tables.delete_files(["a.md"])
+    assert store.meta.get("probe") is None and store.docs.count() == 2
+
+    with pytest.raises(RuntimeError), store.transaction() as state:
+        state.meta.put({"probe": "1"})
+        state.delete_files(["a.md"])
+        raise RuntimeError("half way")
+    assert store.meta.get("probe") is None and store.docs.count() == 2
+    assert [lk.target for lk in vault.links()] == ["b.md"]
+
+    with store.transaction() as state:
+        state.meta.put({"probe": "1"})
+    assert store.meta.get("probe") == "1"
