@@ -188,3 +188,35 @@ def test_prune_drops_only_what_nothing_declares(make_vault: Callable[..., Path])
     assert cache.get("search-names", "k") == {"kept": True}
     assert cache.get("related-engine", "k") == {"kept": True}
     cache.close()
+
+
+#: Modules the state's code imports that decide none of the rows it stores, each with its
+#: reason (everything else it runs must be in ``MADE_BY["state"]``: a change to it makes
+#: the state anew).
+STATE_NEEDS_NOT = {
+    "studykb.config": "the settings are an input: what a scan lets in shows as files that "
+    "came or went, and the reading rules are stored with the state (meta 'reading')",
+    "studykb.vault.scope": "which files are read: a change shows at the next scan",
+    "studykb.vault.damage": "recognises a damaged file; decides no row",
+    "studykb.vault.statedir": "makes the .studykb folder",
+    "studykb.vault.files": "reads a note's bytes (read_note)",
+    "studykb.vault.reads": "reads a note's bytes",
+}
+
+
+def test_the_state_version_covers_the_code_that_writes_it() -> None:
+    """``MADE_BY["state"]`` (the state's version: a change makes the state anew) covers
+    the state package and every module the code that fills it runs."""
+
+    class State:
+        name = "state"
+        made_by = MADE_BY["state"]
+        inputs = ()
+
+    assert covered("studykb.vault.state.refs", State.made_by)
+    undeclared = sorted(
+        m
+        for m in closure(State())  # type: ignore[arg-type]
+        if not covered(m, State.made_by) and m not in STATE_NEEDS_NOT
+    )
+    assert not undeclared, f"the state's code runs modules MADE_BY['state'] lacks: {undeclared}"

@@ -133,8 +133,8 @@ def test_each_sidebar_link_is_the_url_of_its_page(built: Path) -> None:
 def test_links_by_url_resolve_and_a_broken_one_is_said(built: Path) -> None:
     vault = Vault.open(built / "site")
     vault.refresh()
-    links = {(link.ref.path, link.ref.text): link for link in vault.links("")}
-    states = {link.ref.text: link.state for link in vault.links("")}
+    links = {(link.ref.path, link.ref.text): link for link in vault.links()}
+    states = {link.ref.text: link.state for link in vault.links()}
     problems = [p for p in vault.problems() if p.code == "dangling-link"]
     vault.close()
     guide = "content/notes/ml/deep/guide.md"
@@ -182,7 +182,7 @@ def test_taxonomy_lists_and_pagers_are_hugos_own(tmp_path: Path) -> None:
         (tmp_path / rel).write_text(text, "utf-8")
     vault = Vault.open(tmp_path)
     vault.refresh()
-    states = {link.ref.text: link.state for link in vault.links("")}
+    states = {link.ref.text: link.state for link in vault.links()}
     vault.close()
     assert states == {
         "/collections/web/": "external",

@@ -92,7 +92,7 @@ def test_touch_without_change_does_not_parse(make_vault, open_vault, spy) -> Non
     stats = vault.refresh()
     assert not stats.changed
     assert spy == []
-    stored = vault.store.files()["notes/a.md"]
+    stored = vault.store.files.stamps()["notes/a.md"]
     assert stored[0] == path.stat().st_mtime_ns  # the new mtime is remembered
     assert snapshot(vault) == before
 

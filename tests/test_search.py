@@ -643,7 +643,7 @@ def test_what_the_journal_cannot_say_is_compared_whole(
     import shutil as sh
 
     from studykb.search import index
-    from studykb.vault import refresh
+    from studykb.vault.state import meta
 
     v = open_vault(vault)
     index.sync(v, quiet=True)
@@ -655,7 +655,7 @@ def test_what_the_journal_cannot_say_is_compared_whole(
         )
         course.rename(course.with_name("storage-course.md"))
     elif change == "journal too short":
-        monkeypatch.setattr(refresh, "JOURNAL_KEPT", 1)
+        monkeypatch.setattr(meta, "JOURNAL_KEPT", 1)
         for name in ("gpu-memory", "data-parallel", "mysql-isolation"):  # not synced
             note = vault / "notes" / f"{name}.md"
             note.write_text(note.read_text(encoding="utf-8") + "\nunseen\n", encoding="utf-8")

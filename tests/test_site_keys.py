@@ -79,7 +79,7 @@ def test_hugo_keys_keep_hugos_meaning_and_clashes_are_said(tmp_path: Path) -> No
     assert docs["content/pp.md"].aliases == ("流水线并行",)
     assert docs["content/pp.md"].url == "https://a.org/pp"
     assert docs["content/bad.md"].url is None and docs["content/bad.md"].aliases == ()
-    targets = {link.ref.text: link.target for link in vault.links("")}
+    targets = {link.ref.text: link.target for link in vault.links()}
     assert targets["[[流水线并行]]"] == "content/pp.md"
     assert targets["/old/pp/"] == "content/pp.md"  # an alias is an old URL that resolves
     clashes = [(p.path, p.line, p.code) for p in vault.problems() if p.code == "site-clash"]

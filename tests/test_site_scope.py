@@ -134,7 +134,7 @@ def test_a_bracketed_label_before_a_link_is_a_markdown_link(tmp_path: Path) -> N
     _write(tmp_path, {"a.md": "See [[1]](b.md) and [[2]](https://x.org/).\n", "b.md": "# B\n"})
     vault = Vault.open(tmp_path)
     vault.refresh()
-    links = {link.ref.text: link.state for link in vault.links("")}
+    links = {link.ref.text: link.state for link in vault.links()}
     vault.close()
     assert links == {"b.md": "ok", "https://x.org/": "external"}
 
@@ -153,7 +153,7 @@ def test_obsidian_names_a_note_by_its_file_and_drawings_are_not_notes(tmp_path: 
     vault = Vault.open(tmp_path)
     vault.refresh()
     docs = vault.documents()
-    links = {link.ref.text: (link.state, link.target) for link in vault.links("")}
+    links = {link.ref.text: (link.state, link.target) for link in vault.links()}
     problems = vault.problems()
     vault.close()
     assert {d.title for d in docs.values()} == {"problem", "Other"}

@@ -67,7 +67,7 @@ def _target(vault: Vault, link: Link, files: Files) -> str | None:
 def _fragments(vault: Vault) -> list[tuple[str, int, str]]:
     """(path, line, anchor) of the same-page links of every file."""
     out = []
-    for path in sorted(vault.store.files()):
+    for path in sorted(vault.store.files.stamps()):
         parts = split((vault.root / path).read_text("utf-8"))
         body = read_body(parts.body, parts.body_line, path, vault.reading)
         out.extend((path, f.line, f.anchor) for f in body.fragments)
@@ -110,7 +110,7 @@ def test_problems_are_exactly_the_real_ones(site: Vault) -> None:
 def test_heading_ids_are_the_generators(site: Vault) -> None:
     expected = _expected(site.root.name)
     for path, ids in expected.get("anchors", {}).items():
-        outline = Outline.from_json(site.store.outline(path))
+        outline = Outline.from_json(site.outline(path))
         assert [a for a in outline.anchors(site.reading) if a] == ids, path
 
 
@@ -120,7 +120,7 @@ def test_obsidian_subpaths_name_the_nested_heading(site: Vault) -> None:
     for ref in expected["references"]:
         if "heading_line" not in ref:
             continue
-        outline = Outline.from_json(site.store.outline(ref["target"]))
+        outline = Outline.from_json(site.outline(ref["target"]))
         assert outline.find(ref["anchor"], site.reading) == ref["heading_line"], ref
 
 
@@ -139,8 +139,8 @@ def test_inline_tags_are_tags(site: Vault) -> None:
 def test_d2lbook_labels_and_citations(site: Vault) -> None:
     expected = _expected("d2lbook")
     labels = set()
-    for path in sorted(site.store.files()):
-        outline = Outline.from_json(site.store.outline(path))
+    for path in sorted(site.store.files.stamps()):
+        outline = Outline.from_json(site.outline(path))
         labels |= {(path, label.line, label.name) for label in outline.labels}
     assert labels == {(x["path"], x["line"], x["label"]) for x in expected["labels"]}
     keys = {c["key"] for c in expected["citations"]}
@@ -191,7 +191,7 @@ def test_generator_from_studykb_toml(tmp_path: Path) -> None:
     (tmp_path / "a.md").write_text("## 2024\n\n## A -- B\n", "utf-8")
     vault = Vault.open(tmp_path)
     vault.refresh()  # GitLab's ids: digits get a prefix, runs of "-" become one
-    assert Outline.from_json(vault.store.outline("a.md")).anchors(vault.reading) == [
+    assert Outline.from_json(vault.outline("a.md")).anchors(vault.reading) == [
         "anchor-2024",
         "a-b",
     ]

@@ -78,7 +78,7 @@ def snapshot(root: Path) -> dict:
             for lk in vault.links()
         )
         problems = sorted((p.path, p.line, p.code) for p in vault.problems())
-        stored = sorted(vault.store.files())
+        stored = sorted(vault.store.files.stamps())
     finally:
         vault.close()
     return {"docs": docs, "links": links, "problems": problems, "files": stored}
@@ -291,8 +291,8 @@ def test_large_first_build_finishes_in_a_thread(
     import sqlite3
 
     from studykb.vault import bulk
-    from studykb.vault.schema import secondary_indexes
-    from studykb.vault.store import Store
+    from studykb.vault.state import Store
+    from studykb.vault.state.schema import secondary_indexes
 
     monkeypatch.setattr(bulk, "BACKGROUND_FINISH", 1)
     started = []

@@ -479,7 +479,7 @@ def test_arguments_that_are_not_utf8_are_bad_usage(make_vault) -> None:
 
 def test_a_full_database_keeps_the_state(make_vault, run, monkeypatch) -> None:
     """SQLite's own "database or disk is full" (max_page_count), in the middle of a write."""
-    from studykb.vault import store
+    from studykb.vault.state import store
 
     root = make_vault({f"n{i}.md": f"# N{i}\n\n[[n{i + 1}]]\n" for i in range(20)})
     before = json.loads(run("check", "--json", vault=root).stdout)

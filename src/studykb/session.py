@@ -170,11 +170,11 @@ class Session:
         """The headings and blocks of the file ``path`` as last read."""
         from studykb.parse.outline import Outline
 
-        return Outline.from_json(self.vault.store.outline(path))
+        return Outline.from_json(self.vault.outline(path))
 
     def stored_outline(self, path: str) -> str | None:
         """:meth:`outline` as stored (JSON), None when there is no such file."""
-        return self.vault.store.outline(path)
+        return self.vault.outline(path)
 
     def headings(self, path: str) -> list[str]:
         """The headings of the file ``path`` as last read."""
@@ -491,13 +491,13 @@ class Session:
     def outgoing(self, doc: Document) -> list[Link]:
         """The references ``doc`` makes, in line order (read through the index on the
         file's path: a few ms at 10k documents where ``show`` scans every reference)."""
-        links = self.vault.links("WHERE path=? ORDER BY line, n", (doc.path,))
+        links = self.vault.links_in(doc.path)
         return [link for link in links if link.ref.source == doc.key]
 
     def all_links(self) -> list[Link]:
         """Every reference of the vault with its resolution, in file order (one read, for
         a whole site at once)."""
-        return self.vault.links("ORDER BY n")
+        return self.vault.links()
 
 
 __all__ = ["GraphOptions", "Session", "Shown"]

@@ -31,7 +31,6 @@ from studykb.vault import Link, Vault
 #: At most this many files are parsed to find where a missing symbol went.
 SEARCH_FILES = 400
 #: The refs rows of code links.
-CODE_ROWS = "WHERE style='code' ORDER BY path, line"
 #: Makes the problem of one link from a message (and a code and severity).
 Bad = Callable[..., Problem]
 
@@ -84,7 +83,7 @@ class Reader:
 
 def code_links(vault: Vault) -> Iterator[tuple[Link, CodeLink]]:
     """Every code link of the vault with where it points, in file and line order."""
-    for link in vault.links(CODE_ROWS):
+    for link in vault.code_links():
         code = split_wikilink(link.ref.text)
         if code is not None:
             yield link, code

@@ -131,7 +131,7 @@ def _segment_job(job: dict[str, Any]) -> tuple[Any, dict[str, list[str]]]:
     """In a worker: write one segment holding the files of ``job``; return it unlisted."""
     from whoosh.writing import SegmentWriter
 
-    from studykb.vault.store import reader
+    from studykb.vault.state import reader
 
     topics = TopicTable.from_data(job["topics"])
     store = reader(Path(job["state"]))

@@ -17,7 +17,7 @@ from studykb.vault.topics import TopicTable
 
 if TYPE_CHECKING:
     from studykb.model import Document
-    from studykb.vault.store import Store
+    from studykb.vault.state import Store
 
 #: Words are looked up in ``body``, which also holds a document's names and tags, each
 #: occurrence there counting this many times (one posting list per word keeps queries fast).
@@ -48,9 +48,9 @@ def records(
     ``done`` receives path -> [file signature, topic fingerprint] of what was written.
     """
     for chunk in _chunks(sorted(paths)):
-        texts = {path: body for path, (body, _headings) in store.texts(chunk).items()}
-        courses = store.course_links(chunk)
-        by_path = store.documents_in(chunk)
+        texts = {path: body for path, (body, _headings) in store.texts.of(chunk).items()}
+        courses = store.refs.course_links(chunk)
+        by_path = store.docs.in_files(chunk)
         for path, docs in by_path.items():
             sig = [wanted.get(path, ""), topics.sig(docs)]
             done[path] = sig

@@ -87,9 +87,7 @@ def link_titles(vault: Vault, doc: Document) -> dict[str, str]:
     wikilink without a label shows the name it was written with: a target's title or
     alias reads well already, its id (``kv-cache``) or file name does not."""
     keys = {
-        e.target
-        for e in vault.store.edges_in([doc.path])
-        if e.kind == "link" and e.source == doc.key
+        e.target for e in vault.edges_in([doc.path]) if e.kind == "link" and e.source == doc.key
     }
     out: dict[str, str] = {}
     for target in vault.documents_for(sorted(keys)).values():

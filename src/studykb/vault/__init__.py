@@ -2,8 +2,9 @@
 
 This module holds :class:`Vault` and what it answers from the state: documents,
 references with their resolution (links, backlinks), problems, topics, names and plain
-texts (the SQL is in ``store.py``). Bringing the state up to date with the disk, the
-refresh and its ordered steps, is in ``refresh.py`` (:mod:`studykb.vault.refresh`).
+texts (every SQL statement is in the state package, :mod:`studykb.vault.state`). Bringing
+the state up to date with the disk, the refresh and its ordered steps, is in
+``refresh.py`` (:mod:`studykb.vault.refresh`).
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from studykb.config import Config, load_config, locate
 from studykb.errors import StudyError
-from studykb.model import Document, Problem, Reference
+from studykb.model import Document, Problem
 from studykb.vault import damage, journal
 from studykb.vault.cache import Cache
 from studykb.vault.derived import Derived, Structures
@@ -36,8 +37,16 @@ from studykb.vault.refresh import (
     start_ahead,
 )
 from studykb.vault.resolve import SITE_LINK_MESSAGE, Names, StoredNames, bad_code
-from studykb.vault.schema import Edge, EdgeRow, doc_from_blob
-from studykb.vault.store import Store, schema_version
+from studykb.vault.state import Store, schema_version
+from studykb.vault.state.rows import (
+    DocNames,
+    Edge,
+    EdgeRow,
+    Link,
+    StoredFile,
+    TopicRow,
+    doc_from_blob,
+)
 from studykb.vault.suggest import LEVELS, did_you_mean, suggest_all, suggestible
 from studykb.vault.topics import TOPICS, TopicTable
 
@@ -46,18 +55,6 @@ T = TypeVar("T")
 #: What reading the state may raise when the file is unusable underneath (for callers
 #: that keep running: the watch, the language server).
 StateError = sqlite3.Error
-
-
-@dataclass(frozen=True, slots=True)
-class Link:
-    """A reference together with what it resolved to."""
-
-    ref: Reference
-    target: str | None
-    """Key of the target document, or None."""
-    state: str
-    """ok, ambiguous, dangling, external, outside or asset."""
-    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -123,7 +120,7 @@ class Vault:
             return []
         vault = cls(load_config(root, explicit))
         try:
-            return sorted(vault.store.names_at((ID,)))
+            return sorted(vault.store.names.at_levels((ID,)))
         finally:
             vault.close()
 
@@ -167,7 +164,7 @@ class Vault:
         one row (it once hashed every file's path and content: ~10 ms at 10k files), and
         kept until a refresh writes."""
         if self._fingerprint is None:
-            instance, writes = self._generation = self.store.generation()
+            instance, writes = self._generation = self.store.meta.generation()
             named = f"{schema_version()}\0{instance}\0{writes}"
             self._fingerprint = hashlib.blake2b(named.encode(), digest_size=16).hexdigest()
         return self._fingerprint
@@ -213,10 +210,7 @@ class Vault:
         file order: kept in memory right after a first build, else read from the state."""
         if self._edges is not None:
             return self._edges
-        return self.store.db.execute(
-            "SELECT source, target_key, kind, path, line, reason FROM refs"
-            " WHERE target_key IS NOT NULL ORDER BY n"
-        )
+        return self.store.refs.graph_edges()
 
     def documents(self) -> dict[str, Document]:
         """Every document by key (cached until the next refresh that changes something)."""
@@ -228,24 +222,24 @@ class Vault:
                     self._docs = {key: doc_from_blob(data) for key, data in self._blobs}
                     self._blobs = None
                 else:
-                    self._docs = {d.key: d for d in self.store.documents()}
+                    self._docs = {d.key: d for d in self.store.docs.all()}
         return self._docs
 
     def documents_for(self, keys: Iterable[str]) -> dict[str, Document]:
         """The documents with these keys (missing ones left out), without loading them all."""
         if self._docs is not None:
             return {k: self._docs[k] for k in keys if k in self._docs}
-        return {d.key: d for d in self.store.documents_for(sorted(set(keys)))}
+        return {d.key: d for d in self.store.docs.with_keys(sorted(set(keys)))}
 
     def document(self, key: str) -> Document | None:
         if self._docs is not None:
             return self._docs.get(key)
-        return self.store.document(key)
+        return self.store.docs.get(key)
 
-    # -- typed reads (the SQL is in store.py) ------------------------------------------------
+    # -- typed reads (the SQL is in the state package) ----------------------------------------
     def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]:
-        """Resolved references as edges (see :meth:`Store.edges`)."""
-        return self.store.edges(kind, order)
+        """Resolved references as edges (see :meth:`studykb.vault.state.refs.Refs.edges`)."""
+        return self.store.refs.edges(kind, order)
 
     def derived(self, spec: Derived[T]) -> T:
         """The value of a derived structure for the state now (see derived.py)."""
@@ -253,19 +247,19 @@ class Vault:
 
     def edges_in(self, paths: Iterable[str]) -> list[Edge]:
         """The resolved references written in these files."""
-        return self.store.edges_in(paths)
+        return self.store.refs.edges_in(paths)
 
     def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
         """path -> (plain text of the body, headings)."""
-        return self.store.texts(paths)
+        return self.store.texts.of(paths)
 
-    def file_rows(self) -> list[tuple[str, int, str]]:
+    def file_rows(self) -> list[StoredFile]:
         """(path, mtime_ns, content hash) of every file."""
-        return self.store.file_rows()
+        return self.store.files.rows()
 
     def file_hashes(self, paths: Iterable[str] | None = None) -> dict[str, str]:
         """path -> content hash of every file (of those of ``paths`` that exist)."""
-        return self.store.file_hashes(paths)
+        return self.store.files.hashes(paths)
 
     def generation(self) -> tuple[str, int]:
         """(the state's name, how many writes changed its files), as :meth:`fingerprint`
@@ -276,27 +270,27 @@ class Vault:
     def changed_since(self, generation: int, now: int) -> set[str] | None:
         """The files that came, went or changed after write ``generation`` up to ``now``;
         None when the state's journal cannot say (a full comparison is needed)."""
-        return self.store.changed_since(generation, now)
+        return self.store.journal.changed_since(generation, now)
 
     def course_sources(self) -> set[str]:
         """The files that name a course (their course may change without them)."""
-        return self.store.course_sources()
+        return self.store.refs.course_sources()
 
     def keys_in(self, paths: Iterable[str]) -> list[str]:
-        return self.store.keys_in(paths)
+        return self.store.docs.keys_in(paths)
 
-    def name_rows(self) -> list[tuple[str, str, str, str, str, str, str | None]]:
+    def name_rows(self) -> list[DocNames]:
         """(key, path, id, title, type, aliases as JSON, url) of every document."""
-        return self.store.name_rows()
+        return self.store.docs.names()
 
     def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:
-        return self.store.documents_in(paths)
+        return self.store.docs.in_files(paths)
 
     def course_links(self, paths: Iterable[str] | None = None) -> dict[str, set[str]]:
-        return self.store.course_links(paths)
+        return self.store.refs.course_links(paths)
 
-    def topic_rows(self) -> list[tuple[str, str, str, str]]:
-        return self.store.topic_rows()
+    def topic_rows(self) -> list[TopicRow]:
+        return self.store.docs.topics()
 
     def topics(self) -> TopicTable:
         """Every topic by name (see :mod:`studykb.vault.topics`), a derived structure."""
@@ -310,41 +304,27 @@ class Vault:
 
     def names(self) -> Names:
         if self._names is None:
-            self._names = StoredNames(self.store.db, self.reading.content_dirs)
+            self._names = StoredNames(self.store.tables, self.reading.content_dirs)
         return self._names
 
-    def links(self, where: str = "", args: Iterable[Any] = ()) -> list[Link]:
-        """References with their resolution; ``where`` filters the ``refs`` table."""
-        out = []
-        for row in self.store.refs(where, args):
-            (
-                source,
-                path,
-                line,
-                kind,
-                text,
-                target,
-                style,
-                anchor,
-                reason,
-                optional,
-                target_key,
-                state,
-                note,
-                _n,
-            ) = row
-            ref = Reference(
-                source, path, line, kind, text, target, style, anchor, reason, bool(optional)
-            )
-            out.append(Link(ref, target_key, state or "dangling", note or ""))
-        return out
+    def links(self) -> list[Link]:
+        """Every reference with its resolution, in the order written."""
+        return self.store.refs.links()
+
+    def links_in(self, path: str) -> list[Link]:
+        """The references written in the file ``path``, in line order."""
+        return self.store.refs.links_in(path)
 
     def backlinks(self, key: str) -> list[Link]:
         """Every reference to ``key`` (body and front matter), in file and line order."""
-        return self.links("WHERE target_key=? ORDER BY path, line", (key,))
+        return self.store.refs.links_to(key)
 
     def outgoing(self, key: str) -> list[Link]:
-        return self.links("WHERE source=? ORDER BY line", (key,))
+        return self.store.refs.links_from(key)
+
+    def code_links(self) -> list[Link]:
+        """The links into tracked repositories' code, in file and line order."""
+        return self.store.refs.code_links()
 
     def show(self, doc: Document) -> Shown:
         """``doc`` with its references, what refers to it and, for a course, its units."""
@@ -359,17 +339,17 @@ class Vault:
     def problems(self) -> list[Problem]:
         """Every problem, with severities from the configuration; ``ignore`` drops one."""
         out = []
-        for p in self.store.problems():
+        for p in self.store.problems.all():
             shown = self.config.as_configured(p)
             if shown is not None:
                 out.append(shown)
-        bad = self.links("WHERE state IN ('dangling', 'ambiguous')")
+        bad = self.store.refs.unresolved()
         targets = {
             link.ref.target
             for link in bad
             if link.state == "dangling" and suggestible(link.ref.style)
         }
-        suggested = suggest_all(targets, self.store.names_at(LEVELS)) if targets else {}
+        suggested = suggest_all(targets, self.store.names.at_levels(LEVELS)) if targets else {}
         for link in bad:
             code = bad_code(link.state, link.ref.style)
             level = self.config.severity_of(code)
@@ -406,7 +386,7 @@ class Vault:
         table = self.topics()
         missing = [
             (doc, name)
-            for doc in self.store.covering()
+            for doc in self.store.docs.covering()
             for name in doc.covers
             if table.key(name) is None
         ]
@@ -431,14 +411,16 @@ class Vault:
             return []
         return [
             Problem(path, line, level, "dangling-anchor", message)
-            for path, line, message in self.store.db.execute(
-                "SELECT path, line, message FROM anchors"
-            )
+            for path, line, message in self.store.anchors.all()
         ]
 
     def text(self, path: str) -> tuple[str, list[str]]:
         """Plain text and headings of a file's body."""
-        return self.store.text(path)
+        return self.store.texts.text(path)
+
+    def outline(self, path: str) -> str | None:
+        """The outline (JSON) of the file at ``path``, or None when there is no such file."""
+        return self.store.texts.outline(path)
 
 
 def _line_of(file: Path, name: str, start: int) -> int:

@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
-import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -32,21 +31,20 @@ from studykb.parse.reading import GITHUB, Reading
 from studykb.runtime import background
 from studykb.vault.checks import wants_anchor_check
 from studykb.vault.resolve import Names, table_rows
-from studykb.vault.schema import (
+from studykb.vault.state import Store, Tables
+from studykb.vault.state.rows import (
+    Anchored,
+    DocNames,
     DocRow,
     EdgeRow,
     FileRow,
     ParsedRows,
     ProblemRow,
     RefRow,
+    StoredProblem,
     TextRow,
-    secondary_indexes,
 )
-from studykb.vault.store import Store
-
-#: A document's names as the name table is built from them: key, path, id, title, type,
-#: aliases (JSON), url.
-NameRow = tuple[str, str, str, str, str, str, "str | None"]
+from studykb.vault.state.schema import Index
 
 #: Parse in worker processes when at least this many files are to be read.
 PARALLEL_THRESHOLD = 64
@@ -98,11 +96,11 @@ def parse_stream(
 def write_all(
     store: Store,
     rows: Iterable[ParsedRows | None],
-    scan_rows: list[tuple[str, int, str, str, str, str]],
+    scan_rows: list[StoredProblem],
     root: Path,
     expected: int = 0,
     reading: Reading = GITHUB,
-    finish: Callable[[sqlite3.Connection], None] | None = None,
+    finish: Callable[[Tables], None] | None = None,
 ) -> tuple[list[str], list[EdgeRow], list[tuple[str, str]], Counter[str]]:
     """Replace the whole state with ``rows`` (consumed as they come).
 
@@ -119,34 +117,33 @@ def write_all(
     # database file are left to background threads (see Store.finish_later).
     later = expected >= BACKGROUND_FINISH
     if later:
-        store.db.execute("PRAGMA wal_autocheckpoint=0")
-    with store.transaction() as db:
-        indexes = _empty(db)
-        loaded = _load(db, rows)
+        store.defer_checkpoints(True)
+    with store.transaction() as state:
+        indexes = state.empty()
+        loaded = _load(state, rows)
         table = Names(loaded.names, reading.content_dirs)
-        db.executemany("INSERT INTO names VALUES (?,?,?,?)", table_rows(table))
+        state.names.insert(table_rows(table))
         # Every table but refs is complete: SQLite indexes them in a thread (C code,
         # without the GIL) while this one resolves the references (Python).
         early = [(n, sql) for n, sql in indexes if not n.startswith("refs_")] if later else []
-        edges, states = _write_refs(db, table, loaded, early, reading, root)
-        db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", scan_rows)
+        edges, states = _write_refs(state, table, loaded, early, reading, root)
+        state.problems.insert(scan_rows)
         if not later:
-            for _name, sql in indexes:
-                db.execute(sql)
-        vault_problems(db, root, recompute_cycles=True)
+            state.build_indexes(indexes)
+        vault_problems(state, root, recompute_cycles=True)
         if finish is not None:
-            finish(db)
+            finish(state)
     if later:
-        store.db.execute("PRAGMA wal_autocheckpoint=1000")
+        store.defer_checkpoints(False)
         store.finish_later([index for index in indexes if index not in early])
     return loaded.paths, edges, loaded.blobs, states
 
 
 def _write_refs(
-    db: sqlite3.Connection,
+    state: Tables,
     table: Names,
     loaded: _Loaded,
-    early: list[tuple[str, str]],
+    early: list[Index],
     reading: Reading,
     root: Path,
 ) -> tuple[list[EdgeRow], Counter[str]]:
@@ -157,38 +154,21 @@ def _write_refs(
     from studykb.vault.includes import Includes, pending_rows
 
     building = (
-        background.beside(lambda: [db.execute(sql) for _n, sql in early], "studykb-early-indexes")
+        background.beside(lambda: state.build_indexes(early), "studykb-early-indexes")
         if early
         else contextlib.nullcontext()
     )
     with building:
         resolved, anchored, edges, states = _resolve(table, loaded.refs)
-    db.executemany(
-        "INSERT INTO refs(source, path, line, kind, text, target, style, anchor, reason,"
-        " optional, lookup, lookup2, target_key, state, note)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        resolved,
-    )
+    state.refs.insert_resolved(resolved)
     del resolved
     including = [(p, o) for p, o in loaded.outlines.items() if o and '"inc"' in o]
     includes = Includes(root, reading) if including else None
     found = missing_anchors(anchored, loaded.outlines.get, reading, includes)
     if includes is not None:
         found += pending_rows(including, includes)
-    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", found)
+    state.anchors.insert(found)
     return edges, states
-
-
-def _empty(db: sqlite3.Connection) -> list[tuple[str, str]]:
-    """Empty every table and drop the secondary indexes (rebuilt once at the end); the
-    indexes as (name, CREATE statement)."""
-    for name in ("files", "docs", "refs", "texts", "names", "problems", "anchors"):
-        db.execute(f"DELETE FROM {name}")
-    db.execute("DELETE FROM meta WHERE key='requires'")  # loops: recompute (checks.py)
-    indexes = secondary_indexes()
-    for name, _sql in indexes:
-        db.execute(f"DROP INDEX IF EXISTS {name}")
-    return indexes
 
 
 @dataclass
@@ -196,7 +176,7 @@ class _Loaded:
     """What streaming the parsed files into the state kept for what comes after."""
 
     paths: list[str] = field(default_factory=list)
-    names: list[NameRow] = field(default_factory=list)
+    names: list[DocNames] = field(default_factory=list)
     blobs: list[tuple[str, str]] = field(default_factory=list)
     """(key, stored document) of every document, in ``docs`` order."""
     refs: list[RefRow] = field(default_factory=list)
@@ -204,7 +184,7 @@ class _Loaded:
     """path -> outline (JSON), for ``[[note#heading]]`` checks."""
 
 
-def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
+def _load(state: Tables, rows: Iterable[ParsedRows | None]) -> _Loaded:
     """Insert the files, documents, problems and texts as the rows come (in batches);
     keep what resolving the references needs."""
     out = _Loaded()
@@ -212,10 +192,10 @@ def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
 
     def flush() -> None:
         files, docs, problems, texts = batch
-        db.executemany("INSERT INTO files VALUES (?,?,?,?)", files)
-        db.executemany("INSERT INTO docs VALUES (?,?,?,?,?,?,?,?,?)", docs)
-        db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,'parse')", problems)
-        db.executemany("INSERT INTO texts(path, body, headings, outline) VALUES (?,?,?,?)", texts)
+        state.files.insert(files)
+        state.docs.insert(docs)
+        state.problems.insert_parsed(problems)
+        state.texts.insert(texts)
         for part in batch:
             part.clear()
 
@@ -232,15 +212,11 @@ def _load(db: sqlite3.Connection, rows: Iterable[ParsedRows | None]) -> _Loaded:
         if len(batch[0]) >= 256:
             flush()
         for key, p, did, title, dtype, _e, aliases, url, data in doc_rows:
-            out.names.append((key, p, did, title, dtype, aliases, url))
+            out.names.append(DocNames(key, p, did, title, dtype, aliases, url))
             out.blobs.append((key, data))
         out.refs.extend(refs)
     flush()
     return out
-
-
-#: A reference to check for ``[[note#heading]]``: path, line, text, anchor, target path.
-Anchored = tuple[str, int, str, str, str]
 
 
 def _resolve(
@@ -261,7 +237,7 @@ def _resolve(
         if key is not None:
             edges.append((source, key, kind, path, line, reason))
             if anchor and wants_anchor_check(anchor, key):
-                anchored.append((path, line, text, anchor, table.paths[key]))
+                anchored.append(Anchored(path, line, text, anchor, table.paths[key]))
         states[got[1]] += 1
         out.append(row + got)
     return out, anchored, edges, states

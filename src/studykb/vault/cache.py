@@ -55,8 +55,7 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "state": (
             "studykb.model",
             "studykb.parse",
-            "studykb.vault.store",
-            "studykb.vault.schema",
+            "studykb.vault.state",
             "studykb.vault.rows",
             "studykb.vault.resolve",
             "studykb.vault.checks",
@@ -64,6 +63,8 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "studykb.vault.scan",
             "studykb.vault.refresh",
             "studykb.vault.update",
+            "studykb.vault.includes",  # the headings included pages add, missing includes
+            "studykb.graph",  # the prerequisite loops
         ),
         # the search index: how text is analysed and what goes in it (not how queries rank)
         "search-index": _SEARCH_INDEX,
@@ -186,8 +187,8 @@ class Cache:
     def reconnect(self) -> None:
         """Open a connection of this process's own on next use, in a process forked
         from one that had the cache open (the inherited one stays open, unused: see
-        :meth:`studykb.vault.store.Store.reconnect`)."""
-        from studykb.vault.store import inherited
+        :meth:`studykb.vault.state.Store.reconnect`)."""
+        from studykb.vault.state import inherited  # deferred: the state imports this module
 
         if self._db is not None:
             inherited().append(self._db)

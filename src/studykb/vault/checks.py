@@ -6,7 +6,6 @@ import hashlib
 import os
 import posixpath
 import re
-import sqlite3
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,15 +14,19 @@ from urllib.parse import unquote
 
 from studykb.model import ERROR
 from studykb.parse.reading import GITHUB, Reading, checkable
+from studykb.vault.state.rows import AnchorProblem, AttachmentRef, StoredProblem
 
 if TYPE_CHECKING:
     from studykb.vault.includes import Includes
+    from studykb.vault.state import Tables
+
+__all__ = ["AttachmentRef", "Files", "attachment_path"]
 
 _ID_LINE = re.compile(r"""^\s*["']?id["']?\s*[:=]""")
 
 
 def vault_problems(
-    db: sqlite3.Connection, root: Path, recompute_cycles: bool, ids: set[str] | None = None
+    state: Tables, root: Path, recompute_cycles: bool, ids: set[str] | None = None
 ) -> None:
     """Recompute ``duplicate-id`` and ``cycle`` (when the requires rows changed).
 
@@ -32,66 +35,49 @@ def vault_problems(
     the caller's hint that loops may have changed; the stored signature of the rows
     decides (a bulk load deletes it to force the work).
     """
-    out = _duplicates(db, root, ids)
+    out = _duplicates(state, root, ids)
     # The loops depend on the resolved ``requires`` rows only, and those also change when
     # an edit elsewhere makes a name resolve differently: compare a signature of all of
     # them. Unchanged rows, unchanged loops (and no networkx import), which is the common
     # case of an edit to one note; when the caller knows no ``requires`` row changed
     # target, even the signature is skipped.
     if recompute_cycles:
-        out.extend(_changed_cycles(db))
-    db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
+        out.extend(_changed_cycles(state))
+    state.problems.insert(out)
 
 
-def _duplicates(
-    db: sqlite3.Connection, root: Path, ids: set[str] | None
-) -> list[tuple[str, int, str, str, str, str]]:
+def _duplicates(state: Tables, root: Path, ids: set[str] | None) -> list[StoredProblem]:
     """Delete the ``duplicate-id`` problems of ``ids`` (None: of every id) and return them
     anew, one per file declaring an id another file declares too."""
-    select = (
-        "SELECT lower(id), group_concat(path, '\x1f') FROM docs WHERE explicit=1 AND type != 'unit'"
-    )
     if ids is None:
-        db.execute("DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'")
-        rows = db.execute(f"{select} GROUP BY lower(id) HAVING count(*) > 1").fetchall()
+        state.problems.delete_vault("duplicate-id")
+        rows = state.docs.duplicate_ids()
     else:
         rows = []
         for _id in sorted(ids):
-            prefix = _duplicate_message(_id, "")
-            db.execute(
-                "DELETE FROM problems WHERE origin='vault' AND code='duplicate-id'"
-                " AND substr(message, 1, ?) = ?",
-                (len(prefix), prefix),
-            )
-            rows += db.execute(
-                f"{select} AND lower(id) = ? GROUP BY lower(id) HAVING count(*) > 1", (_id,)
-            ).fetchall()
+            state.problems.delete_vault("duplicate-id", _duplicate_message(_id, ""))
+            rows += state.docs.duplicate_ids(_id)
     out = []
-    for _id, joined in rows:
-        paths = sorted(joined.split("\x1f"))
+    for _id, declaring in rows:
+        paths = sorted(declaring)
         for path in paths:
             others = ", ".join(p for p in paths if p != path)
             line = _id_line(root, path)
-            out.append(
-                (path, line, ERROR, "duplicate-id", _duplicate_message(_id, others), "vault")
-            )
+            message = _duplicate_message(_id, others)
+            out.append(StoredProblem(path, line, ERROR, "duplicate-id", message, "vault"))
     return out
 
 
-def _changed_cycles(db: sqlite3.Connection) -> list[tuple[str, int, str, str, str, str]]:
+def _changed_cycles(state: Tables) -> list[StoredProblem]:
     """The ``cycle`` problems anew when the resolved ``requires`` rows differ from the
     signature stored in ``meta`` (the old ones deleted, the signature updated); else none."""
-    edges = db.execute(
-        "SELECT source, target_key, path, line FROM refs"
-        " WHERE kind='requires' AND +target_key IS NOT NULL"
-    ).fetchall()
+    edges = state.refs.requires_resolved()
     signature = hashlib.blake2b(repr(sorted(edges)).encode(), digest_size=16).hexdigest()
-    row = db.execute("SELECT value FROM meta WHERE key='requires'").fetchone()
-    if row is not None and row[0] == signature:
+    if state.meta.get("requires") == signature:
         return []
-    db.execute("DELETE FROM problems WHERE origin='vault' AND code='cycle'")
+    state.problems.delete_vault("cycle")
     cycles = _cycles(edges)
-    db.execute("INSERT OR REPLACE INTO meta VALUES('requires', ?)", (signature,))
+    state.meta.put({"requires": signature})
     return cycles
 
 
@@ -113,7 +99,7 @@ def _id_line(root: Path, path: str) -> int:
     return 1
 
 
-def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, int, str, str, str, str]]:
+def _cycles(edges: list[tuple[str, str, str, int]]) -> list[StoredProblem]:
     """One ``cycle`` problem per prerequisite loop (strongly connected component)."""
     edges = _on_loops(edges)
     if not edges:  # the common case: no loop, and networkx is not even imported
@@ -125,16 +111,8 @@ def _cycles(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, int, str,
         first_path, first_line = where[0]
         chain = " -> ".join(members + [members[0]])
         places = ", ".join(f"{p}:{ln}" for p, ln in where)
-        out.append(
-            (
-                first_path,
-                first_line,
-                ERROR,
-                "cycle",
-                f"prerequisite loop: {chain} (requires at {places})",
-                "vault",
-            )
-        )
+        message = f"prerequisite loop: {chain} (requires at {places})"
+        out.append(StoredProblem(first_path, first_line, ERROR, "cycle", message, "vault"))
     return out
 
 
@@ -173,7 +151,7 @@ def _on_loops(edges: list[tuple[str, str, str, int]]) -> list[tuple[str, str, st
 
 
 def anchor_problems(
-    db: sqlite3.Connection,
+    state: Tables,
     changed: list[str] | None,
     reading: Reading = GITHUB,
     root: Path | None = None,
@@ -186,56 +164,29 @@ def anchor_problems(
     includes are the page's too (``vault/includes.py``); a page with includes is checked
     again on every change, as an included file may be the one that changed.
     """
-    including = [] if root is None else including_pages(db)
+    including = [] if root is None else state.texts.including()
     if changed is not None and including:
         changed = list(dict.fromkeys([*changed, *(path for path, _o in including)]))
-    select = (
-        "SELECT r.path, r.line, r.text, r.anchor, d.path FROM refs r"
-        " JOIN docs d ON d.key = r.target_key"
-        " WHERE r.anchor != '' AND instr(r.target_key, '#') = 0"
-        " AND substr(r.anchor, 1, 1) != '^'"
-    )
     if changed is None:
-        db.execute("DELETE FROM anchors")
-        rows = db.execute(select).fetchall()
+        state.anchors.clear()
+        rows = state.refs.anchored()
     else:
-        rows = []
-        for i in range(0, len(changed), 400):
-            chunk = changed[i : i + 400]
-            marks = ",".join("?" * len(chunk))
-            db.execute(
-                f"DELETE FROM anchors WHERE path IN ({marks}) OR target IN ({marks})", chunk + chunk
-            )
-            # two queries, so each uses its index (refs by file, docs by path)
-            rows += db.execute(f"{select} AND r.path IN ({marks})", chunk).fetchall()
-            rows += db.execute(f"{select} AND d.path IN ({marks})", chunk).fetchall()
+        state.anchors.delete_touching(changed)
+        rows = state.refs.anchored(changed)
         # a reference that now resolves to a changed file may have had a problem with
         # its former target: forget it, it is recomputed below
-        db.executemany(
-            "DELETE FROM anchors WHERE path=? AND line=? AND substr(message, 1, ?)=?",
-            {(p, ln, len(repr(t)) + 1, f"{t!r}:") for p, ln, t, _a, _d in rows},
-        )
-
-    def outline(target: str) -> str | None:
-        row = db.execute("SELECT outline FROM texts WHERE path=?", (target,)).fetchone()
-        return row[0] if row else None
+        state.anchors.forget((r.path, r.line, r.text) for r in rows)
 
     from studykb.vault.includes import Includes, pending_rows
 
     includes = Includes(root, reading) if root is not None and including else None
-    found = missing_anchors(rows, outline, reading, includes)
+    found = missing_anchors(rows, state.texts.outline, reading, includes)
     if includes is not None:
         wanted = None if changed is None else set(changed)
         found += pending_rows(
             ((p, o) for p, o in including if wanted is None or p in wanted), includes
         )
-    db.executemany("INSERT INTO anchors VALUES (?,?,?,?)", found)
-
-
-def including_pages(db: sqlite3.Connection) -> list[tuple[str, str]]:
-    """(path, outline) of every page that includes files (``vault/includes.py``)."""
-    select = "SELECT path, outline FROM texts WHERE outline LIKE ?"
-    return db.execute(select, ('%"inc"%',)).fetchall()
+    state.anchors.insert(found)
 
 
 def wants_anchor_check(anchor: str, target_key: str | None) -> bool:
@@ -248,7 +199,7 @@ def missing_anchors(
     outlines: Callable[[str], str | None],
     reading: Reading = GITHUB,
     includes: Includes | None = None,
-) -> list[tuple[str, int, str, str]]:
+) -> list[AnchorProblem]:
     """Rows of the ``anchors`` table for (path, line, text, anchor, target path) references
     whose target has no such heading or label; ``outlines`` gives a file's outline (JSON);
     ``includes``: the headings of files a target includes count too."""
@@ -266,7 +217,8 @@ def missing_anchors(
             seen[target] = read(target)
             opaque[target] = any(made_by_code(h.text) for h in seen[target].headings)
         if seen[target].find(anchor, reading) is None and not opaque[target]:
-            out.append((path, line, f"{text!r}: the target has no heading {anchor!r}", target))
+            message = f"{text!r}: the target has no heading {anchor!r}"
+            out.append(AnchorProblem(path, line, message, target))
     return out
 
 
@@ -285,17 +237,6 @@ def made_by_code(heading: str) -> bool:
 #: Generators that serve site-absolute files from places studykb does not read (themes,
 #: ``static/``, ``assets/``, generated feeds): such links are never reported missing.
 _SERVED_ELSEWHERE = ("hugo", "zola", "jekyll", "quartz")
-
-
-@dataclass(frozen=True)
-class AttachmentRef:
-    """A reference to a file that is not a document, as stored."""
-
-    path: str
-    line: int
-    text: str
-    target: str
-    style: str
 
 
 @dataclass(frozen=True)
@@ -369,46 +310,30 @@ def reported_missing(ref: AttachmentRef, generator: str) -> bool:
 
 
 def attachment_problems(
-    db: sqlite3.Connection, files: Files, reading: Reading = GITHUB, paths: list[str] | None = None
+    state: Tables, files: Files, reading: Reading = GITHUB, paths: list[str] | None = None
 ) -> None:
     """Recompute ``missing-attachment`` for the references to files that are not documents
     written in ``paths`` (None: everywhere, when the files themselves changed)."""
     from studykb.model import WARNING
 
-    select = "SELECT path, line, text, target, style FROM refs WHERE state='asset'"
-    rows: list[AttachmentRef] = []
-    if paths is None:
-        db.execute("DELETE FROM problems WHERE origin='attach'")
-        rows = [AttachmentRef(*row) for row in db.execute(select)]
-    for i in range(0, len(paths or ()), 400):
-        chunk = (paths or [])[i : i + 400]
-        marks = ",".join("?" * len(chunk))
-        db.execute(f"DELETE FROM problems WHERE origin='attach' AND path IN ({marks})", chunk)
-        rows += [
-            AttachmentRef(*row) for row in db.execute(f"{select} AND path IN ({marks})", chunk)
-        ]
+    state.problems.delete_found_by("attach", paths)
+    rows = state.refs.assets(paths)
     out = []
     for ref in rows:
         if not reported_missing(ref, reading.generator):
             continue
         if attachment_path(ref, files, reading) is None:
+            message = f"{ref.text!r}: no file {ref.target!r} in the vault"
             out.append(
-                (
-                    ref.path,
-                    ref.line,
-                    WARNING,
-                    "missing-attachment",
-                    f"{ref.text!r}: no file {ref.target!r} in the vault",
-                    "attach",
-                )
+                StoredProblem(ref.path, ref.line, WARNING, "missing-attachment", message, "attach")
             )
-    out += _include_problems(db, files.root, reading, paths)
-    db.executemany("INSERT INTO problems VALUES (?,?,?,?,?,?)", out)
+    out += _include_problems(state, files.root, reading, paths)
+    state.problems.insert(out)
 
 
 def _include_problems(
-    db: sqlite3.Connection, root: Path, reading: Reading, paths: list[str] | None
-) -> list[tuple[str, int, str, str, str, str]]:
+    state: Tables, root: Path, reading: Reading, paths: list[str] | None
+) -> list[StoredProblem]:
     """``missing-attachment`` for each include (of a page in ``paths``; None: every page)
     whose file is not in the vault: the generator would fail or paste nothing there."""
     from studykb.model import WARNING
@@ -418,8 +343,8 @@ def _include_problems(
     wanted = None if paths is None else set(paths)
     includes = Includes(root, reading)
     return [
-        (path, line, WARNING, "missing-attachment", message, "attach")
-        for path, text in including_pages(db)
+        StoredProblem(path, line, WARNING, "missing-attachment", message, "attach")
+        for path, text in state.texts.including()
         if wanted is None or path in wanted
         for line, message in includes.missing(path, Outline.from_json(text))
     ]

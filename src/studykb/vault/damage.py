@@ -5,7 +5,8 @@ time to build it again. SQLite finds damage only where it reads, so damage is me
 three places, each answered the same way (the file deleted, built anew, one notice):
 
 * opening the state: a file that is not a database, or whose tables are not the ones
-  this code makes (:func:`tables_match`), is made anew by :class:`~studykb.vault.store.Store`;
+  this code makes (:func:`studykb.vault.state.schema.tables_match`), is made anew by
+  :class:`~studykb.vault.state.Store`;
 * any later read or write of the state (a damaged page in the middle of the file):
   :func:`damaged` recognises the error wherever it surfaces, and the front end that
   opened the vault deletes the state and runs its command again
@@ -26,7 +27,6 @@ import sqlite3
 from pathlib import Path
 
 from studykb.errors import VaultError
-from studykb.runtime import process
 
 #: SQLite result codes that prove a database file corrupt (SQLITE_CORRUPT, SQLITE_NOTADB).
 CORRUPT_CODES = frozenset({11, 26})
@@ -79,38 +79,3 @@ def discard(path: Path) -> None:
     for suffix in ("", "-wal", "-shm", "-journal"):
         with contextlib.suppress(FileNotFoundError):
             os.remove(str(path) + suffix)
-
-
-@process.memo(maxsize=None)
-def _expected(schema: str) -> dict[str, str]:
-    """name -> CREATE statement of every table ``schema`` makes, as SQLite keeps it
-    (made in memory once: SQLite normalises the text it stores)."""
-    db = sqlite3.connect(":memory:")
-    try:
-        db.executescript(schema)
-        return _tables(db)
-    finally:
-        db.close()
-
-
-def _tables(db: sqlite3.Connection) -> dict[str, str]:
-    rows = db.execute(
-        "SELECT name, sql FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'"
-    )
-    return {name: sql for name, sql in rows}
-
-
-def tables_match(db: sqlite3.Connection, schema: str) -> bool | None:
-    """Whether the tables of ``db`` are exactly those ``schema`` makes; None when it has
-    none (a new or empty file)."""
-    have = _tables(db)
-    if not have:
-        return None
-    return have == _expected(schema)
-
-
-def meta_matches(db: sqlite3.Connection, schema: str) -> bool:
-    """Whether ``db`` has the ``meta`` table ``schema`` makes (so its version can be read,
-    even when other tables differ: another studykb version's state)."""
-    row = db.execute("SELECT sql FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
-    return row is not None and row[0] == _expected(schema).get("meta")

@@ -26,6 +26,7 @@ from pathlib import Path
 from studykb.parse.outline import Include, Label, Outline
 from studykb.parse.reading import Reading
 from studykb.parse.slugs import Heading
+from studykb.vault.state.rows import AnchorProblem
 
 #: How deep includes of includes are followed (pymdownx.snippets and Hugo nest them).
 MAX_DEPTH = 5
@@ -148,9 +149,7 @@ def expanding(
     return read
 
 
-def pending_rows(
-    outlines: Iterable[tuple[str, str]], includes: Includes
-) -> list[tuple[str, int, str, str]]:
+def pending_rows(outlines: Iterable[tuple[str, str]], includes: Includes) -> list[AnchorProblem]:
     """``anchors`` rows for same-page links of pages with includes (``Pending``) that name
     no heading of the page with its includes."""
     out = []
@@ -162,5 +161,5 @@ def pending_rows(
         for p in outline.pending:
             if full.find(p.anchor, includes.reading) is None:
                 message = f"{p.text!r}: this page has no heading {p.anchor!r}"
-                out.append((path, p.line, message, path))
+                out.append(AnchorProblem(path, p.line, message, path))
     return out

@@ -24,9 +24,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import json
 import os
-import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -36,14 +34,15 @@ from studykb.vault import update
 from studykb.vault.checks import Files
 from studykb.vault.resolve import bad_code
 from studykb.vault.scan import Scan, scan
-from studykb.vault.schema import ParsedRows
+from studykb.vault.state.rows import FileStamp, ParsedRows, StoredProblem
 
 if TYPE_CHECKING:
     from studykb.runtime.pools import Beside
     from studykb.vault import Vault
+    from studykb.vault.state import Tables
 
-#: A problem found by the scan, as stored: path, line, severity, code, message, origin.
-ScanRow = tuple[str, int, str, str, str, str]
+#: A problem found by the scan, as stored (origin ``scan``).
+ScanRow = StoredProblem
 
 Progress = Callable[[int, int], None]
 #: Parse in worker processes when at least this many files changed.
@@ -99,15 +98,16 @@ class Refresh:
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
-        old = self.store.files()
-        if old and self.store.get_meta("reading") != self.reading.digest():
+        old = self.store.files.stamps()
+        if old and self.store.meta.get("reading") != self.reading.digest():
             old = {}  # read by other rules now: every file again, as a first build
         removed = sorted(set(old) - set(found.files))
         changed = self._changed(found, old)
         if most is not None and (not old or len(changed) + len(removed) > most):
             return None
         scan_rows = [
-            (p.path, p.line, p.severity, p.code, p.message, "scan") for p in found.problems
+            StoredProblem(p.path, p.line, p.severity, p.code, p.message, "scan")
+            for p in found.problems
         ]
         files = Files(self.root, found.attachments, found.attachment_names)
         marks = self._marks(scanned_ns, files)
@@ -125,9 +125,9 @@ class Refresh:
                 full = not old
                 self._write(parsed, removed, touched, scan_rows, full, files=files, marks=marks)
                 self.vault._forget()  # noqa: SLF001
-            elif self.store.get_meta("files") != marks["files"]:
-                with self.store.transaction() as db:
-                    self._finish_write(db, files, marks, [])
+            elif self.store.meta.get("files") != marks["files"]:
+                with self.store.transaction() as state:
+                    self._finish_write(state, files, marks, [])
         self._count(stats)
         if not old and changed:  # said once, when the whole vault is read
             stats.notice = _joined(stats.notice, self._site_links_notice())
@@ -139,20 +139,17 @@ class Refresh:
         states = self._states
         self._states = None
         edges = self.vault._edges  # noqa: SLF001 - the vault's, kept by the first build
+        stats.documents = self.store.docs.count()
         if edges is not None:  # just built: counted in memory (the indexes may wait)
-            stats.documents = self.store.db.execute("SELECT count(*) FROM docs").fetchone()[0]
             stats.links = len(edges)
         else:
-            stats.documents, stats.links = self.store.db.execute(
-                "SELECT (SELECT count(*) FROM docs),"
-                " (SELECT count(*) FROM refs WHERE target_key IS NOT NULL)"
-            ).fetchone()
+            stats.links = self.store.refs.resolved_count()
         stats.problems, stats.errors = self._problem_counts(states)
 
-    def _changed(self, found: Scan, old: dict[str, tuple[int, int, str]]) -> list[str]:
+    def _changed(self, found: Scan, old: dict[str, FileStamp]) -> list[str]:
         """Files to read: new ones, those whose mtime or size differ, and those stored so
         close to the last refresh that a rewrite in the same mtime tick could hide."""
-        racy = self.store.get_meta("scanned_ns") if old else None
+        racy = self.store.meta.get("scanned_ns") if old else None
         since = int(racy) - RACY_NS if racy and racy.isdigit() else None
         out = []
         for path, st in found.files.items():
@@ -194,7 +191,7 @@ class Refresh:
                 self.root,
                 expected=len(changed),
                 reading=self.reading,
-                finish=lambda db: self._finish_write(db, files, marks),
+                finish=lambda state: self._finish_write(state, files, marks),
             )
         vault._docs = None  # noqa: SLF001
         vault._names = None  # noqa: SLF001
@@ -202,7 +199,7 @@ class Refresh:
 
     def _finish_write(
         self,
-        db: sqlite3.Connection,
+        state: Tables,
         files: Files,
         marks: dict[str, str],
         paths: list[str] | None = None,
@@ -213,25 +210,20 @@ class Refresh:
         attachments changed, and the fingerprint stays)."""
         from studykb.vault.checks import attachment_problems
 
-        same = paths is not None and self.store.get_meta("files") == marks["files"]
-        attachment_problems(db, files, self.reading, paths if same else None)
-        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)", sorted(marks.items()))
+        same = paths is not None and state.meta.get("files") == marks["files"]
+        attachment_problems(state, files, self.reading, paths if same else None)
+        state.meta.put(marks)
         if paths is None or paths:  # files came, went or changed: a new fingerprint
-            db.execute(
-                "INSERT INTO meta VALUES('generation', '1')"
-                " ON CONFLICT(key) DO UPDATE SET value = CAST(value AS INTEGER) + 1"
-            )
+            generation = state.meta.next_generation()
             self.vault._fingerprint = None  # noqa: SLF001
-            _journal(db, paths)
+            # which files: what is derived from the state (the search index) catches up
+            # by looking at those only
+            state.journal.record(generation, paths)
 
     def _site_links_notice(self) -> str | None:
         """A word when every site-absolute link (``/docs/x/``) leads to no document: the
         content folder is likely not where studykb looks."""
-        row = self.store.db.execute(
-            "SELECT count(*), sum(target_key IS NOT NULL) FROM refs"
-            " WHERE style IN ('path', 'site') AND substr(text, 1, 1)='/' AND state != 'asset'"
-        ).fetchone()
-        total, resolved = row[0] or 0, row[1] or 0
+        total, resolved = self.store.refs.site_absolute()
         if total < SITE_LINKS_NOTICE or resolved:
             return None
         where = ", ".join(f"{d}/" for d in self.site.content_dirs)
@@ -246,26 +238,16 @@ class Refresh:
         """(problems, errors) as :meth:`Vault.problems` would list them, counted in SQL
         (``states``: references per resolution state, when already counted)."""
         problems = errors = 0
-        db = self.store.db
-        for code, found, n in db.execute(
-            "SELECT code, severity, count(*) FROM problems GROUP BY code, severity"
-        ):
+        for code, found, n in self.store.problems.counts():
             level = self.config.level(code, found)
             if level != "ignore":
                 problems += n
                 errors += n if level == "error" else 0
         if states is None:
-            states = dict(
-                db.execute(
-                    "SELECT state, count(*) FROM refs WHERE state IN ('dangling', 'ambiguous')"
-                    " GROUP BY state"
-                ).fetchall()
-            )
+            states = self.store.refs.unresolved_counts()
         site = 0
         if states.get("dangling"):  # site links that lead nowhere are dangling-link
-            site = db.execute(
-                "SELECT count(*) FROM refs WHERE state='dangling' AND style='site'"
-            ).fetchone()[0]
+            site = self.store.refs.dangling_site_links()
         for state, style, n in (
             ("dangling", "name", states.get("dangling", 0) - site),
             ("dangling", "site", site),
@@ -283,7 +265,7 @@ class Refresh:
         return problems, errors
 
     def _confirm(
-        self, changed: list[str], old: dict[str, tuple[int, int, str]]
+        self, changed: list[str], old: dict[str, FileStamp]
     ) -> tuple[
         list[tuple[str, bytes, str, int, int]], list[tuple[int, int, str]], list[ParsedRows]
     ]:
@@ -300,11 +282,11 @@ class Refresh:
             try:
                 raw, st = read_note(self.root / path)
             except OSError as exc:
-                if exc.errno not in VANISHED and old.get(path, (0, 0, ""))[2] != UNREAD:
+                if exc.errno not in VANISHED and (path not in old or old[path].hash != UNREAD):
                     unread.append(unread_rows(path, exc.strerror or str(exc)))
                 continue  # vanished since the scan: the next refresh sees it
             digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
-            if path in old and old[path][2] == digest:
+            if path in old and old[path].hash == digest:
                 touched.append((st.st_mtime_ns, st.st_size, path))
             else:
                 to_parse.append((path, raw, digest, st.st_mtime_ns, st.st_size))
@@ -336,9 +318,7 @@ class Refresh:
         )
 
     def _scan_changed(self, rows: list[ScanRow]) -> bool:
-        stored = self.store.db.execute(
-            "SELECT path, line, severity, code, message, origin FROM problems WHERE origin='scan'"
-        ).fetchall()
+        stored = self.store.problems.found_by("scan")
         return sorted(stored) != sorted(rows)
 
     def _write(
@@ -351,29 +331,10 @@ class Refresh:
         files: Files,
         marks: dict[str, str],
     ) -> None:
-        paths = removed + [row[0] for row in parsed]
-        with self.store.transaction() as db:
-            update.write(db, parsed, removed, touched, scan_rows, full, self.reading, self.root)
-            self._finish_write(db, files, marks, None if full else paths)
-
-
-#: Writes the journal keeps the changed files of (older ones: a full comparison).
-JOURNAL_KEPT = 500
-
-
-def _journal(db: sqlite3.Connection, paths: list[str] | None) -> None:
-    """Record which files this write added, removed or changed, under its generation, so
-    what is derived from the state (the search index) can catch up by looking at those
-    only. A write that read the whole vault (``paths`` None) records nothing: the gap
-    sends the next catch-up to a full comparison."""
-    (generation,) = db.execute(
-        "SELECT CAST(value AS INTEGER) FROM meta WHERE key='generation'"
-    ).fetchone()
-    if paths is not None:
-        db.execute(
-            "INSERT OR REPLACE INTO journal VALUES (?, ?)", (generation, json.dumps(sorted(paths)))
-        )
-    db.execute("DELETE FROM journal WHERE generation <= ?", (generation - JOURNAL_KEPT,))
+        paths = removed + [rows.path for rows in parsed]
+        with self.store.transaction() as state:
+            update.write(state, parsed, removed, touched, scan_rows, full, self.reading, self.root)
+            self._finish_write(state, files, marks, None if full else paths)
 
 
 def _joined(first: str | None, second: str | None) -> str | None:

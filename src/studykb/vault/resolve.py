@@ -15,10 +15,13 @@ from __future__ import annotations
 import json
 import posixpath
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 from studykb.model import fold as fold  # how names are compared (resolve.fold of old)
+
+if TYPE_CHECKING:
+    from studykb.vault.state import Tables
 
 PATH, ID, ALIAS, TITLE, STEM, LABEL, SITE, SITE_DIR = range(8)
 #: How a label is written among a document's names (``docs.names``), beside its aliases.
@@ -324,10 +327,16 @@ def table_rows(names: Names) -> Iterable[tuple[str, int, str, str]]:
 
 
 class _Lazy(Mapping[str, Any]):
-    """Read-only mapping over the store: one indexed query per key, everything on iteration."""
+    """Read-only mapping over the state: one indexed query per key (``one``), everything
+    on iteration (``every``)."""
 
-    def __init__(self, db: Any, one: str, every: str, grouped: bool) -> None:
-        self._db, self._one, self._every, self._grouped = db, one, every, grouped
+    def __init__(
+        self,
+        one: Callable[[str], list[tuple[Any, ...]]],
+        every: Callable[[], Iterable[tuple[Any, ...]]],
+        grouped: bool,
+    ) -> None:
+        self._one, self._every, self._grouped = one, every, grouped
         self._cache: dict[str, Any] = {}
         self._all: dict[str, Any] | None = None
 
@@ -340,7 +349,7 @@ class _Lazy(Mapping[str, Any]):
         if self._all is not None:
             return self._all[key]
         if key not in self._cache:
-            self._cache[key] = self._shape(self._db.execute(self._one, (key,)).fetchall())
+            self._cache[key] = self._shape(self._one(key))
         value = self._cache[key]
         if value is None:
             raise KeyError(key)
@@ -349,7 +358,7 @@ class _Lazy(Mapping[str, Any]):
     def _load(self) -> dict[str, Any]:
         if self._all is None:
             out: dict[str, Any] = {}
-            for first, *rest in self._db.execute(self._every):
+            for first, *rest in self._every():
                 if self._grouped:
                     out.setdefault(first, []).append(rest[0] if len(rest) == 1 else tuple(rest))
                 else:
@@ -365,35 +374,16 @@ class _Lazy(Mapping[str, Any]):
 
 
 class StoredNames(Names):
-    """The name table read from the store's ``names`` table on demand.
+    """The name table read from the state's ``names`` table on demand.
 
     Resolving one query costs a few indexed lookups instead of building the table of the
     whole vault; iterating ``table`` (for suggestions) loads it all once.
     """
 
-    def __init__(self, db: Any, roots: Iterable[str] = ()) -> None:  # pylint: disable=super-init-not-called
+    def __init__(self, tables: Tables, roots: Iterable[str] = ()) -> None:  # pylint: disable=super-init-not-called
         self.roots = tuple(r for r in roots if r not in ("", "."))
-        self.table = _Lazy(  # type: ignore[assignment]
-            db,
-            f"SELECT level, key FROM names WHERE name=? AND level<{URL} ORDER BY rowid",
-            f"SELECT name, level, key FROM names WHERE level<{URL} ORDER BY rowid",
-            True,
-        )
-        self.urls = _Lazy(  # type: ignore[assignment]
-            db,
-            f"SELECT key FROM names WHERE name=? AND level={URL} ORDER BY rowid",
-            f"SELECT name, key FROM names WHERE level={URL} ORDER BY rowid",
-            True,
-        )
-        self.paths = _Lazy(
-            db,
-            "SELECT path FROM docs WHERE key=?",  # type: ignore[assignment]
-            "SELECT key, path FROM docs",
-            False,
-        )
-        self.types = _Lazy(
-            db,
-            "SELECT type FROM docs WHERE key=?",  # type: ignore[assignment]
-            "SELECT key, type FROM docs",
-            False,
-        )
+        names, docs = tables.names, tables.docs
+        self.table = _Lazy(names.levels_of, names.every_level, True)  # type: ignore[assignment]
+        self.urls = _Lazy(names.keys_at_url, names.every_url, True)  # type: ignore[assignment]
+        self.paths = _Lazy(docs.path_of, docs.every_path, False)  # type: ignore[assignment]
+        self.types = _Lazy(docs.type_of, docs.every_type, False)  # type: ignore[assignment]

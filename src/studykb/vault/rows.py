@@ -9,7 +9,7 @@ from studykb.model import ERROR, Document
 from studykb.parse import parse_file
 from studykb.parse.reading import Reading
 from studykb.vault.resolve import lookups
-from studykb.vault.schema import ParsedRows, ProblemRow, doc_row, ref_row
+from studykb.vault.state.rows import ParsedRows, ProblemRow, doc_row, ref_row
 
 #: The content hash stored for a file that could not be read (never a blake2b hex
 #: digest); its mtime and size are stored as -1, so every refresh tries it again (a

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from studykb.model import Document
@@ -139,8 +139,10 @@ class TopicTable:
         return table
 
 
-def digest(rows: list[TopicRow]) -> str:
-    return hashlib.blake2b(repr(rows).encode(), digest_size=16).hexdigest()
+def digest(rows: Sequence[TopicRow]) -> str:
+    """A digest of the topic rows (as plain tuples: the same whatever names their columns)."""
+    plain = [tuple(row) for row in rows]
+    return hashlib.blake2b(repr(plain).encode(), digest_size=16).hexdigest()
 
 
 class Topics:

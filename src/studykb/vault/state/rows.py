@@ -1,11 +1,18 @@
-"""The state database's tables (their SQL) and the rows that cross module boundaries:
-what a parsed file adds (:class:`ParsedRows`), a resolved reference as an edge
-(:class:`Edge`), and a document or reference as a row and back."""
+"""The rows of the state, named: what a parsed file adds (:class:`ParsedRows`), what the
+tables give back (a file's stamp, a document's names, a reference with its resolution,
+an edge), and a document or reference as a row and back.
+
+The rows a parsing worker sends for each document and reference (:data:`DocRow`,
+:data:`RefRow`, :data:`ProblemRow`, :data:`TextRow`) stay plain tuples: a first build of
+10k notes sends ~100k of them between processes, and a named tuple costs ~0.2 s more to
+pickle and ~0.2 s more to unpickle per 100k (measured). Only the state package takes
+them apart (:mod:`studykb.vault.state.docs`, :mod:`~studykb.vault.state.refs`).
+"""
 
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import dataclass, fields
 from typing import NamedTuple
 
 from studykb.model import Document, Reference
@@ -19,55 +26,7 @@ _TUPLE_FIELDS = tuple(
     i for i, f in enumerate(DOC_FIELDS) if f in ("aliases", "tags", "covers", "labels", "site_urls")
 )
 
-SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT);
-CREATE TABLE IF NOT EXISTS journal(generation INTEGER PRIMARY KEY, paths TEXT);
-CREATE TABLE IF NOT EXISTS files(
-    path TEXT PRIMARY KEY, mtime_ns INTEGER, size INTEGER, hash TEXT);
-CREATE TABLE IF NOT EXISTS docs(
-    key TEXT PRIMARY KEY, path TEXT, id TEXT, title TEXT, type TEXT, explicit INTEGER,
-    names TEXT, url TEXT, data BLOB);
-CREATE INDEX IF NOT EXISTS docs_path ON docs(path);
-CREATE INDEX IF NOT EXISTS docs_ids ON docs(lower(id), path) WHERE explicit = 1 AND type != 'unit';
-CREATE INDEX IF NOT EXISTS docs_topics ON docs(key, id, title, names) WHERE type = 'topic';
-CREATE INDEX IF NOT EXISTS docs_type ON docs(type, key);
-CREATE TABLE IF NOT EXISTS refs(
-    n INTEGER PRIMARY KEY, source TEXT, path TEXT, line INTEGER, kind TEXT, text TEXT,
-    target TEXT, style TEXT, anchor TEXT, reason TEXT, optional INTEGER,
-    lookup TEXT, lookup2 TEXT, target_key TEXT, state TEXT, note TEXT);
-CREATE INDEX IF NOT EXISTS refs_path ON refs(path);
-CREATE INDEX IF NOT EXISTS refs_target ON refs(target_key);
-CREATE INDEX IF NOT EXISTS refs_lookup ON refs(lookup);
-CREATE INDEX IF NOT EXISTS refs_lookup2 ON refs(lookup2) WHERE lookup2 IS NOT NULL;
-CREATE INDEX IF NOT EXISTS refs_bad ON refs(state) WHERE state IN ('dangling', 'ambiguous');
-CREATE INDEX IF NOT EXISTS refs_requires ON refs(source, target_key, path, line)
-    WHERE kind = 'requires';
-CREATE INDEX IF NOT EXISTS refs_course ON refs(path, target_key) WHERE kind = 'course';
-CREATE TABLE IF NOT EXISTS problems(
-    path TEXT, line INTEGER, severity TEXT, code TEXT, message TEXT, origin TEXT);
-CREATE INDEX IF NOT EXISTS problems_path ON problems(path);
-CREATE TABLE IF NOT EXISTS texts(path TEXT PRIMARY KEY, headings TEXT, body TEXT, outline TEXT);
-CREATE TABLE IF NOT EXISTS anchors(path TEXT, line INTEGER, message TEXT, target TEXT);
-CREATE INDEX IF NOT EXISTS anchors_path ON anchors(path);
-CREATE INDEX IF NOT EXISTS anchors_target ON anchors(target);
-CREATE TABLE IF NOT EXISTS names(name TEXT, level INTEGER, key TEXT, path TEXT);
-CREATE INDEX IF NOT EXISTS names_name ON names(name);
-CREATE INDEX IF NOT EXISTS names_path ON names(path);
-"""
-
-
-def secondary_indexes() -> list[tuple[str, str]]:
-    """(name, CREATE statement) of every index in the schema (a bulk load drops them)."""
-    out = []
-    for statement in SCHEMA.split(";"):
-        statement = statement.strip()
-        if statement.startswith("CREATE INDEX"):
-            name = statement.split("EXISTS", 1)[1].split()[0]
-            out.append((name, statement))
-    return out
-
-
-# -- the rows of the state, as they are inserted (positional: SQLite takes tuples) ----------
+# -- the rows as a parsing worker makes them (positional: see the module's docstring) -------
 #: ``files``: path, mtime_ns, size, content hash.
 FileRow = tuple[str, int, int, str]
 #: ``docs``: key, path, id, title, type, explicit id (0/1), aliases (JSON), url, every field
@@ -101,6 +60,104 @@ class ParsedRows(NamedTuple):
     text: TextRow
 
 
+# -- the rows the tables give back ------------------------------------------------------------
+class FileStamp(NamedTuple):
+    """What the state knows of a file on disk (``files``)."""
+
+    mtime_ns: int
+    size: int
+    hash: str
+
+
+class StoredFile(NamedTuple):
+    """A file as the derived structures compare it: path, mtime, content hash."""
+
+    path: str
+    mtime_ns: int
+    hash: str
+
+
+class DocNames(NamedTuple):
+    """What a document answers to, as the name table is built from it (``docs``)."""
+
+    key: str
+    path: str
+    id: str
+    title: str
+    type: str
+    names: str
+    """Aliases (and d2lbook labels, site URLs) as JSON."""
+    url: str | None
+
+
+class TopicRow(NamedTuple):
+    """A topic document as the topic table is built from it."""
+
+    key: str
+    id: str
+    title: str
+    names: str
+    """Aliases as JSON."""
+
+
+class StoredProblem(NamedTuple):
+    """A row of ``problems``: a problem and which step of a write found it."""
+
+    path: str
+    line: int
+    severity: str
+    code: str
+    message: str
+    origin: str
+    """``scan``, ``parse``, ``vault`` (duplicate ids, loops) or ``attach``."""
+
+
+class AnchorProblem(NamedTuple):
+    """A row of ``anchors``: a ``[[note#heading]]`` whose note has no such heading."""
+
+    path: str
+    line: int
+    message: str
+    target: str
+    """The path of the note the reference leads to."""
+
+
+class Anchored(NamedTuple):
+    """A reference to check for ``[[note#heading]]``."""
+
+    path: str
+    line: int
+    text: str
+    anchor: str
+    target: str
+    """The path of the note it resolves to."""
+
+
+class Requires(NamedTuple):
+    """A ``requires`` reference as the loop check reads it."""
+
+    source: str
+    target: str | None
+    path: str
+    line: int
+
+
+class ToResolve(NamedTuple):
+    """A reference as resolving it again reads it (``refs``)."""
+
+    n: int
+    source: str
+    path: str
+    target: str
+    style: str
+    anchor: str
+    optional: int
+    text: str
+    kind: str
+    target_key: str | None
+    """What it resolved to before."""
+
+
 class Edge(NamedTuple):
     """A resolved reference, as the graph and the features read it."""
 
@@ -117,6 +174,30 @@ class Edge(NamedTuple):
     """Why it is needed (``requires`` with a reason), else empty."""
 
 
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A reference together with what it resolved to."""
+
+    ref: Reference
+    target: str | None
+    """Key of the target document, or None."""
+    state: str
+    """ok, ambiguous, dangling, external, outside or asset."""
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class AttachmentRef:
+    """A reference to a file that is not a document, as stored."""
+
+    path: str
+    line: int
+    text: str
+    target: str
+    style: str
+
+
+# -- a document and a reference as rows --------------------------------------------------------
 def doc_row(doc: Document) -> DocRow:
     """A document as a row of ``docs``; ``names`` holds its aliases (and d2lbook labels) as
     JSON, ``data`` every field as a JSON array."""
@@ -132,6 +213,12 @@ def doc_row(doc: Document) -> DocRow:
         doc.url,
         data,
     )
+
+
+def doc_names(row: DocRow) -> DocNames:
+    """What the document of a ``docs`` row answers to."""
+    key, path, did, title, dtype, _explicit, names, url, _data = row
+    return DocNames(key, path, did, title, dtype, names, url)
 
 
 def doc_from_blob(data: str | bytes) -> Document:
@@ -169,4 +256,6 @@ def ref_row(ref: Reference, lookup: str, lookup2: str) -> RefRow:
     )
 
 
-#: Connections a forked process inherited (see :meth:`Store.reconnect`), never closed.
+def problem_row(path: str, line: int, severity: str, code: str, message: str) -> ProblemRow:
+    """A problem a parse found, as a row of ``problems``."""
+    return (path, line, severity, code, message)
