@@ -1,0 +1,105 @@
+"""What a :class:`studykb.session.Session` answers about related documents, sidebars and
+topic pages (a part of the session kept in its own module; the session is one class)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from studykb.vault import BuildStats, Vault
+
+if TYPE_CHECKING:
+    from studykb.model import Document
+    from studykb.outputs.sidebar_write import Outcome
+    from studykb.related.rank import Related, RelatedOptions
+    from studykb.related.sidebar import Sidebar
+    from studykb.related.topics import Topic, TopicPage
+
+
+def _structure_names() -> frozenset[str]:
+    """The cache names of every derived structure (loads every structure's code)."""
+    # deferred: loads every structure's code (numpy and scipy among it)
+    from studykb.structures import names
+
+    return names()
+
+
+class RelatedViews:
+    """Related documents, sidebars and topics of the session's vault."""
+
+    vault: Vault
+
+    def prepare_related(self, stats: BuildStats) -> bool:
+        """After a refresh, make what related documents need when the refresh read many
+        files or none of it is kept yet; whether it did (:func:`studykb.related.engine.prepare`)."""
+        from studykb.related.engine import prepare
+
+        return prepare(self.vault, stats, _structure_names)
+
+    def warm_related(self) -> None:
+        """Load what related documents need and read what is kept of it, ahead of the
+        ranking (the cache only: it may run while the refresh runs beside it)."""
+        from studykb.related.rank import warm
+
+        warm(self.vault)
+
+    def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
+        """Related documents, best first, with the reasons in words."""
+        from studykb.related.rank import related
+
+        return related(self.vault, doc, options, self._index_text(options))
+
+    def sidebar(self, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
+        from studykb.related.sidebar import sidebar
+
+        found = sidebar(self.vault, doc, options, self._index_text(options))
+        return self._plan_before([found], options)[0]
+
+    def sidebars(
+        self, keys: list[str] | None = None, options: RelatedOptions | None = None
+    ) -> list[Sidebar]:
+        from studykb.related.sidebar import sidebars
+
+        return sidebars(self.vault, keys, options, self._index_text(options), self._needs())
+
+    def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
+        """The sidebars with "Before this" from the plan model (the first level of each
+        document's plan, as ``before`` shows it), so the two never disagree."""
+        from studykb.related.rank import RelatedOptions
+        from studykb.related.sidebar import with_needs
+
+        limit = (options or RelatedOptions()).limit
+        return with_needs(found, self._needs(), limit)
+
+    def _needs(self) -> Any:
+        """What a document needs directly, as its plan's first level has it."""
+        from studykb.study import plans
+
+        kb = plans.knowledge(self.vault)
+        return lambda key: plans.direct_needs(kb, key)
+
+    def _index_text(self, options: RelatedOptions | None) -> Any:
+        """The search index's more-like-this, for related documents' ``--text index``."""
+        if options is None or options.text != "index":
+            return None
+        from studykb.search import index
+
+        return index.IndexText(self.vault)
+
+    def write_sidebars(self, found: list[Sidebar], dry_run: bool = False) -> Outcome:
+        """Put each note's sidebar between its markers (only what changed is written)."""
+        from studykb.outputs import sidebar_write
+
+        outcome = sidebar_write.plan(self.vault, found)
+        return outcome if dry_run else sidebar_write.apply(outcome)
+
+    def topics(self) -> list[Topic]:
+        from studykb.related.topics import topics
+
+        return topics(self.vault)
+
+    def topic_page(self, doc: Document) -> TopicPage:
+        from studykb.related.topics import topic_page
+
+        return topic_page(self.vault, doc)
+
+    # -- writing beside an editor ---------------------------------------------------------------
