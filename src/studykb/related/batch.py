@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 
 def order_block(ranker: Ranker, block: Block, options: RelatedOptions) -> list[list[Ranked]]:
     """Every row of ``block`` as :meth:`Ranker.order` makes it (``options.diversity`` 0)."""
-    from studykb.related.rank import Ranked
+    from studykb.related.rank import Ranked  # deferred: an import cycle (rank uses this module)
 
     ix = ranker.ix
     n_rows = len(block.rows)

@@ -18,9 +18,11 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from studykb.related.batch import order_block
-from studykb.related.engine import COMPONENTS, Block, Engine, Weights, score_block
+from studykb.related.engine import COMPONENTS, ENGINE, Block, Engine, Weights, score_block
 from studykb.related.engine import for_vault as engine_for_vault
+from studykb.related.features import FEATURES
 from studykb.related.reasons import explain
+from studykb.related.vectorcache import VECTORS
 
 if TYPE_CHECKING:
     from studykb.model import Document
@@ -323,9 +325,5 @@ def warm(vault: Vault) -> None:
     """Read the kept features, vectors and matrices of ``vault`` (this module loaded
     numpy, scipy and the ranking code), ahead of the ranking: the cache only, never the
     state, so it may run while the refresh runs beside it."""
-    from studykb.related.engine import ENGINE
-    from studykb.related.features import FEATURES
-    from studykb.related.vectorcache import VECTORS
-
     for spec in (FEATURES, VECTORS, ENGINE):
         vault.structures.preload(spec)

@@ -199,7 +199,7 @@ def _showable(engine: Engine) -> np.ndarray:
     it; no filler, number or stop word) held by few documents' vectors (remembered)."""
     got: np.ndarray | None = engine.memo.get("showable")
     if got is None:
-        from studykb.related.textsim import subject
+        from studykb.related.textsim import subject  # deferred: loads the mention automaton
 
         tv = engine.tv
         size = len(tv.forms) if tv is not None else 0

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from studykb.related.rank import Ranker, Related, RelatedOptions
+from studykb.runtime.pools import cores, map_shared
 
 if TYPE_CHECKING:
     from studykb.model import Document
@@ -106,7 +107,6 @@ def sidebars(
     if keys is None:
         keys = [k for k, t in zip(ranker.ix.keys, ranker.ix.types, strict=True) if t != "unit"]
     keys = sorted(k for k in keys if k in ranker.ix.number)
-    from studykb.runtime.pools import cores
 
     workers = min(cores(), 4)
     if len(keys) >= PARALLEL_MIN and workers > 1 and options.text != "index":
@@ -168,8 +168,6 @@ def _parallel(
 ) -> list[Sidebar]:
     """Workers that inherit the loaded engine score a share of the keys each, a block at
     a time (the same arithmetic as one process)."""
-    from studykb.runtime.pools import map_shared
-
     chunks = [keys[n :: workers * 2] for n in range(workers * 2)]
     parts = map_shared(_work, (ranker, options, needs), chunks, workers)
     by_key = {s.key: s for part in parts for s in part}

@@ -26,6 +26,7 @@ for ``--text index``.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from array import array
@@ -36,6 +37,9 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from studykb.runtime import process
+from studykb.runtime.pools import cores, imap
+from studykb.text.segment import HAN
+from studykb.text.terms import EN_FILLER, EN_STOP, ZH_FILLER, ZH_STOP, is_filler
 
 if TYPE_CHECKING:
     from studykb.text.analysis import Analyser
@@ -233,8 +237,6 @@ def subject(word: str) -> bool:
     """Whether a reader would recognise ``word`` as a subject: not a stop word or filler
     of either language, not a number or mostly digits (``14.66``, ``32gb``, ``m5``),
     one Chinese character or two letters at least."""
-    from studykb.text.terms import is_filler
-
     if is_filler(word) or len(word) < 2 or (word.isascii() and len(word) < 3):
         return False
     return len(_DIGITS.findall(word)) * 2 < len(word)
@@ -287,8 +289,6 @@ def weigh(
 def stop_terms(analyser: Analyser) -> frozenset[str]:
     """Stop words and filler of both languages as index terms (English ones stemmed by
     ``analyser``)."""
-    from studykb.text.terms import EN_FILLER, EN_STOP, ZH_FILLER, ZH_STOP
-
     return frozenset(analyser.stem(w) for w in EN_STOP | EN_FILLER) | ZH_STOP | ZH_FILLER
 
 
@@ -308,8 +308,6 @@ class Text(NamedTuple):
 
 def _texts(vault: Snapshot, keys: Iterable[str] | None = None) -> dict[str, Text]:
     """key -> its :class:`Text` (of every document, or of ``keys``)."""
-    import json
-
     if keys is None:
         rows = [
             (key, path, title, json.loads(names or "[]"))
@@ -339,8 +337,6 @@ def _analyse_part(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analy
 
 def _analyse(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analysed]:
     """Analyse texts; many of them in worker processes (cutting Chinese is the slow part)."""
-    from studykb.runtime.pools import cores, imap
-
     workers = min(cores(), 4)
     if len(todo) < PARALLEL_MIN or workers < 2:
         return _analyse_part(todo, analyser)
@@ -357,13 +353,12 @@ def analyse_known(
 ) -> tuple[Counter[str], dict[str, str]]:
     """Term counts of ``text`` without the Chinese dictionary: English as ``analyser``
     reads it, Chinese cut by longest match against the ``known`` terms (the vocabulary)."""
-    from studykb.text.segment import HAN
-
     tf: Counter[str] = Counter()
     seen: dict[str, str] = {}
     for m in re.finditer(rf"([{HAN}]+)|\d+(?:[.,]\d+)+|[^\W{HAN}]+", text):
         run = m.group(1)
         if run is None:
+            # deferred: loads Stemmer
             from studykb.text.analysis import STOP_WORDS
 
             word = m.group().lower()

@@ -10,6 +10,7 @@ paragraph of :mod:`studykb.related.textsim`).
 from __future__ import annotations
 
 import hashlib
+import json
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
@@ -56,8 +57,6 @@ class Terms:
 
 def name_table(vault: Snapshot) -> Names:
     """Every document's names (id, title, aliases), for finding unlinked mentions."""
-    import json
-
     return Names(
         (key, doc_id, title, json.loads(names or "[]"))
         for key, _path, doc_id, title, _type, names, _url in vault.name_rows()

@@ -16,9 +16,12 @@ from typing import Any
 
 from studykb.errors import UsageError
 from studykb.model import DOC_TYPES
+from studykb.search.snippets import snippet
 from studykb.search.state import EXACT_FIELDS, TEXT_FIELDS
-from studykb.search.understand import plain, read
+from studykb.search.understand import plain, read, remember_names
+from studykb.text.analysis import Analyser
 from studykb.vault import Vault
+from studykb.vault.lookup import find
 from studykb.vault.topics import TopicTable
 
 #: Longer queries are cut (at a word boundary) to this many characters.
@@ -221,6 +224,7 @@ def check_syntax(text: str) -> None:
 
 
 def _bad(text: str, why: str) -> None:
+    # deferred: loads whoosh
     from studykb.search.searcher import QUERY_HELP
 
     shown = text if len(text) <= 80 else text[:77] + "..."
@@ -268,8 +272,6 @@ def _filters(vault: Vault, opts: SearchOptions) -> list[Filter]:
 
 
 def _course_key(vault: Vault, name: str) -> str:
-    from studykb.vault.lookup import find
-
     doc = find(vault, name)
     if doc.type == "unit" and doc.parent:
         return doc.parent
@@ -277,6 +279,7 @@ def _course_key(vault: Vault, name: str) -> str:
 
 
 def _status(value: str) -> str:
+    # deferred: loads markdown_it, mdit_py_plugins
     from studykb.parse.document import STATUS_WORDS
 
     word = value.strip().lower()
@@ -286,6 +289,7 @@ def _status(value: str) -> str:
 
 
 def _level(value: int | str) -> int:
+    # deferred: loads markdown_it, mdit_py_plugins
     from studykb.parse.document import LEVEL_WORDS
 
     word = str(value).strip().lower()
@@ -307,6 +311,7 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     path order); without filters it is a UsageError. A query of only stop words or
     punctuation finds nothing.
     """
+    # deferred: loads whoosh
     from studykb.search import searcher
 
     text, _notes = clean_query(opts.query)
@@ -325,6 +330,7 @@ def search(vault: Vault, opts: SearchOptions) -> list[Hit]:
     groups = _filters(vault, opts)
     topics = _topics(vault)
     if text and plain(text):
+        # deferred: loads whoosh
         from studykb.search.ranking import plain_query, terms_of
 
         reading = read(text, topics, opts.expand)
@@ -356,7 +362,6 @@ def _topics(vault: Vault) -> TopicTable:
     # deferred: the names' structure loads the topic table's code, which a query with
     # syntax never needs
     from studykb.search.names import SEARCH_NAMES
-    from studykb.search.understand import remember_names
 
     topics = vault.topics()
     remember_names(topics, vault.derived(SEARCH_NAMES))
@@ -365,8 +370,6 @@ def _topics(vault: Vault) -> TopicTable:
 
 def explain(opts: SearchOptions) -> list[str]:
     """Notes for the user about how the query was read (cut, cleaned, nothing to find)."""
-    from studykb.text.analysis import Analyser
-
     text, notes = clean_query(opts.query)
     if text and not has_words(text):
         notes.append("the query has no words in it (only punctuation)")
@@ -393,8 +396,6 @@ def _expansions(vault: Vault, text: str) -> list[str]:
 
 
 def _hit(vault: Vault, found: Any, terms: frozenset[str]) -> Hit:
-    from studykb.search.snippets import snippet
-
     f = found.fields
     doc = vault.document(found.key)
     marks: tuple[tuple[int, int], ...] = ()

@@ -19,6 +19,7 @@ from whoosh import query as wq
 from studykb.errors import UsageError
 from studykb.runtime import process
 from studykb.search.coverage import Coverage
+from studykb.search.ranking import OTHER_NAMES, exact_query, name_query
 from studykb.search.records import body_text
 from studykb.search.schema import bind, make_schema
 from studykb.search.scoring import BM25FTable
@@ -72,6 +73,7 @@ _TEXT_FIELDS = TEXT_FIELDS
 def _parser(analyser: Analyser) -> Any:
     """The query parser of a schema read with ``analyser`` (only for query syntax: plain
     words are read by understand.py)."""
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     from whoosh.qparser import QueryParser
 
     return QueryParser("body", make_schema(analyser))
@@ -133,6 +135,7 @@ def _top(searcher: Any, q: Any, limit: int, allow: Any = None, block: Any = None
     to 95 % of cases, in whoosh 2.7.4 and whoosh3 3.54.0 alike. Replacement is turned
     off here (block-quality skipping alone was checked and is right).
     """
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     from whoosh import collectors
 
     collector: Any = collectors.TopCollector(max(1, limit), usequality=True, replace=0)
@@ -208,8 +211,6 @@ def query(
     every group (an empty value: the field is empty). ``expansions``: other phrasings (a
     topic's names in the other language) that also match, at a lower weight.
     """
-    from studykb.search.ranking import OTHER_NAMES, exact_query, name_query
-
     analyser = vault.topics().analyser()
     q = parse_query(text, analyser) if text.strip() else wq.Every()
     if isinstance(q, type(wq.NullQuery)):

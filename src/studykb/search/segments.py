@@ -38,7 +38,10 @@ def reopened(ix: Any, old: Any) -> Any:
     Unlike ``Searcher.refresh()`` (see :func:`current`), a reader is reused only when
     its deletions are still the segment's.
     """
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     from whoosh.reading import MultiReader, SegmentReader
+
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     from whoosh.searching import Searcher
 
     toc = ix._read_toc()  # noqa: SLF001
@@ -88,6 +91,7 @@ def refolded(writer: Any, removed: set[str]) -> list[tuple[str, list[str]]]:
 
 def _live_paths(writer: Any, seg: Any) -> set[str]:
     """The files whose documents segment ``seg`` holds and this writer has not deleted."""
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     from whoosh.reading import SegmentReader
 
     reader = SegmentReader(writer.storage, writer.schema, seg)
@@ -112,6 +116,7 @@ def merge_small(writer: Any, segments: list[Any]) -> list[Any]:
     """Merge policy of an incremental commit: fold the small segments earlier edits left
     into the new one once there are a few, so a search opens few segments (each costs
     ~5 ms to open); the large segments of a full build are left alone."""
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     from whoosh.reading import SegmentReader
 
     small = [seg for seg in segments if seg.doc_count_all() < SMALL_SEGMENT]

@@ -50,6 +50,7 @@ from studykb.search.store import (
     searchers,
 )
 from studykb.text import segment, terms
+from studykb.vault.cache import key
 from studykb.vault.topics import TopicTable
 
 if TYPE_CHECKING:
@@ -296,6 +297,7 @@ def _fill(
     written: dict[str, list[str]],
 ) -> None:
     """Write the changes and commit (a full build replaces every segment)."""
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     from whoosh.writing import CLEAR
 
     if full and len(wanted) >= PARALLEL_MIN and (os.cpu_count() or 1) > 1:
@@ -335,8 +337,6 @@ def _fill(
 
 def _segments_entry() -> str:
     """The cache key of the remembered Chinese cuts: this analysis code, this rjieba."""
-    from studykb.vault.cache import key
-
     return key(segment.SEGMENTS_ENTRY, *segment.stamp())
 
 

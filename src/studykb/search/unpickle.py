@@ -101,9 +101,16 @@ _PICKLE = SimpleNamespace(
 
 def install() -> None:
     """Give every reader of whoosh's pickles :func:`loads`/:func:`load` (idempotent)."""
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     import whoosh.codec.whoosh3 as w3
+
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     import whoosh.filedb.fileindex as fileindex
+
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     import whoosh.filedb.structfile as structfile
+
+    # deferred: whoosh loads in ~0.1 s; only searching needs it
     import whoosh.index as windex
 
     # (whoosh.filedb.misc and whoosh.filedb.pools, which also unpickle, do not import in

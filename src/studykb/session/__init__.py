@@ -19,11 +19,22 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
+from studykb import graph as g
 from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
+from studykb.parse.outline import Outline
+from studykb.repos.view import RepoView
+from studykb.search.state import check
 from studykb.session.related import RelatedViews
-from studykb.vault import Ahead, BuildStats, Link, Shown, Vault
+from studykb.study import plans
+from studykb.study.ask import ask
+from studykb.study.mark import mark
+from studykb.study.new import create_in
+from studykb.study.tracker import status
+from studykb.vault import Ahead, BuildStats, Link, Shown, Vault, setup
+from studykb.vault.files import read_in
+from studykb.vault.lookup import find, suggest
 
 if TYPE_CHECKING:
     from studykb.parse.outline import Outline
@@ -83,15 +94,11 @@ class Session(RelatedViews):
     @staticmethod
     def plan_init(root: Path) -> InitPlan:
         """What ``init`` would write in ``root`` and what studykb would read there."""
-        from studykb.vault import setup
-
         return setup.plan(root)
 
     @staticmethod
     def init(plan: InitPlan) -> Path:
         """Write the ``studykb.toml`` of ``plan`` (never over an existing one): its path."""
-        from studykb.vault import setup
-
         return setup.write(plan)
 
     def close(self) -> None:
@@ -158,8 +165,6 @@ class Session(RelatedViews):
 
     def outline(self, path: str) -> Outline:
         """The headings and blocks of the file ``path`` as last read."""
-        from studykb.parse.outline import Outline
-
         return Outline.from_json(self.vault.outline(path))
 
     def stored_outline(self, path: str) -> str | None:
@@ -177,8 +182,6 @@ class Session(RelatedViews):
     def read_file(self, path: str) -> bytes | None:
         """The bytes of the vault file ``path`` as they are on disk (read whole and
         stable, never through a link out of the vault), or None."""
-        from studykb.vault.files import read_in
-
         return read_in(self.root, path)
 
     # -- the state ------------------------------------------------------------------------
@@ -210,8 +213,6 @@ class Session(RelatedViews):
 
     def index_current(self) -> dict[str, Any] | None:
         """The search index's record when it already reflects the state (no whoosh)."""
-        from studykb.search.state import check
-
         record, _state = check(self.vault)
         return record
 
@@ -226,6 +227,7 @@ class Session(RelatedViews):
         """Bring the search index in step with the state; ``building``: wait as long as
         another process holds the index (``studykb build``), else answer from the last
         complete index after a moment; ``shown``: as a :attr:`phase` (a watch's are not)."""
+        # deferred: loads Stemmer, whoosh
         from studykb.search import index
 
         if building:
@@ -237,21 +239,18 @@ class Session(RelatedViews):
     def find(self, query: str) -> Document:
         """The document ``query`` names (path, id, alias, title, URL); NotFound with
         suggestions otherwise."""
-        from studykb.vault.lookup import find
-
         return find(self.vault, query)
 
     def lookup(self, query: str) -> Looked:
         """The document ``query`` names, as written or loosely (spacing, word forms, the
         title without its parenthesis, "X paper", a longer name), saying how; NotFound
         with suggestions when nothing fits. Writers (``mark``, ``mv``) use :meth:`find`."""
+        # deferred: loads Stemmer
         from studykb.vault.loose import lookup
 
         return lookup(self.vault, query)
 
     def suggest(self, query: str, limit: int = 5) -> list[str]:
-        from studykb.vault.lookup import suggest
-
         return suggest(self.vault, query, limit)
 
     def document(self, key: str) -> Document | None:
@@ -279,8 +278,6 @@ class Session(RelatedViews):
 
     def graph(self, options: GraphOptions | None = None) -> Any:
         """The typed graph (networkx), filtered by type, tag and edge kind."""
-        from studykb import graph as g
-
         options = options or GraphOptions()
         topics = self.vault.topics()
         full = g.build(self.vault.documents(), self.vault.graph_edges(), topics)
@@ -289,6 +286,7 @@ class Session(RelatedViews):
     # -- search -------------------------------------------------------------------------------
     def search(self, options: SearchOptions) -> Found:
         """Ranked hits with snippets (the index is brought up to date first)."""
+        # deferred: loads Stemmer
         from studykb.search import query
 
         self.sync_search()
@@ -298,12 +296,14 @@ class Session(RelatedViews):
     def also_searched(self, text: str) -> list[str]:
         """The other names a search for ``text`` looks for too (the topics' thesaurus);
         reads no index."""
+        # deferred: loads Stemmer
         from studykb.search import query
 
         return query.also_searched(self.vault, query.SearchOptions(query=text))
 
     def close_search(self) -> None:
         """Close the searcher kept open between queries (a short-lived process)."""
+        # deferred: loads Stemmer, whoosh
         from studykb.search import index
 
         index.close(self.vault)
@@ -311,8 +311,6 @@ class Session(RelatedViews):
     # -- study ------------------------------------------------------------------------------
     def knowledge(self) -> Knowledge:
         """The prerequisite graph, coverage and what is known (for plans and trees)."""
-        from studykb.study import plans
-
         return plans.knowledge(self.vault)
 
     def plan(
@@ -323,38 +321,26 @@ class Session(RelatedViews):
         kb: Knowledge | None = None,
     ) -> Plan:
         """What to read before ``target``, in order, leaving out what is known."""
-        from studykb.study import plans
-
         return plans.plan(self.vault, target, include_known=include_known, depth=depth, kb=kb)
 
     def ready(self, target: Document | None = None, limit: int = 10) -> list[Step]:
         """What can be read now: unknown documents whose prerequisites are all known."""
-        from studykb.study import plans
-
         return plans.ready(self.vault, target, limit=limit)
 
     def after(self, target: Document, limit: int = 10) -> list[Onward]:
         """What to read once ``target`` is known: what builds on it, ready ones first."""
-        from studykb.study import plans
-
         return plans.after(self.vault, target, limit=limit)
 
     def repos(self) -> RepoView:
         """The tracked repositories, the code links into them, their units' activity."""
-        from studykb.repos.view import RepoView
-
         return RepoView(self.vault)
 
     def status(self) -> Tracker:
         """Courses, what is being read, what was finished, the reading lists."""
-        from studykb.study.tracker import status
-
         return status(self.vault)
 
     def mark(self, doc: Document, status: str) -> bool:
         """Set ``doc``'s status in its file (False when it had it already); refreshes."""
-        from studykb.study.mark import mark
-
         changed = mark(self.vault, doc, status)
         if changed:
             self.vault.refresh()
@@ -364,19 +350,16 @@ class Session(RelatedViews):
         """A question in English or Chinese read as before/after/next/related/about/status
         and its target (a name that resolves here, as written or loosely spelled, when
         one does); UsageError when not understood."""
-        from studykb.study.ask import ask
-
         return ask(self.vault, question)
 
     def new(self, spec: NewDoc) -> Created:
         """Create a document from its template (never over an existing file)."""
-        from studykb.study.new import create_in
-
         return create_in(self.vault, spec)
 
     def plan_move(self, doc: Document, new: str, read: Reader | None = None) -> Move:
         """How renaming ``doc`` to ``new`` (a name, or a path from the vault folder)
         rewrites every reference to it; ``read`` gives a file's text (default: the disk)."""
+        # deferred: loads markdown_it, mdit_py_plugins
         from studykb.study import destination, rename
 
         destination.check(self.vault.config, doc, new)
@@ -385,6 +368,7 @@ class Session(RelatedViews):
     def move(self, move: Move) -> Done:
         """Apply a planned move to the files (all or nothing, see
         :mod:`studykb.vault.journal`), then refresh."""
+        # deferred: loads markdown_it, mdit_py_plugins
         from studykb.study import rename
 
         done = rename.apply(self.vault.root, self.vault.config.state_dir, move)
@@ -397,6 +381,7 @@ class Session(RelatedViews):
     ) -> BufferView:
         """The vault as an editor's buffers are read against it (:mod:`studykb.vault.buffers`):
         built whole, or ``base`` brought up to date after the refresh ``stats`` tells."""
+        # deferred: loads markdown_it, mdit_py_plugins
         from studykb.vault.buffers import view
 
         return view(self.vault, base, stats)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from studykb.study import plans
 from studykb.vault import BuildStats, Vault
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class RelatedViews:
     def prepare_related(self, stats: BuildStats) -> bool:
         """After a refresh, make what related documents need when the refresh read many
         files or none of it is kept yet; whether it did (:func:`studykb.related.engine.prepare`)."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.engine import prepare
 
         return prepare(self.vault, stats, _structure_names)
@@ -38,17 +40,20 @@ class RelatedViews:
     def warm_related(self) -> None:
         """Load what related documents need and read what is kept of it, ahead of the
         ranking (the cache only: it may run while the refresh runs beside it)."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.rank import warm
 
         warm(self.vault)
 
     def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
         """Related documents, best first, with the reasons in words."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.rank import related
 
         return related(self.vault, doc, options, self._index_text(options))
 
     def sidebar(self, doc: Document, options: RelatedOptions | None = None) -> Sidebar:
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.sidebar import sidebar
 
         found = sidebar(self.vault, doc, options, self._index_text(options))
@@ -57,6 +62,7 @@ class RelatedViews:
     def sidebars(
         self, keys: list[str] | None = None, options: RelatedOptions | None = None
     ) -> list[Sidebar]:
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.sidebar import sidebars
 
         return sidebars(self.vault, keys, options, self._index_text(options), self._needs())
@@ -64,7 +70,10 @@ class RelatedViews:
     def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
         """The sidebars with "Before this" from the plan model (the first level of each
         document's plan, as ``before`` shows it), so the two never disagree."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.rank import RelatedOptions
+
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.sidebar import with_needs
 
         limit = (options or RelatedOptions()).limit
@@ -72,8 +81,6 @@ class RelatedViews:
 
     def _needs(self) -> Any:
         """What a document needs directly, as its plan's first level has it."""
-        from studykb.study import plans
-
         kb = plans.knowledge(self.vault)
         return lambda key: plans.direct_needs(kb, key)
 
@@ -81,23 +88,27 @@ class RelatedViews:
         """The search index's more-like-this, for related documents' ``--text index``."""
         if options is None or options.text != "index":
             return None
+        # deferred: loads Stemmer, whoosh
         from studykb.search import index
 
         return index.IndexText(self.vault)
 
     def write_sidebars(self, found: list[Sidebar], dry_run: bool = False) -> Outcome:
         """Put each note's sidebar between its markers (only what changed is written)."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.outputs import sidebar_write
 
         outcome = sidebar_write.plan(self.vault, found)
         return outcome if dry_run else sidebar_write.apply(outcome)
 
     def topics(self) -> list[Topic]:
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.topics import topics
 
         return topics(self.vault)
 
     def topic_page(self, doc: Document) -> TopicPage:
+        # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.topics import topic_page
 
         return topic_page(self.vault, doc)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from studykb.model import Document
+from studykb.study.plans import knowledge
 from studykb.vault import Vault
 
 if TYPE_CHECKING:
@@ -54,8 +55,6 @@ class Tracker:
 
 def status(vault: Vault, recent: int = 5) -> Tracker:
     """Everything ``studykb status`` shows; loads only the documents it shows."""
-    from studykb.study.plans import knowledge
-
     kb = knowledge(vault)
     info = kb.info
     docs = kb.docs

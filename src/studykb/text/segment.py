@@ -9,6 +9,7 @@ two-character pieces (``时幻读`` gives ``幻读``), so short queries find lon
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from typing import Any, Protocol
 
@@ -59,6 +60,7 @@ def jieba() -> Any:
 
 
 def _import_rjieba() -> Any:
+    # deferred: the segmenter loads only when Chinese text is cut
     import rjieba
 
     return rjieba
@@ -162,8 +164,6 @@ class Segments:
 
 def stamp() -> list[Any]:
     """What the remembered cuts depend on besides this code: the installed rjieba."""
-    import importlib.util
-
     spec = importlib.util.find_spec("rjieba")
     try:
         st = os.stat(spec.origin) if spec and spec.origin else None

@@ -103,6 +103,7 @@ def one_word_names(names: Iterable[str]) -> frozenset[str]:
     """The names that are one plain English word the stemmer would turn into another
     word's stem, lowercased (``Transformer``, ``Quantization``; not ``Decoding``, whose
     stem only drops an ending, so ``decode`` still finds it)."""
+    # deferred: the stemmer loads only when text is analysed
     import Stemmer
 
     stemmer = Stemmer.Stemmer("english")
@@ -152,6 +153,7 @@ def affected_terms(old: Iterable[str], new: Iterable[str]) -> set[str]:
     """Index terms whose documents read differently when the protected set goes from
     ``old`` to ``new``: for each word protected in one and not the other, its stem and
     its plural's stem, and the word itself."""
+    # deferred: the stemmer loads only when text is analysed
     import Stemmer
 
     stemmer = Stemmer.Stemmer("english")

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
-from studykb.model import ERROR
+from studykb.graph import loops
+from studykb.model import ERROR, WARNING
+from studykb.parse.outline import Outline
 from studykb.parse.reading import GITHUB, Reading, checkable
+from studykb.vault.includes import Includes, expanding, pending_rows
 from studykb.vault.state.rows import AnchorProblem, AttachmentRef, StoredProblem
 
 if TYPE_CHECKING:
@@ -104,7 +107,6 @@ def _cycles(edges: list[tuple[str, str, str, int]]) -> list[StoredProblem]:
     edges = _on_loops(edges)
     if not edges:  # the common case: no loop, and networkx is not even imported
         return []
-    from studykb.graph import loops
 
     out = []
     for members, where in loops(edges):
@@ -177,8 +179,6 @@ def anchor_problems(
         # its former target: forget it, it is recomputed below
         state.anchors.forget((r.path, r.line, r.text) for r in rows)
 
-    from studykb.vault.includes import Includes, pending_rows
-
     includes = Includes(root, reading) if root is not None and including else None
     found = missing_anchors(rows, state.texts.outline, reading, includes)
     if includes is not None:
@@ -203,9 +203,6 @@ def missing_anchors(
     """Rows of the ``anchors`` table for (path, line, text, anchor, target path) references
     whose target has no such heading or label; ``outlines`` gives a file's outline (JSON);
     ``includes``: the headings of files a target includes count too."""
-    from studykb.parse.outline import Outline
-    from studykb.vault.includes import expanding
-
     read = expanding(outlines, includes)
     seen: dict[str, Outline] = {}
     opaque: dict[str, bool] = {}
@@ -314,8 +311,6 @@ def attachment_problems(
 ) -> None:
     """Recompute ``missing-attachment`` for the references to files that are not documents
     written in ``paths`` (None: everywhere, when the files themselves changed)."""
-    from studykb.model import WARNING
-
     state.problems.delete_found_by("attach", paths)
     rows = state.refs.assets(paths)
     out = []
@@ -336,10 +331,6 @@ def _include_problems(
 ) -> list[StoredProblem]:
     """``missing-attachment`` for each include (of a page in ``paths``; None: every page)
     whose file is not in the vault: the generator would fail or paste nothing there."""
-    from studykb.model import WARNING
-    from studykb.parse.outline import Outline
-    from studykb.vault.includes import Includes
-
     wanted = None if paths is None else set(paths)
     includes = Includes(root, reading)
     return [

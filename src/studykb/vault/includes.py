@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from studykb.parse import parse_file
 from studykb.parse.outline import Include, Label, Outline
 from studykb.parse.reading import Reading
 from studykb.parse.slugs import Heading
@@ -95,8 +96,6 @@ class Includes:
         return self._outlines[path]
 
     def _read(self, path: str) -> Outline | None:
-        from studykb.parse import parse_file
-
         try:
             file = self.root / path
             if file.stat().st_size > MAX_BYTES:

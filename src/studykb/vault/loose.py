@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from studykb.errors import NotFound
 from studykb.model import Document
 from studykb.text.analysis import Analyser
+from studykb.vault.lookup import find
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
@@ -265,8 +266,6 @@ def _phrase_at(ws: tuple[str, ...], want: tuple[str, ...]) -> int:
 def lookup(vault: Vault, typed: str, loose: Loose | None = None) -> Looked:
     """The document ``typed`` names: as written, else loosely (see the module docstring);
     NotFound with suggestions when nothing fits."""
-    from studykb.vault.lookup import find
-
     try:
         return Looked(find(vault, typed), typed)
     except NotFound:
