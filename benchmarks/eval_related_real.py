@@ -89,8 +89,9 @@ class Collection:
 
 def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     """Copy ``folder``, sample the linking notes, hide their links in the copy, build."""
-    name = folder.name
-    orig = work / f"{name}-orig"
+    name = f"{folder.parent.name}/{folder.name}"
+    work = Path(tempfile.mkdtemp(dir=work))  # two collections may share a folder name
+    orig = work / f"{folder.name}-orig"
     shutil.copytree(folder, orig, ignore=shutil.ignore_patterns(".studykb", ".git"))
     kb = Session.open(orig)
     kb.refresh()
@@ -106,7 +107,7 @@ def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     shutil.rmtree(orig)
     linking = sorted(k for k in truth if "#" not in k)
     sample = sorted(random.Random(seed).sample(linking, min(size, len(linking))))
-    copy = work / name
+    copy = work / folder.name
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".studykb", ".git"))
     for key in {k.split("#", 1)[0] for k in sample}:
         path = copy / docs[key].path
@@ -195,14 +196,14 @@ class Book:
 
 def prepare_book(folder: Path, work: Path) -> Book:
     """The same-section measure's site, built, with the baseline's share."""
-    copy = work / f"{folder.name}-book"
+    copy = Path(tempfile.mkdtemp(dir=work)) / folder.name
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".studykb", ".git"))
     kb = Session.open(copy)
     kb.refresh()
     docs = kb.documents()
     pages = sorted(k for k, d in docs.items() if d.type in DEFAULT_TYPES and "/" in d.path)
     chapter = {k: docs[k].path.split("/", 1)[0] for k in docs}
-    book = Book(folder.name, kb, pages, chapter)
+    book = Book(f"{folder.parent.name}/{folder.name}", kb, pages, chapter)
     base = Baseline(kb)
     book.tfidf = book.share({k: base.related(k, 5) for k in pages})
     return book
