@@ -118,11 +118,11 @@ MAX_POSTING = 400
 class Weights:
     """How much each component counts (see the module table)."""
 
-    link_out: float = 1.0
-    link_in: float = 2.0
-    mentions: float = 2.0
+    link_out: float = 0.5
+    link_in: float = 1.4
+    mentions: float = 2.28
     mentioned_by: float = 0.0
-    refs: float = 0.5
+    refs: float = 0.7
     cocite: float = 2.0
     prereq: float = 0.5
     topics: float = 0.5
@@ -130,7 +130,7 @@ class Weights:
     course: float = 1.0
     sibling: float = 1.0
     text: float = 4.0
-    folder: float = 0.0
+    folder: float = 1.4
 
     def total(self) -> float:
         return sum(getattr(self, f.name) for f in fields(self)) or 1.0
