@@ -1,7 +1,8 @@
 """Related documents on real Markdown collections: can studykb find the links an author made?
 
     python benchmarks/eval_related_real.py FOLDER [FOLDER ...] [--sample 40] [--book FOLDER]
-    python benchmarks/eval_related_real.py --tune FOLDER ...   # fit the weights on these
+    python benchmarks/eval_related_real.py --tune FOLDER ... [--book FOLDER]  # fit the weights
+    python benchmarks/eval_related_real.py FOLDER ... --weights '{"text": 8}'   # try others
 
 For each collection (a folder of Markdown: an Obsidian vault, a digital garden, a docs
 site, course notes), a fixed sample of notes (``--sample``, seeded) that link to other
@@ -21,6 +22,11 @@ lowercased, words holding a letter, digit or Han character), tf x log(N / df), n
 words, no graph. ``--book FOLDER`` adds the same-section measure for a book-like site:
 for every page, the share of its top 5 related pages that sit in its own chapter (the
 first folder of its path), studykb against the same baseline.
+
+``--tune`` fits the weights (coordinate descent: a grid, then finer multiples) to the mean
+over the collections' recall@10 and MRR and the books' same-chapter share of studykb's
+ratio to the baseline, each ratio capped at :data:`CAP` (one collection far ahead cannot
+pay for another behind); fit on the tuning collections only, never on the held-out ones.
 
 The candidates are studykb's default types for both rankers (every note of a plain
 vault). Nothing of a collection is kept: the copies are made in a temporary folder.
@@ -83,8 +89,9 @@ class Collection:
 
 def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     """Copy ``folder``, sample the linking notes, hide their links in the copy, build."""
-    name = folder.name
-    orig = work / f"{name}-orig"
+    name = f"{folder.parent.name}/{folder.name}"
+    work = Path(tempfile.mkdtemp(dir=work))  # two collections may share a folder name
+    orig = work / f"{folder.name}-orig"
     shutil.copytree(folder, orig, ignore=shutil.ignore_patterns(".studykb", ".git"))
     kb = Session.open(orig)
     kb.refresh()
@@ -100,7 +107,7 @@ def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     shutil.rmtree(orig)
     linking = sorted(k for k in truth if "#" not in k)
     sample = sorted(random.Random(seed).sample(linking, min(size, len(linking))))
-    copy = work / name
+    copy = work / folder.name
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".studykb", ".git"))
     for key in {k.split("#", 1)[0] for k in sample}:
         path = copy / docs[key].path
@@ -166,55 +173,82 @@ def studykb_lists(c: Collection, options: RelatedOptions) -> dict[str, list[str]
     return {k: [r.key for r in found] for k, found in got.items()}
 
 
-def same_section(folder: Path, work: Path, options: RelatedOptions) -> dict[str, float]:
-    """The share of each page's top 5 in its own chapter (first folder), both rankers."""
-    copy = work / f"{folder.name}-book"
+@dataclass
+class Book:
+    """A book-like site: every page, its chapter (the first folder of its path)."""
+
+    name: str
+    kb: Session
+    pages: list[str]
+    chapter: dict[str, str]
+    tfidf: float = 0.0
+
+    def share(self, lists: dict[str, list[str]]) -> float:
+        chapter = self.chapter
+        vals = [sum(chapter[j] == chapter[k] for j in got[:5]) / 5 for k, got in lists.items()]
+        return sum(vals) / max(1, len(vals))
+
+    def studykb(self, options: RelatedOptions) -> float:
+        ranker = Ranker.for_vault(self.kb.vault, options.text)
+        ours = ranker.related_many(self.pages, replace(options, limit=5))
+        return self.share({k: [r.key for r in v] for k, v in ours.items()})
+
+
+def prepare_book(folder: Path, work: Path) -> Book:
+    """The same-section measure's site, built, with the baseline's share."""
+    copy = Path(tempfile.mkdtemp(dir=work)) / folder.name
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".studykb", ".git"))
     kb = Session.open(copy)
     kb.refresh()
     docs = kb.documents()
     pages = sorted(k for k, d in docs.items() if d.type in DEFAULT_TYPES and "/" in d.path)
     chapter = {k: docs[k].path.split("/", 1)[0] for k in docs}
-    ranker = Ranker.for_vault(kb.vault, options.text)
-    ours = ranker.related_many(pages, replace(options, limit=5))
+    book = Book(f"{folder.parent.name}/{folder.name}", kb, pages, chapter)
     base = Baseline(kb)
-
-    def share(lists: dict[str, list[str]]) -> float:
-        vals = [sum(chapter[j] == chapter[k] for j in got[:5]) / 5 for k, got in lists.items()]
-        return sum(vals) / max(1, len(vals))
-
-    out = {
-        "pages": float(len(pages)),
-        "studykb": share({k: [r.key for r in v] for k, v in ours.items()}),
-        "tfidf": share({k: base.related(k, 5) for k in pages}),
-    }
-    kb.close()
-    return out
+    book.tfidf = book.share({k: base.related(k, 5) for k in pages})
+    return book
 
 
 # -- tuning -----------------------------------------------------------------------------------
 GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+#: After the grid, each weight is tried at these multiples of its value.
+REFINE = (0.5, 0.7, 0.88, 1.14, 1.4, 2.0)
+#: A ratio to the baseline counts up to this much: a collection far ahead already cannot
+#: pay for one behind.
+CAP = 1.4
 
 
-def tune(cols: list[Collection], start: Weights, rounds: int = 3) -> Weights:
-    """Coordinate descent on the weights: the mean of recall@10 and MRR over ``cols``."""
+def tune(cols: list[Collection], books: list[Book], start: Weights, rounds: int = 3) -> Weights:
+    """Coordinate descent on the weights: the mean, over ``cols``' recall@10 and MRR and
+    ``books``' same-chapter share, of studykb's ratio to the baseline, each capped at
+    :data:`CAP`."""
+    base = []
+    for c in cols:
+        b = Baseline(c.kb)
+        base.append(measure({k: b.related(k, 10) for k in c.sample}, c.truth))
 
     def value(w: Weights) -> float:
         opts = RelatedOptions(weights=w)
-        got = [measure(studykb_lists(c, opts), c.truth) for c in cols]
-        return sum(r + m for r, m in got) / (2 * len(got))
+        ratios = []
+        for c, (b_recall, b_mrr) in zip(cols, base, strict=True):
+            recall, mrr = measure(studykb_lists(c, opts), c.truth)
+            ratios += [recall / max(b_recall, 1e-9), mrr / max(b_mrr, 1e-9)]
+        ratios += [b.studykb(opts) / max(b.tfidf, 1e-9) for b in books]
+        return sum(min(r, CAP) for r in ratios) / max(1, len(ratios))
 
     best, best_value = start, value(start)
     for _round in range(rounds):
         moved = False
         for name in best.by_name():
-            for g in GRID:
+            now = getattr(best, name)
+            tries = GRID if _round == 0 else tuple(round(now * f, 3) for f in REFINE)
+            for g in tries:
                 trial = replace(best, **{name: g})
                 v = value(trial)
                 if v > best_value + 1e-9:
                     best, best_value, moved = trial, v, True
         print(f"  round {_round + 1}: {best_value:.4f} {best}", file=sys.stderr)
-        if not moved:
+        if not moved and _round > 0:
             break
     return best
 
@@ -225,11 +259,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--sample", type=int, default=40)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--book", type=Path, action="append", default=[])
-    ap.add_argument("--tune", action="store_true", help="fit the weights on FOLDERS")
+    ap.add_argument("--tune", action="store_true", help="fit the weights on FOLDERS and books")
+    ap.add_argument("--rounds", type=int, default=3, help="tuning rounds (the grid, then finer)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--diversity", type=float, default=RelatedOptions().diversity)
+    ap.add_argument("--weights", default="{}", help='JSON of weights to change: {"text": 8}')
     args = ap.parse_args(argv)
-    options = RelatedOptions(limit=10, diversity=args.diversity)
+    start = replace(Weights(), **json.loads(args.weights))
+    options = RelatedOptions(limit=10, diversity=args.diversity, weights=start)
     rows = []
     with tempfile.TemporaryDirectory(prefix="studykb-eval-") as tmp:
         work = Path(tmp)
@@ -244,8 +281,9 @@ def main(argv: list[str] | None = None) -> int:
                 f"({time.perf_counter() - started:.1f} s)",
                 file=sys.stderr,
             )
+        books = [prepare_book(b.resolve(), work) for b in args.book]
         if args.tune:
-            fitted = tune(cols, Weights())
+            fitted = tune(cols, books, start, args.rounds)
             print(json.dumps(fitted.by_name()))
             options = RelatedOptions(limit=10, weights=fitted, diversity=args.diversity)
         for c in cols:
@@ -266,9 +304,14 @@ def main(argv: list[str] | None = None) -> int:
                 }
             )
             c.kb.close()
-        books = [{"book": b.name, **same_section(b.resolve(), work, options)} for b in args.book]
+        shares = [
+            {"book": b.name, "pages": len(b.pages), "studykb": b.studykb(options), "tfidf": b.tfidf}
+            for b in books
+        ]
+        for b in books:
+            b.kb.close()
     if args.json:
-        print(json.dumps({"links": rows, "books": books}, indent=2))
+        print(json.dumps({"links": rows, "books": shares}, indent=2))
         return 0
     print(
         "| collection | notes | links | recall@10 studykb | TF-IDF | ratio "
@@ -281,7 +324,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['tfidf_recall']:.3f} | {r['recall_ratio']:.2f}x | {r['studykb_mrr']:.3f} | "
             f"{r['tfidf_mrr']:.3f} | {r['mrr_ratio']:.2f}x |"
         )
-    for b in books:
+    for b in shares:
         print(
             f"\nsame chapter in the top 5, {b['book']} ({int(b['pages'])} pages): studykb "
             f"{b['studykb']:.3f}, TF-IDF {b['tfidf']:.3f} "

@@ -457,6 +457,8 @@ def test_the_blend_is_the_weighted_mean_of_the_evidence_shown(
 ) -> None:
     """Every candidate's relevance is its components' evidence, weighted, over the total
     weight: whatever else is in its block (the engine adds them in one fixed order)."""
+    from studykb.related.engine import ALONGSIDE, ALONGSIDE_SHARE
+
     vault = open_vault(rv)
     for weights in (Weights(), Weights(text=0.0, tags=3.0)):
         total = weights.total()
@@ -465,7 +467,13 @@ def test_the_blend_is_the_weighted_mean_of_the_evidence_shown(
             found = related(vault, vault.document(key), RelatedOptions(weights=weights, limit=20))
             assert found
             for r in found:
-                blend = sum(by_name.get(k, 0.0) * v for k, v in r.features.items()) / total
+                # a component counted only alongside others adds at most its share
+                side = sum(by_name.get(k, 0.0) * v for k, v in r.features.items() if k in ALONGSIDE)
+                other = sum(
+                    by_name.get(k, 0.0) * v for k, v in r.features.items() if k not in ALONGSIDE
+                )
+                capped = min(side, other * ALONGSIDE_SHARE / (1 - ALONGSIDE_SHARE))
+                blend = (other + capped) / total
                 assert abs(r.relevance - blend) < 0.002, (key, r.id)
 
 

@@ -24,6 +24,8 @@ tags            shared tags that name no topic, Adamic-Adar
 course          the same course (or the course itself)
 sibling         both are courses
 text            distinctive shared terms: BM25 vectors of both languages, cosine
+folder          the same folder (Adamic-Adar: a big folder says less), counted only
+                alongside other evidence (:data:`ALONGSIDE`)
 ==============  ====================================================================
 
 Hand-picked ``related`` come first, always, in the order written. A component's raw
@@ -54,7 +56,7 @@ from studykb.related.feature_index import (
     FeatureIndex,
 )
 from studykb.related.features import FEATURES
-from studykb.related.mentions import unpack as unpack_mentions
+from studykb.related.matrices import folders, groups, mentions
 from studykb.related.sparse import Csr, csr, inv_sqrt, scale_cols, scale_rows, top_per_row
 from studykb.related.vectorcache import VECTORS
 
@@ -78,6 +80,7 @@ COMPONENTS = (
     "course",
     "sibling",
     "text",
+    "folder",
 )
 #: Raw value of each component that counts as half of full evidence (0: a yes/no
 #: component, its evidence 1).
@@ -95,13 +98,19 @@ HALF = MappingProxyType(
         "course": 0.0,
         "sibling": 0.0,
         "text": 0.15,
+        "folder": 0.1,
     }
 )
 #: The engine's matrices, as kept in the cache (:data:`ENGINE`, :mod:`studykb.related.stored`).
 MATRICES = (
     *("L", "LT", "B", "BT", "Q", "QT", "R", "RT", "Rin", "RinT", "Rout", "RoutT"),
-    *("T", "TT", "G", "GT", "C", "CT", "K", "KT", "M", "MT", "X", "Xq", "XT"),
+    *("T", "TT", "G", "GT", "C", "CT", "K", "KT", "M", "MT", "X", "Xq", "XT", "F", "FT"),
 )
+#: Components that are no evidence on their own (two pages of one folder may share
+#: nothing else), only alongside another's...
+ALONGSIDE = frozenset({"folder"})
+#: ...and then at most this share of a pair's score.
+ALONGSIDE_SHARE = 0.25
 #: Text matches kept per document (the best ones; the rest never reach a list).
 TEXT_POOL = 50
 #: A term in more documents' vectors than this is skipped when looking for text matches.
@@ -112,11 +121,11 @@ MAX_POSTING = 400
 class Weights:
     """How much each component counts (see the module table)."""
 
-    link_out: float = 1.0
-    link_in: float = 2.0
-    mentions: float = 2.0
+    link_out: float = 0.5
+    link_in: float = 1.4
+    mentions: float = 2.28
     mentioned_by: float = 0.0
-    refs: float = 0.5
+    refs: float = 0.7
     cocite: float = 2.0
     prereq: float = 0.5
     topics: float = 0.5
@@ -124,6 +133,7 @@ class Weights:
     course: float = 1.0
     sibling: float = 1.0
     text: float = 4.0
+    folder: float = 1.4
 
     def total(self) -> float:
         return sum(getattr(self, f.name) for f in fields(self)) or 1.0
@@ -197,10 +207,13 @@ class Engine:
         self.RinT = sp.csr_matrix(self.Rin.T)
         self.Rout = scale_rows(self.R, inv_sqrt(np.diff(self.R.indptr).astype(np.float64)))
         self.RoutT = sp.csr_matrix(self.Rout.T)
-        self.T = self._groups(ix.topics, n)
+        self.T = groups(ix.topics, n, n)  # type: ignore[arg-type]
         self.TT = sp.csr_matrix(self.T.T)
-        self.G = self._groups(ix.tag_ids, len(ix.tag_names))
+        self.G = groups(ix.tag_ids, n, len(ix.tag_names))  # type: ignore[arg-type]
         self.GT = sp.csr_matrix(self.G.T)
+        in_folder, width = folders(ix.paths)
+        self.F = groups(in_folder, n, width)
+        self.FT = sp.csr_matrix(self.F.T)
         course = np.asarray(ix.course, dtype=np.int64)
         member = course >= 0
         self.C = csr(np.nonzero(member)[0], course[member], np.ones(int(member.sum())), self.shape)
@@ -208,7 +221,7 @@ class Engine:
         is_course = np.array([t == "course" for t in ix.types], dtype=np.float64)
         self.K = sp.csr_matrix(is_course.reshape(-1, 1))
         self.KT = sp.csr_matrix(self.K.T)
-        self.M = self._mentions()
+        self.M = mentions(ix, self.tv)
         self.MT = sp.csr_matrix(self.M.T)
         self.posting = np.zeros(1, dtype=np.int64)
         """Term -> how many documents' vectors hold it."""
@@ -230,53 +243,6 @@ class Engine:
             np.asarray(dst, dtype=np.int64),
             np.asarray(bits, dtype=np.int64),
         )
-
-    def _groups(self, rows_of: object, width: int) -> Csr:
-        """Membership (document x group) weighted 1/sqrt(log(1 + members)): the product of
-        two rows is the Adamic-Adar sum over what they share; groups of more than
-        :data:`HUB_CAP` members count for nothing."""
-        rows: list[int] = []
-        cols: list[int] = []
-        for i in range(self.n):
-            got = rows_of[i]  # type: ignore[index]
-            rows.extend([i] * len(got))
-            cols.extend(got)
-        r = np.asarray(rows, dtype=np.int64)
-        c = np.asarray(cols, dtype=np.int64)
-        m = csr(r, c, np.ones(len(r)), (self.n, max(width, 1)))
-        m.data[:] = 1.0
-        size = np.asarray(m.sum(axis=0)).ravel()
-        w = np.zeros_like(size)
-        ok = (size > 0) & (size <= HUB_CAP)
-        w[ok] = 1.0 / np.sqrt(np.log1p(size[ok]))
-        return scale_cols(m, w)
-
-    def _mentions(self) -> Csr:
-        """Who names whom, each named document weighted by how few name it: 1 for a
-        document one other names, towards 0 for one everybody names."""
-        tv, number = self.tv, self.ix.number
-        if tv is None:
-            return sp.csr_matrix(self.shape)
-        rows: list[int] = []
-        cols: list[int] = []
-        for i, key in enumerate(self.ix.keys):
-            m = tv.number.get(key)
-            if m is None or m >= len(tv.mentions):
-                continue
-            for target, _count in unpack_mentions(tv.mentions[m]):
-                j = number.get(target)
-                if j is not None and j != i:
-                    rows.append(i)
-                    cols.append(j)
-        r = np.asarray(rows, dtype=np.int64)
-        c = np.asarray(cols, dtype=np.int64)
-        m = csr(r, c, np.ones(len(r)), self.shape)
-        m.data[:] = 1.0
-        named = np.asarray(m.sum(axis=0)).ravel()
-        w = np.zeros_like(named)
-        ok = named > 0
-        w[ok] = np.log((self.n + 1) / named[ok]) / np.log(self.n + 1)
-        return scale_cols(m, w)
 
     def _text(self) -> tuple[Csr, Csr, NDArray[np.int64]]:
         """Unit-length BM25 vectors (document x term) in node order, and the same with the
@@ -326,6 +292,7 @@ class Engine:
         out["tags"] = self.G[rows] @ self.GT
         out["course"] = self.C[rows] @ self.CT
         out["sibling"] = self.K[rows] @ self.KT
+        out["folder"] = self.F[rows] @ self.FT
         if text:
             out["text"] = top_per_row(self.Xq[rows] @ self.XT, TEXT_POOL)
         return {name: sp.csr_matrix(m) for name, m in out.items()}
@@ -410,9 +377,22 @@ def score_block(
     evidence = np.zeros((len(cols), len(COMPONENTS)))
     evidence[entry, k] = v
     vector = np.array([w.get(name, 0.0) for name in COMPONENTS])
-    score = (evidence @ vector) / weights.total()
+    score = _alongside(evidence, vector) / weights.total()
     starts = np.searchsorted(r[pair], np.arange(len(rows) + 1))
     return Block(rows, starts.astype(np.int64), cols, score, evidence)
+
+
+def _alongside(evidence: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
+    """The weighted sum of the evidence, the components of :data:`ALONGSIDE` counted only
+    where another component has evidence too, and for at most :data:`ALONGSIDE_SHARE`
+    of the pair's sum."""
+    weighted = evidence * vector
+    side = np.array([name in ALONGSIDE for name in COMPONENTS])
+    other = weighted[:, ~side].sum(axis=1)
+    extra = np.minimum(
+        weighted[:, side].sum(axis=1), other * ALONGSIDE_SHARE / (1 - ALONGSIDE_SHARE)
+    )
+    return np.asarray(other + extra, dtype=np.float64)
 
 
 class EngineSpec:
@@ -422,7 +402,12 @@ class EngineSpec:
     (:mod:`studykb.related.stored`)."""
 
     name = "related-engine"
-    made_by = ("studykb.related.engine", "studykb.related.sparse", "studykb.related.stored")
+    made_by = (
+        "studykb.related.engine",
+        "studykb.related.matrices",
+        "studykb.related.sparse",
+        "studykb.related.stored",
+    )
     inputs = (FEATURES, VECTORS)
 
     def build(self, vault: Snapshot) -> Engine:

@@ -4,9 +4,13 @@ Like Obsidian's "unlinked mentions": a note that writes "see the KV cache notes"
 a link still points at the document titled *KV cache*. A document is named by its title,
 its aliases and its id (a file name, for an Obsidian vault); the text is searched for all
 of them at once with an Aho-Corasick automaton (``ahocorasick-rs``), leftmost-longest,
-case-folded. An ASCII name must stand as a word (no letter or digit on either side);
-a Chinese name of two characters or more may stand anywhere. Names shorter than that,
-and names shared by more than :data:`MAX_OWNERS` documents, name nothing.
+case-folded. A name must stand as a word: next to a Latin letter or digit there is none
+of them on that side (Chinese characters next to a Latin word are a word's end, as
+Chinese writes "在Obsidian中"), and at a Chinese character it starts or ends where the
+text's words do as jieba cuts them (the search index's cut, :mod:`studykb.text.segment`):
+插件 is named in 核心插件 (核心/插件), 日记 is not in 日记本 (a notebook, one word). Names
+shorter than two Chinese characters or three Latin ones, and names shared by more than
+:data:`MAX_OWNERS` documents, name nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from collections import Counter
 from collections.abc import Iterable
 
 from ahocorasick_rs import AhoCorasick, MatchKind
+
+from studykb.text.segment import is_han, segments
 
 #: A name held by more documents than this names none of them.
 MAX_OWNERS = 3
@@ -55,9 +61,9 @@ class Names:
         if self._auto is None or not text:
             return found
         folded = text.casefold()
+        cuts: dict[int, frozenset[int]] = {}
         for n, start, end in self._auto.find_matches_as_indexes(folded):
-            name = self.names[n]
-            if name.isascii() and not _stands_alone(folded, start, end):
+            if not _stands_alone(folded, start, end, cuts):
                 continue
             for owner in self.owners[n]:
                 if owner != key:
@@ -65,11 +71,40 @@ class Names:
         return found
 
 
-def _stands_alone(text: str, start: int, end: int) -> bool:
-    """No letter or digit right before ``start`` or right after ``end``."""
-    before = text[start - 1] if start > 0 else " "
-    after = text[end] if end < len(text) else " "
-    return not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_")
+def _stands_alone(text: str, start: int, end: int, cuts: dict[int, frozenset[int]]) -> bool:
+    """Whether ``text[start:end]`` starts and ends as a word (see the module's docstring);
+    ``cuts``: where the words of each Chinese run begin, by the run's start (remembered)."""
+    for inside, outside in ((start, start - 1), (end - 1, end)):
+        if inside < 0 or outside < 0 or outside >= len(text):
+            continue
+        if is_han(text[inside]):
+            if is_han(text[outside]) and max(inside, outside) not in _cuts(text, inside, cuts):
+                return False
+        elif _latin(text[inside]) and _latin(text[outside]):
+            return False
+    return True
+
+
+def _latin(char: str) -> bool:
+    return (char.isalnum() or char == "_") and not is_han(char)
+
+
+def _cuts(text: str, at: int, cuts: dict[int, frozenset[int]]) -> frozenset[int]:
+    """Where the words of the Chinese run holding ``at`` begin (positions in ``text``)."""
+    a = at
+    while a > 0 and is_han(text[a - 1]):
+        a -= 1
+    got = cuts.get(a)
+    if got is None:
+        b = at + 1
+        while b < len(text) and is_han(text[b]):
+            b += 1
+        here, starts = a, {a, b}
+        for word, _pieces in segments().cut(text[a:b]):
+            here += len(word)
+            starts.add(here)
+        got = cuts[a] = frozenset(starts)
+    return got
 
 
 def pack(found: Counter[str]) -> str:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from studykb.related.engine import ALONGSIDE_SHARE
 from studykb.related.feature_index import KIND_BITS
 
 if TYPE_CHECKING:
@@ -95,6 +96,10 @@ def explain(
     if strong("text"):  # the words only when a reader would call them subjects
         words = shared_words(engine, i, j)
         say("text", f"similar text: {', '.join(words[:MAX_NAMES])}" if words else "similar text")
+    if strong("folder") and said:  # it counted only alongside the others, for little
+        value = ALONGSIDE_SHARE * weight.get("folder", 0.0) * feats["folder"]
+        folder = ix.paths[j].rpartition("/")[0].rpartition("/")[2]
+        said.append((value, len(said), f"same folder: {folder}"))
     said.sort(key=lambda s: (-s[0], s[1]))
     out = [text for _w, _o, text in said][:MAX_REASONS]
     return (["hand-picked"] + out[: MAX_REASONS - 1]) if feats.get("picked") else out
