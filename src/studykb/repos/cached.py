@@ -7,8 +7,9 @@ its ``MADE_BY``, so a change of the code that reads symbols invalidates them:
 - ``repo-files``: what each file says, by blob id and language (a blob id names the
   bytes, so a kept row is never stale): its line count, whether it is binary, its symbols;
 - ``repo-commits``: per clone and commit, the listing of its files (path, blob id) and,
-  once a symbol was missing at that commit, the index of symbol names (their last part)
-  to the files that define them: "where did it go" is a look-up, not a scan.
+  once a symbol was missing at that commit, the index of symbol names (each dotted tail
+  too, as a link may leave out enclosing names) to the files that define them: "where
+  did it go" is a look-up, not a scan.
 
 Both are behind :class:`studykb.repos.check.Reader`'s methods; what they say is what the
 plain reader says (its scan stops after :data:`~studykb.repos.check.SEARCH_FILES` files
@@ -23,7 +24,7 @@ from typing import Any
 from dulwich.objects import Commit
 
 from studykb.parse.code_links import CodeLink
-from studykb.repos.check import Facts, Reader, find_symbol, related
+from studykb.repos.check import Facts, Reader, related
 from studykb.repos.git import Clone, Entry, GitError
 from studykb.repos.symbols import language_of
 from studykb.vault.cache import Cache
@@ -136,17 +137,14 @@ class CachedReader(Reader):
                     table = self.facts(clone, sha, path).symbols
                 except GitError:  # a file too large to read defines nothing here
                     continue
-                for tail in {name.rsplit(".", 1)[-1] for name in table or ()}:
+                for tail in {tail for name in table or () for tail in _suffixes(name)}:
                     index.setdefault(tail, []).append(path)
             held.index = index
             self._commits_new = True
         language = language_of(code.path)
         places = []
-        for path in held.index.get(code.symbol.rsplit(".", 1)[-1], ()):
-            if path == code.path or not related(language, language_of(path)):
-                continue
-            table = self.facts(clone, held.files[path], path).symbols
-            if table is not None and find_symbol(table, code.symbol) is not None:
+        for path in held.index.get(code.symbol, ()):  # each defines it (find_symbol)
+            if path != code.path and related(language, language_of(path)):
                 places.append(path)
                 if len(places) >= 3:
                     break
@@ -176,6 +174,13 @@ class CachedReader(Reader):
                 }
             value = {"order": order, "commits": commits}
             self.cache.put(COMMITS_ENTRY, cache_key(COMMITS_ENTRY), value, keep=False)
+
+
+def _suffixes(name: str) -> list[str]:
+    """The names :func:`~studykb.repos.check.find_symbol` finds ``name`` by: itself and
+    each dotted tail (``ops.Gemm.run``: ``Gemm.run``, ``run``)."""
+    parts = name.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
 
 
 def _facts(row: Any) -> Facts | None:
