@@ -127,30 +127,68 @@ class CachedReader(Reader):
 
     def defining(self, clone: Clone, commit: Commit, code: CodeLink) -> list[str]:
         assert code.symbol is not None
-        held = self._commit(clone, commit)
-        if held.index is None:
-            index: dict[str, list[str]] = {}
-            for path, sha in sorted(held.files.items()):
-                if language_of(path) is None:
-                    continue
-                try:
-                    table = self.facts(clone, sha, path).symbols
-                except GitError:  # a file too large to read defines nothing here
-                    continue
-                for tail in {tail for name in table or () for tail in _suffixes(name)}:
-                    index.setdefault(tail, []).append(path)
-            held.index = index
-            self._commits_new = True
+        index = self._index(clone, self._commit(clone, commit))
         language = language_of(code.path)
         places = []
-        for path in held.index.get(code.symbol, ()):  # each defines it (find_symbol)
+        for path in index.get(code.symbol, ()):  # each defines it (find_symbol)
             if path != code.path and related(language, language_of(path)):
                 places.append(path)
                 if len(places) >= 3:
                     break
         return places
 
+    def _index(self, clone: Clone, held: _Commit) -> dict[str, list[str]]:
+        """The commit's index of symbol names: made from that of another commit of the
+        clone (only the files whose blob differs are read), else from every file."""
+        if held.index is not None:
+            return held.index
+        mine = f"{clone.folder}\x1f"
+        base = next(
+            (
+                self._commits[i]
+                for i in reversed(self._order)
+                if i.startswith(mine) and self._commits[i].index is not None
+            ),
+            None,
+        )
+        index: dict[str, list[str]] = {}
+        changed = sorted(held.files)
+        if base is not None and base.index is not None:
+            gone = {p for p, sha in base.files.items() if held.files.get(p) != sha}
+            changed = [p for p in changed if base.files.get(p) != held.files[p]]
+            for name, paths in base.index.items():
+                kept = [p for p in paths if p not in gone]
+                if kept:
+                    index[name] = kept
+        touched: set[str] = set()
+        for path in changed:
+            if language_of(path) is None:
+                continue
+            try:
+                table = self.facts(clone, held.files[path], path).symbols
+            except GitError:  # a file too large to read defines nothing here
+                continue
+            for name in {tail for full in table or () for tail in _suffixes(full)}:
+                index.setdefault(name, []).append(path)
+                touched.add(name)
+        for name in touched:
+            index[name].sort()
+        held.index = index
+        self._commits_new = True
+        return index
+
     def close(self) -> None:
+        # each clone's HEAD, once checked, is indexed, so that after a pull the new
+        # commit's index is made from it (only the files the pull changed are read)
+        for clone in self.clones.values():
+            if not isinstance(clone, Clone) or self.cache is None:
+                continue
+            try:
+                head = self._commits.get(f"{clone.folder}\x1f{clone.commit().id.decode()}")
+                if head is not None:
+                    self._index(clone, head)
+            except GitError:
+                continue
         super().close()
         if self.cache is None:
             return
