@@ -141,3 +141,28 @@ def test_a_damaged_entry_is_read_again(setup, run) -> None:  # type: ignore[no-u
         db.execute("UPDATE entries SET value=? WHERE name LIKE 'repo-%'", (pack({"x": [1]}),))
     _c, data = run_json(run, "check", vault=vault)
     assert _code(data["problems"]) == []
+
+
+def test_an_index_made_from_the_last_commits_is_the_one_made_anew(tmp_path: Path) -> None:
+    """After a pull the commit's symbol index is made from the one before (only changed
+    blobs read): it must hold what an index made from every file holds."""
+    from studykb.repos.git import Clone
+
+    repo = GitRepo(tmp_path / "grad")
+    repo.commit({"engine.py": ENGINE, "k/gemm.cu": KERNEL, "README.md": "# grad\n"}, "one", START)
+    _pull(repo)
+    clone = Clone(repo.folder)
+    try:
+        head = clone.commit()
+        first = clone.commit(head.parents[0].decode())
+        step = cached.CachedReader({})
+        step._index(clone, step._commit(clone, first))  # noqa: SLF001
+        made = step._index(clone, step._commit(clone, head))  # noqa: SLF001
+        whole = cached.CachedReader({})
+        anew = whole._index(clone, whole._commit(clone, head))  # noqa: SLF001
+    finally:
+        clone.close()
+    assert made == anew
+    assert anew["Value.backward"] == ["nn/value.py"]
+    assert anew["Gemm.run"] == ["k/gemm_run.cu"]
+    assert "topo_old" in anew and "go" in anew
