@@ -48,3 +48,71 @@ def test_completion_of_code_paths_and_symbols(tmp_path: Path) -> None:
         )
         assert client.close() == 0
         assert "Traceback" not in client.stderr
+
+
+def test_diagnostics_of_code_links_are_those_of_check(make_vault, run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every file opened as saved shows exactly the problems `check` reports for it, code
+    links included (after a pull that moved a symbol and renamed a file); an edit that
+    breaks a code link shows at once, and one that fixes it clears it."""
+    import json
+
+    from repo_builder import DAY, START
+
+    repo = GitRepo(tmp_path / "clones" / "grad")
+    engine = "class Value:\n    def backward(self):\n        pass\n\n\ndef topo(v):\n    return v\n"
+    kernel = "namespace ops {\n__global__ void scale(float* a) {}\n}\n"
+    repo.commit({"engine.py": engine, "k/scale.cu": kernel}, "one", START)
+    repo.commit(
+        {
+            "engine.py": "def topo(v):\n    return v\n",
+            "nn/value.py": engine.replace("def topo", "def other"),
+            "k/scale.cu": None,
+            "k/ops.cu": kernel,
+        },
+        "move Value; rename the kernel file",
+        START + DAY,
+    )
+    files = {
+        "studykb.toml": '[repos.grad]\npath = "../clones/grad"\n\n'
+        '[repos.gone]\npath = "../nothing-here"\n',
+        "courses/grad.md": "---\nid: grad\ntitle: Grad\n---\n# Grad\n\n[[grad:engine.py#topo]]\n",
+        "notes/a.md": "# A\n\n[[grad:engine.py#Value.backward]]\n[[grad:k/scale.cu#scale]]\n"
+        "[[grad:engine.py#L1-40]]\n[[grad:engine.py#tpo]]\n[[grda:engine.py]]\n",
+        "notes/b.md": "# B\n\n[[grad:engine.py#topo]] [[grad:nn/value.py#Value.backward]]\n"
+        "[[grad:k/ops.cu#ops::scale]] [[gone:x.py]] [[grad:nn]]\n",
+        "notes/c.md": "# C\n\nNo code here: [[a]].\n",
+        "courses/bad.md": "---\nid: bad\ntitle: Bad\nrepo:\n  url: https://example.com/bad\n"
+        "  path: ../not-a-repo\n---\n# Bad\n\n[[bad:x.py]]\n",
+    }
+    (tmp_path / "not-a-repo").mkdir()
+    root = make_vault(files, name="vault")
+    checked = json.loads(run("check", "--json", vault=root).stdout)["problems"]
+    expected: dict[str, set[tuple[int, str, str]]] = {rel: set() for rel in files}
+    for p in checked:
+        expected.setdefault(p["path"], set()).add((max(p["line"] - 1, 0), p["code"], p["message"]))
+    assert {c for _l, c, _m in expected["notes/a.md"]} == {"dangling-code"}
+    assert len(expected["notes/a.md"]) == 5
+    assert any("nn/value.py#Value.backward" in m for _l, _c, m in expected["notes/a.md"])
+    assert any("renamed to k/ops.cu" in m for _l, _c, m in expected["notes/a.md"])
+    assert {c for _l, c, _m in expected["courses/bad.md"]} == {"bad-repo"}
+    with LspClient(root) as client:
+        client.initialize(root)
+        for rel, text in files.items():
+            if not rel.endswith(".md"):
+                continue
+            since = len(client.notifications)
+            uri = client.open(root / rel, text)
+            found = client.diagnostics(uri, 1, since=since)
+            got = {(d["range"]["start"]["line"], d["code"], d["message"]) for d in found}
+            assert got == expected[rel], rel
+        # an edit, not saved: the link breaks, then holds again
+        uri = (root / "notes/b.md").as_uri()
+        since = len(client.notifications)
+        client.change(uri, files["notes/b.md"].replace("#topo]]", "#topo_gone]]"), 2)
+        found = client.diagnostics(uri, 2, since=since)
+        assert [(d["range"]["start"]["line"], d["code"]) for d in found] == [(2, "dangling-code")]
+        since = len(client.notifications)
+        client.change(uri, files["notes/b.md"], 3)
+        assert client.diagnostics(uri, 3, since=since) == []
+        assert client.close() == 0
+        assert "Traceback" not in client.stderr

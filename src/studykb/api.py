@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from studykb.parse.render import heading_ids as heading_ids
     from studykb.parse.render import render_note as render_note
     from studykb.related.rank import RelatedOptions as RelatedOptions
+    from studykb.repos.buffer import code_problems as code_problems
     from studykb.repos.complete import code_candidates as code_candidates
     from studykb.search.portable import fold_name as fold_name
     from studykb.search.query import SearchOptions as SearchOptions
@@ -99,6 +100,7 @@ BELOW: Mapping[str, str | tuple[str, str]] = MappingProxyType(
         "render_note": "studykb.parse.render",
         "RelatedOptions": "studykb.related.rank",
         "code_candidates": "studykb.repos.complete",
+        "code_problems": "studykb.repos.buffer",
         "SearchOptions": "studykb.search.query",
         "fold_name": "studykb.search.portable",
         "term_weights": ("studykb.search.portable", "weights"),

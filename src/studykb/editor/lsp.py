@@ -72,6 +72,8 @@ class StudyServer(LanguageServer):
         self.watcher: Watcher | None = None
         self.snap = BufferView.empty(Config(root=Path.cwd()))
         self.analyses: dict[str, tuple[int | None, Analysis]] = {}
+        self.code_facts: dict[Any, Any] = {}
+        """What each file of a tracked repository says (by blob id): see repos.buffer."""
         self.stop = threading.Event()
         self.watching = False
         self.ready = False
@@ -303,7 +305,7 @@ class StudyServer(LanguageServer):
             text = doc.source
         except OSError:
             text = ""
-        result = analyse(self.snapshot_of(uri), self.path_of(uri), text, self.headings)
+        result = self.read(self.snapshot_of(uri), self.path_of(uri), text, self.headings)
         self.analyses[uri] = (doc.version, result)
         return result
 
@@ -383,8 +385,23 @@ class StudyServer(LanguageServer):
             return asyncio.run_coroutine_threadsafe(on_loop(), loop).result(timeout=120)
 
         return self.readings.read(
-            uri, (doc.version, self.generation), lambda: analyse(snap, path, text, headings)
+            uri, (doc.version, self.generation), lambda: self.read(snap, path, text, headings)
         )
+
+    def read(
+        self, snap: BufferView, path: str, text: str, headings: Callable[[str], str | None]
+    ) -> Analysis:
+        """The analysis of a buffer with the problems of its code links, judged as ``check``
+        judges them (only a buffer that has some: the others never read a clone)."""
+        result = analyse(snap, path, text, headings)
+        if any(span.ref.style == "code" for span in result.spans):
+            # deferred: git and tree-sitter load only for a buffer with code links
+            from studykb.api import code_problems
+
+            config = snap.config
+            found = code_problems(config.root, config, snap.docs.values(), result, self.code_facts)
+            result.problems.extend(found)
+        return result
 
     def _read(self, uri: str, key: Any, analysis: Analysis) -> None:
         """A large buffer was read: keep it and publish its problems, if it is still the

@@ -35,14 +35,25 @@ SEARCH_FILES = 400
 Bad = Callable[..., Problem]
 
 
+@dataclass(frozen=True)
+class Facts:
+    """What judging a link needs of one file: its lines, whether it is binary, and its
+    symbols (None: its language is not read; not asked: ``parsed`` False)."""
+
+    lines: int
+    binary: bool
+    symbols: Symbols | None = None
+    parsed: bool = False
+
+
 @dataclass
 class Reader:
-    """Clones and parsed files shared by every link of one run (the seam that a cache
-    across runs would replace)."""
+    """Clones and parsed files shared by every link of one run: the seam that
+    :class:`studykb.repos.cached.CachedReader` replaces with one kept across runs."""
 
     repos: dict[str, Tracked]
     clones: dict[str, Clone | GitError] = field(default_factory=dict)
-    parsed: dict[bytes, Symbols | None] = field(default_factory=dict)
+    parsed: dict[tuple[bytes, str], Facts] = field(default_factory=dict)
     listing: dict[bytes, list[tuple[str, bytes]]] = field(default_factory=dict)
     blobs: dict[bytes, bytes | None] = field(default_factory=dict)
     """Files read while looking for a moved symbol, kept for the next one."""
@@ -62,23 +73,41 @@ class Reader:
                 self.clones[repo.name] = exc
         return self.clones[repo.name]
 
-    def symbols(
-        self, clone: Clone, sha: bytes, path: str, data: bytes | None = None
-    ) -> Symbols | None:
-        if sha not in self.parsed:
-            data = data if data is not None else clone.blob(sha)
-            self.parsed[sha] = None if data is None or is_binary(data) else symbols(data, path)
-        return self.parsed[sha]
+    def entry(self, clone: Clone, commit: Commit, path: str) -> Entry | None:
+        """``path`` at ``commit``, its bytes not read (None: not there)."""
+        return clone.entry(commit, path, read=False)
+
+    def facts(self, clone: Clone, sha: bytes, path: str, parse: bool = True) -> Facts:
+        """The facts of blob ``sha`` at ``path``; GitError when it cannot be read."""
+        key = (sha, language_of(path) or "")
+        held = self.parsed.get(key)
+        if held is not None and (held.parsed or not parse):
+            return held
+        data = self.blobs.get(sha) or clone.read(sha, path)
+        found = make_facts(data, path, parse)
+        self.parsed[key] = found
+        return found
 
     def files(self, clone: Clone, commit: Commit) -> list[tuple[str, bytes]]:
         if commit.id not in self.listing:
             self.listing[commit.id] = clone.files(commit)
         return self.listing[commit.id]
 
+    def defining(self, clone: Clone, commit: Commit, code: CodeLink) -> list[str]:
+        """The files other than the link's own (of its language) that define its symbol,
+        at most three, in path order."""
+        return _elsewhere(self, clone, commit, code)
+
     def close(self) -> None:
         for clone in self.clones.values():
             if isinstance(clone, Clone):
                 clone.close()
+
+
+def make_facts(data: bytes, path: str, parse: bool = True) -> Facts:
+    binary = is_binary(data)
+    table = symbols(data, path) if parse and not binary else None
+    return Facts(lines_of(data), binary, table, parse and not binary)
 
 
 def code_links(vault: Vault) -> Iterator[tuple[Link, CodeLink]]:
@@ -99,8 +128,11 @@ def repo_of(repos: dict[str, Tracked], link: Link, code: CodeLink) -> Tracked | 
 
 def problems(vault: Vault) -> list[Problem]:
     """Every problem of the vault's code links and tracked clones, severities as configured."""
+    # deferred: the cached reader is made of this module's Reader
+    from studykb.repos.cached import CachedReader
+
     repos = tracked(vault)
-    reader = Reader(repos)
+    reader: Reader = CachedReader(repos, cache=vault.cache)
     out: list[Problem] = []
     try:
         for link, code in code_links(vault):
@@ -154,7 +186,9 @@ def _judge(reader: Reader, link: Link, code: CodeLink) -> Problem | None:
         return bad(f"#{code.bad_anchor} is neither a line range (#L10-40) nor a symbol name")
     try:
         commit = clone.commit(code.rev)
-        entry = clone.entry(commit, code.path, read=bool(code.lines or code.symbol))
+        entry = reader.entry(clone, commit, code.path)
+        if entry is not None and not entry.folder and (code.lines or code.symbol):
+            facts = reader.facts(clone, entry.sha, code.path, parse=bool(code.symbol))
     except GitError as exc:
         missing = "not in the clone" in str(exc)
         return bad(
@@ -171,18 +205,16 @@ def _judge(reader: Reader, link: Link, code: CodeLink) -> Problem | None:
         return None
     if entry.folder:
         return bad(f"{code.path} is a folder; a line range or symbol needs a file")
-    data = entry.data or b""
-    if is_binary(data):
+    if facts.binary:
         return bad(f"{code.path} is a binary file", "unreadable-code", WARNING)
     if code.lines:
-        return _lines(bad, code, data, at)
-    return _symbol(reader, clone, commit, entry, code, at, bad)
+        return _lines(bad, code, facts.lines, at)
+    return _symbol(reader, clone, commit, facts, code, at, bad)
 
 
-def _lines(bad: Bad, code: CodeLink, data: bytes, at: str) -> Problem | None:
+def _lines(bad: Bad, code: CodeLink, count: int, at: str) -> Problem | None:
     assert code.lines is not None
     start, end = code.lines
-    count = lines_of(data)
     if start < 1 or end < start:
         return bad(f"L{start}-{end} is not a range of lines (the first line is L1)")
     if end > count:
@@ -192,10 +224,10 @@ def _lines(bad: Bad, code: CodeLink, data: bytes, at: str) -> Problem | None:
 
 
 def _symbol(
-    reader: Reader, clone: Clone, commit: Commit, entry: Entry, code: CodeLink, at: str, bad: Bad
+    reader: Reader, clone: Clone, commit: Commit, facts: Facts, code: CodeLink, at: str, bad: Bad
 ) -> Problem | None:
     assert code.symbol is not None
-    table = reader.symbols(clone, entry.sha, code.path, entry.data)
+    table = facts.symbols
     if table is None:
         return bad(
             f"symbols of {posixpath.splitext(code.path)[1] or 'such'} files are not read",
@@ -204,8 +236,9 @@ def _symbol(
         )
     if find_symbol(table, code.symbol) is not None:
         return None
-    hint = _elsewhere(reader, clone, commit, code)
-    if not hint:
+    places = reader.defining(clone, commit, code)
+    hint = "; it is defined in " + ", ".join(f"{p}#{code.symbol}" for p in places)
+    if not places:
         close = difflib.get_close_matches(code.symbol, list(table), n=1, cutoff=0.7)
         hint = f"; {close[0]!r} is in the file" if close else ""
     return bad(f"{code.symbol} is not defined in {code.path} {at}{hint}")
@@ -223,30 +256,35 @@ def find_symbol(table: Symbols, symbol: str) -> tuple[int, int] | None:
     return None
 
 
-def _elsewhere(reader: Reader, clone: Clone, commit: Commit, code: CodeLink) -> str:
-    """``; it is in other/file.py`` when another file of the same language defines it."""
+def related(language: str | None, other: str | None) -> bool:
+    """Whether a symbol of a ``language`` file may have moved into an ``other`` one: the
+    same language, or both C-like (C, C++, CUDA)."""
+    if other is None:
+        return False
+    return language == other or not {language, other} - {"c", "cpp", "cuda"}
+
+
+def _elsewhere(reader: Reader, clone: Clone, commit: Commit, code: CodeLink) -> list[str]:
+    """The files of a related language that define the link's symbol (a scan of the
+    files holding its last name, at most :data:`SEARCH_FILES` of them parsed)."""
     assert code.symbol is not None
     language = language_of(code.path)
     needle = code.symbol.rsplit(".", 1)[-1].encode()
     places: list[str] = []
     tried = 0
     for path, sha in reader.files(clone, commit):
-        if path == code.path or language_of(path) is None:
-            continue
-        if language_of(path) != language and {language, language_of(path)} - {"c", "cpp", "cuda"}:
+        if path == code.path or not related(language, language_of(path)):
             continue
         data = reader.blob(clone, sha)
         if data is None or needle not in data:
             continue
         tried += 1
-        table = reader.symbols(clone, sha, path, data)
+        table = reader.facts(clone, sha, path).symbols
         if table is not None and find_symbol(table, code.symbol) is not None:
             places.append(path)
         if tried >= SEARCH_FILES or len(places) >= 3:
             break
-    if not places:
-        return ""
-    return "; it is defined in " + ", ".join(f"{p}#{code.symbol}" for p in places)
+    return places
 
 
 def _moved(reader: Reader, clone: Clone, commit: Commit, path: str) -> str:

@@ -129,13 +129,18 @@ class Clone:
             return Entry(path, True, None, sha)
         if not read:
             return Entry(path, False, None, sha)
+        return Entry(path, False, self.read(sha, path), sha)
+
+    def read(self, sha: bytes, path: str) -> bytes:
+        """The bytes of the file ``path`` whose blob is ``sha``; GitError when it is no
+        file or too large to read."""
         blob = self._object(sha, path)
         if not isinstance(blob, Blob):
             raise GitError(f"{path} is not a file")
         size = blob.raw_length()
         if size > MAX_BYTES:
             raise GitError(f"{path} is too large to read ({size // 1024} KiB)")
-        return Entry(path, False, blob.as_raw_string(), sha)
+        return bytes(blob.as_raw_string())
 
     def _object(self, sha: bytes, what: str) -> object:
         try:

@@ -47,6 +47,13 @@ _SEARCH_INDEX = (
     "studykb.search.state",
     "studykb.text",
 )
+#: The modules that read a clone's files for check (what each file and commit says).
+_REPO_READER = (
+    "studykb.repos.symbols",
+    "studykb.repos.git",
+    "studykb.repos.check",
+    "studykb.repos.cached",
+)
 #: What each derived thing is made by: the modules (or packages) whose code decides it.
 #: Its code version is a digest of their source, so editing them invalidates it.
 MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
@@ -71,6 +78,10 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
         "search-held": _SEARCH_INDEX,
         "search-held-changes": _SEARCH_INDEX,
         "search-segments": ("studykb.text.segment",),
+        # links into code: each file's lines and symbols by blob id; each commit's files
+        # and its index of symbol names (studykb.repos.cached)
+        "repo-files": _REPO_READER,
+        "repo-commits": _REPO_READER,
     }
 )
 CACHE_FILE = "cache.sqlite"
