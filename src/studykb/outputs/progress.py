@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from studykb.repos.history import Day, Event, History
 
 BY = ("auto", "day", "week", "month")
+STATES = ("done", "reading", "todo")
 #: Buckets shown at most (the latest ones).
 MOST = 40
 WIDTH = 40

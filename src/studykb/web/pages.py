@@ -347,6 +347,12 @@ class Pages:
             for c in tracker.courses
         ]
 
+    def progress(self, link: Linker) -> Page:
+        """Progress over time, from the vault's git history (``status --history``)."""
+        from studykb.web.progress import progress_page
+
+        return progress_page(self, link)
+
     def status(self, link: Linker, problems: int | None = None) -> Page:
         tracker = self.tracker()
         counts: dict[str, int] = {}
