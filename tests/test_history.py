@@ -226,3 +226,25 @@ def test_a_vault_in_a_worktree(run, tmp_path) -> None:  # type: ignore[no-untype
     code, data = run_json(run, "status", "--history", vault=tmp_path / "wt")
     assert code == 0 and data["commits"] == 5 and data["history"][-1]["done"] == 2
     assert data["repository"] == str((tmp_path / "wt").resolve())
+
+
+def test_a_shallow_clone_and_a_damaged_one(run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo = _vault(tmp_path / "vault")
+    head = repo.repo[repo.repo.head()]
+    middle = repo.repo[head.parents[0]]  # the 4th commit: "done"
+    (repo.folder / ".git" / "shallow").write_text(middle.id.decode() + "\n")
+    code, data = run_json(run, "status", "--history", vault=repo.folder)
+    assert code == 0 and data["commits"] == 2 and data["complete"] is False
+    assert [e["id"] for e in data["events"]] == ["b"]  # the counts before: from the files
+    assert data["history"][-1] == {"date": "2026-11-06", "done": 2, "reading": 1, "todo": 1}
+    (repo.folder / ".git" / "shallow").unlink()
+    tree = middle.tree.decode()
+    (repo.folder / ".git" / "objects" / tree[:2] / tree[2:]).unlink()
+    result = run("status", "--history", vault=repo.folder)
+    assert result.exit_code == 1 and "is damaged" in result.stderr
+
+
+def test_a_dot_git_that_is_no_repository(run, make_vault) -> None:  # type: ignore[no-untyped-def]
+    vault = make_vault({"notes/a.md": _note("A", "done"), ".git/nothing": ""})
+    result = run("status", "--history", vault=vault)
+    assert result.exit_code == 1 and "is not a git repository" in result.stderr

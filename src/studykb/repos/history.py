@@ -90,8 +90,9 @@ class History:
     commits: int
     """Commits walked."""
     complete: bool
-    """Whether the walk reached the first commit (False: cut by ``since`` or ``commits``,
-    or a shallow clone; the counts before it are read from the oldest commit walked)."""
+    """Whether the walk reached the first commit. False: cut by ``since`` or ``commits``
+    (the counts start from the files of the commit before the oldest walked), or a
+    shallow clone (from the files of its oldest commit, whose own changes are unknown)."""
 
 
 def find_repository(root: Path) -> Path:
@@ -159,12 +160,12 @@ class _Walk:
         days: list[Day] = []
         events: list[Event] = []
         if line:
-            oldest = line[0]
-            parent = self._parent(oldest) if not complete else None
-            if parent is not None:  # the counts before the window: the parent's files
-                for path, _old, new in self._changes(None, self._vault_tree(parent)):
-                    self._set(path, self._items(path, new))
-            previous = self._vault_tree(parent) if parent is not None else None
+            start = None if complete else self._parent(line[0])
+            if not complete and start is None:  # a shallow clone: its oldest commit's files
+                start = line[0]
+            previous = self._vault_tree(start)
+            for path, _old, new in self._changes(None, previous):  # the counts before
+                self._set(path, self._items(path, new))
             for commit in line:
                 tree = self._vault_tree(commit)
                 found = self._apply(commit, previous, tree)
