@@ -26,6 +26,8 @@ LABELS = 8
 #: Changes listed, the latest ones.
 EVENTS = 50
 MOST = 60
+#: The widest column, in pixels (a short history has few).
+COLUMN = 56
 NO_HISTORY = (
     "No progress history: the vault is not in a git repository, or its repository cannot "
     "be read (studykb status --history says why)."
@@ -77,7 +79,7 @@ def chart(rows: list[Any]) -> dict[str, Any]:
     scale = max((b.total for b in rows), default=0) or 1
     inner_w, inner_h = WIDTH - LEFT, HEIGHT - BOTTOM - TOP
     step = inner_w / len(rows)
-    width = max(1.0, step * 0.8)
+    width = min(max(1.0, step * 0.8), COLUMN)
     every = max(1, -(-len(rows) // LABELS))
     bars = []
     for n, b in enumerate(rows):
