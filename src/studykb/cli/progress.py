@@ -56,9 +56,10 @@ def history_options(func: Callable[..., Any]) -> Callable[..., Any]:
 def show_history(
     kb: Session, since: str | None, commits: int, by: str, limit: int, as_json: bool
 ) -> None:
-    # deferred: only the history needs the chart
+    # deferred: rich loads in ~0.1 s; only terminal output needs it
     from rich.markup import escape
 
+    # deferred: only the history needs the chart
     from studykb.outputs.progress import change, chart_lines, history_json, legend
 
     found = kb.repos().history(since, commits)

@@ -14,8 +14,8 @@ from studykb.errors import StudyError
 from studykb.outputs.progress import STATES, buckets, change, choose
 
 if TYPE_CHECKING:
+    from studykb.api import Session
     from studykb.web.links import Linker
-    from studykb.web.pages import Page, Pages
 
 WIDTH = 720
 HEIGHT = 240
@@ -34,13 +34,12 @@ NO_HISTORY = (
 )
 
 
-def progress_page(pages: Pages, link: Linker) -> Page:
-    from studykb.web.pages import Page
-
+def progress_context(kb: Session, link: Linker) -> dict[str, Any]:
+    """The context of ``progress.html``."""
     try:
-        history = pages.kb.repos().history()
+        history = kb.repos().history()
     except StudyError:  # its message names folders of this machine: not for a published site
-        return Page("progress.html", {"note": NO_HISTORY, "chart": None, "events": []})
+        return {"note": NO_HISTORY, "chart": None, "events": []}
     by = choose(history.days)
     _by, rows = buckets(history.days, by, MOST)
     events = []
@@ -54,23 +53,20 @@ def progress_page(pages: Pages, link: Linker) -> Page:
                 "title": event.title,
                 "id": event.id,
                 "change": change(event),
-                "url": link.key(key) if pages.kb.document(key) is not None else None,
+                "url": link.key(key) if kb.document(key) is not None else None,
             }
         )
-    return Page(
-        "progress.html",
-        {
-            "note": "",
-            "by": by,
-            "commits": history.commits,
-            "complete": history.complete,
-            "folder": history.folder,
-            "chart": chart(rows) if rows else None,
-            "rows": [{"label": b.label, **{s: getattr(b, s) for s in STATES}} for b in rows],
-            "events": events,
-            "total_events": len(history.events),
-        },
-    )
+    return {
+        "note": "",
+        "by": by,
+        "commits": history.commits,
+        "complete": history.complete,
+        "folder": history.folder,
+        "chart": chart(rows) if rows else None,
+        "rows": [{"label": b.label, **{s: getattr(b, s) for s in STATES}} for b in rows],
+        "events": events,
+        "total_events": len(history.events),
+    }
 
 
 def chart(rows: list[Any]) -> dict[str, Any]:
