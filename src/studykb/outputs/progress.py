@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, timedelta
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -20,7 +21,7 @@ STATES = ("done", "reading", "todo")
 #: Buckets shown at most (the latest ones).
 MOST = 40
 WIDTH = 40
-GLYPHS = {"done": "█", "reading": "▒", "todo": "░"}
+GLYPHS = MappingProxyType({"done": "█", "reading": "▒", "todo": "░"})
 
 
 @dataclass(frozen=True)
