@@ -101,7 +101,10 @@ def test_an_edit_makes_again_only_the_pages_it_changes(
 
 
 #: The list pages, made in a process of their own (not counted here).
-INDEX_PAGES = {f"{p}index.html" for p in ("", "topics/", "lists/", "courses/", "search/", "graph/")}
+INDEX_PAGES = {
+    f"{p}index.html"
+    for p in ("", "topics/", "lists/", "courses/", "search/", "graph/", "progress/")
+}
 
 
 def doc_pages(out: Path) -> set[str]:

@@ -9,6 +9,7 @@ import click
 
 from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.cli.naming import named
+from studykb.cli.progress import history_options, show_history
 from studykb.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
@@ -279,18 +280,27 @@ def after(kb: Session, query: str, limit: int, as_json: bool) -> None:
 
 
 @cli.command()
+@history_options
 @json_option
 @pass_kb
-def status(kb: Session, as_json: bool) -> None:
+def status(
+    kb: Session, history: bool, since: str | None, commits: int, by: str, limit: int, as_json: bool
+) -> None:
     """The tracker: course progress, what you are reading, what you finished, lists.
 
     "Finished lately" goes by the date `studykb mark` records when something becomes done.
+    With --history: progress over time, from when the vault's git history marked each
+    document and unit done, reading or todo.
 
     \b
     Example:
       studykb status
       studykb status --json
+      studykb status --history --since 2026-09-01
     """
+    if history:
+        show_history(kb, since, commits, by, limit, as_json)
+        return
     t = kb.status()
     mapped = [u for c in t.courses for u in c.units if u.meta.get("path")]
     activity = kb.repos().activity(mapped) if mapped else {}

@@ -20,6 +20,7 @@ from studykb.model import Problem
 from studykb.parse.code_links import CodeLink, code_link
 from studykb.repos.check import code_links, find_symbol, links_into, repo_of, with_code_problems
 from studykb.repos.git import Clone, GitError, is_binary
+from studykb.repos.history import COMMITS, History, read_history
 from studykb.repos.symbols import language_of, symbols
 from studykb.repos.tracked import Tracked, tracked, unique
 from studykb.vault import Link, Vault
@@ -141,6 +142,14 @@ class RepoView:
             raise StudyError(f"{query}: {exc}") from None
         finally:
             clone.close()
+
+    def history(self, since: str | None = None, commits: int = COMMITS) -> History:
+        """Progress over time from the vault's own git history (``status --history``): a
+        StudyError (exit 1) when the vault is in no git repository or it cannot be read."""
+        try:
+            return read_history(self.vault.config, self.vault.reading, since, commits)
+        except GitError as exc:
+            raise StudyError(str(exc)) from None
 
     def activity(self, units: list[Any], now: float | None = None) -> dict[str, Activity]:
         """The activity of each unit (documents of type ``unit``) whose course tracks a

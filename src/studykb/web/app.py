@@ -184,6 +184,7 @@ def _routes(state: State) -> list[BaseRoute]:
         Route("/topics/", _page(state, lambda s, r: s.pages.topics(s.link), keep=True)),
         Route("/lists/", _page(state, lambda s, r: s.pages.lists(s.link), keep=True)),
         Route("/courses/", _page(state, lambda s, r: s.pages.courses(s.link), keep=True)),
+        Route("/progress/", _page(state, lambda s, r: s.pages.progress(s.link))),
         Route("/graph/", _page(state, _graph_page)),
         Route("/search/", _page(state, _search_page)),
         _any_path(Route("/d/{path:path}", _page(state, _document_page))),

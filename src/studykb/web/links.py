@@ -4,7 +4,8 @@ Paths are written from the site's root without a leading ``/``, the same in both
 so a page of the static site sits where the server answers it:
 
 * ``index.html`` (the status page; ``/`` when served), ``topics/``, ``lists/``,
-  ``courses/``, ``graph/``, ``search/`` (``.../index.html`` in a static site);
+  ``courses/``, ``graph/``, ``search/``, ``progress/`` (``.../index.html`` in a static
+  site);
 * a document: ``d/<its path without .md>.html``; a course unit: its course's page with
   ``#<unit id>``;
 * the reading plan of a document: ``plan/<its path without .md>.html``; of a unit:
@@ -36,6 +37,7 @@ INDEXES = MappingProxyType(
         "courses": "courses/",
         "graph": "graph/",
         "search": "search/",
+        "progress": "progress/",
     }
 )
 

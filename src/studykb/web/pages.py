@@ -19,6 +19,7 @@ from studykb.errors import StudyError
 from studykb.model import Document
 from studykb.web.contexts import hit_context, lists_context, plan_context, sidebar_context, unlocks
 from studykb.web.links import Linker
+from studykb.web.progress import progress_context
 
 if TYPE_CHECKING:
     from studykb.api import Session
@@ -346,6 +347,10 @@ class Pages:
             }
             for c in tracker.courses
         ]
+
+    def progress(self, link: Linker) -> Page:
+        """Progress over time, from the vault's git history (``status --history``)."""
+        return Page("progress.html", progress_context(self.kb, link))
 
     def status(self, link: Linker, problems: int | None = None) -> Page:
         tracker = self.tracker()

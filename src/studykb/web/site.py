@@ -146,6 +146,7 @@ def _index_pages(pages: Pages) -> Iterator[tuple[str, Page]]:
     yield "topics/index.html", pages.topics(index)
     yield "lists/index.html", pages.lists(index)
     yield "courses/index.html", pages.courses(index)
+    yield "progress/index.html", pages.progress(index)
     yield "search/index.html", pages.search(index, "", {})
     yield "graph/index.html", Page("graph.html", {})
 
