@@ -122,3 +122,19 @@ def test_show_of_a_code_link(make_vault, run, tmp_path) -> None:  # type: ignore
     assert result.exit_code == 1 and "nothing.py is not in cs336" in result.stderr
     # a document is still shown as before
     assert run("show", "cs336", vault=vault).exit_code == 0
+
+
+def test_a_vault_without_code_links_never_loads_git(make_vault) -> None:  # type: ignore[no-untyped-def]
+    """``check`` of a vault that names no repository and links into no code costs what it
+    did before the repo tracker: neither dulwich nor tree-sitter is loaded."""
+    import subprocess
+    import sys
+
+    root = make_vault({"notes/a.md": "# A\n\n[[b]]\n", "notes/b.md": "# B\n"})
+    code = (
+        "import sys\nfrom studykb.api import Session\n"
+        f"kb = Session.open({str(root)!r}); kb.refresh(); kb.problems()\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('dulwich', 'tree_sitter'))))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -24,7 +24,6 @@ from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
 from studykb.parse.outline import Outline
-from studykb.repos.view import RepoView
 from studykb.search.state import check
 from studykb.session.related import RelatedViews
 from studykb.study import plans
@@ -264,7 +263,10 @@ class Session(RelatedViews):
 
     def problems(self) -> list[Problem]:
         """Every problem of the vault (its code links too), with the configured severities."""
-        return self.repos().with_problems(self.vault.problems())
+        found = self.vault.problems()
+        if not self.config.repos and not self.vault.code_links():
+            return found  # no code link, no clone named here: git and tree-sitter stay unloaded
+        return self.repos().with_problems(found)
 
     def show(self, doc: Document) -> Shown:
         return self.vault.show(doc)
@@ -333,6 +335,9 @@ class Session(RelatedViews):
 
     def repos(self) -> RepoView:
         """The tracked repositories, the code links into them, their units' activity."""
+        # deferred: loads dulwich and tree-sitter, for vaults that track a repository
+        from studykb.repos.view import RepoView
+
         return RepoView(self.vault)
 
     def status(self) -> Tracker:
