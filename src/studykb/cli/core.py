@@ -327,7 +327,7 @@ def _shown_json(shown: Shown, docs: dict[str, Document]) -> dict[str, Any]:
         "meta": doc.meta,
         "units": [{**u.brief(), "status": u.status} for u in shown.units],
         "references": [_link_json(link, docs) for link in shown.outgoing],
-        "backlinks": [_back_json(link, docs) for link in shown.backlinks],
+        "backlinks": [backlink_json(link, docs) for link in shown.backlinks],
     }
 
 
@@ -382,7 +382,7 @@ def _link_json(link, docs) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     }
 
 
-def _back_json(link, docs) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+def backlink_json(link, docs) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     src = docs.get(link.ref.source)
     return {
         "id": src.id if src else link.ref.source,
@@ -421,7 +421,7 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
                 "id": doc.id,
                 "path": doc.path,
                 "title": doc.title,
-                "backlinks": [_back_json(link, docs) for link in links],
+                "backlinks": [backlink_json(link, docs) for link in links],
             }
         )
         return

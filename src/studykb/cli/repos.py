@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from studykb.cli.app import cli, console, counted, emit_json, json_option, pass_kb, safe
+from studykb.cli.core import backlink_json
 
 if TYPE_CHECKING:
     from studykb.api import Session
@@ -60,19 +61,7 @@ def code_backlinks(kb: Session, query: str, as_json: bool) -> bool:
         return False
     name, path, links = view.backlinks(query)
     docs = kb.documents_for(link.ref.source for link in links)
-    rows: list[dict[str, Any]] = []
-    for link in links:
-        src = docs.get(link.ref.source)
-        rows.append(
-            {
-                "id": src.id if src else link.ref.source,
-                "path": link.ref.path,
-                "line": link.ref.line,
-                "kind": link.ref.kind,
-                "title": src.title if src else "",
-                "text": link.ref.text,
-            }
-        )
+    rows: list[dict[str, Any]] = [backlink_json(link, docs) for link in links]
     if as_json:
         emit_json({"id": f"{name}:{path}", "repo": name, "path": path, "backlinks": rows})
         return True

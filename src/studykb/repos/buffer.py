@@ -13,10 +13,9 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from studykb.config import Config
-from studykb.model import WARNING, Document, Problem
+from studykb.model import Document, Problem
 from studykb.parse.code_links import split_wikilink
-from studykb.repos.check import Facts, Reader, judge
-from studykb.repos.git import GitError
+from studykb.repos.check import Facts, Reader, bad_repo, judge
 from studykb.repos.tracked import tracked_in
 from studykb.vault import Link
 from studykb.vault.buffers import Analysis
@@ -51,12 +50,9 @@ def code_problems(
         for repo in {r.name: r for r in repos.values()}.values():
             if repo.declared_at[0] != analysis.path:
                 continue
-            clone = reader.clone(repo)
-            if isinstance(clone, GitError):
-                path, line = repo.declared_at
-                out.append(
-                    Problem(path, line, WARNING, "bad-repo", f"repository {repo.name!r}: {clone}")
-                )
+            found = bad_repo(reader, repo)
+            if found is not None:
+                out.append(found)
     finally:
         reader.close()
     shown = (config.as_configured(p) for p in out)

@@ -110,6 +110,16 @@ def make_facts(data: bytes, path: str, parse: bool = True) -> Facts:
     return Facts(lines_of(data), binary, table, parse and not binary)
 
 
+def bad_repo(reader: Reader, repo: Tracked) -> Problem | None:
+    """The ``bad-repo`` problem of a repository whose clone cannot be read, where it is
+    declared; None when it reads (or is not cloned here)."""
+    clone = reader.clone(repo)
+    if not isinstance(clone, GitError):
+        return None
+    path, line = repo.declared_at
+    return Problem(path, line, WARNING, "bad-repo", f"repository {repo.name!r}: {clone}")
+
+
 def code_links(vault: Vault) -> Iterator[tuple[Link, CodeLink]]:
     """Every code link of the vault with where it points, in file and line order."""
     for link in vault.code_links():
@@ -140,12 +150,9 @@ def problems(vault: Vault) -> list[Problem]:
             if found is not None:
                 out.append(found)
         for repo in {r.name: r for r in repos.values()}.values():
-            clone = reader.clone(repo)
-            if isinstance(clone, GitError):
-                path, line = repo.declared_at
-                out.append(
-                    Problem(path, line, WARNING, "bad-repo", f"repository {repo.name!r}: {clone}")
-                )
+            found = bad_repo(reader, repo)
+            if found is not None:
+                out.append(found)
     finally:
         reader.close()
     shown = (vault.config.as_configured(p) for p in out)
