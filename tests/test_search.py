@@ -333,6 +333,7 @@ def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatc
 
     for module in (store, index_state):  # what a newer studykb would have
         monkeypatch.setattr(module, "INDEX_VERSION", index.INDEX_VERSION + "-newer")
+    v = open_vault(vault)  # in the next process
     stats = index.sync(v, quiet=True)
     assert stats.rebuilt and "another studykb version" in (stats.notice or "")
 
@@ -514,12 +515,13 @@ def test_kept_signatures_are_what_the_index_holds(open_vault, vault: Path, monke
         v.refresh()
         assert index.sync(v, quiet=True).paths, n
         generation = index_state.latest_generation(folder)
-        record = index_state.read_record(folder, generation)
-        assert record is not None
-        ident = index_state._generation_id(folder, generation)
-        wholes += record["held"] == ident
-        v.cache._memo.clear()  # as the next process reads it
-        assert index_state.read_held(v, folder, generation) == held_in(open_dir(folder).reader())
+        spec = index_state.SearchIndex(folder)
+        value = open_vault(vault).structures.current(spec)  # as the next process reads it
+        assert value is not None and spec.names_index(value)
+        assert value.generation == generation
+        wholes += value.held == value.ident
+        v.cache._memo.clear()
+        assert index_state.read_held(v, value) == held_in(open_dir(folder).reader())
     assert 0 < wholes < len(steps)  # both ways of keeping them were used
 
 

@@ -19,16 +19,26 @@ from studykb.related.engine import ENGINE
 from studykb.related.features import FEATURES
 from studykb.related.vectorcache import VECTORS
 from studykb.search.names import SEARCH_NAMES
+from studykb.search.state import SEARCH_INDEX
 from studykb.study.plans import TABLES
 from studykb.vault.derived import Derived
 from studykb.vault.topics import TOPICS
 
-ALL: tuple[Derived[Any], ...] = (TOPICS, TABLES, FEATURES, VECTORS, ENGINE, SEARCH_NAMES)
+ALL: tuple[Derived[Any], ...] = (
+    TOPICS,
+    TABLES,
+    FEATURES,
+    VECTORS,
+    ENGINE,
+    SEARCH_NAMES,
+    SEARCH_INDEX,
+)
 
 
 def names() -> frozenset[str]:
-    """The cache names of every derived structure."""
-    return frozenset(spec.name for spec in ALL)
+    """The cache names of every derived structure, with the entries a structure keeps
+    besides its own (its ``entries``, as the search index's per-file signatures)."""
+    return frozenset(name for spec in ALL for name in (spec.name, *getattr(spec, "entries", ())))
 
 
 __all__ = ["ALL", "names"]

@@ -193,10 +193,10 @@ def _print_build(stats: BuildStats, indexed: dict[str, Any]) -> None:
 def _sync_search_index(kb: Session) -> dict[str, Any]:
     """Bring the full-text index in step with the refreshed state."""
     started = time.perf_counter()
-    record = kb.index_current()  # nothing changed: no need to load the search engine
-    if record is not None:
+    documents = kb.index_current()  # nothing changed: no need to load the search engine
+    if documents is not None:
         return {
-            "documents": int(record.get("documents") or 0),
+            "documents": documents,
             "reindexed": 0,
             "rebuilt": False,
             "stale": False,

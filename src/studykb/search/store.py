@@ -95,6 +95,7 @@ def create(folder: Path) -> Any:
     if folder.exists() and not folder.is_dir():
         folder.unlink()
     folder.mkdir(parents=True, exist_ok=True)
+    _forget_searcher(folder)  # a new index counts its generations from the start again
     return _storage(folder).create_index(make_schema())
 
 
@@ -142,6 +143,14 @@ def doc_count(ix: Any) -> int:
 def searchers() -> dict[str, Any]:
     """The searcher this process keeps open on each index folder (see :func:`current`)."""
     return process.once("search.searchers", dict)
+
+
+def _forget_searcher(folder: Path) -> None:
+    """Close the searcher kept on ``folder``: its index is being replaced."""
+    searcher = searchers().pop(str(folder), None)
+    if searcher is not None:
+        with contextlib.suppress(Exception):
+            searcher.close()
 
 
 def current(folder: str) -> Any:

@@ -23,17 +23,19 @@ from studykb.search.records import held_in, records
 from studykb.search.schema import bind
 from studykb.search.scoring import BM25FTable
 from studykb.search.state import (
+    Held,
+    IndexBusy,
+    SearchIndex,
     SyncStats,
-    check,
     diff_held,
+    generation_id,
     index_dir,
+    keep_held,
     may_differ,
     read_held,
-    read_record,
     rebuild_whole,
     topic_signatures,
     wanted_signatures,
-    write_record,
 )
 from studykb.search.store import (
     FIELD_B,
@@ -57,6 +59,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from studykb.vault import Vault
+    from studykb.vault.derived import Change
 
 #: A full build of at least this many files uses both cores (worker processes).
 PARALLEL_MIN = 1500
@@ -71,60 +74,68 @@ BUILD_LOCK_WAIT = 300.0
 def sync(vault: Vault, wait: float | None = None, quiet: bool = False) -> SyncStats:
     """Bring the index in line with the vault state; re-index only changed files.
 
-    ``wait``: seconds to wait for another process that holds the index (default: a short
-    wait when there is a complete index to answer from, a long one when there is none).
-    Notices (a rebuilt or stale index) go to stderr unless ``quiet``; they are also in
-    the returned stats.
+    The index is the vault's derived structure :class:`SearchIndex`: the vault's
+    structures say whether it is current and, when not, which files changed since
+    (:func:`sync_index` does the work). ``wait``: seconds to wait for another process
+    that holds the index (default: a short wait when there is a complete index to answer
+    from, a long one when there is none). Notices (a rebuilt or stale index) go to stderr
+    unless ``quiet``; they are also in the returned stats.
     """
     started = time.perf_counter()
     stats = SyncStats()
-    record, state = check(vault)
-    if record is not None:  # the common case: nothing to open
-        stats.documents = int(record.get("documents") or 0)
-        return _done(stats, started, quiet)
-    state_at = vault.generation()  # the state ``state`` names
+    spec = SearchIndex(index_dir(vault), wait, stats)
+    value = vault.structures.held(spec)
+    if value is not None and not spec.names_index(value):
+        vault.structures.forget([spec])  # another process committed, or the index went
+    try:
+        value = vault.structures.get(spec)
+        if not stats.documents:
+            stats.documents = value.documents
+    except IndexBusy:
+        pass
+    return _done(stats, started, quiet)
+
+
+def sync_index(vault: Vault, spec: SearchIndex, value: Held | None, change: Change | None) -> Held:
+    """Make the index hold the vault as it is, from ``value`` (what it held when
+    ``change`` began) or, without it, by comparing every file; what it holds then.
+    Raises :class:`IndexBusy` when another process kept the lock (nothing is written;
+    the last complete index answers)."""
+    stats = spec.stats if spec.stats is not None else SyncStats()
     folder = index_dir(vault)
+    unchanged = change is not None and not change.paths and not change.inputs
+    if value is not None and unchanged and spec.names_index(value):
+        return value  # writes that changed no file
     ix, stats.notice = open_index(folder)
     generation = ix.latest_generation()
-    cache = read_record(folder, generation)
-    if cache is not None and cache.get("state") == state:
-        stats.documents = int(cache.get("documents") or 0)
-        return _done(stats, started, quiet)
+    record = value if value is not None and value.generation == generation else None
+    if record is not None and not spec.names_index(record):
+        record = None
     topics = vault.topics()
     words = topics.vocabulary()
-    ix, held, cache, restem = _held(vault, folder, ix, generation, cache, words, stats)
-    same_topics = cache is not None and cache.get("topics") == topics.digest
+    ix, held, record, restem = _held(vault, folder, ix, generation, record, words, stats)
+    same_topics = record is not None and record.topics == topics.digest
     tsigs = None if same_topics else topic_signatures(vault, topics)
     held = {p: (["", ""] if p in restem else sig) for p, sig in held.items()}
     # with the topics as they were, only the files the state's journal names may differ
-    some = may_differ(vault, cache, held) if same_topics else None
-    some = some | restem if some is not None else None
+    some = may_differ(vault, change, held) | restem if same_topics and change is not None else None
     wanted = wanted_signatures(vault, some)
     changed, removed = diff_held(held, wanted, tsigs, some)
     if changed or removed:
+        wait = spec.wait
         if wait is None:
             wait = BUILD_LOCK_WAIT if not held else QUERY_LOCK_WAIT
         diff = (changed, removed)
         want = Wanted(wanted, some is None)
         done = _apply(vault, ix, want, topics, held, tsigs, diff, wait, generation, stats)
         if done is None:
-            return _done(stats, started, quiet)
+            raise IndexBusy
         generation, held = done
         ix = open_dir(folder)
     stats.documents = doc_count(ix)
-    write_record(
-        vault,
-        folder,
-        generation,
-        held,
-        state,
-        topics.digest,
-        stats.documents,
-        words,
-        cache,
-        state_at,
-    )
-    return _done(stats, started, quiet)
+    ident = generation_id(folder, generation)
+    kept = keep_held(vault, ident, held, record)
+    return Held(ident, generation, topics.digest, stats.documents, tuple(words), kept)
 
 
 class Wanted:
@@ -143,11 +154,11 @@ class Wanted:
 
 def warm(vault: Vault) -> None:
     """Open what the next sync and query of ``vault`` read from the index: a searcher
-    (kept, see :func:`~studykb.search.store.current`), the signatures the index holds
-    (kept by the vault's cache) and the topic table it was made with. Only the index
-    and the cache are read, never the state: a fresh command does this while its
-    refresh runs beside it. A missing, damaged or foreign index is left as it is, for
-    :func:`sync` to deal with and say so."""
+    (kept, see :func:`~studykb.search.store.current`), the index's value and the
+    signatures it holds (kept by the vault's cache) and the topic table it was made
+    with. Only the index and the cache are read, never the state: a fresh command does
+    this while its refresh runs beside it. A missing, damaged or foreign index is left
+    as it is, for :func:`sync` to deal with and say so."""
     folder = index_dir(vault)
     try:
         if not any(folder.glob("*.toc")):
@@ -155,12 +166,12 @@ def warm(vault: Vault) -> None:
         ix = open_dir(folder)
         if not compatible(ix):
             return
-        generation = ix.latest_generation()
-        record = read_record(folder, generation)
-        if record is not None:
-            read_held(vault, folder, generation)
-            if isinstance(record.get("topics"), str):
-                vault.preload_topics(record["topics"])
+        spec = SearchIndex(folder)
+        vault.structures.preload(spec)
+        value = vault.structures.held(spec)
+        if value is not None:
+            read_held(vault, value)
+            vault.preload_topics(value.topics)
         searchers()[str(folder)] = ix.searcher(weighting=BM25FTable(**FIELD_B))
     except Exception as exc:
         if not (damaged(exc) or isinstance(exc, OSError)):
@@ -172,18 +183,18 @@ def _held(
     folder: Path,
     ix: Any,
     generation: int,
-    cache: dict[str, Any] | None,
+    record: Held | None,
     words: list[str],
     stats: SyncStats,
-) -> tuple[Any, dict[str, list[str]], dict[str, Any] | None, set[str]]:
+) -> tuple[Any, dict[str, list[str]], Held | None, set[str]]:
     """(index, the signatures it holds, its record, the files to index again for the
     protected words); a recognisably damaged index is set aside and started afresh,
     saying so in ``stats.notice``."""
     try:
-        held = read_held(vault, folder, generation) if cache is not None else None
+        held = read_held(vault, record) if record is not None else None
         if held is None:
             held = held_in(ix.reader())
-        return ix, held, cache, _restemmed(ix, held, cache, words)
+        return ix, held, record, _restemmed(ix, held, record, words)
     except Exception as exc:
         if not damaged(exc):
             raise
@@ -196,14 +207,14 @@ def _held(
 
 
 def _restemmed(
-    ix: Any, held: dict[str, list[str]], record: dict[str, Any] | None, words: list[str]
+    ix: Any, held: dict[str, list[str]], record: Held | None, words: list[str]
 ) -> set[str]:
     """Files to index again because a word they hold is protected now, or no longer (an
-    index whose record does not say had only :data:`terms.TECH_TERMS` protected)."""
-    before = record.get("protected") if record is not None else None
+    index whose value does not say had only :data:`terms.TECH_TERMS` protected)."""
+    before = list(record.protected) if record is not None else None
     if not held or before == words:
         return set()
-    look = terms.affected_terms(before if isinstance(before, list) else (), words)
+    look = terms.affected_terms(before or (), words)
     paths: set[str] = set()
     with ix.reader() as reader:
         for term in sorted(look):

@@ -24,7 +24,7 @@ from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
 from studykb.parse.outline import Outline
-from studykb.search.state import check
+from studykb.search.state import SearchIndex, index_dir
 from studykb.session.related import RelatedViews
 from studykb.study import plans
 from studykb.study.ask import ask
@@ -210,10 +210,12 @@ class Session(RelatedViews):
 
         index.warm(self.vault)
 
-    def index_current(self) -> dict[str, Any] | None:
-        """The search index's record when it already reflects the state (no whoosh)."""
-        record, _state = check(self.vault)
-        return record
+    def index_current(self) -> int | None:
+        """How many documents the search index holds, when it already reflects the state
+        (known without whoosh); None when it needs a sync."""
+        spec = SearchIndex(index_dir(self.vault))
+        value = self.vault.structures.current(spec)
+        return None if value is None or not spec.names_index(value) else value.documents
 
     def sync_search(
         self,

@@ -36,17 +36,6 @@ from studykb import __version__
 from studykb.runtime import process
 from studykb.vault import damage
 
-#: The modules that fill the search index (its files, and what is kept of what they hold).
-_SEARCH_INDEX = (
-    "studykb.search.store",
-    "studykb.search.records",
-    "studykb.search.sync",
-    "studykb.search.segments",
-    "studykb.search.parallel",
-    "studykb.search.schema",
-    "studykb.search.state",
-    "studykb.text",
-)
 #: The modules that read a clone's files for check (what each file and commit says).
 _REPO_READER = (
     "studykb.repos.symbols",
@@ -73,10 +62,6 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "studykb.vault.includes",  # the headings included pages add, missing includes
             "studykb.graph",  # the prerequisite loops
         ),
-        # the search index: how text is analysed and what goes in it (not how queries rank)
-        "search-index": _SEARCH_INDEX,
-        "search-held": _SEARCH_INDEX,
-        "search-held-changes": _SEARCH_INDEX,
         "search-segments": ("studykb.text.segment",),
         # links into code: each file's lines and symbols by blob id; each commit's files
         # and its index of symbol names (studykb.repos.cached)

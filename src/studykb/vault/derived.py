@@ -20,7 +20,10 @@ all of them:
   value is written back whole only once the files changed since it was last written
   pass :data:`REWRITE_AFTER`: until then the next process loads the written value and
   updates it for the same files again, which is cheaper than rewriting megabytes after
-  every save. That is the one journal: the state's own (``Store.changed_since``).
+  every save (a structure whose update writes files of its own, such as the search
+  index, sets ``rewrite_after = 0``: its value is written after every update, as it
+  must say what those files hold). That is the one journal: the state's own
+  (``Store.changed_since``).
 
 Adding a structure is one module with a :class:`Derived` and one line in
 :data:`studykb.structures.ALL` (see ``docs/design/architecture.md``).
@@ -221,6 +224,20 @@ class Structures:
         if held is not None and (stamp is None or held.stamp == stamp):
             self._held[spec.name] = held
 
+    def current(self, spec: Derived[T]) -> T | None:
+        """The value of ``spec`` when the one in memory or written is up to date with the
+        state and inputs now; None otherwise (nothing is made or updated: a command that
+        only needs to know, such as ``build`` with nothing changed, loads none of the
+        structure's code)."""
+        now = self._vault.generation()
+        held = self._held.get(spec.name) or self._read(spec)
+        if held is None or held.made_at != now:
+            return None
+        if held.inputs != {given.name: self.stamp(given) for given in spec.inputs}:
+            return None
+        self._held[spec.name] = held
+        return held.value  # type: ignore[no-any-return]
+
     def held(self, spec: Derived[T]) -> T | None:
         """The value of ``spec`` in memory, if any (nothing is made or read)."""
         held = self._held.get(spec.name)
@@ -251,7 +268,8 @@ class Structures:
         unwritten = held.unwritten | paths
         stamp = _stamp(spec, value, now, inputs)
         out = _Held(value, now, inputs, stamp, held.written_at, unwritten)
-        if changed or len(unwritten) > REWRITE_AFTER:
+        rewrite_after = getattr(spec, "rewrite_after", REWRITE_AFTER)
+        if changed or rewrite_after == 0 or len(unwritten) > rewrite_after:
             out.written_at, out.unwritten = now, frozenset()
             self._write(spec, out)
         return out
