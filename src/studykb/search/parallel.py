@@ -9,16 +9,23 @@ touches whoosh's private internals (whoosh3 is pinned to 3.54.0): the segment wr
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
+from collections import defaultdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from whoosh.codec.whoosh3 import W3Codec, W3Segment
+from whoosh.writing import SegmentWriter
+
+from studykb.runtime import pools
 from studykb.search.records import records
 from studykb.search.schema import bind
 from studykb.search.state import INDEX_NAME, index_dir
 from studykb.search.store import POOL_MB, open_dir
 from studykb.text import segment
+from studykb.vault.state import reader
 from studykb.vault.topics import TopicTable
 
 if TYPE_CHECKING:
@@ -40,11 +47,9 @@ def build_parallel(
     fresh interpreter (:func:`studykb.runtime.pools.python_workers`); its job and its
     answer are JSON files in whoosh's temporary folder.
     """
-    from studykb.runtime.pools import python_workers
-
     jobs = _write_jobs(vault, wanted, topics)
     try:
-        python_workers(f"{__name__}:_segment_main", jobs, workers=2)
+        pools.python_workers(f"{__name__}:_segment_main", jobs, workers=2)
         return [seg for _job, out in jobs if (seg := _read_answer(out, written)) is not None]
     finally:
         for job, out in jobs:
@@ -55,8 +60,6 @@ def build_parallel(
 
 def _write_jobs(vault: Vault, wanted: dict[str, str], topics: TopicTable) -> list[tuple[str, str]]:
     """(job file, answer file) of every slice of the files, each job written."""
-    import json
-
     paths = sorted(wanted)
     count = max(2, round(len(paths) / SLICE_FILES))
     size = -(-len(paths) // count)
@@ -83,11 +86,6 @@ def _write_jobs(vault: Vault, wanted: dict[str, str], topics: TopicTable) -> lis
 def _read_answer(out: str, written: dict[str, list[str]]) -> Any:
     """The segment a worker wrote (None when its slice made none); what it indexed is
     added to ``written``."""
-    import json
-    from collections import defaultdict
-
-    from whoosh.codec.whoosh3 import W3Codec, W3Segment
-
     result = json.loads(Path(out).read_text(encoding="utf-8"))
     written.update(result["done"])
     made = result["segment"]
@@ -107,8 +105,6 @@ def _segment_main() -> None:
     The job and the answer are JSON files: the segment the worker wrote travels back as
     its id, document count and whether it is compound.
     """
-    import json
-
     job, out = sys.argv[1], sys.argv[2]
     segment.segments().keep = False  # a worker's cuts are never saved: do not hold them (memory)
     with open(job, encoding="utf-8") as fh:
@@ -129,10 +125,6 @@ def _segment_main() -> None:
 
 def _segment_job(job: dict[str, Any]) -> tuple[Any, dict[str, list[str]]]:
     """In a worker: write one segment holding the files of ``job``; return it unlisted."""
-    from whoosh.writing import SegmentWriter
-
-    from studykb.vault.state import reader
-
     topics = TopicTable.from_data(job["topics"])
     store = reader(Path(job["state"]))
     try:

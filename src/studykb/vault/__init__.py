@@ -12,15 +12,17 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
-from studykb.config import Config, load_config, locate
+from studykb.config import STATE_DIR, Config, load_config, locate
 from studykb.errors import StudyError
 from studykb.model import Document, Problem
+from studykb.runtime.memory import paused_gc
 from studykb.vault import damage, journal
 from studykb.vault.cache import Cache
 from studykb.vault.derived import Derived, Structures
@@ -36,7 +38,7 @@ from studykb.vault.refresh import (
     ScanRow,
     start_ahead,
 )
-from studykb.vault.resolve import SITE_LINK_MESSAGE, Names, StoredNames, bad_code
+from studykb.vault.resolve import ID, SITE_LINK_MESSAGE, Names, StoredNames, bad_code
 from studykb.vault.state import Store, schema_version
 from studykb.vault.state.rows import (
     DocNames,
@@ -112,9 +114,6 @@ class Vault:
     def stored_ids(cls, where: str | None) -> list[str]:
         """The document ids of the vault at ``where`` as last built, without a refresh
         (shell completion); none before the first build."""
-        from studykb.config import STATE_DIR
-        from studykb.vault.resolve import ID
-
         root, explicit = locate(where)
         if not (root / STATE_DIR / "state.sqlite").is_file():
             return []
@@ -215,8 +214,6 @@ class Vault:
     def documents(self) -> dict[str, Document]:
         """Every document by key (cached until the next refresh that changes something)."""
         if self._docs is None:
-            from studykb.runtime.memory import paused_gc
-
             with paused_gc():
                 if self._blobs is not None:  # just built: no need to read them back
                     self._docs = {key: doc_from_blob(data) for key, data in self._blobs}
@@ -426,8 +423,6 @@ class Vault:
 def _line_of(file: Path, name: str, start: int) -> int:
     """The line (1-based) where ``name`` is written in the first ``covers`` from line
     ``start`` of the file on (``start`` itself when it cannot be read or found)."""
-    import re
-
     key = re.compile(r"""(?:^|[\s{,])["']?covers["']?\s*[:=]""")
     word = re.compile(r"(?<![\w-])#?" + re.escape(name) + r"(?![\w-])", re.IGNORECASE)
     try:

@@ -19,7 +19,6 @@ moment leaves the old (empty) state or the new one.
 from __future__ import annotations
 
 import contextlib
-import errno
 import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -28,9 +27,12 @@ from pathlib import Path
 from typing import Any
 
 from studykb.parse.reading import GITHUB, Reading
-from studykb.runtime import background
-from studykb.vault.checks import wants_anchor_check
+from studykb.runtime import background, pools
+from studykb.vault import checks, files
+from studykb.vault.checks import missing_anchors, wants_anchor_check
+from studykb.vault.includes import Includes, pending_rows
 from studykb.vault.resolve import Names, table_rows
+from studykb.vault.rows import parse_rows, unread_rows
 from studykb.vault.state import Store, Tables
 from studykb.vault.state.rows import (
     Anchored,
@@ -55,7 +57,6 @@ BACKGROUND_FINISH = 2000
 Progress = Callable[[int, int], None]
 #: What reading a file the scan found raises when it is gone since (the next refresh
 #: sees that); any other failure is an ``unreadable`` problem on the file.
-VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 
 
 def read_rows(item: tuple[str, str, Reading]) -> ParsedRows | None:
@@ -65,14 +66,11 @@ def read_rows(item: tuple[str, str, Reading]) -> ParsedRows | None:
     Reads and hashes the file where it is parsed (in a worker, for a parallel build). A
     file that vanished since the scan is left for the next refresh to notice.
     """
-    from studykb.vault.files import read_note
-    from studykb.vault.rows import parse_rows, unread_rows
-
     abs_path, path, reading = item
     try:
-        raw, st = read_note(abs_path)
+        raw, st = files.read_note(abs_path)
     except OSError as exc:
-        if exc.errno in VANISHED:
+        if exc.errno in files.VANISHED:
             return None
         return unread_rows(path, exc.strerror or str(exc))
     digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -87,10 +85,8 @@ def parse_stream(
     reading: Reading = GITHUB,
 ) -> Iterator[ParsedRows | None]:
     """Rows of every file in ``paths`` order, as soon as each is parsed."""
-    from studykb.runtime.pools import imap
-
     items = [(str(root / p), p, reading) for p in paths]
-    yield from imap(read_rows, items, workers, progress, at_least=PARALLEL_THRESHOLD)
+    yield from pools.imap(read_rows, items, workers, progress, at_least=PARALLEL_THRESHOLD)
 
 
 def write_all(
@@ -110,8 +106,6 @@ def write_all(
     ``expected``: how many rows are coming (a large load finishes in a thread);
     ``finish``: more writes for the same transaction, made last.
     """
-    from studykb.vault.checks import vault_problems
-
     # The commit leaves the whole new state (~8 KB a note) in the write-ahead log; for a
     # large vault, building the references' indexes and copying the log into the
     # database file are left to background threads (see Store.finish_later).
@@ -130,7 +124,7 @@ def write_all(
         state.problems.insert(scan_rows)
         if not later:
             state.build_indexes(indexes)
-        vault_problems(state, root, recompute_cycles=True)
+        checks.vault_problems(state, root, recompute_cycles=True)
         if finish is not None:
             finish(state)
     if later:
@@ -150,9 +144,6 @@ def _write_refs(
     """Resolve the references (while SQLite builds the ``early`` indexes in a thread) and
     insert them, and the ``[[note#heading]]`` ones whose heading is missing; the graph
     edges and the count of each resolution state."""
-    from studykb.vault.checks import missing_anchors
-    from studykb.vault.includes import Includes, pending_rows
-
     building = (
         background.beside(lambda: state.build_indexes(early), "studykb-early-indexes")
         if early

@@ -29,7 +29,9 @@ import contextlib
 import errno
 import os
 import re
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,9 @@ from studykb.vault.reads import Read as Read
 from studykb.vault.reads import read_for_edit as read_for_edit
 from studykb.vault.reads import read_in as read_in
 from studykb.vault.reads import read_note as read_note
+
+#: Errors of a file that went between being listed and being read (seen at the next scan).
+VANISHED = frozenset({errno.ENOENT, errno.ENOTDIR})
 
 #: Temporary files of studykb's own: ``.NAME.studykb-PID-RANDOM.tmp``; earlier versions
 #: named them ``.NAME.XXXXXXXX.tmp`` (``tempfile.mkstemp``).
@@ -151,7 +156,7 @@ class _Guard:
         """Whether another process opened the file since the lease was taken."""
         if not self.leased:
             return False
-        import fcntl
+        import fcntl  # deferred: Unix only (a lease is taken only where it exists)
 
         return bool(fcntl.fcntl(self.fd, fcntl.F_GETLEASE) != fcntl.F_WRLCK)
 
@@ -181,11 +186,8 @@ def _take_lease(fd: int) -> bool:
     the process: leases are taken only where SIGIO is ignored or handled (the main
     thread sets it to be ignored).
     """
-    import signal
-    import threading
-
     try:
-        import fcntl
+        import fcntl  # deferred: Unix only, missing elsewhere
     except ImportError:
         return False
     if not hasattr(fcntl, "F_SETLEASE"):
@@ -292,8 +294,9 @@ _AT_FDCWD = -100
 
 
 def _load_libc() -> Any:
+    # deferred: ctypes loads only when a write exchanges two files
     import ctypes
-    import ctypes.util
+    import ctypes.util  # deferred: as above
 
     try:
         return ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
@@ -306,7 +309,7 @@ def _exchange(a: Path, b: Path) -> bool:
     libc = process.once("vault.libc", _load_libc)  # loaded once for the process
     if not libc:
         return False
-    import ctypes
+    import ctypes  # deferred: loaded by _load_libc already
 
     if sys.platform.startswith("linux") and hasattr(libc, "renameat2"):
         rc = libc.renameat2(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)

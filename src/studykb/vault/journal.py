@@ -350,7 +350,7 @@ def _locked(state_dir: Path) -> Iterator[bool]:
     """Hold the move lock (True), or learn that another process holds it (False). The
     system releases it when the holder dies, however it dies."""
     try:
-        import fcntl
+        import fcntl  # deferred: Unix only, missing elsewhere
     except ImportError:  # no advisory locks here: moves are not guarded against each other
         yield True
         return

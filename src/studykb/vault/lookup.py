@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from studykb.errors import NotFound
 from studykb.model import Document
+from studykb.parse.urls import normalize_url
 from studykb.vault.resolve import fold
 
 if TYPE_CHECKING:
@@ -18,8 +19,6 @@ def find(vault: Vault, query: str) -> Document:
     query = query.strip()
     names = vault.names()
     if query.lower().startswith(("http://", "https://")):
-        from studykb.parse.urls import normalize_url
-
         key, _state, _note = names.resolve("", "", normalize_url(query), "url", "", False)
     else:
         key, _state, _note = names.resolve("", "", query, "name", "", False)

@@ -30,9 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studykb.runtime.memory import paused_gc
+from studykb.vault import files as vault_files
 from studykb.vault import update
-from studykb.vault.checks import Files
+from studykb.vault.checks import Files, attachment_problems
 from studykb.vault.resolve import bad_code
+from studykb.vault.rows import UNREAD, parse_rows, unread_rows
 from studykb.vault.scan import Scan, scan
 from studykb.vault.state.rows import FileStamp, ParsedRows, StoredProblem
 
@@ -178,7 +181,7 @@ class Refresh:
         marks: dict[str, str],
         progress: Progress | None,
     ) -> None:
-        from studykb.runtime.memory import paused_gc
+        # deferred: the whole-vault write path (7 ms of imports) only for a full build
         from studykb.vault.bulk import parse_stream, write_all
 
         vault = self.vault
@@ -208,8 +211,6 @@ class Refresh:
         other files are as they were), then the marks. ``paths``: the files that came,
         went or changed (None: the whole vault was read; empty: only mtimes or
         attachments changed, and the fingerprint stays)."""
-        from studykb.vault.checks import attachment_problems
-
         same = paths is not None and state.meta.get("files") == marks["files"]
         attachment_problems(state, files, self.reading, paths if same else None)
         state.meta.put(marks)
@@ -274,15 +275,12 @@ class Refresh:
         to_parse = []
         touched = []
         unread = []
-        from studykb.vault.bulk import VANISHED
-        from studykb.vault.files import read_note
-        from studykb.vault.rows import UNREAD, unread_rows
-
         for path in changed:
             try:
-                raw, st = read_note(self.root / path)
+                raw, st = vault_files.read_note(self.root / path)
             except OSError as exc:
-                if exc.errno not in VANISHED and (path not in old or old[path].hash != UNREAD):
+                gone = exc.errno in vault_files.VANISHED
+                if not gone and (path not in old or old[path].hash != UNREAD):
                     unread.append(unread_rows(path, exc.strerror or str(exc)))
                 continue  # vanished since the scan: the next refresh sees it
             digest = hashlib.blake2b(raw, digest_size=16).hexdigest()
@@ -295,8 +293,6 @@ class Refresh:
     def _parse(
         self, items: list[tuple[str, bytes, str, int, int]], progress: Progress | None
     ) -> list[ParsedRows]:
-        from studykb.vault.rows import parse_rows
-
         with_rules = [(*item, self.reading) for item in items]
         if len(with_rules) < PARALLEL_THRESHOLD:  # an edit: here, without loading the pools
             rows = []
@@ -305,6 +301,7 @@ class Refresh:
                 if progress:
                     progress(n, len(with_rules))
             return rows
+        # deferred: the worker pools load only when many files are parsed
         from studykb.runtime.pools import imap
 
         return list(
@@ -368,6 +365,7 @@ class Ahead:
 
 def start_ahead(vault: Vault) -> Ahead | None:
     """:meth:`Vault.refresh_ahead`."""
+    # deferred: the worker pools load only for a refresh ahead of the command
     from studykb.runtime import pools
 
     if vault.store.fresh or not pools.beside_helps():

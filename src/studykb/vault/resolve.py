@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from studykb.model import fold as fold  # how names are compared (resolve.fold of old)
+from studykb.parse.urls import normalize_url
 
 if TYPE_CHECKING:
     from studykb.vault.state import Tables
@@ -134,8 +135,6 @@ class Names:
                     seen.add((name, level, key))
                     self.table[name].append((level, key))
             if url and dtype in ("entry", "course", "unit"):
-                from studykb.parse.urls import normalize_url
-
                 self.urls[normalize_url(url)].append(key)
 
     def candidates(self, name: str, max_level: int = STEM) -> list[str]:
@@ -310,8 +309,6 @@ def name_rows(
             seen.add((name, level))
             out.append((name, level, key, path))
     if url and dtype in ("entry", "course", "unit"):
-        from studykb.parse.urls import normalize_url
-
         out.append((normalize_url(url), URL, key, path))
     return out
 

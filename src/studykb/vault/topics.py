@@ -101,6 +101,7 @@ class TopicTable:
         :data:`~studykb.text.terms.TECH_TERMS`, sorted (what an index records it was
         read with)."""
         if self._vocabulary is None:
+            # deferred: the term lists load only for what analyses text (search, related)
             from studykb.text.terms import TECH_TERMS, one_word_names
 
             names = [n for text in self.texts.values() for n in text.split("\n")]
@@ -111,8 +112,9 @@ class TopicTable:
         """How this vault's text is read: :data:`~studykb.text.terms.TECH_TERMS` and its
         one-word topic names protected from the stemmer (see :mod:`studykb.text.terms`)."""
         if self._analyser is None:
+            # deferred: the stemmer (16 ms to load) only for what analyses text
             from studykb.text.analysis import Analyser
-            from studykb.text.terms import TECH_TERMS
+            from studykb.text.terms import TECH_TERMS  # deferred: as above
 
             self._analyser = Analyser(TECH_TERMS | frozenset(self.vocabulary()))
         return self._analyser

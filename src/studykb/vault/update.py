@@ -10,6 +10,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from studykb.parse.urls import normalize_url
+from studykb.vault import checks
 from studykb.vault.resolve import Names, StoredNames, fold, name_rows, names_of, table_rows
 from studykb.vault.state.rows import DocNames, StoredProblem, doc_names
 
@@ -44,13 +46,11 @@ def write(
     moved = _resolve(state, [rows.path for rows in parsed], names, full, reading.content_dirs)
     state.problems.delete_found_by("scan")
     state.problems.insert(scan_rows)
-    from studykb.vault.checks import anchor_problems, vault_problems
-
-    anchor_problems(state, None if full else paths, reading, root)
+    checks.anchor_problems(state, None if full else paths, reading, root)
     # a loop also appears or goes when a requires elsewhere now names another doc
     loops = full or moved or requires_before != state.refs.requires_in(paths)
     ids = None if full else ids_before | state.docs.declared_ids(paths)
-    vault_problems(state, root, recompute_cycles=loops, ids=ids)
+    checks.vault_problems(state, root, recompute_cycles=loops, ids=ids)
 
 
 def _insert(
@@ -113,7 +113,5 @@ def _names(doc: DocNames, roots: Iterable[str] = ()) -> set[str]:
     if "#" in key:
         out.add(fold(key.split("#", 1)[1]))
     if url:
-        from studykb.parse.urls import normalize_url
-
         out.add(normalize_url(url))
     return out

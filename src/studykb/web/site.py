@@ -32,7 +32,10 @@ from typing import TYPE_CHECKING, Any
 from xml.sax.saxutils import escape as xml_escape
 
 from studykb.errors import UsageError
+from studykb.runtime import pools
+from studykb.runtime.memory import paused_gc
 from studykb.web import graph_data, search_index, site_inputs
+from studykb.web.body import inside
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
 from studykb.web.site_output import MANIFEST_VERSION, Output, refuse_links
@@ -110,15 +113,12 @@ def _load(work: Work, docs: list[str]) -> Beside:
     worker's collections never walk it, nor copy its pages by touching it); the search
     index, the graph and the list pages need no ranker: they are made in a process of
     their own (returned) while this one loads it."""
-    from studykb.runtime.memory import paused_gc
-    from studykb.runtime.pools import beside
-
     pages, kb = work.pages, work.pages.kb
     with paused_gc(freeze=True):
         pages.preload_links()
         pages.knowledge()
         work.texts = kb.texts()  # for the search index, read before the workers fork
-        others = beside(_other_files, work)
+        others = pools.beside(_other_files, work)
         pages.preload_contexts()
         if docs:  # the ranker and its caches
             kb.sidebar(kb.documents()[docs[0]])
@@ -177,13 +177,11 @@ BATCH = 200
 def _site_pages(work: Work, keys: list[str], progress: Progress | None) -> Iterator[PageDone]:
     """Every document's page (and a topic's plan page), written by forked workers that
     inherit the loaded vault: (path, digest, written, vault files shown) of each."""
-    from studykb.runtime.pools import cores, map_shared
-
-    workers = max(1, min(cores(), len(keys)))
+    workers = max(1, min(pools.cores(), len(keys)))
     # the pool hands out up to four tasks a worker one at a time (more are grouped)
     chunks = chunked(keys, workers, 4 * workers)
     done = 0
-    for part in map_shared(_render_chunk, work, chunks, workers):
+    for part in pools.map_shared(_render_chunk, work, chunks, workers):
         yield from part
         done += sum(path.startswith("d/") for path, *_rest in part)
         if progress is not None:
@@ -242,8 +240,6 @@ def _paths_of(doc: Document) -> list[str]:
 def _other_files(work: Work) -> list[Done]:
     """search-index.json, graph.json (node hrefs relative to graph/index.html), each also
     as a script for pages opened from disk, and the list pages."""
-    from studykb.runtime.memory import paused_gc
-
     kb, output = work.pages.kb, work.output
     out: list[Done] = []
     with paused_gc():  # hundreds of thousands of small lists that all stay alive
@@ -285,8 +281,6 @@ def _static_files(output: Output) -> None:
 
 
 def _vault_files(kb: Session, assets: set[str], output: Output) -> None:
-    from studykb.web.body import inside
-
     for path in sorted(assets):
         if inside(kb.root, path):
             output.put("files/" + path, (kb.root / path).read_bytes())
