@@ -1,0 +1,152 @@
+"""The web view's code pages (``/code/NAME/path.html``): a note's code link reaches the
+file of a real clone (made with dulwich), highlighted, numbered and escaped, at the lines
+it names; a repository not cloned here links to its web host; unknown ones are 404."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from repo_builder import GitRepo
+
+pytest.importorskip("starlette")
+pytest.importorskip("httpx")
+
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    from starlette.testclient import TestClient
+
+from studykb.session import Session  # noqa: E402
+from studykb.web.app import create_app  # noqa: E402
+
+BASE = "http://127.0.0.1:8765"
+CODE = "".join(f"x{n} = {n}\n" for n in range(1, 60)) + (
+    "def evil():\n    return '<script>alert(1)</script>'\n\n\nclass Tok:\n"
+    "    def encode(self):\n        return 1\n"
+)
+COURSE = """---
+id: cs336
+title: CS336
+repo:
+  url: https://github.com/x/cs336
+  path: ../cs336
+---
+# CS336
+"""
+NOTE = """# BPE notes
+
+Lines: [[cs336:a1/bpe.py#L10-12|the tens]]. The method [[cs336:a1/bpe.py#Tok.encode]].
+Whole: [[cs336:a1/bpe.py]]. Folder: [[cs336:a1]]. Far away [[remote:src/x.py#L3-4]].
+Nowhere [[nourl:src/y.py]].
+"""
+CONFIG = """[repos.remote]
+url = "https://github.com/y/remote"
+
+[repos.nourl]
+path = "../not-there"
+"""
+
+
+def setup(make_vault: Any, tmp_path: Path) -> tuple[Path, GitRepo]:
+    repo = GitRepo(tmp_path / "cs336")
+    repo.commit({"a1/bpe.py": CODE, "a1/blob.bin": b"\0\1\2" * 10}, "a1")
+    vault = make_vault(
+        {"courses/cs336.md": COURSE, "notes/bpe.md": NOTE}, config=CONFIG, name="vault"
+    )
+    return vault, repo
+
+
+@pytest.fixture
+def client(make_vault: Any, tmp_path: Path) -> Iterator[TestClient]:
+    vault, _repo = setup(make_vault, tmp_path)
+    kb = Session.open(vault)
+    kb.refresh()
+    with TestClient(create_app(kb, refresh=True, token="t" * 20), base_url=BASE) as test_client:
+        yield test_client
+    kb.close()
+
+
+def hrefs(html: str) -> list[str]:
+    return re.findall(r'\shref="([^"]*)"', html)
+
+
+def rows(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<tr id="L(\d+)"', html)]
+
+
+def marked(html: str) -> list[int]:
+    return [int(n) for n in re.findall(r'<tr id="L(\d+)" class="code-mark"', html)]
+
+
+def test_a_note_links_to_the_code_page_at_its_lines(client: TestClient) -> None:
+    note = client.get("/d/notes/bpe.html").text
+    links = hrefs(note)
+    lines = "/code/cs336/a1/bpe.py.html?lines=10-12#L10"
+    assert lines in links
+    assert "/code/cs336/a1/bpe.py.html?symbol=Tok.encode#sym-Tok.encode" in links
+    assert "/code/cs336/a1/bpe.py.html" in links and "/code/cs336/a1.html" in links
+    # not cloned here: its web host's page of the lines
+    assert "https://github.com/y/remote/blob/HEAD/src/x.py#L3-L4" in links
+    assert "/code/nourl/src/y.py.html" in links  # no address: the page that says so
+    assert "cs336:a1/bpe.py › Tok.encode" in note  # an unlabelled link names the file
+    page = client.get(lines.split("#")[0])
+    assert page.status_code == 200
+    shown = rows(page.text)
+    assert shown == list(range(5, 18))  # 10-12 with five lines either side
+    assert marked(page.text) == [10, 11, 12]
+    assert '<a href="#L10">10</a>' in page.text
+    assert re.search(r'<span class="n">x10</span>', page.text)
+    assert "show the whole file" in page.text
+    assert "BPE notes" in page.text and "/d/notes/bpe.html" in hrefs(page.text)
+
+
+def test_code_is_escaped_and_highlighted(client: TestClient) -> None:
+    page = client.get("/code/cs336/a1/bpe.py.html").text
+    assert "<script>alert" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert '<span class="k">def</span>' in page
+    assert rows(page) == list(range(1, CODE.count("\n") + 1))
+    # the whole file marks every range notes link to (the lines and the symbol's)
+    encode = CODE.split("\n").index("    def encode(self):") + 1
+    assert marked(page) == [10, 11, 12, encode, encode + 1]
+    assert f'<a href="#L{encode}" id="sym-Tok.encode">' in page
+    assert re.search(r"Last changed in</dt><dd><code title=\"[0-9a-f]{40}\">", page)
+
+
+def test_a_symbol_shows_its_lines(client: TestClient) -> None:
+    page = client.get("/code/cs336/a1/bpe.py.html?symbol=Tok.encode").text
+    encode = CODE.split("\n").index("    def encode(self):") + 1
+    assert marked(page) == [encode, encode + 1]
+    missing = client.get("/code/cs336/a1/bpe.py.html?symbol=Nope").text
+    assert "Nope is not defined in a1/bpe.py" in missing
+
+
+def test_folders_binaries_and_repositories_not_cloned(client: TestClient) -> None:
+    folder = client.get("/code/cs336/a1.html").text
+    assert "/code/cs336/a1/bpe.py.html" in hrefs(folder)
+    binary = client.get("/code/cs336/a1/blob.bin.html")
+    assert binary.status_code == 200 and "binary file; not shown" in binary.text
+    remote = client.get("/code/remote/src/x.py.html")
+    assert remote.status_code == 200 and "not cloned on this machine" in remote.text
+    assert "https://github.com/y/remote/blob/HEAD/src/x.py" in hrefs(remote.text)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/code/nosuch/a1/bpe.py.html",
+        "/code/cs336/a1/gone.py.html",
+        "/code/cs336/../vault/notes/bpe.md.html",
+        "/code/cs336/%2e%2e/x.html",
+        "/code/cs336@deadbeef/a1/bpe.py.html",
+        "/code/cs336/a1/bpe.py",
+    ],
+)
+def test_unknown_repositories_and_paths_are_not_found(client: TestClient, path: str) -> None:
+    page = client.get(path)
+    assert page.status_code == 404
+    assert "Not found" in page.text and "Traceback" not in page.text
