@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from repo_builder import GitRepo
 
 pytest.importorskip("starlette")

@@ -55,7 +55,9 @@ def _lexer_for(path: str) -> Any:
     from pygments.util import ClassNotFound
 
     try:
-        return get_lexer_for_filename(path.rsplit("/", 1)[-1], stripnl=False, stripall=False, ensurenl=False)
+        return get_lexer_for_filename(
+            path.rsplit("/", 1)[-1], stripnl=False, stripall=False, ensurenl=False
+        )
     except ClassNotFound:
         return None
 
