@@ -4,6 +4,7 @@ it names; a repository not cloned here links to its web host; unknown ones are 4
 
 from __future__ import annotations
 
+import json
 import re
 import warnings
 from collections.abc import Iterator
@@ -11,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from dulwich.repo import Repo
 
-from repo_builder import GitRepo
+from repo_builder import DAY, START, GitRepo
 
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
@@ -27,6 +29,7 @@ from studykb.web.app import create_app  # noqa: E402
 BASE = "http://127.0.0.1:8765"
 CODE = "".join(f"x{n} = {n}\n" for n in range(1, 60)) + (
     "def evil():\n    return '<script>alert(1)</script>'\n\n\nclass Tok:\n"
+    "    # <img src=x onerror=alert(2)> </pre></td>\n"
     "    def encode(self):\n        return 1\n"
 )
 COURSE = """---
@@ -109,6 +112,8 @@ def test_code_is_escaped_and_highlighted(client: TestClient) -> None:
     page = client.get("/code/cs336/a1/bpe.py.html").text
     assert "<script>alert" not in page
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "<img" not in page
+    assert "&lt;img src=x onerror=alert(2)&gt; &lt;/pre&gt;&lt;/td&gt;" in page
     assert '<span class="k">def</span>' in page
     assert rows(page) == list(range(1, CODE.count("\n") + 1))
     # the whole file marks every range notes link to (the lines and the symbol's)
@@ -151,3 +156,81 @@ def test_unknown_repositories_and_paths_are_not_found(client: TestClient, path: 
     page = client.get(path)
     assert page.status_code == 404
     assert "Not found" in page.text and "Traceback" not in page.text
+
+
+def build(run: Any, vault: Path, out: Path) -> dict[str, Any]:
+    result = run("site", "-o", str(out), "--json", vault=vault)
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def code_files(out: Path) -> list[str]:
+    return sorted(p.relative_to(out).as_posix() for p in (out / "code").rglob("*.html"))
+
+
+def test_the_site_has_a_page_for_each_linked_file_only(
+    run: Any, make_vault: Any, tmp_path: Path
+) -> None:
+    vault, repo = setup(make_vault, tmp_path)
+    repo.commit({"a1/other.py": "y = 1\n"}, "a file no note links to", when=START + DAY)
+    out = tmp_path / "site"
+    build(run, vault, out)
+    # the file, the folder and the link to no file (the clone is not there) have pages;
+    # other.py and blob.bin, linked by no note, have none; remote links to its web host
+    assert code_files(out) == [
+        "code/cs336/a1.html",
+        "code/cs336/a1/bpe.py.html",
+        "code/nourl/src/y.py.html",
+    ]
+    note = (out / "d/notes/bpe.html").read_text(encoding="utf-8")
+    links = hrefs(note)
+    assert "../../code/cs336/a1/bpe.py.html#L10" in links
+    assert "../../code/cs336/a1/bpe.py.html#sym-Tok.encode" in links
+    assert "https://github.com/y/remote/blob/HEAD/src/x.py#L3-L4" in links
+    page = (out / "code/cs336/a1/bpe.py.html").read_text(encoding="utf-8")
+    encode = CODE.split("\n").index("    def encode(self):") + 1
+    assert rows(page) == list(range(1, CODE.count("\n") + 1))  # the whole file
+    assert marked(page) == [10, 11, 12, encode, encode + 1]
+    assert 'id="sym-Tok.encode"' in page and "<script>alert" not in page
+    assert "../../../d/notes/bpe.html" in hrefs(page)  # notes linking here
+    folder = (out / "code/cs336/a1.html").read_text(encoding="utf-8")
+    assert "a1/bpe.py.html" in "".join(hrefs(folder))
+    assert "other.py" in folder and "a1/other.py.html" not in "".join(hrefs(folder))
+    nowhere = (out / "code/nourl/src/y.py.html").read_text(encoding="utf-8")
+    assert "not cloned on this machine" in nowhere
+
+
+def test_the_site_rewrites_a_code_page_when_its_file_changes(
+    run: Any, make_vault: Any, tmp_path: Path
+) -> None:
+    vault, repo = setup(make_vault, tmp_path)
+    out = tmp_path / "site"
+    page = out / "code/cs336/a1/bpe.py.html"
+    first = build(run, vault, out)
+    assert first["written"] == first["files"]
+    assert build(run, vault, out)["written"] == 0
+    stamp = page.stat().st_mtime_ns
+    # a commit that leaves the file alone: HEAD moved, the code page is kept
+    repo.commit({"README.md": "hello\n"}, "readme", when=START + DAY)
+    assert build(run, vault, out)["written"] == 0
+    assert page.stat().st_mtime_ns == stamp
+    # a commit that changes it: the page is made again, with the new line and blob
+    repo.commit({"a1/bpe.py": CODE.replace("x12 = 12", "x12 = 'twelve'")}, "edit", START + 2 * DAY)
+    build(run, vault, out)
+    html = page.read_text(encoding="utf-8")
+    assert "twelve" in html and page.stat().st_mtime_ns != stamp
+    git = Repo(str(repo.folder))
+    blob = git[git[git.head()].tree].lookup_path(git.__getitem__, b"a1/bpe.py")[1]
+    assert f"<dt>Blob</dt><dd><code>{blob.decode()[:12]}</code>" in html
+
+
+def test_a_link_to_a_missing_file_gets_a_page_saying_so(
+    run: Any, make_vault: Any, tmp_path: Path
+) -> None:
+    vault, _repo = setup(make_vault, tmp_path)
+    (vault / "notes/gone.md").write_text("# Gone\n\n[[cs336:a1/gone.py#L1-2]]\n", "utf-8")
+    out = tmp_path / "site"
+    build(run, vault, out)
+    page = (out / "code/cs336/a1/gone.py.html").read_text(encoding="utf-8")
+    assert "cs336:a1/gone.py" in page and "not in cs336" in page

@@ -119,7 +119,7 @@ def heads(repos: dict[str, Tracked]) -> str:
     page of their code may be made from besides the vault."""
     h = hashlib.blake2b(digest_size=16)
     for repo in unique(repos):
-        h.update(f"\0{repo.name}\0{repo.url}\0{repo.clone or ''}".encode())
+        h.update(f"\0{repo.name}\0{repo.url}\0{repo.clone or ''}\0{repo.cloned}".encode())
         if not repo.cloned or repo.clone is None:
             continue
         try:
@@ -178,7 +178,9 @@ def _read(clone: Clone, base: CodeFile, wanted: list[str]) -> CodeFile:
     if entry.folder:
         prefix = base.path + "/"
         files = tuple(p for p, _sha in clone.files(commit) if p.startswith(prefix))
-        return _with(base, commit, blob=entry.sha.decode(), folder=True, files=files)
+        changed = _last_change(clone, commit, base.path, entry.sha)
+        values = {"blob": entry.sha.decode(), "folder": True, "files": files}
+        return _with(base, commit, changed, **values)
     changed = _last_change(clone, commit, base.path, entry.sha)
     found = _with(base, commit, blob=entry.sha.decode(), changed=changed)
     try:
@@ -207,7 +209,7 @@ def _with(
 
 def _last_change(clone: Clone, commit: Commit, path: str, blob: bytes) -> Commit | None:
     """The oldest commit of the first-parent line from ``commit`` back in which ``path``
-    is the blob ``blob`` with no break: where this content of the file came in (None
+    is the blob (a folder: the tree) ``blob`` with no break: where this content came in (None
     when that is beyond :data:`CHANGE_WALK` commits or the history's end is cut)."""
     here = commit
     for _step in range(CHANGE_WALK):

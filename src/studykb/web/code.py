@@ -78,19 +78,18 @@ def code_page_of(
     asked: Asked,
     into: list[tuple[Link, CodeTarget | None]] | None = None,
     pages_for: set[str] | None = None,
+    shown: CodeFile | None = None,
 ) -> Page:
     """The code page of ``asked``; ``into``: the code links into its file (read when
     None); ``pages_for``: in a static site, the code pages written (a folder's files
-    link only to those). A StudyError (exit 1) when there is no such repository,
-    commit or path."""
+    link only to those); ``shown``: the file, read by :func:`read` (read when None). A
+    StudyError (exit 1) when there is no such repository, commit or path."""
     kb = pages.kb
     if into is None:
         into = backlinks(kb, asked.repo, asked.path)
-    mine = [t for _l, t in into if t is not None and t.rev == asked.rev and t.path == asked.path]
-    wanted = {t.symbol for t in mine if t.symbol}
-    if asked.symbol:
-        wanted.add(asked.symbol)
-    shown = kb.repos().file(asked.repo, asked.path, asked.rev, tuple(sorted(wanted)))
+    mine = _mine(asked, into)
+    if shown is None:
+        shown = read(kb, asked, into)
     context: dict[str, Any] = {
         "code": _info(shown),
         "asked": {"lines": list(asked.lines) if asked.lines else None, "symbol": asked.symbol},
@@ -105,6 +104,20 @@ def code_page_of(
     elif shown.text is not None:
         _lines_of(context, link, shown, asked, mine)
     return Page("code.html", context)
+
+
+def _mine(asked: Asked, into: list[tuple[Link, CodeTarget | None]]) -> list[CodeTarget]:
+    """The targets of the links into exactly the file (and commit) of ``asked``."""
+    return [t for _l, t in into if t is not None and t.rev == asked.rev and t.path == asked.path]
+
+
+def read(kb: Session, asked: Asked, into: list[tuple[Link, CodeTarget | None]]) -> CodeFile:
+    """The file ``asked`` names, with the lines of the symbols asked for and linked to;
+    a StudyError (exit 1) when there is no such repository, commit or path."""
+    wanted = {t.symbol for t in _mine(asked, into) if t.symbol}
+    if asked.symbol:
+        wanted.add(asked.symbol)
+    return kb.repos().file(asked.repo, asked.path, asked.rev, tuple(sorted(wanted)))
 
 
 def _info(shown: CodeFile) -> dict[str, Any]:
