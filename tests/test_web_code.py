@@ -234,3 +234,32 @@ def test_a_link_to_a_missing_file_gets_a_page_saying_so(
     build(run, vault, out)
     page = (out / "code/cs336/a1/gone.py.html").read_text(encoding="utf-8")
     assert "cs336:a1/gone.py" in page and "not in cs336" in page
+
+
+def test_long_and_huge_files(run: Any, make_vault: Any, tmp_path: Path) -> None:
+    vault, repo = setup(make_vault, tmp_path)
+    long = "".join(f"n{n} = {n}\n" for n in range(1, 3101))
+    huge = "y = 1\n" * (2 * 1024 * 1024 // 6 + 10)  # over the 2 MB read at most
+    repo.commit({"a1/long.py": long, "a1/huge.py": huge}, "big", when=START + DAY)
+    (vault / "notes/long.md").write_text(
+        "# Long\n\n[[cs336:a1/long.py#L3050-3052]] [[cs336:a1/huge.py#L2]]\n", "utf-8"
+    )
+    out = tmp_path / "site"
+    build(run, vault, out)
+    page = (out / "code/cs336/a1/long.py.html").read_text(encoding="utf-8")
+    # one page per file in a site: the first lines, and the lines linked to beyond them
+    assert rows(page) == [*range(1, 3001), *range(3045, 3058)]
+    assert marked(page) == [3050, 3051, 3052]
+    assert "44 lines not shown" in page and "43 lines below" in page
+    big = (out / "code/cs336/a1/huge.py.html").read_text(encoding="utf-8")
+    assert "too large to read" in big and rows(big) == []
+    kb = Session.open(vault)
+    kb.refresh()
+    with TestClient(create_app(kb, refresh=True, token="t" * 20), base_url=BASE) as client:
+        served = client.get("/code/cs336/a1/long.py.html").text
+        assert rows(served) == list(range(1, 3001)) and "the next lines" in served
+        assert "/code/cs336/a1/long.py.html?lines=3001-3100" in hrefs(served)
+        tail = client.get("/code/cs336/a1/long.py.html?lines=3001-3100").text
+        assert rows(tail) == list(range(2996, 3101))
+        assert client.get("/code/cs336/a1/huge.py.html").status_code == 200
+    kb.close()

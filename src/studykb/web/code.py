@@ -168,38 +168,62 @@ def _lines_of(
         focus = None
     marks: set[int] = set()
     anchors: dict[int, str] = {}
+    linked: list[tuple[int, int]] = []
     for target in mine:
         span = target.lines or (spans.get(target.symbol) if target.symbol else None)
-        if span is not None:
+        if span is not None and span[0] <= count:
+            span = (span[0], min(span[1], count))
+            linked.append(span)
             marks.update(range(span[0], span[1] + 1))
-        if target.symbol and span is not None:
-            anchors.setdefault(span[0], symbol_anchor(target.symbol))
+            if target.symbol:
+                anchors.setdefault(span[0], symbol_anchor(target.symbol))
     if asked.symbol and focus is not None:
         anchors.setdefault(focus[0], symbol_anchor(asked.symbol))
     if focus is not None:
         marks = set(range(focus[0], focus[1] + 1))
         first, last = max(1, focus[0] - CONTEXT), min(count, focus[1] + CONTEXT)
-        last = min(last, first + MOST - 1)
+        ranges = [(first, min(last, first + MOST - 1))]
         context["whole_url"] = f"{here}#L{focus[0]}"
+    elif count <= MOST:
+        ranges = [(1, count)] if count else []
+    elif link.static:  # one page per file: the first lines and every range linked to
+        around = [(max(1, a - CONTEXT), min(count, b + CONTEXT)) for a, b in linked]
+        ranges = _merged([(1, MOST), *around])
+        context["notice"] = (
+            f"{shown.path} has {count} lines; the first {MOST} and those notes link to are shown."
+        )
     else:
-        first, last = 1, min(count, MOST)
-        if count > MOST:
-            context["notice"] = f"{shown.path} has {count} lines; the first {MOST} are shown."
-            if not link.static:
-                context["more_url"] = f"{here}?lines={MOST + 1}-{min(count, 2 * MOST)}"
-    rows = [
-        {
-            "n": n,
-            "html": Markup(html[n - 1]),  # escaped by code_lines
-            "marked": n in marks,
-            "symbol": anchors.get(n),
-        }
-        for n in range(first, last + 1)
-    ]
-    context["blocks"] = [{"first": first, "last": last, "rows": rows}]
+        ranges = [(1, MOST)]
+        context["notice"] = f"{shown.path} has {count} lines; the first {MOST} are shown."
+        context["more_url"] = f"{here}?lines={MOST + 1}-{min(count, 2 * MOST)}"
+    blocks = []
+    shown_to = 0
+    for first, last in ranges:
+        rows = [
+            {
+                "n": n,
+                "html": Markup(html[n - 1]),  # escaped by code_lines
+                "marked": n in marks,
+                "symbol": anchors.get(n),
+            }
+            for n in range(first, last + 1)
+        ]
+        blocks.append({"first": first, "last": last, "skipped": first - 1 - shown_to, "rows": rows})
+        shown_to = last
+    context["blocks"] = blocks
     context["count"] = count
-    context["above"] = first - 1
-    context["below"] = count - last
+    context["below"] = count - shown_to
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Line ranges in order, overlapping or touching ones joined."""
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(ranges):
+        if out and a <= out[-1][1] + 1:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _backlinks(
