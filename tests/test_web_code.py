@@ -263,3 +263,17 @@ def test_long_and_huge_files(run: Any, make_vault: Any, tmp_path: Path) -> None:
         assert rows(tail) == list(range(2996, 3101))
         assert client.get("/code/cs336/a1/huge.py.html").status_code == 200
     kb.close()
+
+
+def test_each_line_is_highlighted_on_its_own() -> None:
+    from studykb.api import code_lines
+
+    text = 'x = """one\n<b>two</b>\nthree"""\n\n# é & <i>\n'
+    lines = code_lines(text, "a/b.py")
+    assert len(lines) == 5 and lines[3] == ""
+    for line in lines:  # every span opened on a line is closed on it
+        assert line.count("<span") == line.count("</span>")
+    assert "&lt;b&gt;two&lt;/b&gt;" in lines[1] and "<b>" not in "".join(lines)
+    assert "é &amp; &lt;i&gt;" in lines[4]
+    plain = code_lines("<script>\nno newline at the end", "notes.unknownext")
+    assert plain == ["&lt;script&gt;", "no newline at the end"]
