@@ -277,3 +277,22 @@ def test_each_line_is_highlighted_on_its_own() -> None:
     assert "é &amp; &lt;i&gt;" in lines[4]
     plain = code_lines("<script>\nno newline at the end", "notes.unknownext")
     assert plain == ["&lt;script&gt;", "no newline at the end"]
+
+
+def test_the_commit_shown_is_the_files_last_change(make_vault: Any, tmp_path: Path) -> None:
+    vault, repo = setup(make_vault, tmp_path)
+    first = repo.repo.head().decode()
+    repo.commit({"README.md": "x\n"}, "readme", when=START + DAY)
+    edit = repo.commit({"a1/bpe.py": CODE + "z = 1\n"}, "edit", when=START + 2 * DAY)
+    repo.commit({"b/other.py": "y = 2\n"}, "other", when=START + 3 * DAY)
+    back = repo.commit({"a1/bpe.py": CODE}, "revert", when=START + 4 * DAY)
+    head = repo.commit({"README.md": "y\n"}, "readme again", when=START + 5 * DAY)
+    kb = Session.open(vault)
+    kb.refresh()
+    view = kb.repos()
+    assert view.file("cs336", "a1/bpe.py").changed == back  # its content came back there
+    assert view.file("cs336", "a1/bpe.py", edit[:10]).changed == edit
+    assert view.file("cs336", "a1/blob.bin").changed == first  # the root commit
+    assert view.file("cs336", "a1").changed == back  # a folder: its tree
+    assert view.file("cs336", "b/other.py").commit == head
+    kb.close()

@@ -19,14 +19,12 @@ from dulwich.objects import Commit
 from studykb.errors import StudyError
 from studykb.model import fold
 from studykb.parse.code_links import CodeLink, split_wikilink
+from studykb.repos.changes import last_change
 from studykb.repos.check import code_links, find_symbol, repo_of
 from studykb.repos.git import MAX_BYTES, Clone, GitError, is_binary
 from studykb.repos.symbols import symbols
 from studykb.repos.tracked import Tracked, unique
 from studykb.vault import Link, Vault
-
-#: First-parent commits walked back to find the one that last changed a file.
-CHANGE_WALK = 2000
 
 
 @dataclass(frozen=True)
@@ -178,10 +176,10 @@ def _read(clone: Clone, base: CodeFile, wanted: list[str]) -> CodeFile:
     if entry.folder:
         prefix = base.path + "/"
         files = tuple(p for p, _sha in clone.files(commit) if p.startswith(prefix))
-        changed = _last_change(clone, commit, base.path, entry.sha)
+        changed = last_change(clone, commit, base.path, entry.sha)
         values = {"blob": entry.sha.decode(), "folder": True, "files": files}
         return _with(base, commit, changed, **values)
-    changed = _last_change(clone, commit, base.path, entry.sha)
+    changed = last_change(clone, commit, base.path, entry.sha)
     found = _with(base, commit, blob=entry.sha.decode(), changed=changed)
     try:
         data = clone.read(entry.sha, base.path)
@@ -205,25 +203,6 @@ def _with(
     if changed is not None:
         values.update(changed=changed.id.decode(), changed_date=_iso(changed.commit_time))
     return replace(base, **values)  # type: ignore[arg-type]
-
-
-def _last_change(clone: Clone, commit: Commit, path: str, blob: bytes) -> Commit | None:
-    """The oldest commit of the first-parent line from ``commit`` back in which ``path``
-    is the blob (a folder: the tree) ``blob`` with no break: where this content came in (None
-    when that is beyond :data:`CHANGE_WALK` commits or the history's end is cut)."""
-    here = commit
-    for _step in range(CHANGE_WALK):
-        if not here.parents:
-            return here
-        try:
-            parent = clone.commit(here.parents[0].decode())
-            before = clone.entry(parent, path, read=False)
-        except GitError:
-            return None  # a shallow clone: the history stops here
-        if before is None or before.sha != blob:
-            return here
-        here = parent
-    return None
 
 
 def _iso(seconds: int) -> str:
