@@ -184,6 +184,8 @@ def _inline(text: str, nested: bool) -> bool:
     may extend."""
     # deferred: tomlkit loads only to edit studykb.toml
     import tomlkit
+
+    # deferred: tomlkit loads only to edit studykb.toml
     from tomlkit.items import InlineTable
 
     doc = tomlkit.parse(text)
