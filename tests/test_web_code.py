@@ -165,6 +165,14 @@ def build(run: Any, vault: Path, out: Path) -> dict[str, Any]:
     return data
 
 
+def files_of(out: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(out).as_posix(): p.read_bytes()
+        for p in out.rglob("*")
+        if p.is_file() and p.name != ".studykb-site.json"
+    }
+
+
 def code_files(out: Path) -> list[str]:
     return sorted(p.relative_to(out).as_posix() for p in (out / "code").rglob("*.html"))
 
@@ -223,6 +231,10 @@ def test_the_site_rewrites_a_code_page_when_its_file_changes(
     git = Repo(str(repo.folder))
     blob = git[git[git.head()].tree].lookup_path(git.__getitem__, b"a1/bpe.py")[1]
     assert f"<dt>Blob</dt><dd><code>{blob.decode()[:12]}</code>" in html
+    # what was kept and made again is what a build from scratch makes
+    scratch = tmp_path / "scratch"
+    build(run, vault, scratch)
+    assert files_of(scratch) == files_of(out)
 
 
 def test_a_link_to_a_missing_file_gets_a_page_saying_so(
