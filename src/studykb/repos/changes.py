@@ -11,13 +11,13 @@ their ids, so nothing kept can go stale; a new HEAD is a new walk.
 from __future__ import annotations
 
 import stat
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from dulwich.objects import Commit, Tree
 
 from studykb.repos.git import Clone, GitError
+from studykb.runtime import process
 
 #: First-parent commits walked back at most.
 CHANGE_WALK = 2000
@@ -43,9 +43,6 @@ class Walk:
     trees: dict[bytes, _Entries] = field(default_factory=dict)
 
 
-_walks: OrderedDict[tuple[Path, bytes], Walk] = OrderedDict()
-
-
 def last_change(clone: Clone, commit: Commit, path: str, sha: bytes) -> Commit | None:
     """The commit at which ``path`` (whose blob or tree at ``commit`` is ``sha``) last
     came to be what it is; None beyond :data:`CHANGE_WALK` commits or a shallow clone's
@@ -65,16 +62,17 @@ def last_change(clone: Clone, commit: Commit, path: str, sha: bytes) -> Commit |
 
 
 def _walk(clone: Clone, commit: Commit) -> Walk:
-    key = (clone.folder, commit.id)
-    walk = _walks.get(key)
-    if walk is None:
-        walk = Walk(commit.id, [(commit.id, commit.tree, commit.commit_time)])
-        _walks[key] = walk
-        while len(_walks) > WALKS:
-            _walks.popitem(last=False)
-    else:
-        _walks.move_to_end(key)
+    walk = _walk_of(clone.folder, commit.id)
+    if not walk.line:
+        walk.line.append((commit.id, commit.tree, commit.commit_time))
     return walk
+
+
+@process.memo(maxsize=WALKS)
+def _walk_of(folder: Path, start: bytes) -> Walk:
+    """The walk from commit ``start`` of the clone at ``folder`` (what it holds is named
+    by ids, so it is the same whenever asked)."""
+    return Walk(start)
 
 
 def _extend(clone: Clone, walk: Walk) -> bool:
