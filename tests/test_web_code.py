@@ -10,6 +10,7 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from dulwich.repo import Repo
@@ -47,6 +48,8 @@ Lines: [[cs336:a1/bpe.py#L10-12|the tens]]. The method [[cs336:a1/bpe.py#Tok.enc
 Whole: [[cs336:a1/bpe.py]]. Folder: [[cs336:a1]]. Far away [[remote:src/x.py#L3-4]].
 Nowhere [[nourl:src/y.py]].
 """
+#: A file name git allows that must never reach a page as markup.
+HOSTILE = "a1/<img src=x onerror=alert(3)>.py"
 CONFIG = """[repos.remote]
 url = "https://github.com/y/remote"
 
@@ -57,7 +60,9 @@ path = "../not-there"
 
 def setup(make_vault: Any, tmp_path: Path) -> tuple[Path, GitRepo]:
     repo = GitRepo(tmp_path / "cs336")
-    repo.commit({"a1/bpe.py": CODE, "a1/blob.bin": b"\0\1\2" * 10}, "a1")
+    files: dict[str, str | bytes | None] = {"a1/bpe.py": CODE, "a1/blob.bin": b"\0\1\2" * 10}
+    files[HOSTILE] = "x = 1\n"
+    repo.commit(files, "a1")
     vault = make_vault(
         {"courses/cs336.md": COURSE, "notes/bpe.md": NOTE}, config=CONFIG, name="vault"
     )
@@ -134,6 +139,10 @@ def test_a_symbol_shows_its_lines(client: TestClient) -> None:
 def test_folders_binaries_and_repositories_not_cloned(client: TestClient) -> None:
     folder = client.get("/code/cs336/a1.html").text
     assert "/code/cs336/a1/bpe.py.html" in hrefs(folder)
+    assert "<img" not in folder and "&lt;img src=x onerror=alert(3)&gt;.py" in folder
+    hostile = client.get("/code/cs336/" + quote(HOSTILE) + ".html")
+    assert hostile.status_code == 200 and "<img" not in hostile.text
+    assert "&lt;img src=x onerror=alert(3)&gt;.py" in hostile.text
     binary = client.get("/code/cs336/a1/blob.bin.html")
     assert binary.status_code == 200 and "binary file; not shown" in binary.text
     remote = client.get("/code/remote/src/x.py.html")
