@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from studykb.config import NoVault as NoVault
     from studykb.config import find_vault as find_vault
     from studykb.graph import GraphOptions as GraphOptions
+    from studykb.parse.code_html import code_lines as code_lines
     from studykb.parse.document import REF_KEYS as REF_KEYS
     from studykb.parse.frontmatter import fence_format as fence_format
     from studykb.parse.frontmatter import fences as fences
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
     from studykb.related.rank import RelatedOptions as RelatedOptions
     from studykb.repos.buffer import code_problems as code_problems
     from studykb.repos.complete import code_candidates as code_candidates
+    from studykb.repos.files import CodeFile as CodeFile
+    from studykb.repos.files import CodeTarget as CodeTarget
     from studykb.search.portable import fold_name as fold_name
     from studykb.search.query import SearchOptions as SearchOptions
     from studykb.session import Session as Session
@@ -89,6 +92,7 @@ BELOW: Mapping[str, str | tuple[str, str]] = MappingProxyType(
         "Config": "studykb.config",
         "NoVault": "studykb.config",
         "find_vault": "studykb.config",
+        "code_lines": "studykb.parse.code_html",
         "REF_KEYS": "studykb.parse.document",
         "fence_format": "studykb.parse.frontmatter",
         "fences": "studykb.parse.frontmatter",
@@ -101,6 +105,8 @@ BELOW: Mapping[str, str | tuple[str, str]] = MappingProxyType(
         "RelatedOptions": "studykb.related.rank",
         "code_candidates": "studykb.repos.complete",
         "code_problems": "studykb.repos.buffer",
+        "CodeFile": "studykb.repos.files",
+        "CodeTarget": "studykb.repos.files",
         "SearchOptions": "studykb.search.query",
         "fold_name": "studykb.search.portable",
         "term_weights": ("studykb.search.portable", "weights"),

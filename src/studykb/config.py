@@ -415,13 +415,13 @@ def _did_you_mean(word: str, known: Iterable[str]) -> str:
 
 def _table_line(text: str, name: str) -> int:
     """The line of ``[name]`` (or ``[studykb.name]``) in ``text``; 0 when not found."""
-    pattern = re.compile(rf"^\s*\[\s*(?:studykb\.)?{re.escape(name)}\s*\]", re.M)
+    pattern = re.compile(rf"^[ \t]*\[[ \t]*(?:studykb\.)?{re.escape(name)}[ \t]*\]", re.M)
     match = pattern.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else 0
 
 
 def _line_of(text: str, key: str) -> int:
     """The line of ``text`` (a TOML file) where ``key`` is set; 1 when not found."""
-    pattern = re.compile(rf"""^\s*["']?{re.escape(key)}["']?\s*=""", re.M)
+    pattern = re.compile(rf"""^[ \t]*["']?{re.escape(key)}["']?\s*=""", re.M)
     match = pattern.search(text)
     return text.count("\n", 0, match.start()) + 1 if match else 1

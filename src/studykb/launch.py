@@ -61,6 +61,8 @@ class Command:
     reads: bool = False
     """It reads the vault and writes nothing of the user's: a running watch may answer
     it, and its refresh may start before click loads."""
+    writing: frozenset[str] = frozenset()
+    """Its subcommands that write (``repos add``): they always run here."""
 
 
 #: Every command: name -> where it is defined and whether it only reads.
@@ -81,7 +83,7 @@ COMMANDS: MappingProxyType[str, Command] = MappingProxyType(
         "new": Command("editor"),
         "next": Command("plans", reads=True),
         "related": Command("related", reads=True),
-        "repos": Command("repos", reads=True),
+        "repos": Command("repos", reads=True, writing=frozenset({"add"})),
         "search": Command("search", reads=True),
         "serve": Command("web"),
         "show": Command("core", reads=True),
@@ -125,6 +127,19 @@ def split_argv(argv: list[str]) -> tuple[str | None, str | None]:
     return vault, None
 
 
+def reads_only(argv: list[str]) -> tuple[str | None, bool]:
+    """(the ``--vault`` value, whether the command line only reads: its command is one
+    of :data:`READING` and it names none of that command's writing subcommands)."""
+    vault, command = split_argv(argv)
+    if command not in READING:
+        return vault, False
+    writing = COMMANDS[command].writing
+    at = next(i for i, a in enumerate(argv) if a == command and argv[i - 1 : i] != ["--vault"])
+    after = argv[at + 1 :]
+    sub = next((a for a in after if not a.startswith("-")), None)
+    return vault, sub not in writing
+
+
 def all_text(argv: list[str]) -> bool:
     """Whether every argument is text: bytes that are not UTF-8 reach Python as surrogate
     escapes, which a server's output cannot carry (the command says so when run here)."""
@@ -140,8 +155,8 @@ def forward(argv: list[str]) -> int | None:
     """The exit code of ``argv`` answered by a running server, or None to run it here."""
     if os.environ.get("STUDYKB_LOCAL") or sys.stdout.isatty():
         return None
-    vault_dir, command = split_argv(argv)
-    if command not in READING or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
+    vault_dir, reading = reads_only(argv)
+    if not reading or any(a.split("=", 1)[0] in LOCAL_OPTIONS for a in argv):
         return None
     if not all_text(argv):
         return None  # run here, where it is bad usage with a message (exit 2)
@@ -280,8 +295,8 @@ def start_early(argv: list[str]) -> Early | None:
     """Open the vault of a command line whose command begins with a refresh, and start
     that refresh; None for any other command line, or when the vault cannot be opened
     here (the command opens it again and says why)."""
-    vault_dir, command = split_argv(argv)
-    if command not in READING or _NOT_RUNNING.intersection(argv):
+    vault_dir, reading = reads_only(argv)
+    if not reading or _NOT_RUNNING.intersection(argv):
         return None
     # deferred: the API loads frontmatter, msgpack, yaml for it
     from studykb.api import Session

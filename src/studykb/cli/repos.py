@@ -13,21 +13,71 @@ if TYPE_CHECKING:
     from studykb.api import Session
 
 
-@cli.command()
+@cli.group(invoke_without_command=True)
 @json_option
-@pass_kb
-def repos(kb: Session, as_json: bool) -> None:
+@click.pass_context
+def repos(ctx: click.Context, as_json: bool) -> None:
     """The tracked repositories: clone, HEAD, state and the notes linking into each.
 
     A repository is tracked by a `[repos.NAME]` table of studykb.toml, an entry with
     `kind: repo` or a course with `repo:`; notes link into its code with
     [[NAME:path/to/file.py#L10-40]] or [[NAME:path#Class.method@commit]].
+    `studykb repos add` writes such a table.
 
     \b
     Example:
       studykb repos
       studykb repos --json
+      studykb repos add deepinfer --path ~/src/deepinfer
     """
+    if ctx.invoked_subcommand is None:
+        _listing(ctx.obj.kb(), as_json)
+
+
+@repos.command("add")
+@click.argument("name")
+@click.option("--path", "path", required=True, help="Where the repository is cloned.")
+@click.option("--url", "url", help="Its public address (default: the clone's origin remote).")
+@json_option
+@pass_kb
+def repos_add(kb: Session, name: str, path: str, url: str | None, as_json: bool) -> None:
+    """Track the clone at PATH as NAME: add [repos.NAME] to studykb.toml.
+
+    Every other byte of studykb.toml is kept (comments too); nothing is written when
+    PATH is no git repository, NAME is taken or cannot be written in a code link
+    ([[NAME:path]]). A NAME that is the id of a course or entry with a `repo:` gives
+    its repository this clone. A relative PATH is written relative to the vault.
+
+    \b
+    Example:
+      studykb repos add cs336 --path ../cs336
+      studykb repos add deepinfer --path ~/src/deepinfer --url https://github.com/x/y
+    """
+    added = kb.repos().add(name, path, url)
+    if as_json:
+        emit_json(
+            {
+                "name": added.name,
+                "path": added.path,
+                "clone": str(added.clone),
+                "url": added.url or None,
+                "head": added.head or None,
+                "config": str(added.config),
+                "created": added.created,
+                "document": added.document,
+            }
+        )
+        return
+    out = console()
+    made = "created" if added.created else "updated"
+    out.print(f"{added.config}: {made}, [repos.{added.name}] path = {added.path}", markup=False)
+    if added.url:
+        out.print(f"  url: {added.url}", markup=False)
+    if added.document:
+        out.print(f"  the clone of {added.document}'s repository", markup=False)
+
+
+def _listing(kb: Session, as_json: bool) -> None:
     rows = kb.repos().listing()
     if as_json:
         emit_json({"repos": rows})

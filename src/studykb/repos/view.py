@@ -18,7 +18,9 @@ from typing import Any
 from studykb.errors import StudyError
 from studykb.model import Problem
 from studykb.parse.code_links import CodeLink, code_link
+from studykb.repos.add import Added, add_repo
 from studykb.repos.check import code_links, find_symbol, links_into, repo_of, with_code_problems
+from studykb.repos.files import CodeFile, CodeTarget, code_file, heads, linked, target
 from studykb.repos.git import Clone, GitError, is_binary
 from studykb.repos.history import COMMITS, History, read_history
 from studykb.repos.symbols import language_of, symbols
@@ -142,6 +144,33 @@ class RepoView:
             raise StudyError(f"{query}: {exc}") from None
         finally:
             clone.close()
+
+    def target(self, text: str, link: Link | None = None) -> CodeTarget | None:
+        """Where the code link written ``text`` goes (None: it names no tracked
+        repository); ``link``: the reference it is, resolved by the vault."""
+        return target(self.repos, text, link)
+
+    def linked(self) -> list[tuple[CodeTarget, Link]]:
+        """Every code link into a tracked repository, with where it goes."""
+        return linked(self.vault, self.repos)
+
+    def heads(self) -> str:
+        """A digest of the refs of every cloned tracked repository."""
+        return heads(self.repos)
+
+    def file(
+        self, name: str, path: str, rev: str | None = None, symbols: tuple[str, ...] = ()
+    ) -> CodeFile:
+        """The file or folder ``path`` of repository ``name`` at ``rev`` (HEAD), read from
+        the clone's object store, with the lines of ``symbols``; a StudyError (exit 1)
+        when there is no such repository, commit or path."""
+        return code_file(self.repos, name, path, rev, symbols)
+
+    def add(self, name: str, path: str, url: str | None = None) -> Added:
+        """``repos add``: write ``[repos.NAME]`` (the clone at ``path``, its address
+        ``url``, else its ``origin`` remote's) into studykb.toml; a StudyError, and
+        nothing written, for a bad name, a name or address taken, a path no clone."""
+        return add_repo(self.vault, self.repos, name, path, url)
 
     def history(self, since: str | None = None, commits: int = COMMITS) -> History:
         """Progress over time from the vault's own git history (``status --history``): a

@@ -45,7 +45,7 @@ from starlette.staticfiles import StaticFiles
 
 from studykb.api import IMAGE_EXTS
 from studykb.errors import StudyError
-from studykb.web import graph_data
+from studykb.web import code, graph_data
 from studykb.web.body import inside
 from studykb.web.contexts import hit_context
 from studykb.web.guard import guard, local_host
@@ -189,6 +189,7 @@ def _routes(state: State) -> list[BaseRoute]:
         Route("/search/", _page(state, _search_page)),
         _any_path(Route("/d/{path:path}", _page(state, _document_page))),
         _any_path(Route("/plan/{path:path}", _page(state, _plan_page))),
+        _any_path(Route("/code/{path:path}", _page(state, _code_page))),
         Route("/files/{path:path}", _endpoint(state, _vault_file)),
         Route("/api/search", _endpoint(state, _api_search)),
         Route("/api/graph", _endpoint(state, _api_graph)),
@@ -254,6 +255,12 @@ def _plan_page(state: State, request: Request) -> Page:
     if doc is None:
         return _missing(state, path)
     return state.pages.plan(doc, state.link, request.query_params.get("all") == "1")
+
+
+def _code_page(state: State, request: Request) -> Page:
+    params = request.query_params
+    page = request.path_params["path"]
+    return code.served(state.pages, state.link, page, params.get("lines"), params.get("symbol"))
 
 
 def _missing(state: State, path: str) -> Page:

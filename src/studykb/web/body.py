@@ -21,7 +21,7 @@ from studykb.web.links import Linker
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from studykb.api import Link, Outline, Session
+    from studykb.api import CodeTarget, Link, Outline, Session
 
 #: Rendered bodies kept (serve mode), by vault state, file and page root.
 CACHE_SIZE = 512
@@ -41,10 +41,14 @@ class VaultLinks:
         self.folder = posixpath.dirname(doc.path)
         self.link = link
         self.targets = {f.ref.text: f.target for f in outgoing if f.ref.kind == "link" and f.target}
+        self.code = code_targets(kb, outgoing)
         self.assets: set[str] = set()
         self._ids: dict[str, tuple[Outline, dict[int, str]]] = {}
 
     def reference(self, written: str, anchor: str) -> str | None:
+        code = self.code.get(written)
+        if code is not None:  # into a tracked repository's code: its code page
+            return self.link.code(code)
         key = self.targets.get(written)
         if key is None:
             return None
@@ -56,6 +60,9 @@ class VaultLinks:
         return href
 
     def title(self, written: str) -> str | None:
+        code = self.code.get(written)
+        if code is not None:
+            return f"{code.repo}:{code.path}"
         key = self.targets.get(written)
         target = self.kb.documents().get(key) if key else None
         return target.title if target is not None else None
@@ -84,6 +91,21 @@ class VaultLinks:
             return None
         self.assets.add(path)
         return self.link.file(path)
+
+
+def code_targets(kb: Session, outgoing: list[Link]) -> dict[str, CodeTarget]:
+    """Where each code link of a note goes, by its text; a note without code links
+    never reads the tracked repositories."""
+    codes = [f for f in outgoing if f.ref.kind == "link" and f.ref.style == "code"]
+    if not codes:
+        return {}
+    view = kb.repos()
+    out = {}
+    for found in codes:
+        target = view.target(found.ref.text, found)
+        if target is not None:
+            out[found.ref.text] = target
+    return out
 
 
 def vault_file(root: Path, folder: str, target: str) -> str | None:

@@ -10,7 +10,11 @@ so a page of the static site sits where the server answers it:
   ``#<unit id>``;
 * the reading plan of a document: ``plan/<its path without .md>.html``; of a unit:
   ``plan/<course path without .md>@<unit id>.html``;
-* files of the vault a note shows (images): ``files/<vault path>``.
+* files of the vault a note shows (images): ``files/<vault path>``;
+* a file (or folder) of a tracked repository a note links into:
+  ``code/<NAME>/<its path>.html``, at a named commit ``code/<NAME>@<rev>/<its path>.html``
+  (a repository's name never holds ``@``); served, ``?lines=10-40`` or ``?symbol=S``
+  shows those lines with a few around them, and every line has the anchor ``#L12``.
 
 A :class:`Linker` turns these into the hrefs of one page: ``/`` + path when served,
 the relative way up (``../../``) + path in a static site.
@@ -20,13 +24,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from studykb.model import Document
 
+if TYPE_CHECKING:
+    from studykb.api import CodeTarget
+
 DOC_DIR = "d/"
 PLAN_DIR = "plan/"
 FILES_DIR = "files/"
+CODE_DIR = "code/"
 UNIT_MARK = "@"
 #: List pages by name, as the templates' ``urls`` name them.
 INDEXES = MappingProxyType(
@@ -56,6 +65,22 @@ def page_file(key: str) -> str:
 def plan_file(key: str) -> str:
     path, _, unit = key.partition("#")
     return f"{PLAN_DIR}{stem(path)}{UNIT_MARK + unit if unit else ''}.html"
+
+
+def code_page(repo: str, path: str, rev: str | None = None) -> str:
+    """The page path of the file ``path`` of repository ``repo`` at ``rev`` (None: HEAD)."""
+    return f"{CODE_DIR}{repo}{UNIT_MARK + rev if rev else ''}/{path}.html"
+
+
+def code_place(page: str) -> tuple[str, str | None, str] | None:
+    """(repository, rev or None, path) of a code page path (after ``code/``); None when
+    it is none."""
+    spec, _, rest = page.partition("/")
+    if not rest.endswith(".html") or not spec:
+        return None
+    name, _, rev = spec.partition(UNIT_MARK)
+    path = rest[: -len(".html")]
+    return (name, rev or None, path) if name and path else None
 
 
 def href(path: str) -> str:
@@ -97,6 +122,21 @@ class Linker:
 
     def file(self, path: str) -> str:
         return self.root + href(FILES_DIR + path)
+
+    def code(self, target: CodeTarget) -> str:
+        """Where a code link goes: its repository's code page, the lines or symbol as
+        the query (served) and the first line as the anchor; a repository not cloned
+        here: its web host's page of the file, else the code page (which says so)."""
+        if not target.cloned and target.public:
+            return target.public
+        url = self.root + href(code_page(target.repo, target.path, target.rev))
+        if target.lines:
+            a, b = target.lines
+            return url + ("" if self.static else f"?lines={a}-{b}") + f"#L{a}"
+        if target.symbol:
+            name = quote(target.symbol, safe="")
+            return url + ("" if self.static else f"?symbol={name}") + f"#sym-{name}"
+        return url
 
     def tag(self, tag: str) -> str:
         return f"{self.index('search')}?tag={quote(tag, safe='')}"

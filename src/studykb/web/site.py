@@ -7,7 +7,8 @@ write token nor the mark buttons are in a static site.
 
 A second run rewrites only what changed: ``.studykb-site.json`` in the output folder
 lists every file the site wrote with a digest of its content, and for every document's
-page the digest of what it was made from (:mod:`studykb.web.site_inputs`): a page whose
+page the digest of what it was made from (:mod:`studykb.web.site_inputs`; a code page's:
+:mod:`studykb.web.site_code`): a page whose
 inputs have the recorded digest (and whose file is still there, the same size) is not
 made again; a file whose new content has the same digest is left alone, and files of an
 earlier build that are no longer part of the site are removed, but only when their
@@ -34,7 +35,7 @@ from xml.sax.saxutils import escape as xml_escape
 from studykb.errors import UsageError
 from studykb.runtime import pools
 from studykb.runtime.memory import paused_gc
-from studykb.web import graph_data, search_index, site_inputs
+from studykb.web import graph_data, search_index, site_code, site_inputs
 from studykb.web.body import inside
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
@@ -69,7 +70,8 @@ def build_site(
     refuse_links(out)
     output = Output(out)
     code = code_digest(kb, base_url)
-    output.state = made_from(kb, code)
+    links_to_code, clones = site_code.repo_states(kb)
+    output.state = made_from(kb, code + links_to_code + clones)
     if _unchanged(output):  # nothing the site is made from changed: nothing to write
         output.new = dict(output.old)
         output.finish()
@@ -87,7 +89,7 @@ def build_site(
     )
     others = _load(work, docs)
     work.files = kb.vault.file_hashes()
-    work.common = site_inputs.shared(kb, work.pages, code)
+    work.common = site_inputs.shared(kb, work.pages, code + links_to_code)
     built = Built()
     for path, digest, written, assets, inputs in [
         *_site_pages(work, docs, progress),
@@ -98,6 +100,12 @@ def build_site(
             output.inputs[path] = (inputs, assets)
         work.pages.assets.update(assets)
         built.pages += path.endswith(".html")
+    for path, digest, written, inputs in site_code.code_pages(
+        work.pages, work.frame, output, work.files, work.common
+    ):
+        output.record(path, digest, written)
+        output.inputs[path] = (inputs, [])
+        built.pages += 1
     _static_files(output)
     _vault_files(kb, work.pages.assets, output)
     if base_url:
