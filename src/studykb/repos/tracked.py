@@ -46,6 +46,10 @@ class Tracked:
     """The key of the document that tracks it (None: studykb.toml only)."""
     config_line: int = 0
     """The line of its ``[repos.NAME]`` in studykb.toml, where that gives the clone."""
+    notes: tuple[str, ...] = ()
+    """The files and folders of its Markdown read into the vault (``notes``; none: none)."""
+    notes_at: tuple[str, int] = ("", 0)
+    """Where ``notes`` is written (for problems about it)."""
 
     @property
     def cloned(self) -> bool:
@@ -81,6 +85,18 @@ def _repo_fields(doc: Document) -> tuple[str, str] | None:
     return None
 
 
+def _notes_of(doc: Document) -> tuple[str, ...]:
+    """The ``notes`` of a document that tracks a repository (``repo: {notes: [...]}`` of a
+    course, ``notes:`` of an entry): a string or a list of strings; anything else, none."""
+    repo = doc.meta.get("repo")
+    value = repo.get("notes") if isinstance(repo, dict) else doc.meta.get("notes")
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(v.strip() for v in value if isinstance(v, str) and v.strip())
+
+
 def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
@@ -110,6 +126,7 @@ def tracked(vault: Vault) -> dict[str, Tracked]:
 def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str, Tracked]:
     """:func:`tracked` from the documents at hand (the language server's snapshot)."""
     table = {fold(name): (name, path, url, line) for name, path, url, line in config.repos}
+    notes = {fold(name): found for name, found in config.repo_notes}
     by_url = {normalize_url(url): fold(name) for name, _p, url, _l in config.repos if url}
     out: dict[str, Tracked] = {}
     used: set[str] = set()
@@ -127,15 +144,24 @@ def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str
             path = mine[1] or path
             url = url or mine[2]
             config_line = mine[3] if mine[1] else 0
+        line = _key_line(root, doc)
+        mine_notes = notes.get(fold(mine[0])) if mine is not None else None
+        if mine is not None and mine_notes is not None:
+            said, at = mine_notes, (CONFIG_NAME, mine[3])
+        else:
+            said, at = _notes_of(doc), (doc.path, line)
         repo = Tracked(
-            doc.id, url, path, _folder(root, path), doc.path, _key_line(root, doc), doc.key,
-            config_line,
+            doc.id, url, path, _folder(root, path), doc.path, line, doc.key, config_line,
+            said, at,
         )  # fmt: skip
         out[fold(doc.id)] = repo
         out[doc.key] = repo
     for folded, (name, path, url, line) in table.items():
         if folded not in used and folded not in out:
-            out[folded] = Tracked(name, url, path, _folder(root, path), CONFIG_NAME, line)
+            out[folded] = Tracked(
+                name, url, path, _folder(root, path), CONFIG_NAME, line,
+                notes=notes.get(folded, ()), notes_at=(CONFIG_NAME, line),
+            )  # fmt: skip
     return out
 
 

@@ -24,6 +24,7 @@ from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
 from studykb.parse.outline import Outline
+from studykb.repos import notes
 from studykb.search.state import SearchIndex, index_dir
 from studykb.session.related import RelatedViews
 from studykb.study import plans
@@ -34,6 +35,8 @@ from studykb.study.tracker import status
 from studykb.vault import Ahead, BuildStats, Link, Shown, Vault, setup
 from studykb.vault.files import read_in
 from studykb.vault.lookup import find, suggest
+from studykb.vault.outside import read_only, split
+from studykb.vault.resolve import PATH
 
 if TYPE_CHECKING:
     from studykb.parse.outline import Outline
@@ -60,6 +63,7 @@ class Session(RelatedViews):
 
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
+        vault.outside = notes.source  # a tracked repository's notes (read only if named)
         self.phase: Callable[[str], AbstractContextManager[object]] = _no_phase
         """Wraps each long step (a front end shows it: the command line's spinner)."""
 
@@ -269,6 +273,22 @@ class Session(RelatedViews):
         if not self.config.repos and not self.vault.code_links():
             return found  # no code link, no clone named here: git and tree-sitter stay unloaded
         return self.repos().with_problems(found)
+
+    def repo_note(self, query: str) -> Document | None:
+        """The note of a tracked repository that ``query`` names by its path
+        (``NAME:path.md``, its notes read into the vault), else None."""
+        if split(query) is None:
+            return None
+        for key in self.vault.names().candidates(query.partition("#")[0], PATH):
+            doc = self.vault.document(key)
+            if doc is not None and doc.type != "unit" and self.read_only(doc):
+                return doc
+        return None
+
+    def read_only(self, doc: Document) -> str | None:
+        """The tracked repository ``doc`` is read from (its notes: no command writes
+        them), or None for a document of the vault's own files."""
+        return read_only(self.vault, doc.path)
 
     def show(self, doc: Document) -> Shown:
         return self.vault.show(doc)

@@ -30,8 +30,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studykb.model import Problem
 from studykb.vault import update
 from studykb.vault.checks import Files
+from studykb.vault.outside import Outside, Source, is_outside
 from studykb.vault.resolve import bad_code
 from studykb.vault.scan import Scan, scan
 from studykb.vault.state.rows import FileStamp, ParsedRows, StoredProblem
@@ -73,6 +75,22 @@ class BuildStats:
         return bool(self.added or self.modified or self.removed)
 
 
+@dataclass
+class Changes:
+    """What changed of the documents read from outside the vault's folder."""
+
+    source: Source | None = None
+    now: Outside = field(default_factory=Outside)
+    items: list[tuple[str, bytes, str, int, int]] = field(default_factory=list)
+    """To parse: (path, bytes, content hash, mtime 0, size)."""
+    removed: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.items) + len(self.removed)
+
+
 class Refresh:
     """One refresh of a vault's state: :meth:`run` takes the steps in order."""
 
@@ -87,6 +105,8 @@ class Refresh:
         """The paths the first build read."""
         self._states: dict[str, int] | None = None
         """References per resolution state, counted by the first build."""
+        self._again = False
+        """Whether this is the second run of a refresh (see :meth:`_follow`)."""
 
     def run(self, progress: Progress | None = None, most: int | None = None) -> BuildStats | None:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
@@ -98,16 +118,18 @@ class Refresh:
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
-        old = self.store.files.stamps()
-        if old and self.store.meta.get("reading") != self.reading.digest():
-            old = {}  # read by other rules now: every file again, as a first build
+        stored = self.store.files.stamps()
+        if stored and self.store.meta.get("reading") != self.reading.digest():
+            stored = {}  # read by other rules now: every file again, as a first build
+        old = {path: st for path, st in stored.items() if not is_outside(st.hash)}
         removed = sorted(set(old) - set(found.files))
         changed = self._changed(found, old)
-        if most is not None and (not old or len(changed) + len(removed) > most):
+        outside = self._outside(stored)
+        if most is not None and (not old or len(changed) + len(removed) + outside.count > most):
             return None
         scan_rows = [
             StoredProblem(p.path, p.line, p.severity, p.code, p.message, "scan")
-            for p in found.problems
+            for p in (*found.problems, *outside.problems)
         ]
         files = Files(self.root, found.attachments, found.attachment_names)
         marks = self._marks(scanned_ns, files)
@@ -116,23 +138,67 @@ class Refresh:
             stats.added = sorted(self._added)
         else:
             to_parse, touched, unread = self._confirm(changed, old)
+            to_parse += outside.items
             parsed = (self._parse(to_parse, progress) if to_parse else []) + unread
             read = [item[0] for item in to_parse] + [rows.path for rows in unread]
-            stats.added = sorted(path for path in read if path not in old)
-            stats.modified = sorted(path for path in read if path in old)
+            removed += outside.removed
+            stats.added = sorted(path for path in read if path not in stored)
+            stats.modified = sorted(path for path in read if path in stored)
             stats.removed = removed
             if parsed or removed or touched or self._scan_changed(scan_rows):
-                full = not old
+                full = not stored
                 self._write(parsed, removed, touched, scan_rows, full, files=files, marks=marks)
                 self.vault._forget()  # noqa: SLF001
             elif self.store.meta.get("files") != marks["files"]:
                 with self.store.transaction() as state:
                     self._finish_write(state, files, marks, [])
+        first = not old and bool(changed)
+        if outside.source is not None and (stats.changed or first) and not self._again:
+            self._follow(outside, stats, progress, first)
         self._count(stats)
         if not old and changed:  # said once, when the whole vault is read
             stats.notice = _joined(stats.notice, self._site_links_notice())
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _outside(self, stored: dict[str, FileStamp]) -> Changes:
+        """What changed of the documents the vault's source outside its folder holds (a
+        tracked repository's notes); nothing without a source."""
+        source = self.vault.outside
+        if source is None:
+            return Changes()
+        now = source(self.vault)
+        before = {path: st.hash for path, st in stored.items() if is_outside(st.hash)}
+        wanted = sorted(path for path, digest in now.hashes.items() if before.get(path) != digest)
+        items = []
+        problems = list(now.problems)
+        for path, data in now.read(wanted).items() if wanted else ():
+            if isinstance(data, Problem):
+                problems.append(data)
+            else:
+                items.append((path, data, now.hashes[path], 0, len(data)))
+        gone = sorted(path for path in before if path not in now.hashes)
+        return Changes(source, now, items, gone, problems)
+
+    def _follow(
+        self, outside: Changes, stats: BuildStats, progress: Progress | None, first: bool
+    ) -> None:
+        """After a write, once more when the source now says something else (the notes
+        a course's ``repo:`` names are known once the course is stored), or after a
+        first build (which reads the folder only)."""
+        assert outside.source is not None
+        now = outside.source(self.vault)
+        if first and not (now.hashes or now.problems):
+            return
+        if not first and now.hashes == outside.now.hashes and now.problems == outside.now.problems:
+            return
+        again = Refresh(self.vault)
+        again._again = True
+        more = again.run(progress)
+        if more is not None:
+            stats.added = sorted({*stats.added, *more.added})
+            stats.modified = sorted({*stats.modified, *more.modified} - set(more.added))
+            stats.removed = sorted({*stats.removed, *more.removed})
 
     def _count(self, stats: BuildStats) -> None:
         """Documents, links and problems of the state just written."""

@@ -1,0 +1,116 @@
+"""Documents read from outside the vault's folder: the Markdown of a tracked repository.
+
+The vault does not know where they come from: the session hands it a source
+(:data:`Source`, :mod:`studykb.repos.notes` for a repository's notes), and each refresh
+asks it what there is (:class:`Outside`): every file by its path, ``NAME:path/in/repo.md``,
+and a content hash that names the content (the git blob id, ``git:<hex>``), so only what
+changed is read and parsed again. Such a file is read-only: no command writes it (see
+:func:`read_only`), and it is stored with mtime 0, so the walk of the folder never takes
+it for one of its own.
+
+A document of a repository is parsed as the file at its path inside the repository, its
+relative links resolved inside the repository (``NAME:``, then the path), then named by
+its ``NAME:path`` (:func:`parse_outside`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import posixpath
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from studykb.model import Parsed, Problem, Reference
+
+if TYPE_CHECKING:
+    from studykb.parse.reading import Reading
+    from studykb.vault import Vault
+
+#: How the content hash of a document read from outside begins (a file of the vault's
+#: folder has a blake2b hex digest, or ``unreadable``).
+MARK = "git:"
+#: ``NAME:`` at the start of a path: a tracked repository's name (as code links name it).
+_PREFIX = re.compile(r"^([A-Za-z0-9][\w.-]*):(?!/)")
+
+
+@dataclass(frozen=True)
+class Outside:
+    """What a source holds now."""
+
+    hashes: dict[str, str] = field(default_factory=dict)
+    """path (``NAME:path``) -> content hash (beginning with :data:`MARK`)."""
+    read: Callable[[list[str]], dict[str, bytes | Problem]] = lambda _paths: {}
+    """The bytes of these files, or the problem that says why one cannot be read."""
+    problems: list[Problem] = field(default_factory=list)
+    """What the source could not read, on the file that names it or on ``NAME:path``."""
+
+
+#: Asked by every refresh, with the vault as stored so far.
+Source = Callable[["Vault"], Outside]
+
+
+def is_outside(digest: str) -> bool:
+    """Whether a stored content hash is that of a document read from outside."""
+    return digest.startswith(MARK)
+
+
+def split(path: str) -> tuple[str, str] | None:
+    """(repository name, path in it) of ``NAME:path``; None for any other path."""
+    found = _PREFIX.match(path)
+    if found is None:
+        return None
+    return found[1], path[found.end() :]
+
+
+def read_only(vault: Vault, path: str) -> str | None:
+    """The repository a document's file ``path`` is read from (so no command may write
+    it), or None for a file of the vault's folder."""
+    parts = split(path)
+    if parts is None:
+        return None
+    stored = vault.file_hashes([path]).get(path)
+    return parts[0] if stored is not None and is_outside(stored) else None
+
+
+def parse_outside(
+    path: str, raw: bytes, reading: Reading, parse: Callable[[str, bytes, Reading], Parsed]
+) -> Parsed:
+    """``raw`` of ``NAME:inner`` parsed as the file ``inner`` of the repository, then
+    named by ``NAME:inner``: its documents, references, problems and text."""
+    parts = split(path)
+    if parts is None:
+        return parse(path, raw, reading)
+    name, inner = parts
+    found = parse(inner, raw, reading)
+
+    def named(p: str) -> str:
+        return f"{name}:{p}" if p == inner or p.startswith(inner + "#") else p
+
+    def ref(r: Reference) -> Reference:
+        target = r.target
+        if r.style == "path" and not (target == ".." or target[:3] == "../"):
+            target = f"{name}:{posixpath.normpath(target)}"
+        return dataclasses.replace(r, source=named(r.source), path=path, target=target)
+
+    docs = tuple(
+        dataclasses.replace(
+            d, key=named(d.key), path=path, parent=named(d.parent) if d.parent else d.parent
+        )
+        for d in found.documents
+    )
+    return dataclasses.replace(
+        found,
+        path=path,
+        documents=docs,
+        references=tuple(ref(r) for r in found.references),
+        problems=tuple(_problem(p, path) for p in found.problems),
+    )
+
+
+def _problem(problem: Problem, path: str) -> Problem:
+    message = problem.message
+    if problem.code == "outside-vault":
+        message = message.replace("out of the vault", "out of the repository")
+    return dataclasses.replace(problem, path=path, message=message)
