@@ -191,6 +191,7 @@ def mv(kb: Session, query: str, new: str, dry_run: bool, as_json: bool) -> None:
                     {"path": e.path, "line": e.line + 1, "old": e.old, "new": e.new}
                     for e in move.edits
                 ],
+                "kept": move.kept,
             }
         )
         return
@@ -203,4 +204,5 @@ def mv(kb: Session, query: str, new: str, dry_run: bool, as_json: bool) -> None:
         f"{'s' if refs != 1 else ''} in {len(by_file)} file"
         f"{'s' if len(by_file) != 1 else ''}"
     )
+    lines += [f"  {path}: a repository's note, left as it is" for path in move.kept]
     click.echo(safe("\n".join(lines)))

@@ -131,14 +131,14 @@ class Clone:
             return Entry(path, False, None, sha)
         return Entry(path, False, self.read(sha, path), sha)
 
-    def read(self, sha: bytes, path: str) -> bytes:
+    def read(self, sha: bytes, path: str, limit: int = MAX_BYTES) -> bytes:
         """The bytes of the file ``path`` whose blob is ``sha``; GitError when it is no
-        file or too large to read."""
+        file or larger than ``limit`` bytes."""
         blob = self._object(sha, path)
         if not isinstance(blob, Blob):
             raise GitError(f"{path} is not a file")
         size = blob.raw_length()
-        if size > MAX_BYTES:
+        if size > limit:
             raise GitError(f"{path} is too large to read ({size // 1024} KiB)")
         return bytes(blob.as_raw_string())
 
@@ -165,6 +165,42 @@ class Clone:
                 elif stat.S_ISREG(item.mode):
                     out.append((full, item.sha))
         return sorted(out)
+
+    def below(self, commit: Commit, path: str) -> list[tuple[str, int, bytes]] | None:
+        """(path, mode, blob id) of ``path`` at ``commit`` if it is a file or a symbolic
+        link, or of every file and link below it if it is a folder (at any depth, in path
+        order); None when it is not there. Submodules are left out: they are another
+        repository. Only the trees below ``path`` are read."""
+        if path in ("", "."):
+            mode, sha = stat.S_IFDIR, commit.tree
+        else:
+            try:
+                mode, sha = tree_lookup_path(self.repo.__getitem__, commit.tree, path.encode())
+            except KeyError:
+                return None
+            except _BROKEN as exc:
+                raise GitError(f"cannot read {path}: the clone is damaged ({exc})") from None
+        if not stat.S_ISDIR(mode):
+            return [] if mode == _SUBMODULE_MODE else [(path, mode, sha)]
+        out: list[tuple[str, int, bytes]] = []
+        stack = [("" if path in ("", ".") else path + "/", sha)]
+        while stack:
+            prefix, tree_sha = stack.pop()
+            tree = self._object(tree_sha, prefix or "the root folder")
+            if not isinstance(tree, Tree):
+                continue
+            for item in tree.iteritems():
+                full = prefix + item.path.decode("utf-8", "replace")
+                if stat.S_ISDIR(item.mode):
+                    stack.append((full + "/", item.sha))
+                elif item.mode != _SUBMODULE_MODE:
+                    out.append((full, item.mode, item.sha))
+        return sorted(out)
+
+    @staticmethod
+    def is_link(mode: int) -> bool:
+        """Whether a tree entry's ``mode`` is a symbolic link's."""
+        return mode == _LINK_MODE
 
     def blob(self, sha: bytes) -> bytes | None:
         """The bytes of blob ``sha``; None when too large or not a blob."""

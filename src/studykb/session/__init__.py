@@ -35,7 +35,7 @@ from studykb.study.tracker import status
 from studykb.vault import Ahead, BuildStats, Link, Shown, Vault, setup
 from studykb.vault.files import read_in
 from studykb.vault.lookup import find, suggest
-from studykb.vault.outside import read_only, split
+from studykb.vault.outside import read_only, refuse, split
 from studykb.vault.resolve import PATH
 
 if TYPE_CHECKING:
@@ -184,7 +184,10 @@ class Session(RelatedViews):
 
     def read_file(self, path: str) -> bytes | None:
         """The bytes of the vault file ``path`` as they are on disk (read whole and
-        stable, never through a link out of the vault), or None."""
+        stable, never through a link out of the vault), or None; of a repository's note
+        (``NAME:path``), its blob as last read."""
+        if split(path) is not None and read_only(self.vault, path):  # a repository's note
+            return notes.read_note(self.vault, path)
         return read_in(self.root, path)
 
     # -- the state ------------------------------------------------------------------------
@@ -289,6 +292,11 @@ class Session(RelatedViews):
         """The tracked repository ``doc`` is read from (its notes: no command writes
         them), or None for a document of the vault's own files."""
         return read_only(self.vault, doc.path)
+
+    def refuse_read_only(self, doc: Document, command: str) -> None:
+        """A :class:`~studykb.errors.StudyError` (exit 1) when ``doc`` is a repository's
+        note: ``command`` would write it."""
+        refuse(self.vault, doc.path, command)
 
     def show(self, doc: Document) -> Shown:
         return self.vault.show(doc)

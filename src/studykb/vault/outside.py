@@ -22,11 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from studykb.errors import StudyError
 from studykb.model import Parsed, Problem, Reference
 
 if TYPE_CHECKING:
     from studykb.parse.reading import Reading
     from studykb.vault import Vault
+    from studykb.vault.state.rows import FileStamp
 
 #: How the content hash of a document read from outside begins (a file of the vault's
 #: folder has a blake2b hex digest, or ``unreadable``).
@@ -72,6 +74,57 @@ def read_only(vault: Vault, path: str) -> str | None:
         return None
     stored = vault.file_hashes([path]).get(path)
     return parts[0] if stored is not None and is_outside(stored) else None
+
+
+class ReadOnly(StudyError):
+    """A command asked to write a repository's note (exit 1: nothing was written)."""
+
+
+def refuse(vault: Vault, path: str, command: str) -> None:
+    """:class:`ReadOnly` when ``path`` is a repository's note: ``command`` writes no file
+    of a repository."""
+    name = read_only(vault, path)
+    if name is not None:
+        raise ReadOnly(
+            f"{path} is a note of repository {name!r}, read from its clone's HEAD: "
+            f"{command} does not write it; nothing was changed.",
+            hint="Edit it in the repository and commit; the next command reads it again.",
+        )
+
+
+@dataclass
+class Changes:
+    """What changed of the documents read from outside the vault's folder since the
+    state was written."""
+
+    now: Outside = field(default_factory=Outside)
+    items: list[tuple[str, bytes, str, int, int]] = field(default_factory=list)
+    """To parse: (path, bytes, content hash, mtime 0, size)."""
+    removed: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    @property
+    def count(self) -> int:
+        return len(self.items) + len(self.removed)
+
+
+def changes(stored: dict[str, FileStamp], now: Outside) -> Changes:
+    """What ``now`` (what the source holds) changes of the documents ``stored`` holds
+    from outside: new or changed ones to parse, gone ones (and those that cannot be
+    read any more) to remove."""
+    before = {path: st.hash for path, st in stored.items() if is_outside(st.hash)}
+    wanted = sorted(path for path, digest in now.hashes.items() if before.get(path) != digest)
+    items = []
+    problems = list(now.problems)
+    unread = []
+    for path, data in now.read(wanted).items() if wanted else ():
+        if isinstance(data, Problem):
+            problems.append(data)
+            unread.append(path)
+        else:
+            items.append((path, data, now.hashes[path], 0, len(data)))
+    gone = [path for path in before if path not in now.hashes or path in unread]
+    return Changes(now, items, sorted(gone), problems)
 
 
 def parse_outside(

@@ -30,10 +30,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from studykb.model import Problem
 from studykb.vault import update
 from studykb.vault.checks import Files
-from studykb.vault.outside import Outside, Source, is_outside
+from studykb.vault.outside import Changes, Outside, changes, is_outside
 from studykb.vault.resolve import bad_code
 from studykb.vault.scan import Scan, scan
 from studykb.vault.state.rows import FileStamp, ParsedRows, StoredProblem
@@ -75,22 +74,6 @@ class BuildStats:
         return bool(self.added or self.modified or self.removed)
 
 
-@dataclass
-class Changes:
-    """What changed of the documents read from outside the vault's folder."""
-
-    source: Source | None = None
-    now: Outside = field(default_factory=Outside)
-    items: list[tuple[str, bytes, str, int, int]] = field(default_factory=list)
-    """To parse: (path, bytes, content hash, mtime 0, size)."""
-    removed: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-
-    @property
-    def count(self) -> int:
-        return len(self.items) + len(self.removed)
-
-
 class Refresh:
     """One refresh of a vault's state: :meth:`run` takes the steps in order."""
 
@@ -105,8 +88,9 @@ class Refresh:
         """The paths the first build read."""
         self._states: dict[str, int] | None = None
         """References per resolution state, counted by the first build."""
-        self._again = False
-        """Whether this is the second run of a refresh (see :meth:`_follow`)."""
+        self._given: Outside | None = None
+        """What the source outside the folder holds, as the run before this one of the
+        same refresh asked it (see :meth:`_follow`)."""
 
     def run(self, progress: Progress | None = None, most: int | None = None) -> BuildStats | None:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
@@ -124,7 +108,8 @@ class Refresh:
         old = {path: st for path, st in stored.items() if not is_outside(st.hash)}
         removed = sorted(set(old) - set(found.files))
         changed = self._changed(found, old)
-        outside = self._outside(stored)
+        first = not old and bool(changed)
+        outside = Changes() if first else self._outside(stored)
         if most is not None and (not old or len(changed) + len(removed) + outside.count > most):
             return None
         scan_rows = [
@@ -133,7 +118,7 @@ class Refresh:
         ]
         files = Files(self.root, found.attachments, found.attachment_names)
         marks = self._marks(scanned_ns, files)
-        if not old and changed:  # first build: one streaming bulk write (see bulk.py)
+        if first:  # first build: one streaming bulk write (see bulk.py)
             self._first_build(changed, scan_rows, files, marks, progress)
             stats.added = sorted(self._added)
         else:
@@ -152,9 +137,9 @@ class Refresh:
             elif self.store.meta.get("files") != marks["files"]:
                 with self.store.transaction() as state:
                     self._finish_write(state, files, marks, [])
-        first = not old and bool(changed)
-        if outside.source is not None and (stats.changed or first) and not self._again:
-            self._follow(outside, stats, progress, first)
+        own = {*stats.added, *stats.modified, *stats.removed} - set(outside.now.hashes)
+        if self.vault.outside is not None and self._given is None and (first or own):
+            self._follow(outside.now, stats, progress)
         self._count(stats)
         if not old and changed:  # said once, when the whole vault is read
             stats.notice = _joined(stats.notice, self._site_links_notice())
@@ -167,33 +152,18 @@ class Refresh:
         source = self.vault.outside
         if source is None:
             return Changes()
-        now = source(self.vault)
-        before = {path: st.hash for path, st in stored.items() if is_outside(st.hash)}
-        wanted = sorted(path for path, digest in now.hashes.items() if before.get(path) != digest)
-        items = []
-        problems = list(now.problems)
-        for path, data in now.read(wanted).items() if wanted else ():
-            if isinstance(data, Problem):
-                problems.append(data)
-            else:
-                items.append((path, data, now.hashes[path], 0, len(data)))
-        gone = sorted(path for path in before if path not in now.hashes)
-        return Changes(source, now, items, gone, problems)
+        return changes(stored, self._given if self._given is not None else source(self.vault))
 
-    def _follow(
-        self, outside: Changes, stats: BuildStats, progress: Progress | None, first: bool
-    ) -> None:
-        """After a write, once more when the source now says something else (the notes
-        a course's ``repo:`` names are known once the course is stored), or after a
-        first build (which reads the folder only)."""
-        assert outside.source is not None
-        now = outside.source(self.vault)
-        if first and not (now.hashes or now.problems):
-            return
-        if not first and now.hashes == outside.now.hashes and now.problems == outside.now.problems:
+    def _follow(self, before: Outside, stats: BuildStats, progress: Progress | None) -> None:
+        """Once more when the vault's own files changed and the source now says something
+        else (the notes a course's ``repo:`` names are known once the course is stored;
+        a first build reads the folder only)."""
+        assert self.vault.outside is not None
+        now = self.vault.outside(self.vault)
+        if now.hashes == before.hashes and now.problems == before.problems:
             return
         again = Refresh(self.vault)
-        again._again = True
+        again._given = now
         more = again.run(progress)
         if more is not None:
             stats.added = sorted({*stats.added, *more.added})
