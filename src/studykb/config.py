@@ -53,6 +53,7 @@ DEFAULT_SEVERITY = MappingProxyType(
         "unreadable-code": "warning",
         "bad-repo": "warning",
         "missing-notes": "warning",
+        "skipped-note": "warning",
     }
 )
 SEVERITIES = ("error", "warning", "ignore")

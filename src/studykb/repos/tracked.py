@@ -86,10 +86,11 @@ def _repo_fields(doc: Document) -> tuple[str, str] | None:
 
 
 def _notes_of(doc: Document) -> tuple[str, ...]:
-    """The ``notes`` of a document that tracks a repository (``repo: {notes: [...]}`` of a
-    course, ``notes:`` of an entry): a string or a list of strings; anything else, none."""
+    """The ``notes`` of a document that tracks a repository, in its ``repo:`` table
+    (``repo: {notes: [...]}`` of a course or of an entry with ``kind: repo``; a bare
+    ``notes:`` is the document's own field): a string or a list of strings."""
     repo = doc.meta.get("repo")
-    value = repo.get("notes") if isinstance(repo, dict) else doc.meta.get("notes")
+    value = repo.get("notes") if isinstance(repo, dict) else None
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, list):
@@ -102,15 +103,17 @@ def _text(value: Any) -> str:
 
 
 _KEY_LINE = re.compile(r"^\s*(?:path|clone|repo)\s*:", re.M)
+_NOTES_LINE = re.compile(r"^\s*notes\s*:", re.M)
 
 
-def _key_line(root: Path, doc: Document) -> int:
-    """The line of ``path:`` (or ``repo:``) in the front matter of ``doc``'s file."""
+def _key_line(root: Path, doc: Document, key: re.Pattern[str] = _KEY_LINE) -> int:
+    """The line of ``path:`` (or ``repo:``; or ``key``) in the front matter of ``doc``'s
+    file."""
     try:
         text = (root / doc.path).read_text(encoding="utf-8-sig", errors="replace")
     except OSError:
         return doc.line
-    found = _KEY_LINE.search(text[:20000])
+    found = key.search(text[:20000])
     return text.count("\n", 0, found.start()) + 1 if found else doc.line
 
 
@@ -149,7 +152,8 @@ def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str
         if mine is not None and mine_notes is not None:
             said, at = mine_notes, (CONFIG_NAME, mine[3])
         else:
-            said, at = _notes_of(doc), (doc.path, line)
+            said = _notes_of(doc)
+            at = (doc.path, _key_line(root, doc, _NOTES_LINE) if said else line)
         repo = Tracked(
             doc.id, url, path, _folder(root, path), doc.path, line, doc.key, config_line,
             said, at,

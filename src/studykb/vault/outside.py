@@ -28,6 +28,7 @@ from studykb.model import Parsed, Problem, Reference
 if TYPE_CHECKING:
     from studykb.parse.reading import Reading
     from studykb.vault import Vault
+    from studykb.vault.state import Tables
     from studykb.vault.state.rows import FileStamp
 
 #: How the content hash of a document read from outside begins (a file of the vault's
@@ -64,6 +65,11 @@ def split(path: str) -> tuple[str, str] | None:
     if found is None:
         return None
     return found[1], path[found.end() :]
+
+
+def repository_notes(state: Tables) -> frozenset[str]:
+    """The paths of the repositories' notes the state holds."""
+    return frozenset(state.files.hashed_as(MARK))
 
 
 def read_only(vault: Vault, path: str) -> str | None:
