@@ -204,6 +204,22 @@ def read_note(vault: Vault, path: str) -> bytes | None:
         return None
 
 
+def files(vault: Vault, paths: list[str]) -> dict[str, Path]:
+    """Where each of ``paths`` is on disk: a vault file in the vault's folder, a
+    repository's note (``NAME:path``) in its clone's working tree (where it is edited)."""
+    out = {path: vault.root / path for path in paths}
+    notes = [path for path in paths if split(path) is not None]
+    if not notes:
+        return out
+    hashes = vault.file_hashes(notes)
+    clones = {repo.name: repo.clone for repo in wanted(vault) if repo.clone is not None}
+    for path in notes:
+        name, inner = split(path) or ("", "")
+        if is_outside(hashes.get(path, "")) and name in clones:
+            out[path] = clones[name] / inner
+    return out
+
+
 def counts(vault: Vault) -> dict[str, int]:
     """How many of its own notes each repository gives the vault, by name."""
     out: dict[str, int] = {}

@@ -293,6 +293,11 @@ class Session(RelatedViews):
         them), or None for a document of the vault's own files."""
         return read_only(self.vault, doc.path)
 
+    def files_of(self, paths: list[str]) -> dict[str, Path]:
+        """Where each of ``paths`` is on disk: in the vault's folder, or a repository's
+        note in its clone's working tree."""
+        return notes.files(self.vault, paths)
+
     def refuse_read_only(self, doc: Document, command: str) -> None:
         """A :class:`~studykb.errors.StudyError` (exit 1) when ``doc`` is a repository's
         note: ``command`` would write it."""
