@@ -232,3 +232,19 @@ def test_the_web_view_reads_a_note_from_the_clone(make_vault, run, lab) -> None:
         assert kb.read_file("kernels:README.md") == README.encode()
         assert kb.read_file("notes/warps.md") is not None
         assert kb.read_file("kernels:docs/other.md") is None  # not a note it reads
+
+
+def test_bad_notes_in_studykb_toml_is_named_by_line(make_vault, run, lab) -> None:  # type: ignore[no-untyped-def]
+    config = '# repos\n[repos.kernels]\npath = "../clones/kernels"\nnotes = 3\n'
+    vault = _vault(make_vault, config)
+    result = run("check", vault=vault)
+    assert result.exit_code == 2
+    assert "studykb.toml:2: [repos.kernels] notes = 3 is not a list" in result.stderr
+
+
+def test_no_notes_reads_nothing_of_the_repository(make_vault, run, lab) -> None:  # type: ignore[no-untyped-def]
+    config = '[repos.kernels]\npath = "../clones/kernels"\n'
+    vault = _vault(make_vault, config)
+    assert _hits(run, vault, "coalescing") == []
+    _code, data = run_json(run, "repos", vault=vault)
+    assert data["repos"][0]["own_notes"] == 0
