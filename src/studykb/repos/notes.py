@@ -95,6 +95,10 @@ def _listed(repo: Tracked, problems: list[Problem]) -> list[tuple[str, str, int,
     from studykb.repos.git import Clone, GitError
 
     where = repo.notes_at
+    if split(f"{repo.name}:x") != (repo.name, "x"):
+        message = f"repository {repo.name!r}: a name with these characters cannot name its notes"
+        problems.append(_problem(where, MISSING, message + " (NAME:path); not read"))
+        return []
     if repo.clone is None or not repo.clone.exists():
         said = "names no clone here" if repo.clone is None else f"has no clone at {repo.clone}"
         problems.append(

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from studykb.errors import StudyError
 from studykb.model import Parsed, Problem, Reference
+from studykb.parse.code_links import NAME
 
 if TYPE_CHECKING:
     from studykb.parse.reading import Reading
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 #: folder has a blake2b hex digest, or ``unreadable``).
 MARK = "git:"
 #: ``NAME:`` at the start of a path: a tracked repository's name (as code links name it).
-_PREFIX = re.compile(r"^([A-Za-z0-9][\w.-]*):(?!/)")
+_PREFIX = re.compile(rf"^({NAME}):(?!/)")
 
 
 @dataclass(frozen=True)
