@@ -248,3 +248,22 @@ def test_no_notes_reads_nothing_of_the_repository(make_vault, run, lab) -> None:
     assert _hits(run, vault, "coalescing") == []
     _code, data = run_json(run, "repos", vault=vault)
     assert data["repos"][0]["own_notes"] == 0
+
+
+def test_a_damaged_blob_is_skipped_not_a_traceback(make_vault, run, lab) -> None:  # type: ignore[no-untyped-def]
+    from dulwich.object_store import tree_lookup_path
+
+    head = lab.repo[lab.repo.head()]
+    _mode, sha = tree_lookup_path(lab.repo.__getitem__, head.tree, b"Notes/intro.md")
+    loose = lab.folder / ".git" / "objects" / sha[:2].decode() / sha[2:].decode()
+    loose.chmod(0o644)
+    loose.write_bytes(b"not a git object")
+    vault = _vault(make_vault)
+    code, checked = run_json(run, "check", vault=vault)  # `run` fails on any traceback
+    skipped = [p["message"] for p in checked["problems"] if p["code"] == "skipped-note"]
+    assert len(skipped) == 1 and "kernels:Notes/intro.md" in skipped[0], skipped
+    assert "damaged" in skipped[0]
+    assert _hits(run, vault, "coalescing") == []
+    assert "kernels:README.md" in {
+        d["path"] for d in run_json(run, "list", vault=vault)[1]["documents"]
+    }

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dulwich.diff_tree import RenameDetector, tree_changes
-from dulwich.errors import NotGitRepository
+from dulwich.errors import FileFormatException, NotGitRepository
 from dulwich.object_store import tree_lookup_path
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.objectspec import parse_commit
@@ -145,7 +145,7 @@ class Clone:
     def _object(self, sha: bytes, what: str) -> object:
         try:
             return self.repo[sha]
-        except _BROKEN as exc:
+        except (*_BROKEN, FileFormatException) as exc:
             raise GitError(f"cannot read {what}: the clone is damaged ({exc})") from None
 
     def files(self, commit: Commit) -> list[tuple[str, bytes]]:
@@ -189,7 +189,11 @@ class Clone:
             tree = self._object(tree_sha, prefix or "the root folder")
             if not isinstance(tree, Tree):
                 continue
-            for item in tree.iteritems():
+            try:
+                items = list(tree.iteritems())
+            except (*_BROKEN, FileFormatException) as exc:
+                raise GitError(f"cannot read {prefix or 'the root folder'}: {exc}") from None
+            for item in items:
                 full = prefix + item.path.decode("utf-8", "replace")
                 if stat.S_ISDIR(item.mode):
                     stack.append((full + "/", item.sha))
