@@ -137,7 +137,8 @@ class Refresh:
             elif self.store.meta.get("files") != marks["files"]:
                 with self.store.transaction() as state:
                     self._finish_write(state, files, marks, [])
-        own = {*stats.added, *stats.modified, *stats.removed} - set(outside.now.hashes)
+        own = {*stats.added, *stats.modified, *stats.removed}
+        own -= {*outside.now.hashes, *outside.removed}  # the vault's own files that changed
         if self.vault.outside is not None and self._given is None and (first or own):
             self._follow(outside.now, stats, progress)
         self._count(stats)
