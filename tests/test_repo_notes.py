@@ -267,3 +267,42 @@ def test_a_damaged_blob_is_skipped_not_a_traceback(make_vault, run, lab) -> None
     assert "kernels:README.md" in {
         d["path"] for d in run_json(run, "list", vault=vault)[1]["documents"]
     }
+
+
+def test_head_commit_is_read_as_dulwich_reads_it(lab, tmp_path: Path) -> None:
+    from studykb.repos.head import head_commit
+
+    assert head_commit(lab.folder) == lab.repo.head().decode()
+    lab.repo.refs.pack_refs(all=True)  # the branch now only in packed-refs
+    assert not (lab.folder / ".git" / "refs" / "heads" / "master").exists()
+    assert head_commit(lab.folder) == lab.repo.head().decode()
+    second = lab.commit({"Notes/intro.md": "# Lab intro\n\nagain\n"}, "more", START + DAY)
+    assert head_commit(lab.folder) == second
+    (lab.folder / ".git" / "HEAD").write_text(second + "\n")  # detached
+    assert head_commit(lab.folder) == second
+    for head in ("ref: refs/heads/../../../../etc/passwd\n", "ref: refs/tags/v1\n", "junk\n"):
+        (lab.folder / ".git" / "HEAD").write_text(head)
+        assert head_commit(lab.folder) is None  # left to dulwich (which says what is wrong)
+    assert head_commit(tmp_path) is None  # no repository
+
+
+def test_an_unchanged_head_reads_no_git(make_vault, run, lab) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+    import sys
+
+    vault = _vault(make_vault)
+    lab.symlink("Notes/link.md", "intro.md", START + DAY)
+    run("check", vault=vault)
+    probe = (
+        "import sys; from studykb.api import Session\n"
+        f"kb = Session.open({str(vault)!r}); stats = kb.refresh()\n"
+        "codes = sorted(p.code for p in kb.vault.problems())\n"
+        "print(stats.changed, 'dulwich' in sys.modules, codes)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout
+    # nothing changed, git not loaded, and what it said of the notes is still said
+    assert out.split(" ", 2)[:2] == ["False", "False"], out
+    assert "'skipped-note'" in out
+    assert _hits(run, vault, "coalescing") == ["kernels:Notes/intro.md"]

@@ -10,7 +10,6 @@ refused: reading it would read outside the folder named.
 
 from __future__ import annotations
 
-import os
 import stat
 import zlib
 from dataclasses import dataclass
@@ -23,16 +22,15 @@ from dulwich.objects import Blob, Commit, Tree
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
 
+from studykb.repos.head import GitError as GitError
+from studykb.repos.head import safe_clone as safe_clone
+
 #: A file larger than this is not read for lines or symbols.
 MAX_BYTES = 2 * 1024 * 1024
 _LINK_MODE = 0o120000
 _SUBMODULE_MODE = 0o160000
 #: Everything dulwich raises on a corrupt or half-copied object store.
 _BROKEN = (KeyError, OSError, ValueError, AssertionError, zlib.error)
-
-
-class GitError(Exception):
-    """Something about a clone, a commit or a file that a link or a listing reports."""
 
 
 @dataclass(frozen=True)
@@ -43,34 +41,6 @@ class Entry:
     folder: bool
     data: bytes | None
     sha: bytes
-
-
-def safe_clone(folder: Path) -> Path:
-    """The clone's git folder, checked to stay inside ``folder``; GitError when it does not."""
-    if not folder.is_dir():
-        raise GitError(f"{folder} is not a folder")
-    real = Path(os.path.realpath(folder))
-    dotgit = folder / ".git"
-    if dotgit.is_symlink():
-        raise GitError(f"{dotgit} is a symbolic link; not followed")
-    if dotgit.is_file():
-        try:
-            line = dotgit.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise GitError(f"cannot read {dotgit}: {exc}") from None
-        where = Path(os.path.realpath(real / line.removeprefix("gitdir:").strip()))
-        if not where.is_relative_to(real):
-            raise GitError(f"{dotgit} leads out of the clone ({where}); not followed")
-        control = where
-    elif dotgit.is_dir():
-        control = dotgit
-    elif (folder / "HEAD").is_file() and (folder / "objects").is_dir():
-        control = folder  # a bare repository
-    else:
-        raise GitError(f"{folder} is not a git repository (no .git)")
-    if (control / "objects" / "info" / "alternates").exists():
-        raise GitError(f"{folder} borrows objects from outside the clone (alternates); not read")
-    return control
 
 
 class Clone:

@@ -17,6 +17,8 @@ and the rest is read.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from studykb.model import WARNING, Problem
 from studykb.parse.reading import DRAWING
+from studykb.repos.head import head_commit
 from studykb.repos.tracked import Tracked, tracked, unique
 from studykb.vault.outside import MARK, Outside, is_outside, split
 
@@ -37,6 +40,10 @@ MISSING = "missing-notes"
 SKIPPED = "skipped-note"
 #: A repository's note larger than this is not read.
 MAX_NOTE_BYTES = 1024 * 1024
+#: The problem codes :func:`source` says (a refresh keeps them while nothing changed).
+CODES = frozenset({MISSING, SKIPPED, "bad-repo"})
+#: In every stamp: a change to what this module reads changes it.
+VERSION = "notes-1"
 
 
 @dataclass(frozen=True)
@@ -61,11 +68,17 @@ def _any_notes(vault: Vault) -> bool:
     return vault.any_saying(("course", "entry"), '"notes"')
 
 
-def source(vault: Vault) -> Outside:
-    """Every Markdown file the tracked repositories' ``notes`` name, at HEAD."""
+def source(vault: Vault, last: str = "") -> Outside:
+    """Every Markdown file the tracked repositories' ``notes`` name, at HEAD; only that
+    it is all as ``last`` (the stamp of the answer the stored notes came from) named,
+    when every HEAD is the commit it was and ``notes`` say the same (git not loaded)."""
     repos = wanted(vault)
     if not repos:
         return Outside()
+    limit = min(vault.config.max_file_bytes, MAX_NOTE_BYTES)
+    stamp = _stamp(repos, limit)
+    if stamp and stamp == last:
+        return Outside(stamp=stamp, same=True, codes=CODES)
     # deferred: loads dulwich, for a vault that reads a repository's notes only
     from studykb.repos.git import Clone
 
@@ -84,8 +97,28 @@ def source(vault: Vault) -> Outside:
             assert repo.clone is not None
             hashes[name] = MARK + sha.decode("ascii")
             blobs[name] = _Blob(repo.clone, sha, path, where)
-    limit = min(vault.config.max_file_bytes, MAX_NOTE_BYTES)
-    return Outside(hashes, lambda paths: _read_all(blobs, paths, limit), problems)
+
+    def read(paths: list[str]) -> dict[str, bytes | Problem]:
+        return _read_all(blobs, paths, limit)
+
+    return Outside(hashes, read, problems, stamp=stamp, codes=CODES)
+
+
+def _stamp(repos: list[Tracked], limit: int) -> str:
+    """What the notes of ``repos`` are read from: this code, the limit, each repository's
+    name, clone, ``notes`` and where they are said, and its HEAD commit read without git
+    (empty when one cannot be read so)."""
+    parts: list[object] = [VERSION, limit]
+    for repo in repos:
+        head = ""
+        if repo.clone is not None and repo.clone.exists():
+            head = head_commit(repo.clone) or ""
+            if not head:
+                return ""
+        where = [*repo.notes_at, *repo.declared_at]
+        parts.append([repo.name, str(repo.clone), list(repo.notes), where, head])
+    text = json.dumps(parts, ensure_ascii=False)
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 def _listed(repo: Tracked, problems: list[Problem]) -> list[tuple[str, str, int, bytes]]:

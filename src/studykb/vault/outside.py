@@ -49,10 +49,19 @@ class Outside:
     """The bytes of these files, or the problem that says why one cannot be read."""
     problems: list[Problem] = field(default_factory=list)
     """What the source could not read, on the file that names it or on ``NAME:path``."""
+    stamp: str = ""
+    """Names everything this answer was made from (empty: it cannot be named cheaply);
+    stored with the documents it gave, and handed back to the source next time."""
+    same: bool = False
+    """The source holds what the stamp handed to it named: the stored documents stand,
+    and so do the stored problems of :attr:`codes` (nothing else of this answer is set)."""
+    codes: frozenset[str] = frozenset()
+    """The problem codes the source says."""
 
 
-#: Asked by every refresh, with the vault as stored so far.
-Source = Callable[["Vault"], Outside]
+#: Asked by every refresh, with the vault as stored so far and the stamp of the answer
+#: the stored documents came from (empty: none).
+Source = Callable[["Vault", str], Outside]
 
 
 def is_outside(digest: str) -> bool:

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studykb.model import Problem
 from studykb.vault import update
 from studykb.vault.checks import Files
 from studykb.vault.outside import Changes, Outside, changes, is_outside
@@ -51,6 +52,8 @@ PARALLEL_THRESHOLD = 64
 #: Files whose mtime is this close to (or after) the start of the refresh that stored them
 #: are hashed again by the next one (git's "racily clean" entries).
 RACY_NS = 1_000_000_000
+#: The marks whose change alone is written (the other files; what the notes were read at).
+_REWRITTEN = ("files", "outside")
 #: Say so when at least this many site-absolute links (``/docs/x/``) all lead nowhere.
 SITE_LINKS_NOTICE = 10
 
@@ -118,6 +121,10 @@ class Refresh:
         ]
         files = Files(self.root, found.attachments, found.attachment_names)
         marks = self._marks(scanned_ns, files)
+        if self.vault.outside is not None:  # what the stored notes were read at
+            marks["outside"] = outside.now.stamp
+        elif not stored:  # a whole new state, without the notes the old one held
+            marks["outside"] = ""
         if first:  # first build: one streaming bulk write (see bulk.py)
             self._first_build(changed, scan_rows, files, marks, progress)
             stats.added = sorted(self._added)
@@ -134,7 +141,7 @@ class Refresh:
                 full = not stored
                 self._write(parsed, removed, touched, scan_rows, full, files=files, marks=marks)
                 self.vault._forget()  # noqa: SLF001
-            elif self.store.meta.get("files") != marks["files"]:
+            elif any(self.store.meta.get(k) != v for k, v in marks.items() if k in _REWRITTEN):
                 with self.store.transaction() as state:
                     self._finish_write(state, files, marks, [])
         own = {*stats.added, *stats.modified, *stats.removed}
@@ -153,15 +160,25 @@ class Refresh:
         source = self.vault.outside
         if source is None:
             return Changes()
-        return changes(stored, self._given if self._given is not None else source(self.vault))
+        last = (self.store.meta.get("outside") or "") if stored else ""
+        now = self._given if self._given is not None else source(self.vault, last)
+        if not now.same:
+            return changes(stored, now)
+        kept = [  # the source holds what it did: its stored documents and problems stand
+            Problem(row.path, row.line, row.severity, row.code, row.message)
+            for row in self.store.problems.found_by("scan")
+            if row.code in now.codes
+        ]
+        hashes = {path: st.hash for path, st in stored.items() if is_outside(st.hash)}
+        return Changes(dataclasses.replace(now, hashes=hashes, problems=kept), problems=kept)
 
     def _follow(self, before: Outside, stats: BuildStats, progress: Progress | None) -> None:
         """Once more when the vault's own files changed and the source now says something
         else (the notes a course's ``repo:`` names are known once the course is stored;
         a first build reads the folder only)."""
         assert self.vault.outside is not None
-        now = self.vault.outside(self.vault)
-        if now.hashes == before.hashes and now.problems == before.problems:
+        now = self.vault.outside(self.vault, before.stamp)
+        if now.same or (now.hashes == before.hashes and now.problems == before.problems):
             return
         again = Refresh(self.vault)
         again._given = now
