@@ -116,3 +116,23 @@ def test_diagnostics_of_code_links_are_those_of_check(make_vault, run, tmp_path:
         assert client.diagnostics(uri, 3, since=since) == []
         assert client.close() == 0
         assert "Traceback" not in client.stderr
+
+
+def test_definition_of_a_repository_note_opens_it_in_the_clone(tmp_path: Path) -> None:
+    repo = GitRepo(tmp_path / "clone")
+    repo.commit({"Notes/intro.md": "# Lab intro\n\nCoalescing.\n"})
+    root = tmp_path / "vault"
+    (root / "notes").mkdir(parents=True)
+    (root / "studykb.toml").write_text(
+        f'[repos.lab]\npath = "{repo.folder}"\nnotes = ["Notes/"]\n', encoding="utf-8"
+    )
+    (root / "notes" / "a.md").write_text("# A\n\nSee [[lab:Notes/intro.md]].\n", encoding="utf-8")
+    with LspClient(root) as client:
+        client.initialize(root)
+        uri = client.open(root / "notes" / "a.md")
+        client.diagnostics(uri, 1)
+        found = client.request("textDocument/definition", client.at(uri, 2, 10))
+        assert found is not None
+        assert found["uri"] == (repo.folder / "Notes" / "intro.md").as_uri()
+        assert client.close() == 0
+        assert "Traceback" not in client.stderr

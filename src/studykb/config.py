@@ -52,6 +52,8 @@ DEFAULT_SEVERITY = MappingProxyType(
         "dangling-code": "error",
         "unreadable-code": "warning",
         "bad-repo": "warning",
+        "missing-notes": "warning",
+        "skipped-note": "warning",
     }
 )
 SEVERITIES = ("error", "warning", "ignore")
@@ -98,6 +100,9 @@ class Config:
     repos: tuple[tuple[str, str, str, int], ...] = ()
     """Tracked repositories of ``[repos.NAME]``: (name, local clone path as written,
     url, line of the table in studykb.toml)."""
+    repo_notes: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """What of a ``[repos.NAME]``'s Markdown is read into the vault: (name, the files and
+    folders of its ``notes``), for those that say."""
     active_days: int = 14
     """A course unit whose repository folder had a commit this many days ago or less
     counts as being read."""
@@ -263,6 +268,7 @@ def load_config(root: Path, explicit: bool = True) -> Config:
         headings=values.choice("headings", HEADING_RULES),
         title=values.line_of_text("title"),
         repos=values.repos(),
+        repo_notes=values.repo_notes(),
         active_days=values.count("active_days") if "active_days" in section else 14,
     )
 
@@ -324,6 +330,24 @@ class _Values:
                 raise self.bad("repos")
             line = _table_line(self.text, f"repos.{name}") or self.line("repos")
             out.append((str(name), fields.get("path", ""), fields.get("url", ""), line))
+        return tuple(out)
+
+    def repo_notes(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(name, notes) of every ``[repos.NAME]`` with ``notes`` (a list of strings)."""
+        out = []
+        for name, spec in self.section.get("repos", {}).items():
+            notes = spec.get("notes")
+            if notes is None:
+                continue
+            if isinstance(notes, str):
+                notes = [notes]
+            if not isinstance(notes, list) or not all(isinstance(n, str) for n in notes):
+                line = _table_line(self.text, f"repos.{name}") or self.line("repos")
+                raise VaultError(
+                    f"{CONFIG_NAME}:{line}: [repos.{name}] notes = {notes!r} is not a list "
+                    'of the repository\'s files and folders (like ["README.md", "notes/"]).'
+                )
+            out.append((str(name), tuple(n for n in notes if n.strip())))
         return tuple(out)
 
     def strings(self, key: str) -> list[str]:

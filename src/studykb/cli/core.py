@@ -291,9 +291,10 @@ def show(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     # deferred: loads dulwich and tree-sitter, for a code link only
     from studykb.cli.repos import show_code
 
-    if show_code(kb, query, as_json):  # NAME:path#L10-40: the code a code link points at
+    note = kb.repo_note(query)  # NAME:notes/x.md: a note read from the repository
+    if note is None and show_code(kb, query, as_json):  # NAME:path#L10-40: the code
         return
-    shown = kb.show(named(kb, query))
+    shown = kb.show(note or named(kb, query))
     docs = kb.documents_for(
         [link.ref.source for link in shown.backlinks]
         + [link.target for link in shown.outgoing if link.target]
@@ -410,9 +411,10 @@ def backlinks(kb, query: str, as_json: bool) -> None:  # type: ignore[no-untyped
     # deferred: loads dulwich, for a code path only
     from studykb.cli.repos import code_backlinks
 
-    if code_backlinks(kb, query, as_json):  # NAME:path: the notes that link into a file
+    note = kb.repo_note(query)  # NAME:notes/x.md: a note read from the repository
+    if note is None and code_backlinks(kb, query, as_json):  # NAME:path: into a file
         return
-    doc = named(kb, query)
+    doc = note or named(kb, query)
     links = kb.backlinks(doc)
     docs = kb.documents_for(link.ref.source for link in links)
     if as_json:

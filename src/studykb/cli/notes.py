@@ -67,13 +67,14 @@ def list_(
     template = _unescaped(FORMATS.get(fmt, fmt))
     _check_template(template)
     docs = _listed(kb, types, tags)
+    files = kb.files_of([d.path for d in docs])
     if as_json:
         emit_json(
             {
                 "documents": [
                     {
                         **d.brief(),
-                        "file": str(kb.root / d.path),
+                        "file": str(files[d.path]),
                         "tags": list(d.tags),
                         "status": d.status,
                         "level": d.level,
@@ -84,8 +85,7 @@ def list_(
             }
         )
         return
-    root = kb.root
-    lines = [safe(template.format_map(_fields(d, root))) for d in docs]
+    lines = [safe(template.format_map(_fields(d, files[d.path]))) for d in docs]
     if lines:
         click.echo("\n".join(lines))
 
@@ -127,12 +127,12 @@ def _check_template(template: str) -> None:
         )
 
 
-def _fields(doc: Document, root: Path) -> dict[str, Any]:
+def _fields(doc: Document, file: Path) -> dict[str, Any]:
     """The fields of one line (a value never breaks the line or the columns)."""
     values = {
         "id": doc.id,
         "path": doc.path,
-        "file": _shown(root / doc.path),
+        "file": _shown(file),
         "title": doc.title,
         "type": doc.type,
         "status": doc.status or "",
@@ -191,6 +191,7 @@ def mv(kb: Session, query: str, new: str, dry_run: bool, as_json: bool) -> None:
                     {"path": e.path, "line": e.line + 1, "old": e.old, "new": e.new}
                     for e in move.edits
                 ],
+                "kept": move.kept,
             }
         )
         return
@@ -203,4 +204,5 @@ def mv(kb: Session, query: str, new: str, dry_run: bool, as_json: bool) -> None:
         f"{'s' if refs != 1 else ''} in {len(by_file)} file"
         f"{'s' if len(by_file) != 1 else ''}"
     )
+    lines += [f"  {path}: a repository's note, left as it is" for path in move.kept]
     click.echo(safe("\n".join(lines)))

@@ -205,6 +205,8 @@ def sidebar(
                 f"--write writes sidebars into notes only; {doc.id} is "
                 f"{'an' if doc.type == 'entry' else 'a'} {doc.type}"
             )
+        if write or dry_run:
+            kb.refuse_read_only(doc, "sidebar --write")
         if (write or dry_run) and is_daily(doc.path):
             raise UsageError(f"--write leaves daily notes alone; {doc.path} is one")
         keys = [doc.key]

@@ -95,7 +95,8 @@ def _listing(kb: Session, as_json: bool) -> None:
             state = "not cloned here"
         notes = counted(row["notes"], "note")
         links = "links" if row["notes"] == 1 else "link"
-        out.print(f"{row['name']}: {state}; {notes} {links} into it", markup=False)
+        own = f"; {counted(row['own_notes'], 'own note')} read" if row["own_notes"] else ""
+        out.print(f"{row['name']}: {state}; {notes} {links} into it{own}", markup=False)
         for label in ("path", "url"):
             if row[label]:
                 out.print(f"  {label}: {row[label]}", markup=False)

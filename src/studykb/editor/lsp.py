@@ -447,7 +447,7 @@ class StudyServer(LanguageServer):
         doc = self.snap.docs.get(key)
         if doc is None or self.root is None:
             return None
-        file = self.root / doc.path
+        file = self.file_of(doc.path)
         line = doc.line - 1 if doc.type == "unit" else 0
         if anchor and doc.type != "unit":
             line = anchor_line(self.file_lines(file), anchor, self.snap.reading, doc.path)
@@ -455,6 +455,13 @@ class StudyServer(LanguageServer):
             uri=from_fs_path(str(file)) or file.as_uri(),
             range=t.Range(t.Position(line, 0), t.Position(line, 0)),
         )
+
+    def file_of(self, path: str) -> Path:
+        """The file of vault path ``path`` (a repository's note: in its clone)."""
+        assert self.root is not None
+        if self.kb is None or ":" not in path:
+            return self.root / path
+        return self.kb.files_of([path])[path]
 
     def file_lines(self, file: Path) -> list[str]:
         uri = from_fs_path(str(file))

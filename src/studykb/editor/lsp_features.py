@@ -262,15 +262,16 @@ def references(ls: StudyServer, params: t.ReferenceParams) -> list[t.Location]:
     cache: dict[str, list[str]] = {}
     for link in ls.kb.links_to(key):
         ref = link.ref
+        file = ls.file_of(ref.path)
         if ref.path not in cache:
-            cache[ref.path] = ls.file_lines(ls.root / ref.path)
+            cache[ref.path] = ls.file_lines(file)
         lines = cache[ref.path]
         index = min(max(ref.line - 1, 0), max(len(lines) - 1, 0))
         text = lines[index] if lines else ""
         start = text.find(ref.text)
         end = start + len(ref.text) if start != -1 else len(text)
         start = max(start, 0)
-        uri = from_fs_path(str(ls.root / ref.path)) or (ls.root / ref.path).as_uri()
+        uri = from_fs_path(str(file)) or file.as_uri()
         out.append(t.Location(uri=uri, range=ls.range(text, index, start, end)))
     return out
 
@@ -282,7 +283,7 @@ def document_links(ls: StudyServer, params: t.DocumentLinkParams) -> list[t.Docu
         doc = ls.snap.docs.get(span.target) if span.target else None
         if doc is None or ls.root is None:
             continue
-        file = ls.root / doc.path
+        file = ls.file_of(doc.path)
         target = from_fs_path(str(file)) or file.as_uri()
         if doc.type == "unit":
             target += f"#L{doc.line}"

@@ -29,6 +29,7 @@ from studykb.outputs.sidebar import to_markdown
 from studykb.parse.markers import SIDEBAR_END, SIDEBAR_START, find_markers
 from studykb.related.sidebar import Sidebar
 from studykb.vault.files import FileChanged, read_for_edit, replace
+from studykb.vault.outside import is_outside
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
@@ -94,6 +95,8 @@ def plan(vault: Vault, sidebars: list[Sidebar]) -> Outcome:
     for sb in sidebars:
         if sb.type not in WRITE_TYPES or "#" in sb.key or is_daily(sb.path):
             continue
+        if is_outside(stored.get(sb.path, "")):
+            continue  # a repository's note: studykb writes no file of a repository
         if sb.path in bad:
             out.skipped.append((sb.path, f"could not be parsed ({bad[sb.path]}); not written"))
             continue

@@ -161,7 +161,7 @@ def problems(vault: Vault) -> list[Problem]:
 
 def with_code_problems(vault: Vault, found: list[Problem]) -> list[Problem]:
     """``found`` (the vault's problems) with those of its code links, in file order."""
-    out = found + problems(vault)
+    out = list(dict.fromkeys(found + problems(vault)))  # a bad clone a refresh said too
     return sorted(out, key=lambda p: (p.path, p.line, p.code, p.message))
 
 

@@ -10,18 +10,20 @@ refused: reading it would read outside the folder named.
 
 from __future__ import annotations
 
-import os
 import stat
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
 from dulwich.diff_tree import RenameDetector, tree_changes
-from dulwich.errors import NotGitRepository
+from dulwich.errors import FileFormatException, NotGitRepository
 from dulwich.object_store import tree_lookup_path
 from dulwich.objects import Blob, Commit, Tree
 from dulwich.objectspec import parse_commit
 from dulwich.repo import Repo
+
+from studykb.repos.head import GitError as GitError
+from studykb.repos.head import safe_clone as safe_clone
 
 #: A file larger than this is not read for lines or symbols.
 MAX_BYTES = 2 * 1024 * 1024
@@ -29,10 +31,6 @@ _LINK_MODE = 0o120000
 _SUBMODULE_MODE = 0o160000
 #: Everything dulwich raises on a corrupt or half-copied object store.
 _BROKEN = (KeyError, OSError, ValueError, AssertionError, zlib.error)
-
-
-class GitError(Exception):
-    """Something about a clone, a commit or a file that a link or a listing reports."""
 
 
 @dataclass(frozen=True)
@@ -43,34 +41,6 @@ class Entry:
     folder: bool
     data: bytes | None
     sha: bytes
-
-
-def safe_clone(folder: Path) -> Path:
-    """The clone's git folder, checked to stay inside ``folder``; GitError when it does not."""
-    if not folder.is_dir():
-        raise GitError(f"{folder} is not a folder")
-    real = Path(os.path.realpath(folder))
-    dotgit = folder / ".git"
-    if dotgit.is_symlink():
-        raise GitError(f"{dotgit} is a symbolic link; not followed")
-    if dotgit.is_file():
-        try:
-            line = dotgit.read_text(encoding="utf-8").strip()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise GitError(f"cannot read {dotgit}: {exc}") from None
-        where = Path(os.path.realpath(real / line.removeprefix("gitdir:").strip()))
-        if not where.is_relative_to(real):
-            raise GitError(f"{dotgit} leads out of the clone ({where}); not followed")
-        control = where
-    elif dotgit.is_dir():
-        control = dotgit
-    elif (folder / "HEAD").is_file() and (folder / "objects").is_dir():
-        control = folder  # a bare repository
-    else:
-        raise GitError(f"{folder} is not a git repository (no .git)")
-    if (control / "objects" / "info" / "alternates").exists():
-        raise GitError(f"{folder} borrows objects from outside the clone (alternates); not read")
-    return control
 
 
 class Clone:
@@ -131,21 +101,21 @@ class Clone:
             return Entry(path, False, None, sha)
         return Entry(path, False, self.read(sha, path), sha)
 
-    def read(self, sha: bytes, path: str) -> bytes:
+    def read(self, sha: bytes, path: str, limit: int = MAX_BYTES) -> bytes:
         """The bytes of the file ``path`` whose blob is ``sha``; GitError when it is no
-        file or too large to read."""
+        file or larger than ``limit`` bytes."""
         blob = self._object(sha, path)
         if not isinstance(blob, Blob):
             raise GitError(f"{path} is not a file")
         size = blob.raw_length()
-        if size > MAX_BYTES:
+        if size > limit:
             raise GitError(f"{path} is too large to read ({size // 1024} KiB)")
         return bytes(blob.as_raw_string())
 
     def _object(self, sha: bytes, what: str) -> object:
         try:
             return self.repo[sha]
-        except _BROKEN as exc:
+        except (*_BROKEN, FileFormatException) as exc:
             raise GitError(f"cannot read {what}: the clone is damaged ({exc})") from None
 
     def files(self, commit: Commit) -> list[tuple[str, bytes]]:
@@ -165,6 +135,46 @@ class Clone:
                 elif stat.S_ISREG(item.mode):
                     out.append((full, item.sha))
         return sorted(out)
+
+    def below(self, commit: Commit, path: str) -> list[tuple[str, int, bytes]] | None:
+        """(path, mode, blob id) of ``path`` at ``commit`` if it is a file or a symbolic
+        link, or of every file and link below it if it is a folder (at any depth, in path
+        order); None when it is not there. Submodules are left out: they are another
+        repository. Only the trees below ``path`` are read."""
+        if path in ("", "."):
+            mode, sha = stat.S_IFDIR, commit.tree
+        else:
+            try:
+                mode, sha = tree_lookup_path(self.repo.__getitem__, commit.tree, path.encode())
+            except KeyError:
+                return None
+            except _BROKEN as exc:
+                raise GitError(f"cannot read {path}: the clone is damaged ({exc})") from None
+        if not stat.S_ISDIR(mode):
+            return [] if mode == _SUBMODULE_MODE else [(path, mode, sha)]
+        out: list[tuple[str, int, bytes]] = []
+        stack = [("" if path in ("", ".") else path + "/", sha)]
+        while stack:
+            prefix, tree_sha = stack.pop()
+            tree = self._object(tree_sha, prefix or "the root folder")
+            if not isinstance(tree, Tree):
+                continue
+            try:
+                items = list(tree.iteritems())
+            except (*_BROKEN, FileFormatException) as exc:
+                raise GitError(f"cannot read {prefix or 'the root folder'}: {exc}") from None
+            for item in items:
+                full = prefix + item.path.decode("utf-8", "replace")
+                if stat.S_ISDIR(item.mode):
+                    stack.append((full + "/", item.sha))
+                elif item.mode != _SUBMODULE_MODE:
+                    out.append((full, item.mode, item.sha))
+        return sorted(out)
+
+    @staticmethod
+    def is_link(mode: int) -> bool:
+        """Whether a tree entry's ``mode`` is a symbolic link's."""
+        return mode == _LINK_MODE
 
     def blob(self, sha: bytes) -> bytes | None:
         """The bytes of blob ``sha``; None when too large or not a blob."""

@@ -46,6 +46,10 @@ class Tracked:
     """The key of the document that tracks it (None: studykb.toml only)."""
     config_line: int = 0
     """The line of its ``[repos.NAME]`` in studykb.toml, where that gives the clone."""
+    notes: tuple[str, ...] = ()
+    """The files and folders of its Markdown read into the vault (``notes``; none: none)."""
+    notes_at: tuple[str, int] = ("", 0)
+    """Where ``notes`` is written (for problems about it)."""
 
     @property
     def cloned(self) -> bool:
@@ -81,20 +85,35 @@ def _repo_fields(doc: Document) -> tuple[str, str] | None:
     return None
 
 
+def _notes_of(doc: Document) -> tuple[str, ...]:
+    """The ``notes`` of a document that tracks a repository, in its ``repo:`` table
+    (``repo: {notes: [...]}`` of a course or of an entry with ``kind: repo``; a bare
+    ``notes:`` is the document's own field): a string or a list of strings."""
+    repo = doc.meta.get("repo")
+    value = repo.get("notes") if isinstance(repo, dict) else None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list):
+        return ()
+    return tuple(v.strip() for v in value if isinstance(v, str) and v.strip())
+
+
 def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
 
 _KEY_LINE = re.compile(r"^\s*(?:path|clone|repo)\s*:", re.M)
+_NOTES_LINE = re.compile(r"^\s*notes\s*:", re.M)
 
 
-def _key_line(root: Path, doc: Document) -> int:
-    """The line of ``path:`` (or ``repo:``) in the front matter of ``doc``'s file."""
+def _key_line(root: Path, doc: Document, key: re.Pattern[str] = _KEY_LINE) -> int:
+    """The line of ``path:`` (or ``repo:``; or ``key``) in the front matter of ``doc``'s
+    file."""
     try:
         text = (root / doc.path).read_text(encoding="utf-8-sig", errors="replace")
     except OSError:
         return doc.line
-    found = _KEY_LINE.search(text[:20000])
+    found = key.search(text[:20000])
     return text.count("\n", 0, found.start()) + 1 if found else doc.line
 
 
@@ -110,6 +129,7 @@ def tracked(vault: Vault) -> dict[str, Tracked]:
 def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str, Tracked]:
     """:func:`tracked` from the documents at hand (the language server's snapshot)."""
     table = {fold(name): (name, path, url, line) for name, path, url, line in config.repos}
+    notes = {fold(name): found for name, found in config.repo_notes}
     by_url = {normalize_url(url): fold(name) for name, _p, url, _l in config.repos if url}
     out: dict[str, Tracked] = {}
     used: set[str] = set()
@@ -127,15 +147,25 @@ def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str
             path = mine[1] or path
             url = url or mine[2]
             config_line = mine[3] if mine[1] else 0
+        line = _key_line(root, doc)
+        mine_notes = notes.get(fold(mine[0])) if mine is not None else None
+        if mine is not None and mine_notes is not None:
+            said, at = mine_notes, (CONFIG_NAME, mine[3])
+        else:
+            said = _notes_of(doc)
+            at = (doc.path, _key_line(root, doc, _NOTES_LINE) if said else line)
         repo = Tracked(
-            doc.id, url, path, _folder(root, path), doc.path, _key_line(root, doc), doc.key,
-            config_line,
+            doc.id, url, path, _folder(root, path), doc.path, line, doc.key, config_line,
+            said, at,
         )  # fmt: skip
         out[fold(doc.id)] = repo
         out[doc.key] = repo
     for folded, (name, path, url, line) in table.items():
         if folded not in used and folded not in out:
-            out[folded] = Tracked(name, url, path, _folder(root, path), CONFIG_NAME, line)
+            out[folded] = Tracked(
+                name, url, path, _folder(root, path), CONFIG_NAME, line,
+                notes=notes.get(folded, ()), notes_at=(CONFIG_NAME, line),
+            )  # fmt: skip
     return out
 
 

@@ -23,6 +23,7 @@ from studykb.repos.check import code_links, find_symbol, links_into, repo_of, wi
 from studykb.repos.files import CodeFile, CodeTarget, code_file, heads, linked, target
 from studykb.repos.git import Clone, GitError, is_binary
 from studykb.repos.history import COMMITS, History, read_history
+from studykb.repos.notes import counts
 from studykb.repos.symbols import language_of, symbols
 from studykb.repos.tracked import Tracked, tracked, unique
 from studykb.vault import Link, Vault
@@ -68,7 +69,9 @@ class RepoView:
     def listing(self) -> list[dict[str, Any]]:
         """Each tracked repository: name, url, path, where it is declared, its state
         (``cloned``, ``missing``: no clone here, ``bad``: not readable), HEAD's commit and
-        date, whether the working tree is clean, and how many notes link into it."""
+        date, whether the working tree is clean, how many notes link into it, and how many
+        of its own notes its ``notes`` gives the knowledge base (``own_notes``)."""
+        own = counts(self.vault)
         notes: dict[str, set[str]] = {}
         for link, code in code_links(self.vault):
             mine = repo_of(self.repos, link, code)
@@ -86,6 +89,7 @@ class RepoView:
                 "date": None,
                 "clean": None,
                 "notes": len(notes.get(repo.name, ())),
+                "own_notes": own.get(repo.name, 0),
                 "message": "",
             }
             if repo.cloned and repo.clone is not None:

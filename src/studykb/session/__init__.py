@@ -24,6 +24,7 @@ from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
 from studykb.parse.outline import Outline
+from studykb.repos import notes
 from studykb.search.state import SearchIndex, index_dir
 from studykb.session.related import RelatedViews
 from studykb.study import plans
@@ -34,6 +35,8 @@ from studykb.study.tracker import status
 from studykb.vault import Ahead, BuildStats, Link, Shown, Vault, setup
 from studykb.vault.files import read_in
 from studykb.vault.lookup import find, suggest
+from studykb.vault.outside import read_only, refuse, split
+from studykb.vault.resolve import PATH
 
 if TYPE_CHECKING:
     from studykb.parse.outline import Outline
@@ -60,6 +63,7 @@ class Session(RelatedViews):
 
     def __init__(self, vault: Vault) -> None:
         self.vault = vault
+        vault.outside = notes.source  # a tracked repository's notes (read only if named)
         self.phase: Callable[[str], AbstractContextManager[object]] = _no_phase
         """Wraps each long step (a front end shows it: the command line's spinner)."""
 
@@ -180,7 +184,10 @@ class Session(RelatedViews):
 
     def read_file(self, path: str) -> bytes | None:
         """The bytes of the vault file ``path`` as they are on disk (read whole and
-        stable, never through a link out of the vault), or None."""
+        stable, never through a link out of the vault), or None; of a repository's note
+        (``NAME:path``), its blob as last read."""
+        if split(path) is not None and read_only(self.vault, path):  # a repository's note
+            return notes.read_note(self.vault, path)
         return read_in(self.root, path)
 
     # -- the state ------------------------------------------------------------------------
@@ -269,6 +276,32 @@ class Session(RelatedViews):
         if not self.config.repos and not self.vault.code_links():
             return found  # no code link, no clone named here: git and tree-sitter stay unloaded
         return self.repos().with_problems(found)
+
+    def repo_note(self, query: str) -> Document | None:
+        """The note of a tracked repository that ``query`` names by its path
+        (``NAME:path.md``, its notes read into the vault), else None."""
+        if split(query) is None:
+            return None
+        for key in self.vault.names().candidates(query.partition("#")[0], PATH):
+            doc = self.vault.document(key)
+            if doc is not None and doc.type != "unit" and self.read_only(doc):
+                return doc
+        return None
+
+    def read_only(self, doc: Document) -> str | None:
+        """The tracked repository ``doc`` is read from (its notes: no command writes
+        them), or None for a document of the vault's own files."""
+        return read_only(self.vault, doc.path)
+
+    def files_of(self, paths: list[str]) -> dict[str, Path]:
+        """Where each of ``paths`` is on disk: in the vault's folder, or a repository's
+        note in its clone's working tree."""
+        return notes.files(self.vault, paths)
+
+    def refuse_read_only(self, doc: Document, command: str) -> None:
+        """A :class:`~studykb.errors.StudyError` (exit 1) when ``doc`` is a repository's
+        note: ``command`` would write it."""
+        refuse(self.vault, doc.path, command)
 
     def show(self, doc: Document) -> Shown:
         return self.vault.show(doc)

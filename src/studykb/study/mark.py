@@ -16,6 +16,7 @@ from studykb.parse.fm_edit import EditError, set_values
 from studykb.parse.frontmatter import split
 from studykb.parse.zola_keys import EXTRA
 from studykb.vault import Vault, files
+from studykb.vault.outside import refuse
 
 STATUSES = ("todo", "reading", "done")
 
@@ -62,6 +63,7 @@ def _table(raw: bytes, unit: str | None) -> str | None:
 
 def mark(vault: Vault, doc: Document, status: str, today: dt.date | None = None) -> bool:
     """Set ``doc``'s status in its file (or its course unit's); False when already set."""
+    refuse(vault, doc.path, "mark")
     read = files.read_for_edit(vault.root, doc.path)
     unit = doc.key.split("#", 1)[1] if doc.type == "unit" else None
     try:

@@ -39,6 +39,7 @@ from studykb.parse.markers import SIDEBAR_START, find_markers
 from studykb.parse.placing import place
 from studykb.study import rename_tags
 from studykb.vault import journal
+from studykb.vault.outside import read_only, refuse
 from studykb.vault.resolve import Names, fold
 
 if TYPE_CHECKING:
@@ -82,6 +83,9 @@ class Move:
     edits: list[Edit] = field(default_factory=list)
     texts: dict[str, str] = field(default_factory=dict)
     """The text each edited file had when planned (what the edits apply to)."""
+    kept: list[str] = field(default_factory=list)
+    """The repositories' notes that name it, left as they are (studykb writes no file
+    of a repository)."""
 
     @property
     def files(self) -> list[str]:
@@ -106,6 +110,7 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
     """How renaming ``doc`` to ``new`` (a name or a vault path) rewrites the vault."""
     if doc.type == "unit":
         raise UsageError(f"{doc.id} is a unit of a course; rename the course instead.")
+    refuse(vault, doc.path, "mv")
     journal.refuse_unfinished(vault.config.state_dir)
     new_path = target_path(doc, new)
     if new_path == doc.path:
@@ -143,6 +148,9 @@ def plan(vault: Vault, doc: Document, new: str, read: Reader) -> Move:
         | _with_sidebars(vault.root, [p for p, _m, _h in vault.file_rows()], doc.path)
     )
     for path in sources:
+        if read_only(vault, path):  # a repository's note: its links are its own
+            move.kept.append(path)
+            continue
         text = read(path)
         renamer.file(path, text, names)
         if tag and path in tagged:

@@ -27,6 +27,7 @@ from studykb.vault import damage, journal
 from studykb.vault.cache import Cache
 from studykb.vault.derived import Derived, Structures
 from studykb.vault.flavour import of_config
+from studykb.vault.outside import Source
 from studykb.vault.refresh import (
     PARALLEL_THRESHOLD,
     RACY_NS,
@@ -98,6 +99,9 @@ class Vault:
         """The graph edges of the last first build, kept for :meth:`graph_edges`."""
         self._blobs: list[tuple[str, str]] | None = None
         """(key, stored document) of the last first build, for :meth:`documents`."""
+        self.outside: Source | None = None
+        """Where documents from outside the folder come from (a tracked repository's
+        notes, see :mod:`studykb.vault.outside`): set by the session, asked by each refresh."""
 
     @classmethod
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
@@ -127,6 +131,7 @@ class Vault:
         """This vault opened again (studykb.toml read again, nothing kept in memory), this
         one closed."""
         fresh = Vault.at(self.root, self.config.explicit)
+        fresh.outside = self.outside
         self.close()
         return fresh
 
@@ -279,6 +284,10 @@ class Vault:
     def name_rows(self) -> list[DocNames]:
         """(key, path, id, title, type, aliases as JSON, url) of every document."""
         return self.store.docs.names()
+
+    def any_saying(self, types: tuple[str, ...], word: str) -> bool:
+        """Whether a document of one of ``types`` holds ``word`` in its fields."""
+        return self.store.docs.any_saying(types, word)
 
     def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:
         return self.store.docs.in_files(paths)

@@ -59,6 +59,7 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "studykb.vault.scan",
             "studykb.vault.refresh",
             "studykb.vault.update",
+            "studykb.vault.outside",  # how a repository's notes are parsed and named
             "studykb.vault.includes",  # the headings included pages add, missing includes
             "studykb.graph",  # the prerequisite loops
         ),

@@ -17,6 +17,7 @@ from studykb.model import ERROR, WARNING
 from studykb.parse.outline import Outline
 from studykb.parse.reading import GITHUB, Reading, checkable
 from studykb.vault.includes import Includes, expanding, pending_rows
+from studykb.vault.outside import repository_notes
 from studykb.vault.state.rows import AnchorProblem, AttachmentRef, StoredProblem
 
 if TYPE_CHECKING:
@@ -313,10 +314,11 @@ def attachment_problems(
     written in ``paths`` (None: everywhere, when the files themselves changed)."""
     state.problems.delete_found_by("attach", paths)
     rows = state.refs.assets(paths)
+    notes = repository_notes(state)
     out = []
     for ref in rows:
-        if not reported_missing(ref, reading.generator):
-            continue
+        if not reported_missing(ref, reading.generator) or ref.path in notes:
+            continue  # a repository's note names the repository's files, not the vault's
         if attachment_path(ref, files, reading) is None:
             message = f"{ref.text!r}: no file {ref.target!r} in the vault"
             out.append(
@@ -332,10 +334,11 @@ def _include_problems(
     """``missing-attachment`` for each include (of a page in ``paths``; None: every page)
     whose file is not in the vault: the generator would fail or paste nothing there."""
     wanted = None if paths is None else set(paths)
+    notes = repository_notes(state)
     includes = Includes(root, reading)
     return [
         StoredProblem(path, line, WARNING, "missing-attachment", message, "attach")
         for path, text in state.texts.including()
-        if wanted is None or path in wanted
+        if (wanted is None or path in wanted) and path not in notes
         for line, message in includes.missing(path, Outline.from_json(text))
     ]

@@ -30,10 +30,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studykb.model import Problem
 from studykb.runtime.memory import paused_gc
 from studykb.vault import files as vault_files
 from studykb.vault import update
 from studykb.vault.checks import Files, attachment_problems
+from studykb.vault.outside import Changes, Outside, changes, is_outside
 from studykb.vault.resolve import bad_code
 from studykb.vault.rows import UNREAD, parse_rows, unread_rows
 from studykb.vault.scan import Scan, scan
@@ -53,6 +55,8 @@ PARALLEL_THRESHOLD = 64
 #: Files whose mtime is this close to (or after) the start of the refresh that stored them
 #: are hashed again by the next one (git's "racily clean" entries).
 RACY_NS = 1_000_000_000
+#: The marks whose change alone is written (the other files; what the notes were read at).
+_REWRITTEN = ("files", "outside")
 #: Say so when at least this many site-absolute links (``/docs/x/``) all lead nowhere.
 SITE_LINKS_NOTICE = 10
 
@@ -90,6 +94,9 @@ class Refresh:
         """The paths the first build read."""
         self._states: dict[str, int] | None = None
         """References per resolution state, counted by the first build."""
+        self._given: Outside | None = None
+        """What the source outside the folder holds, as the run before this one of the
+        same refresh asked it (see :meth:`_follow`)."""
 
     def run(self, progress: Progress | None = None, most: int | None = None) -> BuildStats | None:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
@@ -101,41 +108,88 @@ class Refresh:
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
-        old = self.store.files.stamps()
-        if old and self.store.meta.get("reading") != self.reading.digest():
-            old = {}  # read by other rules now: every file again, as a first build
+        stored = self.store.files.stamps()
+        if stored and self.store.meta.get("reading") != self.reading.digest():
+            stored = {}  # read by other rules now: every file again, as a first build
+        old = {path: st for path, st in stored.items() if not is_outside(st.hash)}
         removed = sorted(set(old) - set(found.files))
         changed = self._changed(found, old)
-        if most is not None and (not old or len(changed) + len(removed) > most):
+        first = not old and bool(changed)
+        outside = Changes() if first else self._outside(stored)
+        if most is not None and (not old or len(changed) + len(removed) + outside.count > most):
             return None
         scan_rows = [
             StoredProblem(p.path, p.line, p.severity, p.code, p.message, "scan")
-            for p in found.problems
+            for p in (*found.problems, *outside.problems)
         ]
         files = Files(self.root, found.attachments, found.attachment_names)
         marks = self._marks(scanned_ns, files)
-        if not old and changed:  # first build: one streaming bulk write (see bulk.py)
+        if self.vault.outside is not None:  # what the stored notes were read at
+            marks["outside"] = outside.now.stamp
+        elif not stored:  # a whole new state, without the notes the old one held
+            marks["outside"] = ""
+        if first:  # first build: one streaming bulk write (see bulk.py)
             self._first_build(changed, scan_rows, files, marks, progress)
             stats.added = sorted(self._added)
         else:
             to_parse, touched, unread = self._confirm(changed, old)
+            to_parse += outside.items
             parsed = (self._parse(to_parse, progress) if to_parse else []) + unread
             read = [item[0] for item in to_parse] + [rows.path for rows in unread]
-            stats.added = sorted(path for path in read if path not in old)
-            stats.modified = sorted(path for path in read if path in old)
+            removed += outside.removed
+            stats.added = sorted(path for path in read if path not in stored)
+            stats.modified = sorted(path for path in read if path in stored)
             stats.removed = removed
             if parsed or removed or touched or self._scan_changed(scan_rows):
-                full = not old
+                full = not stored
                 self._write(parsed, removed, touched, scan_rows, full, files=files, marks=marks)
                 self.vault._forget()  # noqa: SLF001
-            elif self.store.meta.get("files") != marks["files"]:
+            elif any(self.store.meta.get(k) != v for k, v in marks.items() if k in _REWRITTEN):
                 with self.store.transaction() as state:
                     self._finish_write(state, files, marks, [])
+        own = {*stats.added, *stats.modified, *stats.removed}
+        own -= {*outside.now.hashes, *outside.removed}  # the vault's own files that changed
+        if self.vault.outside is not None and self._given is None and (first or own):
+            self._follow(outside.now, stats, progress)
         self._count(stats)
         if not old and changed:  # said once, when the whole vault is read
             stats.notice = _joined(stats.notice, self._site_links_notice())
         stats.seconds = time.perf_counter() - started
         return stats
+
+    def _outside(self, stored: dict[str, FileStamp]) -> Changes:
+        """What changed of the documents the vault's source outside its folder holds (a
+        tracked repository's notes); nothing without a source."""
+        source = self.vault.outside
+        if source is None:
+            return Changes()
+        last = (self.store.meta.get("outside") or "") if stored else ""
+        now = self._given if self._given is not None else source(self.vault, last)
+        if not now.same:
+            return changes(stored, now)
+        kept = [  # the source holds what it did: its stored documents and problems stand
+            Problem(row.path, row.line, row.severity, row.code, row.message)
+            for row in self.store.problems.found_by("scan")
+            if row.code in now.codes
+        ]
+        hashes = {path: st.hash for path, st in stored.items() if is_outside(st.hash)}
+        return Changes(dataclasses.replace(now, hashes=hashes, problems=kept), problems=kept)
+
+    def _follow(self, before: Outside, stats: BuildStats, progress: Progress | None) -> None:
+        """Once more when the vault's own files changed and the source now says something
+        else (the notes a course's ``repo:`` names are known once the course is stored;
+        a first build reads the folder only)."""
+        assert self.vault.outside is not None
+        now = self.vault.outside(self.vault, before.stamp)
+        if now.same or (now.hashes == before.hashes and now.problems == before.problems):
+            return
+        again = Refresh(self.vault)
+        again._given = now
+        more = again.run(progress)
+        if more is not None:
+            stats.added = sorted({*stats.added, *more.added})
+            stats.modified = sorted({*stats.modified, *more.modified} - set(more.added))
+            stats.removed = sorted({*stats.removed, *more.removed})
 
     def _count(self, stats: BuildStats) -> None:
         """Documents, links and problems of the state just written."""

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from studykb.model import fold as fold  # how names are compared (resolve.fold of old)
+from studykb.parse.code_links import split_wikilink
 from studykb.parse.urls import normalize_url
 
 if TYPE_CHECKING:
@@ -183,7 +184,9 @@ class Names:
         if style == "site":
             return self._site(path, target)
         if style == "code":  # [[NAME:file]]: the document tracking repository NAME, if any
-            keys = self.candidates(target)
+            note = _repo_note(text)
+            keys = self.candidates(note, PATH) if note else []  # a note read from it
+            keys = keys or self.candidates(target)
             return self.pick(keys, path) if keys else (None, "external", "")
         if style == "path":
             if target == ".." or target.startswith("../"):
@@ -266,8 +269,19 @@ def _file_like(target: str) -> bool:
     return "." in name.strip(".")
 
 
+def _repo_note(text: str) -> str:
+    """``NAME:path.md`` of a code link to a Markdown file (written ``text``), else ``""``:
+    a repository's note read into the vault, if its notes are."""
+    code = split_wikilink(text)
+    if code is None or code.lines or code.rev or not code.path.lower().endswith(".md"):
+        return ""
+    return f"{code.repo}:{code.path}"
+
+
 def lookups(source: str, path: str, target: str, style: str, text: str = "") -> tuple[str, str]:
     """The names whose change can change how a reference resolves (indexed in the store)."""
+    if style == "code":
+        return fold(target), fold(_repo_note(text))
     if style in ("url", "label"):
         return (target if style == "url" else fold(target)), ""
     if style == "site":  # the first folder decides between external and dangling

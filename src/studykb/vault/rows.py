@@ -8,6 +8,7 @@ import traceback
 from studykb.model import ERROR, Document
 from studykb.parse import parse_file
 from studykb.parse.reading import Reading
+from studykb.vault.outside import is_outside, parse_outside
 from studykb.vault.resolve import lookups
 from studykb.vault.state.rows import ParsedRows, ProblemRow, doc_row, ref_row
 
@@ -36,7 +37,10 @@ def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
     """
     path, raw, digest, mtime, size, reading = item
     try:
-        parsed = parse_file(path, raw, reading)
+        if is_outside(digest):  # a tracked repository's note, ``NAME:path``
+            parsed = parse_outside(path, raw, reading, parse_file)
+        else:
+            parsed = parse_file(path, raw, reading)
     except Exception as exc:  # noqa: BLE001 - a build must survive any one file
         detail = traceback.format_exception_only(type(exc), exc)[-1].strip()
         problem: ProblemRow = (path, 1, ERROR, "unreadable", f"could not be parsed: {detail}")

@@ -30,6 +30,15 @@ class Docs(Table):
         row = self.db.execute("SELECT data FROM docs WHERE key=?", (key,)).fetchone()
         return doc_from_blob(row[0]) if row else None
 
+    def any_saying(self, types: tuple[str, ...], word: str) -> bool:
+        """Whether a document of one of ``types`` holds ``word`` anywhere in its fields
+        (a quick test before decoding them)."""
+        sql = (
+            f"SELECT 1 FROM docs WHERE type IN ({marks(types)}) "
+            "AND instr(CAST(data AS TEXT), ?) LIMIT 1"
+        )
+        return self.db.execute(sql, (*types, word)).fetchone() is not None
+
     def with_keys(self, keys: list[str]) -> list[Document]:
         out: list[Document] = []
         for chunk in chunks(keys, as_given=True):

@@ -24,6 +24,12 @@ class Files(Table):
         rows = self.db.execute("SELECT path, mtime_ns, hash FROM files ORDER BY path")
         return [StoredFile(*row) for row in rows]
 
+    def hashed_as(self, prefix: str) -> list[str]:
+        """The paths whose content hash begins with ``prefix`` (``git:``: the
+        repositories' notes)."""
+        sql = "SELECT path FROM files WHERE substr(hash, 1, ?) = ?"
+        return [path for (path,) in self.db.execute(sql, (len(prefix), prefix))]
+
     def hashes(self, paths: Iterable[str] | None = None) -> dict[str, str]:
         """path -> content hash of every file, or of those of ``paths`` that exist (half
         the time of :meth:`rows`)."""
