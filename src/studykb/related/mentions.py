@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
@@ -39,27 +40,79 @@ def _usable(name: str) -> bool:
 
 
 class Names:
-    """Every document's names, searchable in any text at once."""
+    """Every document's names, searchable in any text at once.
 
-    def __init__(self, rows: Iterable[NameRow]) -> None:
-        owners: dict[str, list[str]] = {}
+    Kept with the text vectors (:meth:`to_data`): after an edit only the documents of the
+    changed files are read again (:meth:`updated`), and the automaton is made only when a
+    text is searched."""
+
+    def __init__(self, rows: Iterable[NameRow] = ()) -> None:
+        self.of: dict[str, tuple[str, ...]] = {}
+        """Document key -> its usable names, folded and sorted."""
         for key, doc_id, title, aliases in rows:
-            for name in {n.strip().casefold() for n in (title, doc_id, *aliases) if n}:
-                if _usable(name):
-                    owners.setdefault(name, []).append(key)
+            self.of[key] = _names_of(doc_id, title, aliases)
+        self._index()
+
+    def _index(self) -> None:
+        owners: dict[str, list[str]] = {}
+        for key, names in self.of.items():
+            for name in names:
+                owners.setdefault(name, []).append(key)
         self.names = sorted(n for n, keys in owners.items() if len(keys) <= MAX_OWNERS)
         self.owners = [sorted(owners[n]) for n in self.names]
+        self._digest()
+
+    def _digest(self) -> None:
         text = json.dumps([self.names, self.owners], ensure_ascii=False)
         self.digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-        self._auto = (
-            AhoCorasick(self.names, matchkind=MatchKind.LeftmostLongest) if self.names else None
-        )
+        self._auto: AhoCorasick | None = None
+
+    def updated(self, rows: Iterable[NameRow], gone: Iterable[str]) -> bool:
+        """Read again the names of the documents ``rows`` (of the changed files; ``gone``:
+        the keys of those documents no longer there); whether any name changed (the
+        digest is then made again)."""
+        before = dict(self.of)
+        for key in gone:
+            self.of.pop(key, None)
+        for key, doc_id, title, aliases in rows:
+            self.of[key] = _names_of(doc_id, title, aliases)
+        if self.of == before:
+            return False
+        self._index()
+        return True
+
+    def to_data(self) -> dict[str, object]:
+        """Plain data for the cache: strings and lists of them."""
+        return {
+            "keys": list(self.of),
+            "of": [list(names) for names in self.of.values()],
+            "names": self.names,
+            "owners": self.owners,
+            "digest": self.digest,
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Names:
+        """The table :meth:`to_data` stored (a ``ValueError`` when it is not one)."""
+        made = cls()
+        keys, of = list(data["keys"]), list(data["of"])
+        names, owners = [str(n) for n in data["names"]], list(data["owners"])
+        if len(of) != len(keys) or len(owners) != len(names):
+            raise ValueError("a stored name table of the wrong size")
+        made.of = {str(k): tuple(str(n) for n in got) for k, got in zip(keys, of, strict=True)}
+        made.names = names
+        made.owners = [[str(k) for k in got] for got in owners]
+        made.digest = str(data["digest"])
+        made._auto = None
+        return made
 
     def mentioned(self, key: str, text: str) -> Counter[str]:
         """How often ``text`` (of document ``key``) names each other document."""
         found: Counter[str] = Counter()
-        if self._auto is None or not text:
+        if not self.names or not text:
             return found
+        if self._auto is None:
+            self._auto = AhoCorasick(self.names, matchkind=MatchKind.LeftmostLongest)
         folded = text.casefold()
         cuts: dict[int, frozenset[int]] = {}
         for n, start, end in self._auto.find_matches_as_indexes(folded):
@@ -69,6 +122,12 @@ class Names:
                 if owner != key:
                     found[owner] += 1
         return found
+
+
+def _names_of(doc_id: str, title: str, aliases: Iterable[str]) -> tuple[str, ...]:
+    """A document's usable names, folded, sorted."""
+    folded = {n.strip().casefold() for n in (title, doc_id, *aliases) if n}
+    return tuple(sorted(n for n in folded if _usable(n)))
 
 
 def _stands_alone(text: str, start: int, end: int, cuts: dict[int, frozenset[int]]) -> bool:

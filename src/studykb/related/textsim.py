@@ -118,6 +118,9 @@ class TermVectors:
     """Document number -> the other documents its text names (:mod:`.mentions`, packed)."""
     names: str = ""
     """Digest of every document's names the mentions were found with."""
+    made: str = ""
+    """A token of the full build these vectors came from (a new one at each): while it
+    is the same, only the documents read again since have other vectors or mentions."""
 
     def __post_init__(self) -> None:
         self._vectors: dict[int, dict[int, float]] = {}
@@ -140,6 +143,7 @@ class TermVectors:
             "avglen": self.avglen,
             "mentions": self.mentions,
             "names": self.names,
+            "made": self.made,
         }
 
     @classmethod
@@ -161,6 +165,7 @@ class TermVectors:
             avglen=float(data["avglen"]),
             mentions=list(data["mentions"]),
             names=data["names"],
+            made=str(data["made"]),
         )
 
     # -- reading -----------------------------------------------------------------------------
