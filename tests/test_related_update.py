@@ -9,6 +9,7 @@ entry, in the same order.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import numpy as np
 
 from studykb.related import engine as engine_mod
 from studykb.related.features import FEATURES
+from studykb.related.mentions import Names
 from studykb.related.vectorcache import VECTORS, name_table
 
 WORDS = ["tensor", "kernel", "cache", "pipeline", "shard", "gradient", "batch", "fusion"]
@@ -131,3 +133,32 @@ def test_a_second_process_updates_the_kept_engine_as_the_first(
         same_engine(updated, fresh(later))
         full.clear()
         later.close()
+
+
+def test_a_few_texts_find_the_names_the_automaton_finds() -> None:
+    rng = random.Random(5)
+    pieces = [
+        "KV cache",
+        "kv",
+        "cache",
+        "Paged attention",
+        "attention",
+        "page",
+        "张量并行",
+        "张量",
+        "并行计算",
+        "流水线",
+        "Obsidian",
+        "obsidian vault",
+        "vault",
+        "ß-Straße",
+    ]
+    rows = [(f"k{n}", f"id-{n}", title, []) for n, title in enumerate(pieces)]
+    rows += [(f"alias{n}", f"x{n}", f"Other {n}", [pieces[n], pieces[-1 - n]]) for n in range(4)]
+    many, few = Names(rows).for_many(), Names(rows)
+    filler = [" ", "，", "在", "the ", "a", "中", "-", "\n", "KV", "Cache", "并行"]
+    for _ in range(400):
+        text = "".join(rng.choice(pieces + filler) for _ in range(rng.randint(0, 30)))
+        for case in (text, text.upper(), text.title()):
+            assert few.mentioned("k0", case) == many.mentioned("k0", case), case
+    assert few.mentioned("k9", "See KV cache, then 张量并行。")

@@ -307,18 +307,13 @@ class Engine:
         if tv is None:
             empty = sp.csr_matrix((self.n, 1))
             return empty, empty, number
-        terms: list[bytes] = []
-        weights: list[bytes] = []
+        get = tv.number.get
+        number = np.fromiter((get(k, -1) for k in self.ix.keys), dtype=np.int64, count=self.n)
+        pairs = [tv.packed_vectors[m] for m in number[number >= 0].tolist()]
+        terms = [t for t, _w in pairs]
+        weights = [w for _t, w in pairs]
         lengths = np.zeros(self.n, dtype=np.int64)
-        for i, key in enumerate(self.ix.keys):
-            m = tv.number.get(key)
-            if m is None:
-                continue
-            number[i] = m
-            t, w = tv.packed_vectors[m]
-            terms.append(t)
-            weights.append(w)
-            lengths[i] = len(t) // 4
+        lengths[number >= 0] = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms)) // 4
         indptr = np.concatenate([[0], np.cumsum(lengths)])
         idx = np.frombuffer(b"".join(terms), dtype=np.int32).astype(np.int64)
         val = np.frombuffer(b"".join(weights), dtype=np.float32).astype(np.float64)

@@ -152,8 +152,9 @@ class TermVectors:
         return cls(
             keys=keys,
             number={k: n for n, k in enumerate(keys) if not k.startswith("\0")},
-            packed_vectors=[tuple(v) for v in data["vectors"]],
-            packed_postings=[tuple(p) for p in data["postings"]],
+            # each a [terms, weights] pair as stored: read by unpacking, never compared
+            packed_vectors=list(data["vectors"]),
+            packed_postings=list(data["postings"]),
             terms=data["terms"].split("\0") if data["terms"] else [],
             forms=data["forms"].split("\0") if data["forms"] else [],
             subjects=bytearray(data["subjects"]),

@@ -127,7 +127,7 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
     tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes()) for d, w in postings]
     tv.subjects = bytearray(len(tv.terms))
     _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, analyser, known=False)
-    table = name_table(vault)
+    table = name_table(vault).for_many()
     tv.names = table.digest
     tv.mentions = [pack_mentions(table.mentioned(key, texts[key].text)) for key in tv.keys]
     return tv, store, table
@@ -188,7 +188,7 @@ def update(
     else:
         table = names
         rows = _name_rows(vault.name_rows(paths))
-        table.updated(rows, {k for k in table.of if k.split("#", 1)[0] in touched})
+        table.updated(rows, before)  # the documents of every document's file
     if table.digest != tv.names:  # others' texts may name the new names
         return None
     if tv.drift + len(now | before) > DRIFT_MAX * max(tv.built, 1):
