@@ -129,3 +129,43 @@ def test_a_page_changed_by_hand_is_made_again(
     scratch = tmp_path / "scratch"
     _build(root, scratch, monkeypatch)
     assert _files(scratch) == _files(out)
+
+
+def test_after_edits_only_the_lists_that_may_change_are_ranked(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The site ranks again the documents whose scores may differ (read off the engine
+    before and after, :mod:`studykb.related.changes`) and keeps the others' lists; after
+    each of several edits its pages are those of a site made from scratch."""
+    root = tmp_path / "vault"
+    for name in ("notes", "courses"):
+        shutil.copytree(bundled / name, root / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(bundled / "studykb.toml", root / "studykb.toml")
+    out = tmp_path / "site"
+    ranked: list[str] = []
+    real = Session.sidebars
+
+    def counted(self: Session, keys: list[str] | None = None, options: Any = None) -> Any:
+        ranked.extend(keys or [])
+        return real(self, keys, options)
+
+    monkeypatch.setattr(Session, "sidebars", counted)
+    _build(root, out, monkeypatch)
+    everyone = len(set(ranked))
+    note = root / EDITED
+    other = root / "notes/gpu-infra-ops-digest.md"
+    edits = [
+        (note, "\nA new line on [[kv-cache-serving-digest]].\n"),  # a link, new words
+        (note, "\nPlain words about paged attention and batching.\n"),  # words only
+        (other, "\nNames KV cache serving and speculative decoding in passing.\n"),
+    ]
+    for n, (path, line) in enumerate(edits):
+        path.write_text(path.read_text(encoding="utf-8") + line, encoding="utf-8")
+        ranked.clear()
+        _build(root, out, monkeypatch)
+        assert 0 < len(set(ranked)) < everyone // 2, (n, len(set(ranked)), everyone)
+        scratch = tmp_path / f"scratch{n}"  # a new folder: every list, every page
+        ranked.clear()
+        _build(root, scratch, monkeypatch)
+        assert len(set(ranked)) == everyone
+        assert _files(scratch) == _files(out), n

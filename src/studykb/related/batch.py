@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studykb.related.engine import COMPONENTS, Block
+from studykb.related.engine import COMPONENTS
+from studykb.related.scoring import Block
 
 if TYPE_CHECKING:
     from studykb.related.rank import Ranked, Ranker, RelatedOptions

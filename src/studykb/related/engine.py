@@ -39,6 +39,7 @@ mentions (:mod:`studykb.related.vectorcache`); see :func:`for_vault`.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 from types import MappingProxyType
@@ -56,8 +57,16 @@ from studykb.related.feature_index import (
     FeatureIndex,
 )
 from studykb.related.features import FEATURES
-from studykb.related.matrices import folders, groups, mentions
-from studykb.related.sparse import Csr, csr, inv_sqrt, scale_cols, scale_rows, top_per_row
+from studykb.related.matrices import flat_rows, folders, groups, mention_counts, weigh_mentions
+from studykb.related.sparse import (
+    Csr,
+    csr,
+    inv_sqrt,
+    replace_rows,
+    scale_cols,
+    scale_rows,
+    top_per_row,
+)
 from studykb.related.vectorcache import VECTORS
 
 if TYPE_CHECKING:
@@ -105,7 +114,12 @@ HALF = MappingProxyType(
 MATRICES = (
     *("L", "LT", "B", "BT", "Q", "QT", "R", "RT", "Rin", "RinT", "Rout", "RoutT"),
     *("T", "TT", "G", "GT", "C", "CT", "K", "KT", "M", "MT", "X", "Xq", "XT", "F", "FT"),
+    "Mraw",
 )
+#: The engine's arrays, as kept in the cache.
+ARRAYS = ("posting", "tv_number", "keys_digest", "tv_made")
+#: What the engine makes of the text vectors alone (the rest, of the graph features alone).
+WORDS = ("Mraw", "M", "MT", "X", "Xq", "XT", "posting", "tv_number")
 #: Components that are no evidence on their own (two pages of one folder may share
 #: nothing else), only alongside another's...
 ALONGSIDE = frozenset({"folder"})
@@ -150,12 +164,17 @@ class Engine:
 
     def __init__(self, ix: FeatureIndex, tv: TermVectors | None) -> None:
         """Made from the inputs."""
+        self._inputs(ix, tv)
+        self._build()
+
+    def _inputs(self, ix: FeatureIndex, tv: TermVectors | None) -> None:
         self.ix, self.tv = ix, tv
         self.n = len(ix.keys)
         self.shape = (self.n, self.n)
         self.memo: dict[str, Any] = {}
         """What readers of the engine remember of it and its inputs (reasons' word lists)."""
-        self._build()
+        self.keys_digest = _keys_digest(ix)
+        self.tv_made = _tv_made(tv)
 
     @classmethod
     def kept(cls, matrices: dict[str, Csr], arrays: dict[str, NDArray[Any]]) -> Engine:
@@ -164,6 +183,7 @@ class Engine:
         for name, m in matrices.items():
             setattr(engine, name, m)
         engine.posting, engine.tv_number = arrays["posting"], arrays["tv_number"]
+        engine.keys_digest, engine.tv_made = arrays["keys_digest"], arrays["tv_made"]
         engine.n = int(engine.L.shape[0])
         engine.shape = (engine.n, engine.n)
         engine.memo = {}
@@ -180,11 +200,54 @@ class Engine:
         """The matrices and arrays to keep (what ``stored`` gives back)."""
         return (
             {name: getattr(self, name) for name in MATRICES},
-            {"posting": self.posting, "tv_number": self.tv_number},
+            {name: getattr(self, name) for name in ARRAYS},
         )
+
+    def updated(
+        self,
+        ix: FeatureIndex,
+        tv: TermVectors | None,
+        paths: frozenset[str],
+        graph: bool = True,
+        words: bool = True,
+    ) -> Engine | None:
+        """The engine of ``ix`` and ``tv``, inputs that differ from this engine's only in
+        the documents of the files ``paths``, or None when they are other inputs (other
+        documents, vectors of another full build). The mentions of the other documents
+        are kept and every matrix is made again from them, the same numbers as a full
+        build; without ``graph`` (the graph features are the same: their stamp says so)
+        the matrices made of them alone are kept as they are, and without ``words`` those
+        of the text vectors."""
+        if not np.array_equal(self.keys_digest, _keys_digest(ix)):
+            return None
+        if not np.array_equal(self.tv_made, _tv_made(tv)):
+            return None
+        engine = Engine.__new__(Engine)
+        engine._inputs(ix, tv)
+        if graph:
+            engine._graph()
+        if words:
+            nodes = [n for n, path in enumerate(ix.paths) if path in paths]
+            engine.Mraw = replace_rows(self.Mraw, nodes, mention_counts(ix, tv, nodes))
+            engine._words()
+        for name in MATRICES + ARRAYS:
+            if not hasattr(engine, name):
+                setattr(engine, name, getattr(self, name))
+        return engine
 
     # -- building ----------------------------------------------------------------------------
     def _build(self) -> None:
+        """Every matrix, from the inputs."""
+        self.Mraw = mention_counts(self.ix, self.tv)
+        self._matrices()
+
+    def _matrices(self) -> None:
+        """Every matrix, from the inputs and the mention rows (:attr:`Mraw`)."""
+        self._graph()
+        self._words()
+
+    def _graph(self) -> None:
+        """The matrices of the graph features."""
         ix, n = self.ix, self.n
         src, dst, bits = self._edges()
         linked = (bits & ~COURSE_BIT) != 0
@@ -207,9 +270,9 @@ class Engine:
         self.RinT = sp.csr_matrix(self.Rin.T)
         self.Rout = scale_rows(self.R, inv_sqrt(np.diff(self.R.indptr).astype(np.float64)))
         self.RoutT = sp.csr_matrix(self.Rout.T)
-        self.T = groups(ix.topics, n, n)  # type: ignore[arg-type]
+        self.T = groups(ix.topics, n, n)
         self.TT = sp.csr_matrix(self.T.T)
-        self.G = groups(ix.tag_ids, n, len(ix.tag_names))  # type: ignore[arg-type]
+        self.G = groups(ix.tag_ids, n, len(ix.tag_names))
         self.GT = sp.csr_matrix(self.G.T)
         in_folder, width = folders(ix.paths)
         self.F = groups(in_folder, n, width)
@@ -221,7 +284,10 @@ class Engine:
         is_course = np.array([t == "course" for t in ix.types], dtype=np.float64)
         self.K = sp.csr_matrix(is_course.reshape(-1, 1))
         self.KT = sp.csr_matrix(self.K.T)
-        self.M = mentions(ix, self.tv)
+
+    def _words(self) -> None:
+        """The matrices of the text vectors: mentions (from :attr:`Mraw`) and words."""
+        self.M = weigh_mentions(self.Mraw)
         self.MT = sp.csr_matrix(self.M.T)
         self.posting = np.zeros(1, dtype=np.int64)
         """Term -> how many documents' vectors hold it."""
@@ -229,20 +295,9 @@ class Engine:
         self.XT = sp.csr_matrix(self.X.T)
 
     def _edges(self) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]]:
-        src: list[int] = []
-        dst: list[int] = []
-        bits: list[int] = []
-        out = self.ix.out
-        for i in range(self.n):
-            row = out[i]
-            src.extend([i] * len(row))
-            dst.extend(row)
-            bits.extend(row.values())
-        return (
-            np.asarray(src, dtype=np.int64),
-            np.asarray(dst, dtype=np.int64),
-            np.asarray(bits, dtype=np.int64),
-        )
+        """(source, target, kind bits) of every reference, in the index's order."""
+        src, pairs = flat_rows(self.ix.out.data[: self.n], 2)
+        return src, pairs[:, 0].copy(), pairs[:, 1].copy()
 
     def _text(self) -> tuple[Csr, Csr, NDArray[np.int64]]:
         """Unit-length BM25 vectors (document x term) in node order, and the same with the
@@ -252,18 +307,13 @@ class Engine:
         if tv is None:
             empty = sp.csr_matrix((self.n, 1))
             return empty, empty, number
-        terms: list[bytes] = []
-        weights: list[bytes] = []
+        get = tv.number.get
+        number = np.fromiter((get(k, -1) for k in self.ix.keys), dtype=np.int64, count=self.n)
+        pairs = [tv.packed_vectors[m] for m in number[number >= 0].tolist()]
+        terms = [t for t, _w in pairs]
+        weights = [w for _t, w in pairs]
         lengths = np.zeros(self.n, dtype=np.int64)
-        for i, key in enumerate(self.ix.keys):
-            m = tv.number.get(key)
-            if m is None:
-                continue
-            number[i] = m
-            t, w = tv.packed_vectors[m]
-            terms.append(t)
-            weights.append(w)
-            lengths[i] = len(t) // 4
+        lengths[number >= 0] = np.fromiter(map(len, terms), dtype=np.int64, count=len(terms)) // 4
         indptr = np.concatenate([[0], np.cumsum(lengths)])
         idx = np.frombuffer(b"".join(terms), dtype=np.int32).astype(np.int64)
         val = np.frombuffer(b"".join(weights), dtype=np.float32).astype(np.float64)
@@ -298,101 +348,15 @@ class Engine:
         return {name: sp.csr_matrix(m) for name, m in out.items()}
 
 
-@dataclass
-class Block:
-    """The scored candidates of a block of documents: one entry per (row, candidate),
-    rows in order, candidates by node number, with the evidence of each component."""
-
-    rows: NDArray[np.int64]
-    starts: NDArray[np.int64]
-    """Row r's candidates are ``cols[starts[r]:starts[r + 1]]``."""
-    cols: NDArray[np.int64]
-    score: NDArray[np.float64]
-    """The weighted mean of the evidence, in [0, 1]."""
-    evidence: NDArray[np.float64]
-    """(candidate entry, component) evidence in [0, 1), components as :data:`COMPONENTS`."""
+def _keys_digest(ix: FeatureIndex) -> NDArray[np.uint8]:
+    """A digest of the documents, by node number (an engine is for one numbering)."""
+    made = hashlib.blake2b("\0".join(ix.keys).encode(), digest_size=16).digest()
+    return np.frombuffer(made, dtype=np.uint8)
 
 
-def score_block(
-    engine: Engine,
-    rows: NDArray[np.int64],
-    weights: Weights,
-    text: dict[int, list[tuple[int, float]]] | None = None,
-) -> Block:
-    """Score the documents ``rows``: every component, saturated, blended.
-
-    ``text``: row number -> (node, similarity) replacing the text component (another text
-    provider, the search index's more-like-this); with a text weight of 0 no text is
-    computed at all.
-    """
-    w = weights.by_name()
-    use_text = w.get("text", 0.0) > 0 and text is None
-    parts = engine.components(rows, text=use_text)
-    if text is not None and w.get("text", 0.0) > 0:
-        text_r = [n for n, found in text.items() for _j, _s in found]
-        text_c = [j for found in text.values() for j, _s in found]
-        text_v = [s for found in text.values() for _j, s in found]
-        parts["text"] = csr(
-            np.asarray(text_r, dtype=np.int64),
-            np.asarray(text_c, dtype=np.int64),
-            np.asarray(text_v, dtype=np.float64),
-            (len(rows), engine.n),
-        )
-    all_r: list[NDArray[np.int64]] = []
-    all_c: list[NDArray[np.int64]] = []
-    all_k: list[NDArray[np.int64]] = []
-    all_v: list[NDArray[np.float64]] = []
-    for kind, name in enumerate(COMPONENTS):
-        m = parts.get(name)
-        if m is None or w.get(name, 0.0) <= 0:
-            continue
-        coo = m.tocoo()
-        keep = (coo.data > 0) & (coo.col != rows[coo.row])
-        value = coo.data[keep]
-        all_r.append(coo.row[keep].astype(np.int64))
-        all_c.append(coo.col[keep].astype(np.int64))
-        all_k.append(np.full(len(value), kind, dtype=np.int64))
-        half = HALF[name]
-        all_v.append(value / (value + half) if half else np.minimum(value, 1.0))
-    if not all_r:
-        empty = np.zeros(0, dtype=np.int64)
-        return Block(
-            rows,
-            np.zeros(len(rows) + 1, dtype=np.int64),
-            empty,
-            empty.astype(float),
-            np.zeros((0, len(COMPONENTS))),
-        )
-    r = np.concatenate(all_r)
-    c = np.concatenate(all_c)
-    k = np.concatenate(all_k)
-    v = np.concatenate(all_v)
-    order = np.lexsort((k, c, r))
-    r, c, k, v = r[order], c[order], k[order], v[order]
-    pair = np.empty(len(r), dtype=bool)
-    pair[:1] = True
-    pair[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
-    entry = np.cumsum(pair) - 1
-    cols = c[pair]
-    evidence = np.zeros((len(cols), len(COMPONENTS)))
-    evidence[entry, k] = v
-    vector = np.array([w.get(name, 0.0) for name in COMPONENTS])
-    score = _alongside(evidence, vector) / weights.total()
-    starts = np.searchsorted(r[pair], np.arange(len(rows) + 1))
-    return Block(rows, starts.astype(np.int64), cols, score, evidence)
-
-
-def _alongside(evidence: NDArray[np.float64], vector: NDArray[np.float64]) -> NDArray[np.float64]:
-    """The weighted sum of the evidence, the components of :data:`ALONGSIDE` counted only
-    where another component has evidence too, and for at most :data:`ALONGSIDE_SHARE`
-    of the pair's sum."""
-    weighted = evidence * vector
-    side = np.array([name in ALONGSIDE for name in COMPONENTS])
-    other = weighted[:, ~side].sum(axis=1)
-    extra = np.minimum(
-        weighted[:, side].sum(axis=1), other * ALONGSIDE_SHARE / (1 - ALONGSIDE_SHARE)
-    )
-    return np.asarray(other + extra, dtype=np.float64)
+def _tv_made(tv: TermVectors | None) -> NDArray[np.uint8]:
+    """The full build of the vectors the engine was made from (see ``TermVectors.made``)."""
+    return np.frombuffer((tv.made if tv is not None else "").encode(), dtype=np.uint8)
 
 
 class EngineSpec:
@@ -413,8 +377,20 @@ class EngineSpec:
     def build(self, vault: Snapshot) -> Engine:
         return Engine(vault.derived(FEATURES), vault.derived(VECTORS).tv)
 
+    #: An update after an edit costs about what loading the engine does: it is written
+    #: back only once many files changed (:data:`studykb.vault.derived.REWRITE_AFTER`).
+    write_when_inputs_change = False
+
     def update(self, value: Engine, change: Change, vault: Snapshot) -> Engine | None:
-        return None if change.inputs else value
+        if not change.inputs:
+            return value
+        return value.updated(
+            vault.derived(FEATURES),
+            vault.derived(VECTORS).tv,
+            change.paths,
+            graph=FEATURES.name in change.inputs,
+            words=VECTORS.name in change.inputs,
+        )
 
     def stamp(self, value: Engine) -> None:
         return None
@@ -428,9 +404,7 @@ class EngineSpec:
 
     def load(self, data: Any) -> Engine:
         matrices = {name: stored.unpack_csr(data["matrices"][name]) for name in MATRICES}
-        arrays = {
-            name: stored.unpack_array(data["arrays"][name]) for name in ("posting", "tv_number")
-        }
+        arrays = {name: stored.unpack_array(data["arrays"][name]) for name in ARRAYS}
         return Engine.kept(matrices, arrays)
 
 

@@ -179,14 +179,26 @@ def from_vault(vault: Snapshot, fingerprint: str = "") -> FeatureIndex:
     return build(vault.documents(), rows, fingerprint, vault.derived(TOPICS), files)
 
 
-def update(ix: FeatureIndex, vault: Snapshot, fingerprint: str) -> list[str] | None:
+def update(
+    ix: FeatureIndex, vault: Snapshot, fingerprint: str, paths: Iterable[str] | None = None
+) -> list[str] | None:
     """Bring ``ix`` up to date by reading only the changed files: their paths, or None
     when that cannot be done (documents added or removed, topics or an edited
-    document's names changed)."""
-    files = {path: digest for path, _mtime, digest in vault.file_rows()}
-    if files.keys() != ix.files.keys() or vault.derived(TOPICS).digest != ix.topic_digest:
+    document's names changed). ``paths``: every file that may have changed since ``ix``
+    was made (the others' digests are not read), when the caller knows them."""
+    if vault.derived(TOPICS).digest != ix.topic_digest:
         return None
-    changed = [p for p, digest in files.items() if ix.files.get(p) != digest]
+    if paths is None:
+        files = {path: digest for path, _mtime, digest in vault.file_rows()}
+        if files.keys() != ix.files.keys():
+            return None
+        changed = [p for p, digest in files.items() if ix.files.get(p) != digest]
+    else:
+        now = vault.file_hashes(paths)
+        if any((p in now) != (p in ix.files) for p in paths):
+            return None  # a file came or went
+        changed = sorted(p for p, digest in now.items() if ix.files[p] != digest)
+        files = {**ix.files, **now}
     if not _reread(ix, vault, changed):
         return None
     ix.files, ix.fingerprint = files, fingerprint
@@ -273,16 +285,18 @@ def _targets(vault: Snapshot, refs: list[Ref], docs: dict[str, Document]) -> dic
 def engine_digest(ix: FeatureIndex) -> str:
     """A digest of what the engine's matrices are made of in ``ix``: its documents and
     their types, references, topics, tags and course (titles and the rest are read by
-    reasons and lists, from the index itself)."""
+    reasons and lists, from the index itself). Each list goes in whole, with the length
+    of each of its items, so that no two indexes share one."""
     digest = hashlib.blake2b(digest_size=16)
     update = digest.update
     update(f"{len(ix.keys)}:{len(ix.tag_names)}".encode())
     update(array("q", ix.course).tobytes())
-    for n, key in enumerate(ix.keys):
-        update(f"\0{key}\0{ix.types[n]}\0".encode())
-        update(ix.out.data[n])
-        update(b"\1" + ix.topics.data[n])
-        update(b"\1" + ix.tag_ids.data[n])
+    for strings in (ix.keys, ix.types):
+        update(array("q", map(len, strings)).tobytes())
+        update("".join(strings).encode())
+    for rows in (ix.out.data, ix.topics.data, ix.tag_ids.data):
+        update(array("q", map(len, rows)).tobytes())
+        update(b"".join(rows))
     return digest.hexdigest()
 
 
@@ -307,7 +321,8 @@ class Features:
     def update(self, value: FeatureIndex, change: Change, vault: Snapshot) -> FeatureIndex | None:
         if TOPICS.name in change.inputs:
             return None
-        return value if update(value, vault, vault.fingerprint()) is not None else None
+        changed = update(value, vault, vault.fingerprint(), change.paths)
+        return value if changed is not None else None
 
     def stamp(self, value: FeatureIndex) -> str:
         return engine_digest(value)

@@ -18,7 +18,8 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from ahocorasick_rs import AhoCorasick, MatchKind
 
@@ -39,36 +40,152 @@ def _usable(name: str) -> bool:
 
 
 class Names:
-    """Every document's names, searchable in any text at once."""
+    """Every document's names, searchable in any text at once.
 
-    def __init__(self, rows: Iterable[NameRow]) -> None:
+    Kept with the text vectors (:meth:`to_data`): after an edit only the documents of the
+    changed files are read again (:meth:`updated`). Many texts are searched with an
+    Aho-Corasick automaton (:meth:`for_many`, made once, about 40 ms at 10k documents);
+    a few with a scan for the longest name at each place (:meth:`_scan`), which finds
+    the same names at the same places (leftmost, then longest)."""
+
+    def __init__(self, rows: Iterable[NameRow] = ()) -> None:
+        self._of: dict[str, tuple[str, ...]] | None = {
+            key: _names_of(doc_id, title, aliases) for key, doc_id, title, aliases in rows
+        }
+        self._kept: tuple[list[str], list[list[str]]] = ([], [])
+        self._index()
+
+    @property
+    def of(self) -> dict[str, tuple[str, ...]]:
+        """Document key -> its usable names, folded and sorted."""
+        if self._of is None:
+            keys, lists = self._kept
+            self._of = {k: tuple(got) for k, got in zip(keys, lists, strict=True)}
+        return self._of
+
+    def _index(self) -> None:
         owners: dict[str, list[str]] = {}
-        for key, doc_id, title, aliases in rows:
-            for name in {n.strip().casefold() for n in (title, doc_id, *aliases) if n}:
-                if _usable(name):
-                    owners.setdefault(name, []).append(key)
+        for key, names in self.of.items():
+            for name in names:
+                owners.setdefault(name, []).append(key)
         self.names = sorted(n for n, keys in owners.items() if len(keys) <= MAX_OWNERS)
         self.owners = [sorted(owners[n]) for n in self.names]
         text = json.dumps([self.names, self.owners], ensure_ascii=False)
         self.digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-        self._auto = (
-            AhoCorasick(self.names, matchkind=MatchKind.LeftmostLongest) if self.names else None
-        )
+        self._searchers()
+
+    def _searchers(self) -> None:
+        self._auto: AhoCorasick | None = None
+        self._starts: dict[str, list[int]] | None = None
+        """The first two characters of names -> their lengths, longest first."""
+        self._number: dict[str, int] = {}
+
+    def updated(self, rows: Iterable[NameRow], gone: Iterable[str]) -> bool:
+        """Read again the names of the documents ``rows`` (of the changed files; ``gone``:
+        the keys of those documents no longer there); whether any name changed (the
+        digest is then made again)."""
+        now = {key: _names_of(doc_id, title, aliases) for key, doc_id, title, aliases in rows}
+        gone = [key for key in gone if key not in now]
+        if self._of is None:
+            keys, lists = self._kept
+            place = dict(zip(keys, range(len(keys)), strict=True))
+            same = all(k not in place for k in gone) and all(
+                k in place and tuple(lists[place[k]]) == names for k, names in now.items()
+            )
+        else:
+            same = all(k not in self._of for k in gone) and all(
+                self._of.get(k) == names for k, names in now.items()
+            )
+        if same:
+            return False
+        of = self.of
+        for key in gone:
+            of.pop(key, None)
+        of.update(now)
+        self._index()
+        return True
+
+    def to_data(self) -> dict[str, object]:
+        """Plain data for the cache: strings and lists of them."""
+        if self._of is None:
+            keys, lists = self._kept
+        else:
+            keys, lists = list(self._of), [list(names) for names in self._of.values()]
+        return {
+            "keys": keys,
+            "of": lists,
+            "names": self.names,
+            "owners": self.owners,
+            "digest": self.digest,
+        }
+
+    @classmethod
+    def from_data(cls, data: dict[str, Any]) -> Names:
+        """The table :meth:`to_data` stored (a ``ValueError`` when it is not one)."""
+        made = cls.__new__(cls)
+        keys, of, names, owners = data["keys"], data["of"], data["names"], data["owners"]
+        if not all(isinstance(x, list) for x in (keys, of, names, owners)):
+            raise ValueError("not a stored name table")
+        if len(of) != len(keys) or len(owners) != len(names):
+            raise ValueError("a stored name table of the wrong size")
+        made._of, made._kept = None, (keys, of)
+        made.names, made.owners = names, owners
+        made.digest = str(data["digest"])
+        made._searchers()
+        return made
+
+    def for_many(self) -> Names:
+        """Make the automaton for searching many texts (itself, for chaining)."""
+        if self._auto is None and self.names:
+            self._auto = AhoCorasick(self.names, matchkind=MatchKind.LeftmostLongest)
+        return self
 
     def mentioned(self, key: str, text: str) -> Counter[str]:
         """How often ``text`` (of document ``key``) names each other document."""
         found: Counter[str] = Counter()
-        if self._auto is None or not text:
+        if not self.names or not text:
             return found
         folded = text.casefold()
         cuts: dict[int, frozenset[int]] = {}
-        for n, start, end in self._auto.find_matches_as_indexes(folded):
+        matches = (
+            self._auto.find_matches_as_indexes(folded)
+            if self._auto is not None
+            else self._scan(folded)
+        )
+        for n, start, end in matches:
             if not _stands_alone(folded, start, end, cuts):
                 continue
             for owner in self.owners[n]:
                 if owner != key:
                     found[owner] += 1
         return found
+
+    def _scan(self, folded: str) -> Iterator[tuple[int, int, int]]:
+        """(name, start, end) of the names in ``folded`` as the automaton finds them: at
+        each place from the left the longest name starting there, then on after it."""
+        if self._starts is None:  # every name has two characters at least (see _usable)
+            lengths: dict[str, set[int]] = {}
+            for name in self.names:
+                lengths.setdefault(name[:2], set()).add(len(name))
+            self._starts = {p: sorted(got, reverse=True) for p, got in lengths.items()}
+            self._number = {name: n for n, name in enumerate(self.names)}
+        starts, number = self._starts, self._number
+        at, size = 0, len(folded)
+        while at < size - 1:
+            for length in starts.get(folded[at : at + 2], ()):
+                n = number.get(folded[at : at + length])
+                if n is not None:
+                    yield n, at, at + length
+                    at += length
+                    break
+            else:
+                at += 1
+
+
+def _names_of(doc_id: str, title: str, aliases: Iterable[str]) -> tuple[str, ...]:
+    """A document's usable names, folded, sorted."""
+    folded = {n.strip().casefold() for n in (title, doc_id, *aliases) if n}
+    return tuple(sorted(n for n in folded if _usable(n)))
 
 
 def _stands_alone(text: str, start: int, end: int, cuts: dict[int, frozenset[int]]) -> bool:

@@ -18,10 +18,11 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from studykb.related.batch import order_block
-from studykb.related.engine import COMPONENTS, ENGINE, Block, Engine, Weights, score_block
+from studykb.related.engine import COMPONENTS, ENGINE, Engine, Weights
 from studykb.related.engine import for_vault as engine_for_vault
 from studykb.related.features import FEATURES
 from studykb.related.reasons import explain
+from studykb.related.scoring import Block, score_block
 from studykb.related.vectorcache import VECTORS
 
 if TYPE_CHECKING:

@@ -25,6 +25,24 @@ def csr(
     return made
 
 
+def replace_rows(m: Csr, rows: list[int], new: Csr) -> Csr:
+    """``m`` with the rows ``rows`` those of ``new`` (its other rows empty), in canonical
+    form (each row's columns sorted, as :func:`csr` makes them)."""
+    if not rows:
+        return m
+    counts = np.diff(m.indptr)
+    of = np.repeat(np.arange(m.shape[0], dtype=np.int64), counts)
+    keep = ~np.isin(of, np.asarray(rows, dtype=np.int64))
+    new = sp.csr_matrix(new)
+    new_of = np.repeat(np.arange(new.shape[0], dtype=np.int64), np.diff(new.indptr))
+    return csr(
+        np.concatenate([of[keep], new_of]),
+        np.concatenate([m.indices[keep], new.indices]).astype(np.int64),
+        np.concatenate([m.data[keep], new.data]),
+        m.shape,
+    )
+
+
 def scale_cols(m: Csr, w: NDArray[np.float64]) -> Csr:
     return sp.csr_matrix(m @ sp.diags(w))
 

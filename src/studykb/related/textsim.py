@@ -118,6 +118,9 @@ class TermVectors:
     """Document number -> the other documents its text names (:mod:`.mentions`, packed)."""
     names: str = ""
     """Digest of every document's names the mentions were found with."""
+    made: str = ""
+    """A token of the full build these vectors came from (a new one at each): while it
+    is the same, only the documents read again since have other vectors or mentions."""
 
     def __post_init__(self) -> None:
         self._vectors: dict[int, dict[int, float]] = {}
@@ -140,6 +143,7 @@ class TermVectors:
             "avglen": self.avglen,
             "mentions": self.mentions,
             "names": self.names,
+            "made": self.made,
         }
 
     @classmethod
@@ -148,8 +152,9 @@ class TermVectors:
         return cls(
             keys=keys,
             number={k: n for n, k in enumerate(keys) if not k.startswith("\0")},
-            packed_vectors=[tuple(v) for v in data["vectors"]],
-            packed_postings=[tuple(p) for p in data["postings"]],
+            # each a [terms, weights] pair as stored: read by unpacking, never compared
+            packed_vectors=list(data["vectors"]),
+            packed_postings=list(data["postings"]),
             terms=data["terms"].split("\0") if data["terms"] else [],
             forms=data["forms"].split("\0") if data["forms"] else [],
             subjects=bytearray(data["subjects"]),
@@ -161,6 +166,7 @@ class TermVectors:
             avglen=float(data["avglen"]),
             mentions=list(data["mentions"]),
             names=data["names"],
+            made=str(data["made"]),
         )
 
     # -- reading -----------------------------------------------------------------------------

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from array import array
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from studykb.related.mentions import Names
+from studykb.related.mentions import NameRow, Names
 from studykb.related.mentions import pack as pack_mentions
 from studykb.related.textsim import (
     DRIFT_MAX,
@@ -33,8 +34,11 @@ from studykb.related.textsim import (
 from studykb.vault.topics import TOPICS
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from studykb.text.analysis import Analyser
     from studykb.vault.derived import Change, Snapshot
+    from studykb.vault.state.rows import DocNames
 
 
 @dataclass
@@ -57,10 +61,12 @@ class Terms:
 
 def name_table(vault: Snapshot) -> Names:
     """Every document's names (id, title, aliases), for finding unlinked mentions."""
-    return Names(
-        (key, doc_id, title, json.loads(names or "[]"))
-        for key, _path, doc_id, title, _type, names, _url in vault.name_rows()
-    )
+    return Names(_name_rows(vault.name_rows()))
+
+
+def _name_rows(rows: Iterable[DocNames]) -> Iterator[NameRow]:
+    for key, _path, doc_id, title, _type, names, _url in rows:
+        yield key, doc_id, title, json.loads(names or "[]")
 
 
 def _analyser(vault: Snapshot) -> tuple[list[str], Analyser]:
@@ -74,6 +80,11 @@ def _analyser(vault: Snapshot) -> tuple[list[str], Analyser]:
 # -- a full build ------------------------------------------------------------------------------
 def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
     """Vectors of every document, analysed afresh (Chinese cut by rjieba)."""
+    tv, store, _names = _build(vault, fingerprint)
+    return tv, store
+
+
+def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names]:
     names, analyser = _analyser(vault)
     texts = _texts(vault)
     analysed = sorted(_analyse([(k, t.text) for k, t in texts.items()], analyser))
@@ -82,6 +93,7 @@ def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
         fingerprint=fingerprint,
         protected=analyser.digest,
         built=len(analysed),
+        made=os.urandom(8).hex(),
     )
     store = Terms()
     term_no: dict[str, int] = {}
@@ -115,10 +127,10 @@ def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
     tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes()) for d, w in postings]
     tv.subjects = bytearray(len(tv.terms))
     _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, analyser, known=False)
-    table = name_table(vault)
+    table = name_table(vault).for_many()
     tv.names = table.digest
     tv.mentions = [pack_mentions(table.mentioned(key, texts[key].text)) for key in tv.keys]
-    return tv, store
+    return tv, store, table
 
 
 def _mark_subjects(
@@ -145,22 +157,40 @@ def update(
     vault: Snapshot,
     fingerprint: str,
     files: dict[str, str] | None = None,
+    names: Names | None = None,
+    maybe: Iterable[str] | None = None,
 ) -> set[str] | None:
     """Read again only the documents of changed or new files (``files``: path -> digest
     of every file, when the caller has them): the keys read or removed, or None when a
-    full build is due instead (see :mod:`studykb.related.textsim`)."""
+    full build is due instead (see :mod:`studykb.related.textsim`). ``names``: the name
+    table kept with the vectors, brought up to date here for the changed files only
+    (without it every document's names are read). ``maybe``: every file that may have
+    changed since the vectors were made (the others' digests are not read), when the
+    caller knows them."""
     _names, analyser = _analyser(vault)
-    files = files if files is not None else _files(vault)
     if analyser.digest != tv.protected:
         return None
-    table = name_table(vault)
-    if table.digest != tv.names:  # others' texts may name the new names
-        return None
-    changed = sorted(p for p, digest in files.items() if tv.files.get(p) != digest)
+    if files is None and maybe is not None:  # only these may differ from tv.files
+        now_hashes = vault.file_hashes(maybe)
+        gone = {p for p in maybe if p not in now_hashes and p in tv.files}
+        changed = sorted(p for p, digest in now_hashes.items() if tv.files.get(p) != digest)
+        files = {p: d for p, d in {**tv.files, **now_hashes}.items() if p not in gone}
+    else:
+        files = files if files is not None else _files(vault)
+        changed = sorted(p for p, digest in files.items() if tv.files.get(p) != digest)
+        gone = tv.files.keys() - files.keys()
     now = set(vault.keys_in(changed))
     paths = set(changed)
-    gone = tv.files.keys() - files.keys()
-    before = {k for k in tv.number if k.split("#", 1)[0] in paths | gone}
+    touched = paths | gone
+    before = {k for k in tv.number if k.split("#", 1)[0] in touched}
+    if names is None:
+        table = name_table(vault)
+    else:
+        table = names
+        rows = _name_rows(vault.name_rows(paths))
+        table.updated(rows, before)  # the documents of every document's file
+    if table.digest != tv.names:  # others' texts may name the new names
+        return None
     if tv.drift + len(now | before) > DRIFT_MAX * max(tv.built, 1):
         return None
     for key in sorted(before - now):
@@ -257,20 +287,27 @@ class Vectors:
 
     tv: TermVectors
     terms: Terms
+    names: Names
+    """Every document's names, kept for the mentions of the documents read again."""
 
 
 def engine_digest(tv: TermVectors) -> str:
     """A digest of what the engine's matrices are made of in ``tv``: each document's
     vector and mentions, by its number, and the size of the vocabulary (the words and
-    their written forms are read by reasons, from the vectors themselves)."""
+    their written forms are read by reasons, from the vectors themselves). Each list goes
+    in whole, with the length of each of its items, so that no two share one."""
     digest = hashlib.blake2b(digest_size=16)
     update = digest.update
     update(f"{len(tv.terms)}:{len(tv.keys)}".encode())
-    for n, key in enumerate(tv.keys):
-        terms, weights = tv.packed_vectors[n]
-        update(f"\0{key}\0".encode() + terms)
-        update(b"\1" + weights)
-        update(b"\2" + (tv.mentions[n].encode() if n < len(tv.mentions) else b"\3"))
+    mentions = tv.mentions + ["\3"] * (len(tv.keys) - len(tv.mentions))
+    for strings in (tv.keys, mentions[: len(tv.keys)]):
+        update(array("q", map(len, strings)).tobytes())
+        update("".join(strings).encode())
+    terms = [t for t, _w in tv.packed_vectors]
+    weights = [w for _t, w in tv.packed_vectors]
+    for rows in (terms, weights):
+        update(array("q", map(len, rows)).tobytes())
+        update(b"".join(rows))
     return digest.hexdigest()
 
 
@@ -290,10 +327,17 @@ class VectorsSpec:
     inputs = (TOPICS,)
 
     def build(self, vault: Snapshot) -> Vectors:
-        return Vectors(*build(vault, vault.fingerprint()))
+        return Vectors(*_build(vault, vault.fingerprint()))
 
     def update(self, value: Vectors, change: Change, vault: Snapshot) -> Vectors | None:
-        keys = update(value.tv, value.terms, vault, vault.fingerprint())
+        keys = update(
+            value.tv,
+            value.terms,
+            vault,
+            vault.fingerprint(),
+            names=value.names,
+            maybe=change.paths,
+        )
         return None if keys is None else value
 
     def stamp(self, value: Vectors) -> str:
@@ -301,7 +345,12 @@ class VectorsSpec:
 
     def dump(self, value: Vectors) -> dict[str, Any]:
         sets = {str(n): got for n, got in value.terms.sets.items()}
-        return {**value.tv.to_data(), "df": value.terms.df.tobytes(), "sets": sets}
+        return {
+            **value.tv.to_data(),
+            "df": value.terms.df.tobytes(),
+            "sets": sets,
+            "name_table": value.names.to_data(),
+        }
 
     def load(self, data: Any) -> Vectors:
         tv = TermVectors.from_data(data)
@@ -309,7 +358,10 @@ class VectorsSpec:
         if len(df) != len(tv.terms):
             raise ValueError("term counts do not match the vocabulary")
         sets = {int(n): bytes(got) for n, got in data["sets"].items()}
-        return Vectors(tv, Terms(df=array("i", df), sets=sets))
+        names = Names.from_data(data["name_table"])
+        if names.digest != tv.names:
+            raise ValueError("the name table is not the one the mentions were found with")
+        return Vectors(tv, Terms(df=array("i", df), sets=sets), names)
 
 
 VECTORS = VectorsSpec()

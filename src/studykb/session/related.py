@@ -93,6 +93,22 @@ class RelatedViews:
 
         return index.IndexText(self.vault)
 
+    def lists_to_rank(self, state: str) -> tuple[set[str] | None, dict[str, str]]:
+        """For a static site last made at ``state``: the documents whose
+        related lists may have changed since (None: every one), and the digests of the
+        lists it was made with (:func:`studykb.related.changes.to_rank`)."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
+        from studykb.related.changes import to_rank
+
+        return to_rank(self.vault, state)
+
+    def keep_lists(self, state: str, digests: dict[str, str]) -> None:
+        """Keep what :meth:`lists_to_rank` compares with next time."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
+        from studykb.related.changes import keep
+
+        keep(self.vault, state, digests)
+
     def write_sidebars(self, found: list[Sidebar], dry_run: bool = False) -> Outcome:
         """Put each note's sidebar between its markers (only what changed is written)."""
         # deferred: loads ahocorasick_rs, numpy, scipy

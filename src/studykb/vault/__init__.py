@@ -281,9 +281,10 @@ class Vault:
     def keys_in(self, paths: Iterable[str]) -> list[str]:
         return self.store.docs.keys_in(paths)
 
-    def name_rows(self) -> list[DocNames]:
-        """(key, path, id, title, type, aliases as JSON, url) of every document."""
-        return self.store.docs.names()
+    def name_rows(self, paths: Iterable[str] | None = None) -> list[DocNames]:
+        """(key, path, id, title, type, aliases as JSON, url) of every document (of the
+        files ``paths`` only, when given)."""
+        return self.store.docs.names(None if paths is None else sorted(paths))
 
     def any_saying(self, types: tuple[str, ...], word: str) -> bool:
         """Whether a document of one of ``types`` holds ``word`` in its fields."""

@@ -68,6 +68,8 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
         # and its index of symbol names (studykb.repos.cached)
         "repo-files": _REPO_READER,
         "repo-commits": _REPO_READER,
+        # the engine a static site was last made with, and each page's list digest
+        "site-lists": ("studykb.related",),
     }
 )
 CACHE_FILE = "cache.sqlite"

@@ -18,11 +18,13 @@ all of them:
   went or changed since the value was made, and which inputs changed) and may decline;
   declining, or a change the state's journal cannot name, builds it again. An updated
   value is written back whole only once the files changed since it was last written
-  pass :data:`REWRITE_AFTER`: until then the next process loads the written value and
-  updates it for the same files again, which is cheaper than rewriting megabytes after
-  every save (a structure whose update writes files of its own, such as the search
-  index, sets ``rewrite_after = 0``: its value is written after every update, as it
-  must say what those files hold). That is the one journal: the state's own
+  pass :data:`REWRITE_AFTER`, or at once when an input's value changed (unless the
+  structure says ``write_when_inputs_change = False``: its update costs no more than
+  loading it); until then the next process loads the written value and updates it for
+  the same files again, which is cheaper than rewriting megabytes after every save (a
+  structure whose update writes files of its own, such as the search index, sets
+  ``rewrite_after = 0``: its value is written after every update, as it must say what
+  those files hold). That is the one journal: the state's own
   (``Store.changed_since``).
 
 Adding a structure is one module with a :class:`Derived` and one line in
@@ -81,7 +83,7 @@ class Snapshot(Protocol):
     def document(self, key: str) -> Document | None: ...
     def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]: ...
     def keys_in(self, paths: Iterable[str]) -> list[str]: ...
-    def name_rows(self) -> list[DocNames]: ...
+    def name_rows(self, paths: Iterable[str] | None = None) -> list[DocNames]: ...
     def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]: ...
     def edges_in(self, paths: Iterable[str]) -> list[Edge]: ...
     def graph_edges(self) -> Iterable[EdgeRow]: ...
@@ -269,7 +271,8 @@ class Structures:
         stamp = _stamp(spec, value, now, inputs)
         out = _Held(value, now, inputs, stamp, held.written_at, unwritten)
         rewrite_after = getattr(spec, "rewrite_after", REWRITE_AFTER)
-        if changed or rewrite_after == 0 or len(unwritten) > rewrite_after:
+        rewrite = changed and getattr(spec, "write_when_inputs_change", True)
+        if rewrite or rewrite_after == 0 or len(unwritten) > rewrite_after:
             out.written_at, out.unwritten = now, frozenset()
             self._write(spec, out)
         return out

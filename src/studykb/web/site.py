@@ -90,14 +90,18 @@ def build_site(
     others = _load(work, docs)
     work.files = kb.vault.file_hashes()
     work.common = site_inputs.shared(kb, work.pages, code + links_to_code)
+    # only the documents whose related lists may have changed are ranked again
+    work.rank, work.lists = kb.lists_to_rank(f"{output.old_state}:{work.common}")
     built = Built()
-    for path, digest, written, assets, inputs in [
+    lists: dict[str, str] = {}
+    for path, digest, written, assets, inputs, key, listed in [
         *_site_pages(work, docs, progress),
-        *((*done, "") for done in others.result()),
+        *((*done, "", "", "") for done in others.result()),
     ]:
         output.record(path, digest, written)
         if inputs:
             output.inputs[path] = (inputs, assets)
+            lists[key] = listed
         work.pages.assets.update(assets)
         built.pages += path.endswith(".html")
     for path, digest, written, inputs in site_code.code_pages(
@@ -106,6 +110,7 @@ def build_site(
         output.record(path, digest, written)
         output.inputs[path] = (inputs, [])
         built.pages += 1
+    kb.keep_lists(f"{output.state}:{work.common}", lists)
     _static_files(output)
     _vault_files(kb, work.pages.assets, output)
     if base_url:
@@ -172,11 +177,16 @@ class Work:
     """Path -> content digest of every file."""
     common: str = ""
     """What every page is made from (:func:`studykb.web.site_inputs.shared`)."""
+    rank: set[str] | None = None
+    """The documents whose related lists are made again (None: every one)."""
+    lists: dict[str, str] = field(default_factory=dict)
+    """Document -> the digest of its related list in the last site (of those not ranked)."""
 
 
 Done = tuple[str, str, bool, list[str]]
-#: A document's page: (path, digest, written, vault files shown, digest of its inputs).
-PageDone = tuple[str, str, bool, list[str], str]
+#: A document's page: (path, digest, written, vault files shown, digest of its inputs,
+#: the document, the digest of its sidebar).
+PageDone = tuple[str, str, bool, list[str], str, str, str]
 #: Sidebars asked of the ranker at once: far fewer than make it start workers of its own
 #: (a worker cannot), and a bounded number held at a time.
 BATCH = 200
@@ -219,24 +229,31 @@ def _render_chunk(work: Work, keys: list[str]) -> list[PageDone]:
     docs = pages.kb.documents_for(keys)
     for n in range(0, len(keys), BATCH):
         batch = keys[n : n + BATCH]
-        pages.sidebars = {s.key: s for s in pages.kb.sidebars(batch)}
+        rank = [k for k in batch if work.rank is None or k in work.rank or k not in work.lists]
+        pages.sidebars = {s.key: s for s in pages.kb.sidebars(rank)} if rank else {}
+        ranked = set(rank)
         for key in batch:
             doc = docs[key]
-            inputs = site_inputs.page_inputs(
-                pages, doc, pages.sidebars.get(key), work.files, work.common
+            listed = (
+                site_inputs.sidebar_digest(pages.sidebars.get(key))
+                if key in ranked
+                else work.lists[key]  # the same scores as then: the same list
             )
+            inputs = site_inputs.page_inputs(pages, doc, listed, work.files, work.common)
             paths = _paths_of(doc)
             kept = [output.kept(path, inputs) for path in paths]
             if all(k is not None for k in kept):
                 out.extend(
-                    (p, k[0], False, k[1], inputs) for p, k in zip(paths, kept, strict=True) if k
+                    (p, k[0], False, k[1], inputs, key, listed)
+                    for p, k in zip(paths, kept, strict=True)
+                    if k
                 )
                 continue
             pages.assets.clear()
-            for path, page in _pages_of(pages, doc):
+            for path, page in _pages_of(pages, doc):  # a list not ranked: made for its page
                 html = render(page, frame, Linker(relative_root(path), True), path=path)
                 digest, written = output.write(path, html.encode())
-                out.append((path, digest, written, sorted(pages.assets), inputs))
+                out.append((path, digest, written, sorted(pages.assets), inputs, key, listed))
     return out
 
 

@@ -53,14 +53,21 @@ def shared(kb: Session, pages: Pages, code: str) -> str:
     return h.hexdigest()
 
 
+def sidebar_digest(sidebar: Sidebar | None) -> str:
+    """The digest of a document's sidebar (its related list with the reasons, "Before
+    this" and "Leads to"), as the site's manifest keeps it."""
+    return hashlib.blake2b(repr(sidebar).encode(), digest_size=16).hexdigest()
+
+
 def page_inputs(
-    pages: Pages, doc: Document, sidebar: Sidebar | None, files: dict[str, str], common: str
+    pages: Pages, doc: Document, listed: str, files: dict[str, str], common: str
 ) -> str:
-    """The digest of what ``doc``'s pages are made from; ``files``: path -> content
-    digest of every file, ``common``: :func:`shared`."""
+    """The digest of what ``doc``'s pages are made from; ``listed``: its
+    :func:`sidebar_digest`, ``files``: path -> content digest of every file, ``common``:
+    :func:`shared`."""
     h = hashlib.blake2b(common.encode(), digest_size=16)
     h.update(f"\0{doc.key}\0{files.get(doc.path, '')}\0".encode())
-    h.update(repr(sidebar).encode())
+    h.update(listed.encode())
     for b in pages.backlinks_of(doc):
         ref = b.ref
         h.update(f"\0{ref.source}\0{ref.kind}\0{ref.line}\0{files.get(ref.path, '')}".encode())
