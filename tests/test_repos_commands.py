@@ -138,3 +138,35 @@ def test_a_vault_without_code_links_never_loads_git(make_vault) -> None:  # type
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_code_links_into_uncloned_repositories_are_checked_without_git(make_vault) -> None:  # type: ignore[no-untyped-def]
+    """A vault whose repositories are tracked by URL only (the bundled one) gets the same
+    code-link problems as the clone-reading path, and never loads dulwich or tree-sitter."""
+    import json
+    import subprocess
+    import sys
+
+    root = make_vault(
+        {
+            "studykb.toml": '[repos.kernels]\nurl = "https://example.org/kernels"\n',
+            "notes/a.md": "# A\n\n[[kernels:src/gemm.cu#run]] and [[kernals:src/add.cu]]\n",
+            "notes/b.md": "# B\n\n[[nowhere:x.py#L1-2]]\n",
+        }
+    )
+    code = (
+        "import json, sys\nfrom studykb.api import Session\n"
+        f"kb = Session.open({str(root)!r}); kb.refresh()\n"
+        "light = [[p.path, p.line, p.code, p.message] for p in kb.problems()]\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith(('dulwich', 'tree_sitter')))\n"
+        "from studykb.repos.check import with_code_problems\n"
+        "full = with_code_problems(kb.vault, kb.vault.problems())\n"
+        "full = [[p.path, p.line, p.code, p.message] for p in full]\n"
+        "print(json.dumps([light, full, loaded]))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    light, full, loaded = json.loads(out.stdout)
+    assert loaded == []
+    assert light == full
+    messages = [m for _p, _l, c, m in light if c == "dangling-code"]
+    assert len(messages) == 2 and "did you mean 'kernels'?" in messages[0]

@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import difflib
 import posixpath
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from dulwich.objects import Commit
 
 from studykb.model import ERROR, WARNING, Problem, fold
-from studykb.parse.code_links import CodeLink, split_wikilink
+from studykb.parse.code_links import CodeLink
 from studykb.repos.git import Clone, Entry, GitError, is_binary
+from studykb.repos.links import code_links as code_links
+from studykb.repos.links import repo_of as repo_of
+from studykb.repos.links import unknown_repo
 from studykb.repos.symbols import Symbols, language_of, lines_of, symbols
 from studykb.repos.tracked import Tracked, tracked
 from studykb.vault import Link, Vault
@@ -120,22 +123,6 @@ def bad_repo(reader: Reader, repo: Tracked) -> Problem | None:
     return Problem(path, line, WARNING, "bad-repo", f"repository {repo.name!r}: {clone}")
 
 
-def code_links(vault: Vault) -> Iterator[tuple[Link, CodeLink]]:
-    """Every code link of the vault with where it points, in file and line order."""
-    for link in vault.code_links():
-        code = split_wikilink(link.ref.text)
-        if code is not None:
-            yield link, code
-
-
-def repo_of(repos: dict[str, Tracked], link: Link, code: CodeLink) -> Tracked | None:
-    """The repository a code link names: the document its name resolves to, else the
-    ``[repos.NAME]`` of that name."""
-    if link.target and link.target in repos:
-        return repos[link.target]
-    return repos.get(fold(code.repo))
-
-
 def problems(vault: Vault) -> list[Problem]:
     """Every problem of the vault's code links and tracked clones, severities as configured."""
     # deferred: the cached reader is made of this module's Reader
@@ -182,10 +169,7 @@ def _judge(reader: Reader, link: Link, code: CodeLink) -> Problem | None:
         return Problem(ref.path, ref.line, level, kind, f"{ref.text!r}: {message}")
 
     if repo is None:
-        names = sorted({r.name for r in reader.repos.values()})
-        close = difflib.get_close_matches(code.repo, names, n=1)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
-        return bad(f"{code.repo!r} names no tracked repository{hint}")
+        return unknown_repo(reader.repos, link, code)
     clone = reader.clone(repo)
     if clone is None or isinstance(clone, GitError):
         return None  # not cloned here (URL only), or reported once as bad-repo

@@ -24,7 +24,7 @@ from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
 from studykb.parse.outline import Outline
-from studykb.repos import notes
+from studykb.repos import links, notes
 from studykb.search.state import SearchIndex, index_dir
 from studykb.session.related import RelatedViews
 from studykb.study import plans
@@ -275,7 +275,8 @@ class Session(RelatedViews):
         found = self.vault.problems()
         if not self.config.repos and not self.vault.code_links():
             return found  # no code link, no clone named here: git and tree-sitter stay unloaded
-        return self.repos().with_problems(found)
+        light = links.without_clones(self.vault, found)  # no clone here: nor then
+        return light if light is not None else self.repos().with_problems(found)
 
     def repo_note(self, query: str) -> Document | None:
         """The note of a tracked repository that ``query`` names by its path
