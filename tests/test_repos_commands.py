@@ -170,3 +170,26 @@ def test_code_links_into_uncloned_repositories_are_checked_without_git(make_vaul
     assert light == full
     messages = [m for _p, _l, c, m in light if c == "dangling-code"]
     assert len(messages) == 2 and "did you mean 'kernels'?" in messages[0]
+
+
+def test_a_clone_inside_the_vault_is_not_read_as_its_notes(make_vault, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A repository cloned into the vault's folder and named by ``[repos.NAME]`` is the
+    repository's: its Markdown is not scanned as the vault's notes (no duplicate ids, no
+    dangling links of its own), while a folder of the same name elsewhere still is."""
+    from studykb.api import Session
+
+    root = make_vault(
+        {
+            "studykb.toml": '[repos.kb]\npath = "repos/kb"\n',
+            "notes/a.md": "# A\n\n[[b]]\n",
+            "notes/b.md": "# B\n",
+            "repos/kb/README.md": "---\nid: b\n---\n# Theirs\n\n[[nowhere]]\n",
+            "other/kb/c.md": "# C\n",
+        }
+    )
+    with Session.open(root) as kb:
+        kb.refresh()
+        paths = sorted(doc.path for doc in kb.documents().values())
+        problems = [(p.path, p.code) for p in kb.problems()]
+    assert paths == ["notes/a.md", "notes/b.md", "other/kb/c.md"]
+    assert not [p for p in problems if p[0].startswith("repos/")]

@@ -70,6 +70,22 @@ def unread(config: Config, rel: str) -> str | None:
     return None
 
 
+def _clones_inside(config: Config) -> frozenset[str]:
+    """The vault paths of the clones ``[repos.NAME]`` places inside the vault: a clone is
+    the repository's, not the vault's (its Markdown comes in through ``notes``, read from
+    git, never from the working tree)."""
+    root = str(config.root)
+    out = set()
+    for _name, written, _url, _line in config.repos:
+        if not written.strip():
+            continue
+        clone = os.path.normpath(os.path.join(root, os.path.expanduser(written.strip())))
+        rel = os.path.relpath(clone, root)
+        if rel != "." and not rel.startswith(".." + os.sep) and rel != "..":
+            out.add(rel.replace(os.sep, "/"))
+    return frozenset(out)
+
+
 class _Walk:
     """What one walk has found, and its rules (see :func:`scan`)."""
 
@@ -80,6 +96,7 @@ class _Walk:
         self.allowed = [os.path.realpath(config.root), *(str(p) for p in config.allow_outside)]
         self.excluded = set(config.exclude)
         self.patterns = [e for e in config.exclude if any(c in e for c in "*?[")]
+        self.clones = _clones_inside(config)
         self.seen_dirs: set[tuple[int, int]] = set()
 
     def problem(self, path: str, code: str, message: str) -> None:
@@ -124,6 +141,8 @@ class _Walk:
             return None
         if self.excluded and self.skip(rel, name):
             return None
+        if self.clones and rel in self.clones:
+            return None  # a tracked repository's clone: its notes are read from git, if named
         is_md = name[-3:].lower() == ".md" and not name.lower().endswith(DRAWING)
         try:
             is_link = entry.is_symlink()
