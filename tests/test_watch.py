@@ -222,7 +222,7 @@ def test_changes_another_process_wrote_are_not_lost(make_vault, open_vault):
     root = make_vault({"notes/a.md": "# A\n", "notes/gone.md": "# Gone\n"})
     watcher = Watcher(open_vault(root))
     watcher.start()
-    assert [d.title for d in watcher.vault.documents().values()] == ["A", "Gone"]
+    assert [d.title for d in watcher.kb.documents().values()] == ["A", "Gone"]
     write(root / "notes/b.md", "# B\n\n[[nowhere]]\n")
     (root / "notes/gone.md").unlink()
     other = open_vault(root, refresh=False)  # another process: it refreshes first
@@ -231,5 +231,5 @@ def test_changes_another_process_wrote_are_not_lost(make_vault, open_vault):
     assert change.stats.added == ["notes/b.md"] and change.stats.removed == ["notes/gone.md"]
     assert [(p.path, p.code) for p in change.new] == [("notes/b.md", "dangling-ref")]
     # what the watch kept in memory was read again: commands it answers see the change
-    assert sorted(d.title for d in watcher.vault.documents().values()) == ["A", "B"]
-    watcher.vault.close()
+    assert sorted(d.title for d in watcher.kb.documents().values()) == ["A", "B"]
+    watcher.kb.close()

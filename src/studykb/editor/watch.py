@@ -30,7 +30,6 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from studykb.api import CONFIG_NAME, BuildStats, Session, StateError
 from studykb.editor.serve import REFUSED, STOPPED, CommandServer, Owner, follow
@@ -149,11 +148,6 @@ class Watcher:
     @property
     def root(self) -> Path:
         return Path(self.kb.root)
-
-    @property
-    def vault(self) -> Any:
-        """The session's vault (for scripts written before the session)."""
-        return self.kb.vault
 
     @property
     def serving(self) -> bool:

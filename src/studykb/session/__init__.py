@@ -270,10 +270,15 @@ class Session(RelatedViews):
     def documents_for(self, keys: Iterable[str]) -> dict[str, Document]:
         return self.vault.documents_for(keys)
 
+    def tracks_code(self) -> bool:
+        """Whether the vault links into code or names a clone (else the repositories,
+        and git's library, are never read)."""
+        return bool(self.config.repos) or bool(self.vault.code_links())
+
     def problems(self) -> list[Problem]:
         """Every problem of the vault (its code links too), with the configured severities."""
         found = self.vault.problems()
-        if not self.config.repos and not self.vault.code_links():
+        if not self.tracks_code():
             return found  # no code link, no clone named here: git and tree-sitter stay unloaded
         light = links.without_clones(self.vault, found)  # no clone here: nor then
         return light if light is not None else self.repos().with_problems(found)

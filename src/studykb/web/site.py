@@ -88,7 +88,7 @@ def build_site(
         {},
     )
     others = _load(work, docs)
-    work.files = kb.vault.file_hashes()
+    work.files = kb.file_hashes()
     work.common = site_inputs.shared(kb, work.pages, code + links_to_code)
     # only the documents whose related lists may have changed are ranked again
     work.rank, work.lists = kb.lists_to_rank(f"{output.old_state}:{work.common}")

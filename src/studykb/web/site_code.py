@@ -38,7 +38,7 @@ Into = list[tuple["Link", "CodeTarget | None"]]
 def tracks_code(kb: Session) -> bool:
     """Whether the vault has code links or names clones (else the repositories, and
     dulwich, are never read)."""
-    return bool(kb.config.repos) or bool(kb.vault.code_links())
+    return kb.tracks_code()
 
 
 def repo_states(kb: Session) -> tuple[str, str]:
