@@ -53,6 +53,8 @@ class Names:
             key: _names_of(doc_id, title, aliases) for key, doc_id, title, aliases in rows
         }
         self._kept: tuple[list[str], list[list[str]]] = ([], [])
+        self.labels = ""
+        """Digest of the link labels among the names (:mod:`studykb.related.labels`)."""
         self._index()
 
     @property
@@ -117,6 +119,7 @@ class Names:
             "names": self.names,
             "owners": self.owners,
             "digest": self.digest,
+            "labels": self.labels,
         }
 
     @classmethod
@@ -131,6 +134,7 @@ class Names:
         made._of, made._kept = None, (keys, of)
         made.names, made.owners = names, owners
         made.digest = str(data["digest"])
+        made.labels = str(data.get("labels", ""))
         made._searchers()
         return made
 

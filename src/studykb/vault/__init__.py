@@ -251,6 +251,10 @@ class Vault:
         """The resolved references written in these files."""
         return self.store.refs.edges_in(paths)
 
+    def wiki_labels(self) -> list[tuple[str, str, str]]:
+        """(source, target key, text) of every resolved labelled wikilink."""
+        return self.store.refs.wiki_labels()
+
     def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
         """path -> (plain text of the body, headings)."""
         return self.store.texts.of(paths)

@@ -111,6 +111,16 @@ class Refs(Table):
         rows = self.db.execute(f"{_EDGES} WHERE {where} ORDER BY {by}", (kind,) if kind else ())
         return [Edge(*row) for row in rows]
 
+    def wiki_labels(self) -> list[tuple[str, str, str]]:
+        """(source, target key, the reference as written) of every resolved body link
+        written as a labelled wikilink (``[[target|label]]``), for the related documents'
+        names (:mod:`studykb.related.labels`)."""
+        sql = (
+            "SELECT source, target_key, text FROM refs WHERE kind = 'link'"
+            " AND target_key IS NOT NULL AND text LIKE '[[%|%'"
+        )
+        return [(a, b, c) for a, b, c in self.db.execute(sql)]
+
     def edges_in(self, paths: Iterable[str]) -> list[Edge]:
         """Resolved references written in ``paths``, by file and line (what the related
         features read again for the files an edit changed)."""
