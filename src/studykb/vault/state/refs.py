@@ -113,11 +113,11 @@ class Refs(Table):
 
     def wiki_labels(self) -> list[tuple[str, str, str]]:
         """(source, target key, the reference as written) of every resolved body link
-        written as a labelled wikilink (``[[target|label]]``), for the related documents'
-        names (:mod:`studykb.related.labels`)."""
+        written ``[[target|label]]`` (not an embed) in a document other than its target,
+        for the related documents' names (:mod:`studykb.related.labels`)."""
         sql = (
             "SELECT source, target_key, text FROM refs WHERE kind = 'link'"
-            " AND target_key IS NOT NULL AND text LIKE '[[%|%'"
+            " AND target_key IS NOT NULL AND text LIKE '[[%|%]]' AND source != target_key"
         )
         return [(a, b, c) for a, b, c in self.db.execute(sql)]
 
