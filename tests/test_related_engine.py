@@ -163,6 +163,11 @@ def test_a_label_two_documents_link_with_names_the_target(
     c = related(vault, vault.document("c.md"))
     assert c and c[0].id == "创建第一篇笔记"
     assert "mentions 创建第一篇笔记" in c[0].reasons
+    # an edit of a file holding no labelled link keeps the labels (read from the kept table)
+    (root / "d.md").write_text("# 烹饪\n\n番茄意面和沙拉。\n", encoding="utf-8")
+    kept = open_vault(root)
+    again = related(kept, kept.document("c.md"))
+    assert again[0].id == "创建第一篇笔记" and "mentions 创建第一篇笔记" in again[0].reasons
     # after an edit the label is used once: the kept mentions are found again without it
     (root / "b.md").write_text("# 模板\n\n先[[创建第一篇笔记]]再插入模板。\n", encoding="utf-8")
     once = open_vault(root)

@@ -13,10 +13,8 @@ vault of 6,500 notes and 18,000 of them in 0.08 s.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections import defaultdict
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from studykb.vault.derived import Snapshot
@@ -25,10 +23,34 @@ if TYPE_CHECKING:
 MIN_SOURCES = 2
 
 
-def label_names(vault: Snapshot) -> dict[str, list[str]]:
-    """Target key -> the labels it is linked with by enough documents (sorted)."""
+class Labels(NamedTuple):
+    """The labels that name documents, and the files any labelled link is written in."""
+
+    names: dict[str, list[str]]
+    """Target key -> the labels enough documents link it with (sorted)."""
+    paths: list[str]
+    """Every file holding a labelled wikilink (sorted): an edit elsewhere changes none."""
+
+    def to_data(self) -> dict[str, Any]:
+        return {"names": self.names, "paths": self.paths}
+
+    @classmethod
+    def from_data(cls, data: Any) -> Labels | None:
+        """What :meth:`to_data` gave, or None when it is not that."""
+        if not isinstance(data, dict):
+            return None
+        names, paths = data.get("names"), data.get("paths")
+        if not isinstance(names, dict) or not isinstance(paths, list):
+            return None
+        return cls({str(k): list(v) for k, v in names.items()}, [str(p) for p in paths])
+
+
+def label_names(vault: Snapshot) -> Labels:
+    """The labels every labelled wikilink of the vault gives."""
     sources: dict[tuple[str, str], set[str]] = defaultdict(set)
-    for source, target, text in vault.wiki_labels():
+    paths: set[str] = set()
+    for path, source, target, text in vault.wiki_labels():
+        paths.add(path)
         label = " ".join(text[text.index("|") + 1 : -2].split())
         if label and source.split("#", 1)[0] != target.split("#", 1)[0]:
             sources[(target, label)].add(source)
@@ -36,11 +58,13 @@ def label_names(vault: Snapshot) -> dict[str, list[str]]:
     for (target, label), who in sorted(sources.items()):
         if len(who) >= MIN_SOURCES:
             out[target].append(label)
-    return dict(out)
+    return Labels(dict(out), sorted(paths))
 
 
-def labels_digest(labels: dict[str, list[str]]) -> str:
-    """What names the labels gave (kept with the name table: when it differs after an
-    edit, every text is searched again)."""
-    text = json.dumps(sorted(labels.items()), ensure_ascii=False)
-    return hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+def labels_after(kept: Labels | None, vault: Snapshot, touched: set[str]) -> Labels:
+    """The labels now, after the files ``touched`` changed: the ``kept`` ones when no
+    labelled link was written in those files before nor is now (no query of the whole
+    vault), else read again."""
+    if kept is not None and touched.isdisjoint(kept.paths) and not vault.wiki_labels(touched):
+        return kept
+    return label_names(vault)

@@ -53,8 +53,8 @@ class Names:
             key: _names_of(doc_id, title, aliases) for key, doc_id, title, aliases in rows
         }
         self._kept: tuple[list[str], list[list[str]]] = ([], [])
-        self.labels = ""
-        """Digest of the link labels among the names (:mod:`studykb.related.labels`)."""
+        self.labels: dict[str, Any] | None = None
+        """The link labels among the names, as plain data (:mod:`studykb.related.labels`)."""
         self._index()
 
     @property
@@ -134,7 +134,8 @@ class Names:
         made._of, made._kept = None, (keys, of)
         made.names, made.owners = names, owners
         made.digest = str(data["digest"])
-        made.labels = str(data.get("labels", ""))
+        labels = data.get("labels")
+        made.labels = labels if isinstance(labels, dict) else None
         made._searchers()
         return made
 

@@ -17,7 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from studykb.related.labels import label_names, labels_digest
+from studykb.related.labels import Labels, label_names, labels_after
 from studykb.related.mentions import NameRow, Names
 from studykb.related.mentions import pack as pack_mentions
 from studykb.related.textsim import (
@@ -60,12 +60,12 @@ class Terms:
         return got if got is not None else tv.packed_vectors[n][0]
 
 
-def name_table(vault: Snapshot, labels: dict[str, list[str]] | None = None) -> Names:
+def name_table(vault: Snapshot, labels: Labels | None = None) -> Names:
     """Every document's names (id, title, aliases, and the labels other documents link
     to it with, :mod:`studykb.related.labels`), for finding unlinked mentions."""
     labels = label_names(vault) if labels is None else labels
-    table = Names(_name_rows(vault.name_rows(), labels))
-    table.labels = labels_digest(labels)
+    table = Names(_name_rows(vault.name_rows(), labels.names))
+    table.labels = labels.to_data()
     return table
 
 
@@ -188,14 +188,16 @@ def update(
     paths = set(changed)
     touched = paths | gone
     before = {k for k in tv.number if k.split("#", 1)[0] in touched}
-    labels = label_names(vault)
+    kept = Labels.from_data(names.labels) if names is not None else None
+    labels = labels_after(kept, vault, touched)
     if names is None:
         table = name_table(vault, labels)
-    elif names.labels != labels_digest(labels):  # a label became or stopped being a name
+    elif kept is None or labels.names != kept.names:  # a label became or stopped being a name
         return None
     else:
         table = names
-        rows = _name_rows(vault.name_rows(paths), labels)
+        table.labels = labels.to_data()  # the files holding labelled links may differ
+        rows = _name_rows(vault.name_rows(paths), labels.names)
         table.updated(rows, before)  # the documents of every document's file
     if table.digest != tv.names:  # others' texts may name the new names
         return None
