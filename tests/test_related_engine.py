@@ -158,6 +158,8 @@ def test_a_label_two_documents_link_with_names_the_target(
         "c.md": "# 日记\n\n每天创建笔记记录生活。\n",
         "d.md": "# 烹饪\n\n番茄意面。\n",
     }
+    # enough other notes that one edited file is read incrementally (the drift bound)
+    pages.update({f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(60)})
     root = make_vault(pages)
     vault = open_vault(root)
     c = related(vault, vault.document("c.md"))
