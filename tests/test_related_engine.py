@@ -145,6 +145,38 @@ def test_an_unlinked_title_mention_is_found_and_said(
     )
 
 
+def test_a_label_two_documents_link_with_names_the_target(
+    make_vault: Callable, open_vault: Callable
+) -> None:
+    """``[[创建第一篇笔记|创建笔记]]`` written by two documents makes 创建笔记 a name of
+    the target: a third document saying it without a link mentions the target; a label
+    only one document uses names nothing."""
+    pages = {
+        "创建第一篇笔记.md": "# 创建第一篇笔记\n\n打开仓库，新建文件。\n",
+        "a.md": "# 快捷键\n\n见[[创建第一篇笔记|创建笔记]]。\n",
+        "b.md": "# 模板\n\n先[[创建第一篇笔记|创建笔记]]再插入模板。\n",
+        "c.md": "# 日记\n\n每天创建笔记记录生活。\n",
+        "d.md": "# 烹饪\n\n番茄意面。\n",
+    }
+    # enough other notes that one edited file is read incrementally (the drift bound)
+    pages.update({f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(60)})
+    root = make_vault(pages)
+    vault = open_vault(root)
+    c = related(vault, vault.document("c.md"))
+    assert c and c[0].id == "创建第一篇笔记"
+    assert "mentions 创建第一篇笔记" in c[0].reasons
+    # an edit of a file holding no labelled link keeps the labels (read from the kept table)
+    (root / "d.md").write_text("# 烹饪\n\n番茄意面和沙拉。\n", encoding="utf-8")
+    kept = open_vault(root)
+    again = related(kept, kept.document("c.md"))
+    assert again[0].id == "创建第一篇笔记" and "mentions 创建第一篇笔记" in again[0].reasons
+    # after an edit the label is used once: the kept mentions are found again without it
+    (root / "b.md").write_text("# 模板\n\n先[[创建第一篇笔记]]再插入模板。\n", encoding="utf-8")
+    once = open_vault(root)
+    found = related(once, once.document("c.md"))
+    assert not any(r.startswith("mentions") for f in found for r in f.reasons)
+
+
 def test_filler_words_never_make_a_reason(make_vault: Callable, open_vault: Callable) -> None:
     """Words most documents use (规模, 状态, 策略, 生成, 语言 here) are no subject, even
     when a title holds them; the words the two documents alone share are."""

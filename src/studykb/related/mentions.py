@@ -53,6 +53,8 @@ class Names:
             key: _names_of(doc_id, title, aliases) for key, doc_id, title, aliases in rows
         }
         self._kept: tuple[list[str], list[list[str]]] = ([], [])
+        self.labels: dict[str, Any] | None = None
+        """The link labels among the names, as plain data (:mod:`studykb.related.labels`)."""
         self._index()
 
     @property
@@ -117,6 +119,7 @@ class Names:
             "names": self.names,
             "owners": self.owners,
             "digest": self.digest,
+            "labels": self.labels,
         }
 
     @classmethod
@@ -131,6 +134,8 @@ class Names:
         made._of, made._kept = None, (keys, of)
         made.names, made.owners = names, owners
         made.digest = str(data["digest"])
+        labels = data.get("labels")
+        made.labels = labels if isinstance(labels, dict) else None
         made._searchers()
         return made
 

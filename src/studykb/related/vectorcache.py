@@ -17,6 +17,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from studykb.related.labels import Labels, label_names, labels_after
 from studykb.related.mentions import NameRow, Names
 from studykb.related.mentions import pack as pack_mentions
 from studykb.related.textsim import (
@@ -59,14 +60,18 @@ class Terms:
         return got if got is not None else tv.packed_vectors[n][0]
 
 
-def name_table(vault: Snapshot) -> Names:
-    """Every document's names (id, title, aliases), for finding unlinked mentions."""
-    return Names(_name_rows(vault.name_rows()))
+def name_table(vault: Snapshot, labels: Labels | None = None) -> Names:
+    """Every document's names (id, title, aliases, and the labels other documents link
+    to it with, :mod:`studykb.related.labels`), for finding unlinked mentions."""
+    labels = label_names(vault) if labels is None else labels
+    table = Names(_name_rows(vault.name_rows(), labels.names))
+    table.labels = labels.to_data()
+    return table
 
 
-def _name_rows(rows: Iterable[DocNames]) -> Iterator[NameRow]:
+def _name_rows(rows: Iterable[DocNames], labels: dict[str, list[str]]) -> Iterator[NameRow]:
     for key, _path, doc_id, title, _type, names, _url in rows:
-        yield key, doc_id, title, json.loads(names or "[]")
+        yield key, doc_id, title, [*json.loads(names or "[]"), *labels.get(key, ())]
 
 
 def _analyser(vault: Snapshot) -> tuple[list[str], Analyser]:
@@ -183,11 +188,16 @@ def update(
     paths = set(changed)
     touched = paths | gone
     before = {k for k in tv.number if k.split("#", 1)[0] in touched}
+    kept = Labels.from_data(names.labels) if names is not None else None
+    labels = labels_after(kept, vault, touched)
     if names is None:
-        table = name_table(vault)
+        table = name_table(vault, labels)
+    elif kept is None or labels.names != kept.names:  # a label became or stopped being a name
+        return None
     else:
         table = names
-        rows = _name_rows(vault.name_rows(paths))
+        table.labels = labels.to_data()  # the files holding labelled links may differ
+        rows = _name_rows(vault.name_rows(paths), labels.names)
         table.updated(rows, before)  # the documents of every document's file
     if table.digest != tv.names:  # others' texts may name the new names
         return None
@@ -322,6 +332,7 @@ class VectorsSpec:
         "studykb.related.textsim",
         "studykb.related.vectorcache",
         "studykb.related.mentions",
+        "studykb.related.labels",
         "studykb.text",
     )
     inputs = (TOPICS,)

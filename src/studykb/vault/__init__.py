@@ -251,6 +251,11 @@ class Vault:
         """The resolved references written in these files."""
         return self.store.refs.edges_in(paths)
 
+    def wiki_labels(self, paths: Iterable[str] | None = None) -> list[tuple[str, str, str, str]]:
+        """(path, source, target key, text) of every resolved labelled wikilink (of the
+        files ``paths``, when given)."""
+        return self.store.refs.wiki_labels(paths)
+
     def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
         """path -> (plain text of the body, headings)."""
         return self.store.texts.of(paths)

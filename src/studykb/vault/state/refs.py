@@ -111,6 +111,23 @@ class Refs(Table):
         rows = self.db.execute(f"{_EDGES} WHERE {where} ORDER BY {by}", (kind,) if kind else ())
         return [Edge(*row) for row in rows]
 
+    def wiki_labels(self, paths: Iterable[str] | None = None) -> list[tuple[str, str, str, str]]:
+        """(path, source, target key, the reference as written) of every resolved body
+        link written ``[[target|label]]`` (not an embed) in a document other than its
+        target (in ``paths`` only, when given), for the related documents' names
+        (:mod:`studykb.related.labels`)."""
+        sql = (
+            "SELECT path, source, target_key, text FROM refs WHERE kind = 'link'"
+            " AND target_key IS NOT NULL AND text LIKE '[[%|%]]' AND source != target_key"
+        )
+        if paths is None:
+            return [(a, b, c, d) for a, b, c, d in self.db.execute(sql)]
+        out: list[tuple[str, str, str, str]] = []
+        for chunk in chunks(paths):
+            rows = self.db.execute(f"{sql} AND path IN ({marks(chunk)})", chunk)
+            out.extend((a, b, c, d) for a, b, c, d in rows)
+        return out
+
     def edges_in(self, paths: Iterable[str]) -> list[Edge]:
         """Resolved references written in ``paths``, by file and line (what the related
         features read again for the files an edit changed)."""
