@@ -176,3 +176,19 @@ def test_status_without_progress_has_no_progress_key(make_vault, run, tmp_path) 
     _code, data = run_json(run, "status", vault=vault)
     assert "progress" not in data["courses"][0]
     assert "progress (" not in run("status", vault=vault).stdout
+
+
+def test_progress_of_an_entry_with_kind_repo(make_vault, run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path / "eng")
+    repo.commit({"docs/ROADMAP.md": "- [x] a\n- [x] b\n- [ ] c\n"}, "e", START)
+    entry = (
+        "---\nid: eng\ntitle: Engine\nkind: repo\nurl: https://github.com/x/eng\n"
+        "repo:\n  progress: docs/ROADMAP.md\n---\n"
+    )
+    vault = make_vault(
+        {"entries/eng.md": entry}, config='[repos.eng]\npath = "../eng"\n', name="vault"
+    )
+    _code, data = run_json(run, "repos", "show", "eng", vault=vault)
+    assert (data["progress"]["done"], data["progress"]["total"]) == (2, 3)
+    assert data["files"] == [] and data["own_notes"] == []
+    assert "No notes link into eng" in run("repos", "show", "eng", vault=vault).stdout
