@@ -103,6 +103,9 @@ class Config:
     repo_notes: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """What of a ``[repos.NAME]``'s Markdown is read into the vault: (name, the files and
     folders of its ``notes``), for those that say."""
+    repo_progress: tuple[tuple[str, str], ...] = ()
+    """Where a ``[repos.NAME]`` states its progress as task items: (name, the file of its
+    ``progress``), for those that say."""
     active_days: int = 14
     """A course unit whose repository folder had a commit this many days ago or less
     counts as being read."""
@@ -269,6 +272,7 @@ def load_config(root: Path, explicit: bool = True) -> Config:
         title=values.line_of_text("title"),
         repos=values.repos(),
         repo_notes=values.repo_notes(),
+        repo_progress=values.repo_progress(),
         active_days=values.count("active_days") if "active_days" in section else 14,
     )
 
@@ -348,6 +352,22 @@ class _Values:
                     'of the repository\'s files and folders (like ["README.md", "notes/"]).'
                 )
             out.append((str(name), tuple(n for n in notes if n.strip())))
+        return tuple(out)
+
+    def repo_progress(self) -> tuple[tuple[str, str], ...]:
+        """(name, file) of every ``[repos.NAME]`` with ``progress`` (a file's path)."""
+        out = []
+        for name, spec in self.section.get("repos", {}).items():
+            progress = spec.get("progress")
+            if progress is None:
+                continue
+            if not isinstance(progress, str) or not progress.strip():
+                line = _table_line(self.text, f"repos.{name}") or self.line("repos")
+                raise VaultError(
+                    f"{CONFIG_NAME}:{line}: [repos.{name}] progress = {progress!r} is not the "
+                    'path of a file of the repository (like "README.md").'
+                )
+            out.append((str(name), progress.strip()))
         return tuple(out)
 
     def strings(self, key: str) -> list[str]:

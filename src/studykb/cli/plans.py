@@ -9,7 +9,7 @@ import click
 
 from studykb.cli.app import cli, console, emit_json, json_option, pass_kb, safe
 from studykb.cli.naming import named
-from studykb.cli.progress import history_options, show_history
+from studykb.cli.progress import history_options, repo_progress, show_history
 from studykb.errors import NotFound, UsageError
 
 if TYPE_CHECKING:
@@ -304,12 +304,13 @@ def status(
     t = kb.status()
     mapped = [u for c in t.courses for u in c.units if u.meta.get("path")]
     activity = kb.repos().activity(mapped) if mapped else {}
+    stated = repo_progress(kb, t)
     if as_json:
-        emit_json(_status_json(t, activity))
+        emit_json(_status_json(t, activity, stated))
         return
     out = console()
     for title, lines, empty in (
-        ("Courses", _course_lines(t, activity), "(none)"),
+        ("Courses", _course_lines(t, activity, stated), "(none)"),
         (
             "Reading now",
             [f"  {_esc(d.title)} [dim]({_esc(_facts(d))}; {_esc(d.id)})[/]" for d in t.reading],
@@ -351,13 +352,15 @@ def _current(c: CourseProgress, activity: dict[str, Activity]) -> list[Document]
     return [u for u in c.units if u in c.current or (u.key in active and u.status != "done")]
 
 
-def _course_lines(t: Tracker, activity: dict[str, Activity]) -> list[str]:
+def _course_lines(t: Tracker, activity: dict[str, Activity], stated: dict[str, Any]) -> list[str]:
     lines = []
     for c in t.courses:
         filled = round(20 * c.done / c.total) if c.total else 0
         lines.append(
             f"  {'█' * filled}{'░' * (20 - filled)} {c.done:>2}/{c.total:<2} {_esc(c.course.title)}"
         )
+        if c.course.key in stated:  # its repository's `progress` file
+            lines.append(f"{'':28}{_esc(stated[c.course.key].line())}")
         lines.extend(f"{'':28}reading: {_esc(unit.title)}" for unit in _current(c, activity))
         for unit in c.units:
             act = activity.get(unit.key)
@@ -383,7 +386,9 @@ def _unit_json(u: Document, act: Activity | None) -> dict[str, Any]:
     return out
 
 
-def _status_json(t: Tracker, activity: dict[str, Activity]) -> dict[str, Any]:
+def _status_json(
+    t: Tracker, activity: dict[str, Activity], stated: dict[str, Any]
+) -> dict[str, Any]:
     return {
         "courses": [
             {
@@ -392,6 +397,7 @@ def _status_json(t: Tracker, activity: dict[str, Activity]) -> dict[str, Any]:
                 "total": c.total,
                 "current": [u.id for u in _current(c, activity)],
                 "units": [_unit_json(u, activity.get(u.key)) for u in c.units],
+                **({"progress": stated[c.course.key].as_json()} if c.course.key in stated else {}),
             }
             for c in t.courses
         ],

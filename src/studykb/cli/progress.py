@@ -11,6 +11,8 @@ from studykb.cli.app import console, emit_json
 
 if TYPE_CHECKING:
     from studykb.api import Session
+    from studykb.repos.progress import RepoProgress
+    from studykb.study.tracker import Tracker
 
 #: Events the text shows, the latest ones.
 EVENTS = 10
@@ -79,3 +81,13 @@ def show_history(
             f"  {event.date} {event.commit[:7]}  {escape(change(event)):<18} "
             f"{escape(event.title)} [dim]({escape(event.id)})[/]"
         )
+
+
+def repo_progress(kb: Session, t: Tracker) -> dict[str, RepoProgress]:
+    """The progress each course's repository states in its ``progress`` file, by the
+    course's key; the repositories are not looked at when no ``progress`` is named."""
+    courses = [c.course for c in t.courses]
+    named = kb.vault.config.repo_progress or any(
+        isinstance(c.meta.get("repo"), dict) and "progress" in c.meta["repo"] for c in courses
+    )
+    return kb.repos().progress([c.key for c in courses]) if named and courses else {}

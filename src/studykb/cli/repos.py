@@ -29,6 +29,7 @@ def repos(ctx: click.Context, as_json: bool) -> None:
       studykb repos
       studykb repos --json
       studykb repos add deepinfer --path ~/src/deepinfer
+      studykb repos show deepinfer
     """
     if ctx.invoked_subcommand is None:
         _listing(ctx.obj.kb(), as_json)
@@ -77,6 +78,67 @@ def repos_add(kb: Session, name: str, path: str, url: str | None, as_json: bool)
         out.print(f"  the clone of {added.document}'s repository", markup=False)
 
 
+@repos.command("show")
+@click.argument("name")
+@json_option
+@pass_kb
+def repos_show(kb: Session, name: str, as_json: bool) -> None:
+    """One repository in full: its state, progress, notes and links.
+
+    NAME is the repository's name (a course's or entry's id, an alias, or a
+    [repos.NAME]). Shows the progress its `progress` file states (task items at HEAD),
+    the notes of its own that `notes` reads in, and the notes linking into its code,
+    grouped by file.
+
+    \b
+    Example:
+      studykb repos show cs336
+      studykb repos show cs336 --json
+    """
+    shown = kb.repos().show(name)
+    sources = [link.ref.source for _path, links in shown.files for link in links]
+    docs = kb.documents_for(sources)
+    files: list[dict[str, Any]] = [
+        {"path": path, "backlinks": [backlink_json(link, docs) for link in links]}
+        for path, links in shown.files
+    ]
+    own = [{"id": n.id, "path": n.path, "title": n.title} for n in shown.own]
+    progress = shown.progress.as_json() if shown.progress else None
+    if as_json:
+        emit_json({**shown.state, "progress": progress, "own_notes": own, "files": files})
+        return
+    out = console()
+    row = shown.state
+    out.print(f"{row['name']}: {_state_text(row)}", markup=False)
+    for label in ("path", "url", "declared"):
+        if row[label]:
+            out.print(f"  {label}: {row[label]}", markup=False)
+    if shown.progress:
+        out.print(f"  {shown.progress.line()}", markup=False)
+    if own:
+        out.print(f"Its own notes ({len(own)})", markup=False)
+        for note in own:
+            out.print(f"  {note['path']}  {note['title']}", markup=False)
+    links = sum(len(f["backlinks"]) for f in files)
+    if not files:
+        out.print(f"No notes link into {row['name']}", markup=False)
+    else:
+        out.print(f"Links into its code ({links} in {counted(len(files), 'file')})", markup=False)
+    for found in files:
+        out.print(f"  {row['name']}:{found['path']}", markup=False)
+        for link in found["backlinks"]:
+            out.print(f"    {link['path']}:{link['line']}: {link['text']}", markup=False)
+
+
+def _state_text(row: dict[str, Any]) -> str:
+    if row["state"] == "cloned":
+        clean = {True: "clean", False: "changed", None: ""}[row["clean"]]
+        return f"HEAD {row['head'][:12]} {row['date']} {clean}".rstrip()
+    if row["state"] == "bad":
+        return f"unreadable: {row['message']}"
+    return "not cloned here"
+
+
 def _listing(kb: Session, as_json: bool) -> None:
     rows = kb.repos().listing()
     if as_json:
@@ -86,13 +148,7 @@ def _listing(kb: Session, as_json: bool) -> None:
     if not rows:
         out.print("no tracked repositories", markup=False)
     for row in rows:
-        if row["state"] == "cloned":
-            clean = {True: "clean", False: "changed", None: ""}[row["clean"]]
-            state = f"HEAD {row['head'][:12]} {row['date']} {clean}".rstrip()
-        elif row["state"] == "bad":
-            state = f"unreadable: {row['message']}"
-        else:
-            state = "not cloned here"
+        state = _state_text(row)
         notes = counted(row["notes"], "note")
         links = "links" if row["notes"] == 1 else "link"
         own = f"; {counted(row['own_notes'], 'own note')} read" if row["own_notes"] else ""

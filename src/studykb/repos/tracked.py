@@ -50,6 +50,9 @@ class Tracked:
     """The files and folders of its Markdown read into the vault (``notes``; none: none)."""
     notes_at: tuple[str, int] = ("", 0)
     """Where ``notes`` is written (for problems about it)."""
+    progress: str = ""
+    """The file of the repository whose task items state its progress (``progress``;
+    empty: none)."""
 
     @property
     def cloned(self) -> bool:
@@ -98,6 +101,12 @@ def _notes_of(doc: Document) -> tuple[str, ...]:
     return tuple(v.strip() for v in value if isinstance(v, str) and v.strip())
 
 
+def _progress_of(doc: Document) -> str:
+    """The ``progress`` of a document's ``repo:`` table (a file of the repository)."""
+    repo = doc.meta.get("repo")
+    return _text(repo.get("progress")) if isinstance(repo, dict) else ""
+
+
 def _text(value: Any) -> str:
     return value.strip() if isinstance(value, str) else ""
 
@@ -130,6 +139,7 @@ def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str
     """:func:`tracked` from the documents at hand (the language server's snapshot)."""
     table = {fold(name): (name, path, url, line) for name, path, url, line in config.repos}
     notes = {fold(name): found for name, found in config.repo_notes}
+    progress = {fold(name): found for name, found in config.repo_progress}
     by_url = {normalize_url(url): fold(name) for name, _p, url, _l in config.repos if url}
     out: dict[str, Tracked] = {}
     used: set[str] = set()
@@ -154,9 +164,10 @@ def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str
         else:
             said = _notes_of(doc)
             at = (doc.path, _key_line(root, doc, _NOTES_LINE) if said else line)
+        stated = progress.get(fold(mine[0]), "") if mine is not None else ""
         repo = Tracked(
             doc.id, url, path, _folder(root, path), doc.path, line, doc.key, config_line,
-            said, at,
+            said, at, stated or _progress_of(doc),
         )  # fmt: skip
         out[fold(doc.id)] = repo
         out[doc.key] = repo
@@ -165,6 +176,7 @@ def tracked_in(root: Path, config: Config, docs: Iterable[Document]) -> dict[str
             out[folded] = Tracked(
                 name, url, path, _folder(root, path), CONFIG_NAME, line,
                 notes=notes.get(folded, ()), notes_at=(CONFIG_NAME, line),
+                progress=progress.get(folded, ""),
             )  # fmt: skip
     return out
 

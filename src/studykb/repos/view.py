@@ -24,6 +24,8 @@ from studykb.repos.files import CodeFile, CodeTarget, code_file, heads, linked, 
 from studykb.repos.git import Clone, GitError, is_binary
 from studykb.repos.history import COMMITS, History, read_history
 from studykb.repos.notes import counts
+from studykb.repos.progress import RepoProgress, read_progress
+from studykb.repos.show import Shown, find, show
 from studykb.repos.symbols import language_of, symbols
 from studykb.repos.tracked import Tracked, tracked, unique
 from studykb.vault import Link, Vault
@@ -79,38 +81,32 @@ class RepoView:
                 notes.setdefault(mine.name, set()).add(link.ref.path)
         out = []
         for repo in unique(self.repos):
-            row: dict[str, Any] = {
-                "name": repo.name,
-                "url": repo.url or None,
-                "path": str(repo.clone) if repo.clone else None,
-                "declared": f"{repo.source}:{repo.line}",
-                "state": "missing",
-                "head": None,
-                "date": None,
-                "clean": None,
-                "notes": len(notes.get(repo.name, ())),
-                "own_notes": own.get(repo.name, 0),
-                "message": "",
-            }
-            if repo.cloned and repo.clone is not None:
-                try:
-                    clone = Clone(repo.clone)
-                except GitError as exc:
-                    row.update(state="bad", message=str(exc))
-                else:
-                    try:
-                        head = clone.commit()
-                        row.update(
-                            state="cloned",
-                            head=head.id.decode(),
-                            date=_iso(head.commit_time),
-                            clean=_clean(clone),
-                        )
-                    except GitError as exc:
-                        row.update(state="bad", message=str(exc))
-                    finally:
-                        clone.close()
+            row = _state(repo)
+            message = row.pop("message")
+            row.update(
+                notes=len(notes.get(repo.name, ())),
+                own_notes=own.get(repo.name, 0),
+                message=message,
+            )
             out.append(row)
+        return out
+
+    def show(self, name: str) -> Shown:
+        """``repos show NAME``: the repository ``name`` names, its state, the progress its
+        ``progress`` file states, its own notes and the links into its code by file; a
+        StudyError (exit 1) with the closest names when no repository has that name."""
+        repo = find(self.vault, self.repos, name)
+        return show(self.vault, self.repos, repo, _state(repo))
+
+    def progress(self, keys: list[str]) -> dict[str, RepoProgress]:
+        """The progress the repository of each document of ``keys`` (a course or entry)
+        states in its ``progress`` file, for those that name one; keyed by the key."""
+        out: dict[str, RepoProgress] = {}
+        for key in keys:
+            repo = self.repos.get(key)
+            found = read_progress(repo) if repo is not None else None
+            if found is not None:
+                out[key] = found
         return out
 
     def is_code(self, query: str) -> bool:
@@ -219,6 +215,40 @@ class RepoView:
                 if clone is not None:
                     clone.close()
         return out
+
+
+def _state(repo: Tracked) -> dict[str, Any]:
+    """A repository's name, url, clone, where it is declared and its state (``cloned``,
+    ``missing``: no clone here, ``bad``: not readable) with HEAD's commit and date and
+    whether the working tree is clean."""
+    row: dict[str, Any] = {
+        "name": repo.name,
+        "url": repo.url or None,
+        "path": str(repo.clone) if repo.clone else None,
+        "declared": f"{repo.source}:{repo.line}",
+        "state": "missing",
+        "head": None,
+        "date": None,
+        "clean": None,
+        "message": "",
+    }
+    if not repo.cloned or repo.clone is None:
+        return row
+    try:
+        clone = Clone(repo.clone)
+    except GitError as exc:
+        row.update(state="bad", message=str(exc))
+        return row
+    try:
+        head = clone.commit()
+        row.update(
+            state="cloned", head=head.id.decode(), date=_iso(head.commit_time), clean=_clean(clone)
+        )
+    except GitError as exc:
+        row.update(state="bad", message=str(exc))
+    finally:
+        clone.close()
+    return row
 
 
 def _code(clone: Clone, name: str, code: CodeLink, most: int) -> dict[str, Any]:
