@@ -87,7 +87,7 @@ def repo_progress(kb: Session, t: Tracker) -> dict[str, RepoProgress]:
     """The progress each course's repository states in its ``progress`` file, by the
     course's key; the repositories are not looked at when no ``progress`` is named."""
     courses = [c.course for c in t.courses]
-    named = kb.vault.config.repo_progress or any(
+    named = kb.config.repo_progress or any(
         isinstance(c.meta.get("repo"), dict) and "progress" in c.meta["repo"] for c in courses
     )
     return kb.repos().progress([c.key for c in courses]) if named and courses else {}
