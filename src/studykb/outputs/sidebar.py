@@ -42,13 +42,20 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202
 # -- links -------------------------------------------------------------------------------------
 def href(source_path: str, target_key: str, target_path: str, ext: str = ".md") -> str:
     """Relative link from the file at ``source_path`` to a document (a unit: its course)."""
+    folder, tail = _target(target_key, target_path, ext)
+    return _folder_link(source_path.rpartition("/")[0], folder) + tail
+
+
+@process.memo(maxsize=65536)
+def _target(target_key: str, target_path: str, ext: str) -> tuple[str, str]:
+    """(the target's folder, its quoted name and anchor): what a link to it ends with,
+    from any folder (remembered: a vault's documents are each linked many times)."""
     anchor = target_key.split("#", 1)[1] if "#" in target_key else ""
     path = target_path
     if ext != ".md" and path.lower().endswith(".md"):
         path = path[:-3] + ext
     folder, _slash, name = path.rpartition("/")
-    link = _folder_link(source_path.rpartition("/")[0], folder) + _quote(name)
-    return link + (f"#{quote(anchor, safe='-_.~')}" if anchor else "")
+    return folder, _quote(name) + (f"#{quote(anchor, safe='-_.~')}" if anchor else "")
 
 
 @process.memo(maxsize=65536)
