@@ -78,14 +78,11 @@ def _evidence(row: list[float]) -> dict[str, float]:
     return {name: v for name, v in zip(COMPONENTS, row, strict=True) if v > 0}
 
 
-_NAMES = np.asarray(COMPONENTS, dtype=object)
-
-
 def _evidence_dicts(evidence: np.ndarray) -> list[dict[str, float]]:
     """:func:`_evidence` of every row of ``evidence`` (component -> value, above 0, in
     the order of :data:`COMPONENTS`), the nonzero entries found at once."""
     rows, comps = np.nonzero(evidence > 0)  # row by row, components in order
-    names = _NAMES[comps].tolist()
+    names = np.asarray(COMPONENTS, dtype=object)[comps].tolist()
     values = evidence[rows, comps].tolist()
     bounds = np.searchsorted(rows, np.arange(len(evidence) + 1)).tolist()
     return [
