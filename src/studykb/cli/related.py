@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from functools import partial
 from typing import IO, TYPE_CHECKING, Any
 
 import click
@@ -212,12 +213,15 @@ def sidebar(
         keys = [doc.key]
     elif write or dry_run:
         keys = [k for k, d in docs.items() if d.type == "note" and not is_daily(d.path)]
-    found = kb.sidebars(keys, _options(limit, ()))
     if write or dry_run:
-        _write(kb, found, dry_run, as_json)
+        _write(kb, kb.sidebars(keys, _options(limit, ())), dry_run, as_json)
         return
     pages = _site_pages(kb) if fmt == "json" and ext is None else None
-    _print(found, fmt or "md", ext, single=bool(query), output=output, pages=pages)
+    if query:
+        found = kb.sidebars(keys, _options(limit, ()))
+        _print(found, fmt or "md", ext, output=output, pages=pages)
+    else:
+        output.write(_every(kb, _options(limit, ()), fmt or "md", ext, pages))
 
 
 def _site_pages(kb: Session) -> SitePages | None:
@@ -229,26 +233,38 @@ def _site_pages(kb: Session) -> SitePages | None:
     return SitePages(site, kb.documents()) if site.generator in GENERATORS else None
 
 
-def _print(found, fmt: str, ext: str | None, single: bool, output, pages=None) -> None:  # type: ignore[no-untyped-def]
+def _every(kb: Session, options, fmt: str, ext: str | None, pages) -> str:  # type: ignore[no-untyped-def]
+    """The sidebar of every document in ``fmt``, each made into text where it is made."""
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
+    from studykb.outputs import sidebar as fmt_sidebar
+
+    if fmt == "json":  # one line: a data file for a site generator, not for reading
+        shape = partial(fmt_sidebar.keyed_entry, ext=ext or ".md", pages=pages)
+        return fmt_sidebar.keyed_json(kb.sidebars_as(shape, None, options), pages)
+    if fmt == "html":
+        html = partial(fmt_sidebar.to_html, ext=ext or ".html")
+        return "\n".join(kb.sidebars_as(html, None, options))
+    return "\n".join(kb.sidebars_as(partial(_md_part, ext=ext or ".md"), None, options))
+
+
+def _md_part(sb, ext: str) -> str:  # type: ignore[no-untyped-def]
+    # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
+    from studykb.outputs import sidebar as fmt_sidebar
+
+    return f"<!-- {sb.path} -->\n{fmt_sidebar.to_markdown(sb, ext)}"
+
+
+def _print(found, fmt: str, ext: str | None, output, pages=None) -> None:  # type: ignore[no-untyped-def]
+    """The sidebar of one document."""
     # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs import sidebar as fmt_sidebar
 
     if fmt == "json":
-        link_ext = ext or ".md"
-        if single:
-            output.write(fmt_sidebar.to_json(fmt_sidebar.as_dict(found[0], link_ext, pages)))
-        else:  # one line: a data file for a site generator, not for reading
-            output.write(
-                fmt_sidebar.to_json(fmt_sidebar.keyed(found, link_ext, pages), indent=None)
-            )
+        output.write(fmt_sidebar.to_json(fmt_sidebar.as_dict(found[0], ext or ".md", pages)))
     elif fmt == "html":
-        output.write("\n".join(fmt_sidebar.to_html(sb, ext or ".html") for sb in found))
+        output.write(fmt_sidebar.to_html(found[0], ext or ".html"))
     else:
-        parts = []
-        for sb in found:
-            text = fmt_sidebar.to_markdown(sb, ext or ".md")
-            parts.append(text if single else f"<!-- {sb.path} -->\n{text}")
-        output.write("\n".join(parts))
+        output.write(fmt_sidebar.to_markdown(found[0], ext or ".md"))
 
 
 def _write(kb, found, dry_run: bool, as_json: bool) -> None:  # type: ignore[no-untyped-def]

@@ -42,13 +42,20 @@ CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202
 # -- links -------------------------------------------------------------------------------------
 def href(source_path: str, target_key: str, target_path: str, ext: str = ".md") -> str:
     """Relative link from the file at ``source_path`` to a document (a unit: its course)."""
+    folder, tail = _target(target_key, target_path, ext)
+    return _folder_link(source_path.rpartition("/")[0], folder) + tail
+
+
+@process.memo(maxsize=65536)
+def _target(target_key: str, target_path: str, ext: str) -> tuple[str, str]:
+    """(the target's folder, its quoted name and anchor): what a link to it ends with,
+    from any folder (remembered: a vault's documents are each linked many times)."""
     anchor = target_key.split("#", 1)[1] if "#" in target_key else ""
     path = target_path
     if ext != ".md" and path.lower().endswith(".md"):
         path = path[:-3] + ext
     folder, _slash, name = path.rpartition("/")
-    link = _folder_link(source_path.rpartition("/")[0], folder) + _quote(name)
-    return link + (f"#{quote(anchor, safe='-_.~')}" if anchor else "")
+    return folder, _quote(name) + (f"#{quote(anchor, safe='-_.~')}" if anchor else "")
 
 
 @process.memo(maxsize=65536)
@@ -222,7 +229,10 @@ def to_json(data: Any, indent: int | None = 2) -> str:
     (an object opens with ``{"`` or ``{}``), so these replacements only touch strings;
     a lone closing ``}}`` cannot start a template tag.
     """
-    text = json.dumps(data, ensure_ascii=False, indent=indent)
+    return _safe(json.dumps(data, ensure_ascii=False, indent=indent)) + "\n"
+
+
+def _safe(text: str) -> str:
     for raw, safe in (
         ("<", "\\u003c"),
         (">", "\\u003e"),
@@ -231,4 +241,31 @@ def to_json(data: Any, indent: int | None = 2) -> str:
         ("{%", "\\u007b%"),
     ):
         text = text.replace(raw, safe)
-    return text + "\n"
+    return text
+
+
+# -- JSON of many, in pieces -------------------------------------------------------------------
+#: One sidebar of :func:`keyed` as :func:`keyed_entry` makes it: (its name, its path, the
+#: JSON text of its value).
+Entry = tuple[str, str, str]
+
+
+def keyed_entry(sb: Sidebar, ext: str = ".md", pages: SitePages | None = None) -> Entry:
+    """One sidebar of :func:`keyed` made into text where it is made (a worker of the
+    whole vault's sidebars), so only text comes back; :func:`keyed_json` joins them."""
+    name = sb.path if pages is None else pages.key(sb.key, sb.path)
+    return name, sb.path, _safe(json.dumps(as_dict(sb, ext, pages), ensure_ascii=False))
+
+
+def keyed_json(entries: list[Entry], pages: SitePages | None = None) -> str:
+    """``to_json(keyed(sidebars, ext, pages), indent=None)``, character for character,
+    from the :func:`keyed_entry` of each sidebar: the object's members as one-line
+    ``json.dumps`` writes them (``"name": value`` joined by ``, ``), each already made
+    safe (no replacement can span two members: each opens with ``"``)."""
+    out: dict[str, str] = {}
+    for name, path, text in entries:
+        if name in out and pages is not None:
+            name = pages.language_key(path, name)
+        out[name] = text
+    members = [f"{_safe(json.dumps(k, ensure_ascii=False))}: {text}" for k, text in out.items()]
+    return "{" + ", ".join(members) + "}\n"

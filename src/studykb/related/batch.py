@@ -68,11 +68,24 @@ def order_block(ranker: Ranker, block: Block, options: RelatedOptions) -> list[l
     chosen_rows = row_of[cand].tolist()
     chosen_cols = cols[cand].tolist()
     chosen_score = score[cand].tolist()
-    chosen_evidence = evidence[cand].tolist()
+    chosen_evidence = _evidence_dicts(evidence[cand])
     for r, j, s, ev in zip(chosen_rows, chosen_cols, chosen_score, chosen_evidence, strict=True):
-        out[r].append(Ranked(j, s, s, _evidence(ev)))
+        out[r].append(Ranked(j, s, s, ev))
     return [found[:limit] for found in out]
 
 
 def _evidence(row: list[float]) -> dict[str, float]:
     return {name: v for name, v in zip(COMPONENTS, row, strict=True) if v > 0}
+
+
+def _evidence_dicts(evidence: np.ndarray) -> list[dict[str, float]]:
+    """:func:`_evidence` of every row of ``evidence`` (component -> value, above 0, in
+    the order of :data:`COMPONENTS`), the nonzero entries found at once."""
+    rows, comps = np.nonzero(evidence > 0)  # row by row, components in order
+    names = np.asarray(COMPONENTS, dtype=object)[comps].tolist()
+    values = evidence[rows, comps].tolist()
+    bounds = np.searchsorted(rows, np.arange(len(evidence) + 1)).tolist()
+    return [
+        dict(zip(names[a:b], values[a:b], strict=True))
+        for a, b in zip(bounds, bounds[1:], strict=False)
+    ]

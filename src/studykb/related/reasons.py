@@ -63,16 +63,16 @@ def explain(
         value = feats.get(component, 0.0)
         said.append((weight.get(component, 1.0) * value, len(said), text))
 
-    def strong(component: str) -> bool:
-        return feats.get(component, 0.0) >= MIN_EVIDENCE and weight.get(component, 0.0) > 0
+    # the components with evidence enough to be given as a reason (0 is never enough)
+    strong = {c for c, v in feats.items() if v >= MIN_EVIDENCE and weight.get(c, 0.0) > 0}
 
     linked = _links(engine, i, j, feats, say)
-    if not linked and strong("mentions"):
+    if not linked and "mentions" in strong:
         say("mentions", f"mentions {ix.titles[j]}")
-    if not linked and strong("mentioned_by"):
+    if not linked and "mentioned_by" in strong:
         say("mentioned_by", "mentions this")
     _course(engine, i, j, feats, say)
-    if strong("refs"):
+    if "refs" in strong:
         shared = ix.shared_refs(i, j)
         readings = [ix.titles[z] for z in shared if ix.types[z] == "entry"]
         others = [ix.titles[z] for z in shared if ix.types[z] != "entry"]
@@ -81,22 +81,22 @@ def explain(
             say("refs", f"shares {n} reading{'s' if n > 1 else ''}: {names(readings)}")
         if others:
             say("refs", f"both link to: {names(others)}")
-    if strong("cocite"):
+    if "cocite" in strong:
         citers = [ix.titles[s] for s in ix.shared_citers(i, j)]
         if citers:
             say("cocite", f"cited together in: {names(citers)}")
-    if strong("prereq"):
+    if "prereq" in strong:
         _prereq(engine, i, j, say)
-    if strong("topics"):
+    if "topics" in strong:
         _topics(engine, i, j, say)
-    if strong("tags"):
+    if "tags" in strong:
         tags = ix.shared_tags(i, j)
         if tags:
             say("tags", f"same tags: {names(tags)}")
-    if strong("text"):  # the words only when a reader would call them subjects
+    if "text" in strong:  # the words only when a reader would call them subjects
         words = shared_words(engine, i, j)
         say("text", f"similar text: {', '.join(words[:MAX_NAMES])}" if words else "similar text")
-    if strong("folder") and said:  # it counted only alongside the others, for little
+    if "folder" in strong and said:  # it counted only alongside the others, for little
         value = ALONGSIDE_SHARE * weight.get("folder", 0.0) * feats["folder"]
         folder = ix.paths[j].rpartition("/")[0].rpartition("/")[2]
         said.append((value, len(said), f"same folder: {folder}"))

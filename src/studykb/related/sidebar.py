@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from studykb.related.rank import Ranker, Related, RelatedOptions
 from studykb.runtime.pools import cores, map_shared
@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 #: Sidebars computed in worker processes when there are at least this many (and 2+ cores).
 PARALLEL_MIN = 2000
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -102,6 +104,21 @@ def sidebars(
     """Sidebars of ``keys`` (default: every document but course units), in key order:
     the related lists of a block of documents scored at once by the engine; with
     ``needs``, "Before this" from it (as :func:`with_needs` gives it)."""
+    return shaped(vault, _same, keys, options, index_text, needs)
+
+
+def shaped(
+    vault: Vault,
+    shape: Callable[[Sidebar], T],
+    keys: list[str] | None = None,
+    options: RelatedOptions | None = None,
+    index_text: TextSimilarity | None = None,
+    needs: Needs | None = None,
+) -> list[T]:
+    """``shape(sidebar)`` of each of :func:`sidebars`, in the same order, made where the
+    sidebar is made: in the workers, for a whole vault, so what comes back is what the
+    caller keeps (text, say), not the sidebars' objects, which cost more to send than
+    to make."""
     options = options or RelatedOptions()
     ranker = Ranker.for_vault(vault, options.text, index_text)
     if keys is None:
@@ -110,9 +127,12 @@ def sidebars(
 
     workers = min(cores(), 4)
     if len(keys) >= PARALLEL_MIN and workers > 1 and options.text != "index":
-        return _parallel(ranker, keys, options, workers, needs)
-    lists = ranker.related_many(keys, options)
-    return [build(ranker, key, options, lists[key], needs) for key in keys]
+        return _parallel(ranker, keys, options, workers, needs, shape)
+    return _work((ranker, options, needs, shape), keys)
+
+
+def _same(sb: Sidebar) -> Sidebar:
+    return sb
 
 
 def build(
@@ -164,17 +184,29 @@ def _neighbour(ranker: Ranker, j: int, note: str) -> Neighbour:
 
 # -- many at once -----------------------------------------------------------------------------
 def _parallel(
-    ranker: Ranker, keys: list[str], options: RelatedOptions, workers: int, needs: Needs | None
-) -> list[Sidebar]:
+    ranker: Ranker,
+    keys: list[str],
+    options: RelatedOptions,
+    workers: int,
+    needs: Needs | None,
+    shape: Callable[[Sidebar], T],
+) -> list[T]:
     """Workers that inherit the loaded engine score a share of the keys each, a block at
-    a time (the same arithmetic as one process)."""
-    chunks = [keys[n :: workers * 2] for n in range(workers * 2)]
-    parts = map_shared(_work, (ranker, options, needs), chunks, workers)
-    by_key = {s.key: s for part in parts for s in part}
-    return [by_key[k] for k in keys]
+    a time (the same arithmetic as one process): every ``step``-th key from a start, put
+    back in key order."""
+    step = workers * 2
+    chunks = [keys[n::step] for n in range(step)]
+    parts = map_shared(_work, (ranker, options, needs, shape), chunks, workers)
+    out: list[T] = [None] * len(keys)  # type: ignore[list-item]
+    for n, part in enumerate(parts):
+        out[n::step] = part
+    return out
 
 
-def _work(shared: tuple[Ranker, RelatedOptions, Needs | None], keys: list[str]) -> list[Sidebar]:
-    ranker, options, needs = shared
+Shared = tuple[Ranker, RelatedOptions, "Needs | None", Callable[[Sidebar], T]]
+
+
+def _work(shared: Shared[T], keys: list[str]) -> list[T]:
+    ranker, options, needs, shape = shared
     lists = ranker.related_many(keys, options)
-    return [build(ranker, key, options, lists[key], needs) for key in keys]
+    return [shape(build(ranker, key, options, lists[key], needs)) for key in keys]

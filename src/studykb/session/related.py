@@ -3,7 +3,8 @@ topic pages (a part of the session kept in its own module; the session is one cl
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from studykb.study import plans
 from studykb.vault import BuildStats, Vault
@@ -14,6 +15,8 @@ if TYPE_CHECKING:
     from studykb.related.rank import Related, RelatedOptions
     from studykb.related.sidebar import Sidebar
     from studykb.related.topics import Topic, TopicPage
+
+T = TypeVar("T")
 
 
 def _structure_names() -> frozenset[str]:
@@ -66,6 +69,19 @@ class RelatedViews:
         from studykb.related.sidebar import sidebars
 
         return sidebars(self.vault, keys, options, self._index_text(options), self._needs())
+
+    def sidebars_as(
+        self,
+        shape: Callable[[Sidebar], T],
+        keys: list[str] | None = None,
+        options: RelatedOptions | None = None,
+    ) -> list[T]:
+        """``shape(sidebar)`` of each of :meth:`sidebars`, made where the sidebar is (in
+        the workers, for a whole vault: :func:`studykb.related.sidebar.shaped`)."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
+        from studykb.related.sidebar import shaped
+
+        return shaped(self.vault, shape, keys, options, self._index_text(options), self._needs())
 
     def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
         """The sidebars with "Before this" from the plan model (the first level of each

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 #: Rendered bodies kept (serve mode), by vault state, file and page root.
 CACHE_SIZE = 512
+#: Outlines of link targets kept, with their heading ids, by vault state, file and title
+#: (a static site links to a few thousand anchored targets from 10k pages).
+ANCHORS_SIZE = 4096
 
 
 def _bodies() -> OrderedDict[tuple[str, str, str], tuple[str, frozenset[str]]]:
@@ -43,7 +46,6 @@ class VaultLinks:
         self.targets = {f.ref.text: f.target for f in outgoing if f.ref.kind == "link" and f.target}
         self.code = code_targets(kb, outgoing)
         self.assets: set[str] = set()
-        self._ids: dict[str, tuple[Outline, dict[int, str]]] = {}
 
     def reference(self, written: str, anchor: str) -> str | None:
         code = self.code.get(written)
@@ -76,11 +78,7 @@ class VaultLinks:
         else the slug of the text."""
         if anchor.startswith("^"):
             return anchor
-        if path not in self._ids:
-            outline = self.kb.outline(path)
-            rows = [(h.text, h.level, h.line) for h in outline.headings]
-            self._ids[path] = (outline, heading_ids(rows, title))
-        outline, ids = self._ids[path]
+        outline, ids = _anchors_of(self.kb, path, title)
         line = outline.find(anchor, self.kb.reading)
         found = ids.get(line) if line is not None else None
         return found or heading_anchor(anchor.rpartition("#")[2] or anchor)
@@ -91,6 +89,22 @@ class VaultLinks:
             return None
         self.assets.add(path)
         return self.link.file(path)
+
+
+def _anchors_of(kb: Session, path: str, title: str) -> tuple[Outline, dict[int, str]]:
+    """The outline of the file ``path`` as last read, with the id its page gives each
+    heading line (kept for the vault's state: many pages link into the same files)."""
+    entry = (kb.fingerprint(), path, title)
+    kept: OrderedDict[tuple[str, str, str], tuple[Outline, dict[int, str]]]
+    kept = process.once("web.anchors", OrderedDict)
+    found = kept.get(entry)
+    if found is None:
+        outline = kb.outline(path)
+        rows = [(h.text, h.level, h.line) for h in outline.headings]
+        found = kept[entry] = (outline, heading_ids(rows, title))
+        if len(kept) > ANCHORS_SIZE:
+            kept.popitem(last=False)
+    return found
 
 
 def code_targets(kb: Session, outgoing: list[Link]) -> dict[str, CodeTarget]:

@@ -276,8 +276,7 @@ class Pages:
         return {"items": items, "progress": {"read": read, "total": len(items)}}
 
     def _course(self, doc: Document, shown: Shown, link: Linker) -> dict[str, Any]:
-        prefix = doc.key + "#"
-        keys = [k for k in self.knowledge().info if k.startswith(prefix)]
+        keys = self._units_of(doc.key)
         found = sorted(self.kb.documents_for(keys).values(), key=lambda u: u.line)
         units = [self._unit(u, link) for u in found]
         notes = [
@@ -295,6 +294,22 @@ class Pages:
             "progress": progress,
             "notes": [self.item(n, link) for n in dict.fromkeys(notes) if n is not None],
         }
+
+    def _units_of(self, course: str) -> list[str]:
+        """The keys of ``course``'s units (``course#...``), in the plan model's order."""
+        if "#" in course:
+            prefix = course + "#"
+            return [k for k in self.knowledge().info if k.startswith(prefix)]
+        return self.memo("units", self._units).get(course, [])
+
+    def _units(self) -> dict[str, list[str]]:
+        """Course -> the keys of its units, in the plan model's order (made once a state)."""
+        out: dict[str, list[str]] = {}
+        for key in self.knowledge().info:
+            course, hash_, _unit = key.partition("#")
+            if hash_:
+                out.setdefault(course, []).append(key)
+        return out
 
     def _unit(self, unit: Document, link: Linker) -> dict[str, Any]:
         needs = [f.target for f in self.outgoing(unit) if f.ref.kind == "requires" and f.target]
