@@ -224,25 +224,24 @@ def edit_turns(vault: str, before_src: str | None, runs: int, add, first: bool) 
     opts = {"check": True, "ok_codes": (0, 1)}
     sk = [sys.executable, "-m", "studykb", "--vault"]
     cmds, envs, edits = {}, {}, {}
-    for ver, (path, env) in versions.items():
-        editor = Editor(os.path.join(path, note), chinese=False)
-        edits[ver] = editor
-        for what, argv in (
-            ("related after 1 edit", "related"),
-            ("backlinks after it", "backlinks"),
-        ):
-            cmds[f"{what} [{ver}]"] = sk + [path, argv, key, "--json"]
+    rows = (  # in this order: the second related finds nothing edited
+        ("related after 1 edit", "related", True),
+        ("related, nothing edited", "related", False),
+        ("backlinks after the same kind of edit", "backlinks", True),
+    )
+    for what, argv, edit in rows:  # each row in turns, version after version
+        for ver, (path, env) in versions.items():
+            cmds[f"{what} [{ver}]"] = (sk + [path, argv, key, "--json"], edit)
             envs[f"{what} [{ver}]"] = env
-        cmds[f"related, nothing edited [{ver}]"] = sk + [path, "related", key, "--json"]
-        envs[f"related, nothing edited [{ver}]"] = env
+    for ver, (path, env) in versions.items():
+        edits[ver] = Editor(os.path.join(path, note), chinese=False)
         run(sk + [path, "related", key, "--json"], env=env, **opts)  # its own caches
     timings: dict[str, list] = {name: [] for name in cmds}  # type: ignore[type-arg]
     try:
         for _turn in range(runs + 1):
-            for name, cmd in cmds.items():
-                ver = name.rsplit("[", 1)[1][:-1]
-                if "edit" in name and "nothing" not in name:
-                    edits[ver]()
+            for name, (cmd, edit) in cmds.items():
+                if edit:
+                    edits[name.rsplit("[", 1)[1][:-1]]()
                 got = run(cmd, env=envs[name], **opts)
                 if _turn:
                     timings[name].append(got)
