@@ -211,15 +211,17 @@ def edit_turns(vault: str, before_src: str | None, runs: int, add, first: bool) 
     same kind of edit, ``related`` with nothing edited, and (``first``) the first
     ``related`` after ``studykb build`` from scratch. With ``before_src`` (a ``src``
     folder of the code before) each command runs in turns for both versions, each on
-    its own copy of the vault (``VAULT-before``), its related caches made by it."""
+    its own copy of the vault (``VAULT-before``, kept from a last run), its related
+    caches made by it."""
     with open(os.path.join(vault, ".bench.json"), encoding="utf-8") as fh:
         note = json.load(fh)["edit_file"]
     key = note.rsplit("/", 1)[-1][:-3]
     versions = {"after": (vault, LOCAL)}
     if before_src:
-        other = vault.rstrip("/") + "-before"
-        shutil.rmtree(other, ignore_errors=True)
-        shutil.copytree(vault, other)
+        other = vault.rstrip("/") + "-before"  # kept from a last run: its state is its own
+        if not os.path.exists(os.path.join(other, ".studykb")):
+            shutil.rmtree(other, ignore_errors=True)
+            shutil.copytree(vault, other)
         versions["before"] = (other, {**LOCAL, "PYTHONPATH": before_src})
     opts = {"check": True, "ok_codes": (0, 1)}
     sk = [sys.executable, "-m", "studykb", "--vault"]
