@@ -42,7 +42,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import Table, interleave, python_cmd, repeat, run  # noqa: E402
+from common import LOCAL, Table, interleave, python_cmd, repeat, run  # noqa: E402
 
 IN_PROCESS = r"""
 import json, random, statistics, sys, time
@@ -205,6 +205,81 @@ def _sidebar_only(table, figures, count, args):  # type: ignore[no-untyped-def]
     return 0 if all(f["ok"] is not False for f in figures.values()) else 1
 
 
+def edit_turns(vault: str, before_src: str | None, runs: int, add, first: bool) -> None:  # type: ignore[no-untyped-def]
+    """The rows of one document after an edit, end to end, in fresh local processes
+    (``STUDYKB_LOCAL=1``): ``related`` after a one-line edit and ``backlinks`` after the
+    same kind of edit, ``related`` with nothing edited, and (``first``) the first
+    ``related`` after ``studykb build`` from scratch. With ``before_src`` (a ``src``
+    folder of the code before) each command runs in turns for both versions, each on
+    its own copy of the vault (``VAULT-before``, kept from a last run), its related
+    caches made by it."""
+    with open(os.path.join(vault, ".bench.json"), encoding="utf-8") as fh:
+        note = json.load(fh)["edit_file"]
+    key = note.rsplit("/", 1)[-1][:-3]
+    versions = {"after": (vault, LOCAL)}
+    if before_src:
+        other = vault.rstrip("/") + "-before"  # kept from a last run: its state is its own
+        if not os.path.exists(os.path.join(other, ".studykb")):
+            shutil.rmtree(other, ignore_errors=True)
+            shutil.copytree(vault, other)
+        versions["before"] = (other, {**LOCAL, "PYTHONPATH": before_src})
+    opts = {"check": True, "ok_codes": (0, 1)}
+    sk = [sys.executable, "-m", "studykb", "--vault"]
+    cmds, envs, edits = {}, {}, {}
+    rows = (  # in this order: the second related finds nothing edited
+        ("related after 1 edit", "related", True),
+        ("related, nothing edited", "related", False),
+        ("backlinks after the same kind of edit", "backlinks", True),
+    )
+    for what, argv, edit in rows:  # each row in turns, version after version
+        for ver, (path, env) in versions.items():
+            cmds[f"{what} [{ver}]"] = (sk + [path, argv, key, "--json"], edit)
+            envs[f"{what} [{ver}]"] = env
+    for ver, (path, env) in versions.items():
+        edits[ver] = Editor(os.path.join(path, note), chinese=False)
+        run(sk + [path, "related", key, "--json"], env=env, **opts)  # its own caches
+    timings: dict[str, list] = {name: [] for name in cmds}  # type: ignore[type-arg]
+    try:
+        for _turn in range(runs + 1):
+            for name, (cmd, edit) in cmds.items():
+                if edit:
+                    edits[name.rsplit("[", 1)[1][:-1]]()
+                got = run(cmd, env=envs[name], **opts)
+                if _turn:
+                    timings[name].append(got)
+    finally:
+        for editor in edits.values():
+            editor.restore()
+    for name, got in timings.items():
+        secs = sorted(r.seconds for r in got)
+        cpu = sorted(r.cpu for r in got)
+        mid = len(secs) // 2
+        add(name, secs[mid], len(secs), max(r.rss_mb for r in got), "(turns)", None, cpu[mid])
+    if first:
+        for ver, (path, env) in versions.items():
+            shutil.rmtree(os.path.join(path, ".studykb"), ignore_errors=True)
+            build = run(sk + [path, "build", "--json"], env=env, **opts)
+            add(
+                f"studykb build, from scratch [{ver}]",
+                build.seconds,
+                1,
+                build.rss_mb,
+                "(info)",
+                None,
+                build.cpu,
+            )
+            got = run(sk + [path, "related", key, "--json"], env=env, **opts)
+            add(
+                f"first related after the build [{ver}]",
+                got.seconds,
+                1,
+                got.rss_mb,
+                "<= 0.300 s",
+                got.seconds <= 0.3,
+                got.cpu,
+            )
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--docs", type=int, default=10000)
@@ -221,10 +296,20 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only the full build and the whole-vault sidebar (and their ratio)",
     )
+    ap.add_argument("--vault", help="use this vault (a copy: it is edited and restored)")
+    ap.add_argument(
+        "--edit-only",
+        action="store_true",
+        help="only the rows of one document after an edit (see edit_turns)",
+    )
+    ap.add_argument("--before", help="with --edit-only: the src folder of the code before")
+    ap.add_argument(
+        "--first", action="store_true", help="with --edit-only: also the first related after build"
+    )
     args = ap.parse_args(argv)
 
     workdir = args.workdir or tempfile.mkdtemp(prefix="studykb-bench-related-")
-    vault = os.path.join(workdir, f"vault-{args.docs}")
+    vault = args.vault or os.path.join(workdir, f"vault-{args.docs}")
     here = os.path.dirname(os.path.abspath(__file__))
     if not os.path.exists(os.path.join(vault, ".bench.json")):
         run(
@@ -257,6 +342,14 @@ def main(argv: list[str] | None = None) -> int:
 
     def wipe() -> None:
         shutil.rmtree(os.path.join(vault, ".studykb"), ignore_errors=True)
+
+    if args.edit_only:
+        if not os.path.exists(os.path.join(vault, ".studykb")):
+            run(sk + ["build", "--json"], **opts)
+        edit_turns(vault, args.before, args.runs, add, args.first)
+        print(f"\n{args.docs} documents; machine: {os.cpu_count()} cores\n")
+        table.print(markdown=args.markdown)
+        return 0
 
     count = 0
     if not args.quick:

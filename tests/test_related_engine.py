@@ -177,6 +177,43 @@ def test_a_label_two_documents_link_with_names_the_target(
     assert not any(r.startswith("mentions") for f in found for r in f.reasons)
 
 
+def test_labels_after_an_edit_are_the_labels_of_the_whole_vault(
+    make_vault: Callable, open_vault: Callable
+) -> None:
+    """After each edit the labels kept with the name table (the kept links of the other
+    files and the edited file's read again) are the ones counted from the whole vault:
+    a label gaining a third source, a file's labelled link taken out, one put in a
+    file that held none, a label used once."""
+    from studykb.related.labels import Labels, label_names
+    from studykb.related.vectorcache import VECTORS
+
+    pages = {
+        "target.md": "# 创建第一篇笔记\n\n打开仓库。\n",
+        "a.md": "# A\n\n见[[target|创建笔记]]。\n",
+        "b.md": "# B\n\n先[[target|创建笔记]]再[[a|快捷键]]。\n",
+        "c.md": "# C\n\n每天写。\n",
+        "d.md": "# D\n\n[[target|新建]]\n",
+    }
+    pages.update({f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(60)})
+    root = make_vault(pages)
+    edits = [
+        ("c.md", "# C\n\n每天[[target|创建笔记]]。\n"),  # a third source
+        ("b.md", "# B\n\n先[[target|创建笔记]]再说。\n"),  # one labelled link out
+        ("more/n1.md", "# Note 1\n\n[[a|快捷键]] and [[d|新建]].\n"),  # into a file with none
+        ("d.md", "# D\n\n[[target|新建]] 和 [[c|一次]]\n"),  # a label used once
+    ]
+    vault = open_vault(root)
+    vault.derived(VECTORS)
+    for path, text in edits:
+        (root / path).write_text(text, encoding="utf-8")
+        vault.refresh()
+        kept = Labels.from_data(vault.derived(VECTORS).names.labels)
+        assert kept is not None
+        whole = label_names(vault)
+        assert kept == whole, path
+        assert kept.names.get("target.md") == ["创建笔记"]
+
+
 def test_filler_words_never_make_a_reason(make_vault: Callable, open_vault: Callable) -> None:
     """Words most documents use (规模, 状态, 策略, 生成, 语言 here) are no subject, even
     when a title holds them; the words the two documents alone share are."""

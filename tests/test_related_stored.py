@@ -13,6 +13,8 @@ import pytest
 
 from studykb.related import engine as engine_mod
 from studykb.related import stored
+from studykb.related.features import FEATURES
+from studykb.related.vectorcache import VECTORS
 from studykb.vault.derived import code_version
 
 
@@ -113,3 +115,46 @@ def test_arrays_are_stored_as_bytes_dtype_and_shape() -> None:
         stored.unpack_array({**data, "shape": [4, 3]})
     with pytest.raises(ValueError):
         stored.unpack_array({**data, "dtype": "|O"})
+
+
+def test_a_link_edit_writes_the_engine_so_a_text_edit_after_it_keeps_the_graph(
+    make_vault: Callable, open_vault: Callable, run: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The engine is written back when the graph features changed: the next process,
+    after an edit of the text only, keeps the graph's matrices as written (made zero
+    times), the same matrices as an engine made whole from the same inputs."""
+    made: list[int] = []
+    real = engine_mod.Engine._graph
+
+    def counted(self: engine_mod.Engine) -> None:
+        made.append(self.n)
+        real(self)
+
+    monkeypatch.setattr(engine_mod.Engine, "_graph", counted)
+    # enough other notes that one edited file is read incrementally (the drift bound)
+    files = {**FILES, **{f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(150)}}
+    root = make_vault(files)
+    related_ids(run, root, "c")
+    (root / "notes/c.md").write_text(
+        "# Speculative decoding\n\nA draft model proposes tokens; see [[d]] for fp8 weights.\n",
+        encoding="utf-8",
+    )
+    made.clear()
+    assert related_ids(run, root, "c")[0] == "d"
+    assert len(made) == 1  # the graph's matrices made again, once
+    (root / "notes/d.md").write_text(
+        "# Quantization\n\nInt8 and fp8 weights for serving; draft tokens too.\n",
+        encoding="utf-8",
+    )
+    made.clear()
+    after = run("related", "c", "--json", vault=root).stdout
+    assert made == []  # kept as written after the link edit
+    assert json.loads(after)["related"][0]["id"] == "d"
+    vault = open_vault(root)  # the engine as kept and updated, against one made whole
+    kept = engine_mod.for_vault(vault)
+    whole = engine_mod.Engine(vault.derived(FEATURES), vault.derived(VECTORS).tv)
+    for name in engine_mod.MATRICES:
+        a, b = getattr(kept, name), getattr(whole, name)
+        assert a.shape == b.shape and (a != b).nnz == 0, name
+    for name in engine_mod.ARRAYS:
+        assert np.array_equal(getattr(kept, name), getattr(whole, name)), name

@@ -377,9 +377,12 @@ class EngineSpec:
     def build(self, vault: Snapshot) -> Engine:
         return Engine(vault.derived(FEATURES), vault.derived(VECTORS).tv)
 
-    #: An update after an edit costs about what loading the engine does: it is written
-    #: back only once many files changed (:data:`studykb.vault.derived.REWRITE_AFTER`).
-    write_when_inputs_change = False
+    #: An update after an edit of the text costs about what loading the engine does
+    #: (the matrices of the words made again): it is written back once many files
+    #: changed (:data:`studykb.vault.derived.REWRITE_AFTER`), or when the graph features
+    #: changed, so that the next processes, after edits of the text only, keep the
+    #: graph's matrices as written instead of making them again each time.
+    write_when_inputs_change = frozenset({FEATURES.name})
 
     def update(self, value: Engine, change: Change, vault: Snapshot) -> Engine | None:
         if not change.inputs:

@@ -20,10 +20,11 @@ all of them:
   value is written back whole only once the files changed since it was last written
   pass :data:`REWRITE_AFTER`, or at once when an input's value changed (unless the
   structure says ``write_when_inputs_change = False``: its update costs no more than
-  loading it); until then the next process loads the written value and updates it for
-  the same files again, which is cheaper than rewriting megabytes after every save (a
-  structure whose update writes files of its own, such as the search index, sets
-  ``rewrite_after = 0``: its value is written after every update, as it must say what
+  loading it; or names, as a frozenset, the inputs whose change it is written after);
+  until then the next process loads the written value and updates it for the same files
+  again, which is cheaper than rewriting megabytes after every save (a structure whose
+  update writes files of its own, such as the search index, sets ``rewrite_after = 0``:
+  its value is written after every update, as it must say what
   those files hold). That is the one journal: the state's own
   (``Store.changed_since``).
 
@@ -274,7 +275,8 @@ class Structures:
         stamp = _stamp(spec, value, now, inputs)
         out = _Held(value, now, inputs, stamp, held.written_at, unwritten)
         rewrite_after = getattr(spec, "rewrite_after", REWRITE_AFTER)
-        rewrite = changed and getattr(spec, "write_when_inputs_change", True)
+        when = getattr(spec, "write_when_inputs_change", True)
+        rewrite = bool(changed & when if isinstance(when, frozenset) else changed and when)
         if rewrite or rewrite_after == 0 or len(unwritten) > rewrite_after:
             out.written_at, out.unwritten = now, frozenset()
             self._write(spec, out)
