@@ -185,7 +185,7 @@ def test_a_markdown_link_label_names_the_target_too(
     pages = {
         "ds/seg-tree.md": "# Segment tree\n\nIntervals, lazy tags.\n",
         "a.md": "# 区间查询\n\n用[线段树](ds/seg-tree.md)维护。\n",
-        "b.md": "# 扫描线\n\n配合[线段树](./ds/seg-tree.md#lazy \"t\")求面积。\n",
+        "b.md": '# 扫描线\n\n配合[线段树](./ds/seg-tree.md#lazy "t")求面积。\n',
         "c.md": "# 数据结构\n\n先学线段树，再学平衡树。\n",
         "d.md": "# 烹饪\n\n番茄意面。\n",
     }
@@ -200,7 +200,8 @@ def test_a_markdown_link_label_names_the_target_too(
     (root / "d.md").write_text("# 烹饪\n\n番茄意面和沙拉。\n", encoding="utf-8")
     kept = open_vault(root)
     assert mentioned(related(kept, kept.document("c.md"))) == ["seg-tree"]
-    (root / "b.md").write_text("# 扫描线\n\n配合[区间树](ds/seg-tree.md)求面积。\n", encoding="utf-8")
+    relabelled = "# 扫描线\n\n配合[区间树](ds/seg-tree.md)求面积。\n"
+    (root / "b.md").write_text(relabelled, encoding="utf-8")
     once = open_vault(root)
     assert mentioned(related(once, once.document("c.md"))) == []
 
