@@ -167,6 +167,28 @@ def measure(lists: dict[str, list[str]], truth: dict[str, set[str]]) -> tuple[fl
     return found / max(1, total), rr / max(1, len(truth))
 
 
+def misses(c: Collection, options: RelatedOptions, base: Baseline) -> list[str]:
+    """Lines for each sampled note whose first linked note is not studykb's first: the
+    rank it is at (0: not in the top 10), studykb's top 3 with their reasons, TF-IDF's
+    rank of it (to read the causes of the failures; nothing is fitted on them)."""
+    ranker = Ranker.for_vault(c.kb.vault, options.text)
+    got = ranker.related_many(c.sample, options)
+    out = []
+    for key in c.sample:
+        found, want = got.get(key, []), c.truth[key]
+        keys = [r.key for r in found][:10]
+        first = next((n + 1 for n, k in enumerate(keys) if k in want), 0)
+        if first == 1:
+            continue
+        theirs = base.related(key, 10)
+        tf = next((n + 1 for n, k in enumerate(theirs) if k in want), 0)
+        out.append(f"{key}: first linked at {first} (TF-IDF {tf}), {len(want)} linked")
+        for r in found[:3]:
+            mark = "*" if r.key in want else " "
+            out.append(f"   {mark} {r.key} {r.score:.3f} {'; '.join(r.reasons)}")
+    return out
+
+
 def studykb_lists(c: Collection, options: RelatedOptions) -> dict[str, list[str]]:
     ranker = Ranker.for_vault(c.kb.vault, options.text)
     got = ranker.related_many(c.sample, options)
@@ -262,6 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tune", action="store_true", help="fit the weights on FOLDERS and books")
     ap.add_argument("--rounds", type=int, default=3, help="tuning rounds (the grid, then finer)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--misses", action="store_true", help="print the notes missed at rank 1")
     ap.add_argument("--diversity", type=float, default=RelatedOptions().diversity)
     ap.add_argument("--weights", default="{}", help='JSON of weights to change: {"text": 8}')
     args = ap.parse_args(argv)
@@ -290,6 +313,8 @@ def main(argv: list[str] | None = None) -> int:
             base = Baseline(c.kb)
             b_recall, b_mrr = measure({k: base.related(k, 10) for k in c.sample}, c.truth)
             s_recall, s_mrr = measure(studykb_lists(c, options), c.truth)
+            if args.misses:
+                print(f"\n{c.name}", *misses(c, options, base), sep="\n", file=sys.stderr)
             rows.append(
                 {
                     "collection": c.name,

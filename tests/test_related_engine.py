@@ -214,6 +214,35 @@ def test_labels_after_an_edit_are_the_labels_of_the_whole_vault(
         assert kept.names.get("target.md") == ["创建笔记"]
 
 
+def test_a_markdown_link_label_names_the_target_too(
+    make_vault: Callable, open_vault: Callable
+) -> None:
+    """``[线段树](ds/seg-tree.md)`` in two documents names seg-tree 线段树 as a wikilink
+    label would; after an edit of one of them (read again alone) it names nothing."""
+    pages = {
+        "ds/seg-tree.md": "# Segment tree\n\nIntervals, lazy tags.\n",
+        "a.md": "# 区间查询\n\n用[线段树](ds/seg-tree.md)维护。\n",
+        "b.md": '# 扫描线\n\n配合[线段树](./ds/seg-tree.md#lazy "t")求面积。\n',
+        "c.md": "# 数据结构\n\n先学线段树，再学平衡树。\n",
+        "d.md": "# 烹饪\n\n番茄意面。\n",
+    }
+    pages.update({f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(60)})
+    root = make_vault(pages)
+    vault = open_vault(root)
+
+    def mentioned(found: list) -> list[str]:
+        return [f.id for f in found if any(r.startswith("mentions") for r in f.reasons)]
+
+    assert mentioned(related(vault, vault.document("c.md"))) == ["seg-tree"]
+    (root / "d.md").write_text("# 烹饪\n\n番茄意面和沙拉。\n", encoding="utf-8")
+    kept = open_vault(root)
+    assert mentioned(related(kept, kept.document("c.md"))) == ["seg-tree"]
+    relabelled = "# 扫描线\n\n配合[区间树](ds/seg-tree.md)求面积。\n"
+    (root / "b.md").write_text(relabelled, encoding="utf-8")
+    once = open_vault(root)
+    assert mentioned(related(once, once.document("c.md"))) == []
+
+
 def test_filler_words_never_make_a_reason(make_vault: Callable, open_vault: Callable) -> None:
     """Words most documents use (规模, 状态, 策略, 生成, 语言 here) are no subject, even
     when a title holds them; the words the two documents alone share are."""

@@ -5,17 +5,22 @@ what its authors write in running text, so a note saying 创建笔记 without a 
 that document. Anchor text, as web search has long read it: a label counts as a name of
 its target once at least :data:`MIN_SOURCES` different documents (other than the target)
 link to it with that label (one author's phrasing is not yet a name; and the fewer
-names, the fewer times every text must be searched again). Only labelled wikilinks
-carry a label here (a Markdown link's label is not kept with the reference); the state
-gives the labelled links (:meth:`studykb.vault.state.refs.Refs.wiki_labels`), a
-vault of 6,500 notes and 18,000 of them in 0.08 s. The labelled links of each file are
-kept with the names, so after an edit only the edited files' links are read again.
+names, the fewer times every text must be searched again). The state gives the
+labelled wikilinks (:meth:`studykb.vault.state.refs.Refs.wiki_labels`), a vault of 6,500
+notes and 18,000 of them in 0.08 s. A Markdown link ``[线段树](../ds/seg-tree.md)``
+keeps only its destination in the state, so its label is read from the line of the
+file the state gives for it (:func:`markdown_labels`). The labelled links of each file
+(both kinds) are kept with the names, so after an edit only the edited files' links are
+read again.
 """
 
 from __future__ import annotations
 
+import posixpath
+import re
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any, NamedTuple
+from urllib.parse import unquote
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -32,7 +37,7 @@ class Labels(NamedTuple):
     names: dict[str, list[str]]
     """Target key -> the labels enough documents link it with (sorted)."""
     paths: list[str]
-    """Every file holding a labelled wikilink (sorted): an edit elsewhere changes none."""
+    """Every file holding a labelled link (sorted): an edit elsewhere changes none."""
     links: dict[str, list[str]]
     """File -> its labelled links that may name their target, flat (source, target,
     label, source, ...): what :func:`labels_after` counts again after an edit, without
@@ -60,9 +65,63 @@ LabelRow = tuple[str, str, str, str]
 """(path, source, target key, the link as written), as the state gives them."""
 
 
+#: ``[label](destination "title")``, not an image.
+_MDLINK = re.compile(r"(?<!!)\[([^\[\]]+)\]\(<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\)")
+
+
+def markdown_labels(
+    vault: Snapshot, paths: Iterable[str] | None = None
+) -> dict[str, list[list[str]]]:
+    """File -> [source, target key, label] of its resolved Markdown links to documents
+    (of ``paths`` only, when given): each link of the state read off its line, where a
+    ``[label](destination)`` whose destination is the target's file (``.md`` or not)
+    gives its label."""
+    edges = vault.edges(kind="link") if paths is None else vault.edges_in(paths)
+    edges = [e for e in edges if e.kind == "link" and e.source.split("#", 1)[0] != e.target]
+    targets = vault.documents_for({e.target for e in edges})
+    lines: dict[str, list[str]] = {}
+    out: dict[str, list[list[str]]] = {}
+    for e in edges:
+        target = targets.get(e.target)
+        if target is None or target.path == e.path:
+            continue
+        if e.path not in lines:
+            try:
+                lines[e.path] = (vault.root / e.path).read_text(encoding="utf-8").splitlines()
+            except (OSError, UnicodeDecodeError):
+                lines[e.path] = []
+        text = lines[e.path][e.line - 1] if 0 < e.line <= len(lines[e.path]) else ""
+        if "](" not in text:
+            continue
+        stem = target.path[:-3] if target.path.endswith(".md") else target.path
+        for m in _MDLINK.finditer(text):
+            href = unquote(m.group(2)).split("#", 1)[0].split("?", 1)[0]
+            if not href or ":" in href:
+                continue
+            norm = posixpath.normpath(posixpath.join(posixpath.dirname(e.path), href))
+            label = " ".join(m.group(1).split())
+            if norm in (target.path, stem) and label:
+                row = [e.source, e.target, label]
+                if row not in out.setdefault(e.path, []):
+                    out[e.path].append(row)
+    return {p: sorted(rows) for p, rows in out.items()}
+
+
 def label_names(vault: Snapshot) -> Labels:
-    """The labels every labelled wikilink of the vault gives."""
-    return _counted(_links(vault.wiki_labels()))
+    """The labels every labelled wikilink and Markdown link of the vault gives."""
+    return _counted(_with_marked(_links(vault.wiki_labels()), markdown_labels(vault)))
+
+
+def _with_marked(
+    links: dict[str, list[str]], marked: dict[str, list[list[str]]]
+) -> dict[str, list[str]]:
+    """``links`` with each file's Markdown links' [source, target, label] after its
+    wikilinks' (flat, as :attr:`Labels.links`)."""
+    for path, rows in marked.items():
+        flat = links.setdefault(path, [])
+        for row in rows:
+            flat += row
+    return links
 
 
 def _links(rows: Iterable[LabelRow]) -> dict[str, list[str]]:
@@ -98,7 +157,7 @@ def labels_after(kept: Labels | None, vault: Snapshot, touched: set[str]) -> Lab
     (the whole vault is queried only when nothing is kept)."""
     if kept is None:
         return label_names(vault)
-    now = _links(vault.wiki_labels(touched))
+    now = _with_marked(_links(vault.wiki_labels(touched)), markdown_labels(vault, touched))
     if all(kept.links.get(p) == now.get(p) for p in touched):
         return kept  # the same labelled links (or none) before and now
     links = {p: flat for p, flat in kept.links.items() if p not in touched}
