@@ -15,6 +15,11 @@ earlier build that are no longer part of the site are removed, but only when the
 content still has the digest the manifest gives (a file the site did not write, or one
 changed since, is left alone). Nothing else in the folder is touched.
 
+After an edit that leaves what every page shares alone, the inputs of only the pages
+the edit can change are computed (:mod:`studykb.web.site_changes`, from what the
+manifest records); the list pages are kept and the search index is the last one with
+the edited documents' parts made again.
+
 Every path the site writes or removes lies inside the real output folder: a symbolic
 link anywhere inside it is refused with a message before anything is written (a
 committed ``public/link -> ../notes`` must never make the site write or delete there).

@@ -134,7 +134,8 @@ class Output:
                 "vault": dict(sorted(self.vault.items())),
                 "docs": {k: [p, d] for k, (p, d) in sorted(self.docs.items())},
             }
-        data = json.dumps(manifest, ensure_ascii=False, indent=0).encode()
+        # one line: the C encoder (an indent makes json use its Python one, ~10x slower)
+        data = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode()
         temporary = self.folder / (MANIFEST + ".tmp")
         temporary.write_bytes(data)
         os.replace(temporary, self.folder / MANIFEST)
