@@ -195,6 +195,9 @@ def test_after_each_kind_of_edit_the_site_is_the_scratch_site(
     monkeypatch.setattr(site_inputs, "page_inputs", counted)
     first, _made = _build(root, out, monkeypatch)
     everyone = len(read)
+    read.clear()
+    _again, made = _build(root, out, monkeypatch)  # nothing changed: nothing made
+    assert not made and not read
     note = root / EDITED
     original = note.read_text(encoding="utf-8")
     other = root / "notes/gpu-infra-ops-digest.md"

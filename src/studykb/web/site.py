@@ -78,7 +78,7 @@ def build_site(
     links_to_code, clones = site_code.repo_states(kb)
     output.state = made_from(kb, code + links_to_code + clones)
     if _unchanged(output):  # nothing the site is made from changed: nothing to write
-        output.new = dict(output.old)
+        output.keep_all()
         output.finish()
         return Built(
             pages=sum(p.endswith(".html") for p in output.new),

@@ -67,6 +67,13 @@ class Output:
         if written:
             self.written.append(path)
 
+    def keep_all(self) -> None:
+        """Keep the last build as it is: its files, and what the next build compares
+        with (every page's inputs, the record of :mod:`studykb.web.site_changes`)."""
+        self.new = dict(self.old)
+        self.inputs = {p: (inputs, assets) for p, (inputs, assets, _n) in self.old_inputs.items()}
+        self.vault, self.common, self.docs = self.old_vault, self.old_common, self.old_docs
+
     def kept(self, path: str, inputs: str) -> tuple[str, list[str]] | None:
         """(digest, vault files shown) of the page at ``path`` as the last build wrote it,
         if it was made from the same ``inputs`` and its file is still there, the same
