@@ -92,7 +92,7 @@ def build_site(
         output,
         {},
     )
-    work.files = output.vault = kb.file_hashes()
+    work.files = output.sources = kb.file_hashes()
     with paused_gc():
         work.common = output.common = site_inputs.shared(kb, work.pages, code + links_to_code)
     # only the documents whose related lists may have changed are ranked again
@@ -106,7 +106,7 @@ def build_site(
     else:  # the few pages an edit can change; the others kept as recorded
         lists.update(_keep_pages(work, [k for k in docs if k not in make]))
         work.keep_index_pages = True
-        changed = site_changes.changed_files(output.old_vault, work.files)
+        changed = site_changes.changed_files(output.old_sources, work.files)
         work.bodies = {d.key for d in kb.documents().values() if d.path in changed}
         others = _load_few(work)
         done = _render_chunk(work, sorted(make))

@@ -61,7 +61,7 @@ def to_make(
     digest changed)."""
     if rank is None or not output.old_common or output.old_common != common:
         return None
-    changed = changed_files(output.old_vault, files)
+    changed = changed_files(output.old_sources, files)
     in_changed = [d for d in kb.documents().values() if d.path in changed]
     make = set(rank) | {d.key for d in in_changed}
     for doc in in_changed:

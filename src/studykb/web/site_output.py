@@ -26,13 +26,13 @@ class Output:
         self.folder = folder
         data = _manifest_data(folder)
         self.old, self.old_state, self.old_inputs = _read_manifest(data)
-        self.old_vault, self.old_common, self.old_docs = _read_record(data, self.old_state)
+        self.old_sources, self.old_common, self.old_docs = _read_record(data, self.old_state)
         self.state = ""
         """What the site is made from (vault state, code, options); see :func:`made_from`."""
         self.new: dict[str, str] = {}
         self.inputs: dict[str, tuple[str, list[str]]] = {}
         """Page -> (digest of its inputs, the vault files it shows)."""
-        self.vault: dict[str, str] = {}
+        self.sources: dict[str, str] = {}
         """Path -> content digest of every vault file the site is made from."""
         self.common = ""
         """What every page is made from (:func:`studykb.web.site_inputs.shared`)."""
@@ -72,7 +72,7 @@ class Output:
         with (every page's inputs, the record of :mod:`studykb.web.site_changes`)."""
         self.new = dict(self.old)
         self.inputs = {p: (inputs, assets) for p, (inputs, assets, _n) in self.old_inputs.items()}
-        self.vault, self.common, self.docs = self.old_vault, self.old_common, self.old_docs
+        self.sources, self.common, self.docs = self.old_sources, self.old_common, self.old_docs
 
     def kept(self, path: str, inputs: str) -> tuple[str, list[str]] | None:
         """(digest, vault files shown) of the page at ``path`` as the last build wrote it,
@@ -138,7 +138,7 @@ class Output:
         if self.common:  # what the next build compares with (site_changes)
             manifest["record"] = {
                 "common": self.common,
-                "vault": dict(sorted(self.vault.items())),
+                "vault": dict(sorted(self.sources.items())),
                 "docs": {k: [p, d] for k, (p, d) in sorted(self.docs.items())},
             }
         # one line: the C encoder (an indent makes json use its Python one, ~10x slower)
