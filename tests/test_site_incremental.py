@@ -169,3 +169,72 @@ def test_after_edits_only_the_lists_that_may_change_are_ranked(
         _build(root, scratch, monkeypatch)
         assert len(set(ranked)) == everyone
         assert _files(scratch) == _files(out), n
+
+
+def test_after_each_kind_of_edit_the_site_is_the_scratch_site(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A body line with a link, the line taken out again (a backlink gone), a title, a
+    new note, a deleted note: after each, every byte is a scratch site's; after the body
+    edits only a few pages' inputs are read (:mod:`studykb.web.site_changes`) and the
+    list pages are not made again."""
+    from studykb.web import site_inputs
+
+    root = tmp_path / "vault"
+    for name in ("notes", "courses"):
+        shutil.copytree(bundled / name, root / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(bundled / "studykb.toml", root / "studykb.toml")
+    out = tmp_path / "site"
+    read: list[str] = []
+    real = site_inputs.page_inputs
+
+    def counted(pages: Any, doc: Any, *args: Any) -> str:
+        read.append(doc.key)
+        return real(pages, doc, *args)
+
+    monkeypatch.setattr(site_inputs, "page_inputs", counted)
+    first, _made = _build(root, out, monkeypatch)
+    everyone = len(read)
+    read.clear()
+    _again, made = _build(root, out, monkeypatch)  # nothing changed: nothing made
+    assert not made and not read
+    note = root / EDITED
+    original = note.read_text(encoding="utf-8")
+    other = root / "notes/gpu-infra-ops-digest.md"
+    linked = "\nA new line on [[kv-cache-serving-digest]] and [[gpu-infra-ops-digest]].\n"
+    edits: list[tuple[str, Callable[[], None], bool]] = [
+        ("a body line with links", lambda: note.write_text(original + linked), True),
+        ("the line taken out", lambda: note.write_text(original), True),
+        (
+            "a title",
+            lambda: other.write_text(
+                other.read_text(encoding="utf-8").replace(
+                    'title: "GPU 基础设施动态', 'title: "GPU 基础设施新动态', 1
+                )
+            ),
+            False,
+        ),
+        ("a new note", lambda: (root / "notes/new-one.md").write_text(NEW_NOTE), False),
+        ("a deleted note", lambda: (root / "notes/new-one.md").unlink(), False),
+    ]
+    for n, (what, edit, few) in enumerate(edits):
+        edit()
+        read.clear()
+        _built, made = _build(root, out, monkeypatch)
+        if few:
+            assert 0 < len(set(read)) < everyone // 2, (what, len(set(read)), everyone)
+            assert not made & INDEX_PAGES, what  # kept: what they are made from is the same
+        else:
+            assert len(read) == everyone + (what == "a new note"), what
+        scratch = tmp_path / f"scratch{n}"
+        _build(root, scratch, monkeypatch)
+        assert _files(scratch) == _files(out), what
+
+
+NEW_NOTE = """---
+title: A new note on KV cache serving
+tags: [gpu-sharing]
+---
+
+It builds on [[cs336-summary]] and [[kv-cache-serving-digest]].
+"""

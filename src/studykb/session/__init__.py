@@ -162,9 +162,10 @@ class Session(RelatedViews):
         """The vault's topics, with their names and what teaches or is about each."""
         return self.vault.topics()
 
-    def texts(self) -> dict[str, tuple[str, list[str]]]:
-        """path -> (plain text of the body, headings) of every document."""
-        return self.vault.texts()
+    def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
+        """path -> (plain text of the body, headings) of every document (of the files
+        ``paths``, when given)."""
+        return self.vault.texts(paths)
 
     def outline(self, path: str) -> Outline:
         """The headings and blocks of the file ``path`` as last read."""

@@ -15,6 +15,11 @@ earlier build that are no longer part of the site are removed, but only when the
 content still has the digest the manifest gives (a file the site did not write, or one
 changed since, is left alone). Nothing else in the folder is touched.
 
+After an edit that leaves what every page shares alone, the inputs of only the pages
+the edit can change are computed (:mod:`studykb.web.site_changes`, from what the
+manifest records); the list pages are kept and the search index is the last one with
+the edited documents' parts made again.
+
 Every path the site writes or removes lies inside the real output folder: a symbolic
 link anywhere inside it is refused with a message before anything is written (a
 committed ``public/link -> ../notes`` must never make the site write or delete there).
@@ -26,7 +31,7 @@ import hashlib
 import json
 import random
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +40,7 @@ from xml.sax.saxutils import escape as xml_escape
 from studykb.errors import UsageError
 from studykb.runtime import pools
 from studykb.runtime.memory import paused_gc
-from studykb.web import graph_data, search_index, site_code, site_inputs
+from studykb.web import graph_data, search_index, site_changes, site_code, site_inputs
 from studykb.web.body import inside
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
@@ -73,7 +78,7 @@ def build_site(
     links_to_code, clones = site_code.repo_states(kb)
     output.state = made_from(kb, code + links_to_code + clones)
     if _unchanged(output):  # nothing the site is made from changed: nothing to write
-        output.new = dict(output.old)
+        output.keep_all()
         output.finish()
         return Built(
             pages=sum(p.endswith(".html") for p in output.new),
@@ -87,23 +92,41 @@ def build_site(
         output,
         {},
     )
-    others = _load(work, docs)
-    work.files = kb.file_hashes()
-    work.common = site_inputs.shared(kb, work.pages, code + links_to_code)
+    work.files = output.sources = kb.file_hashes()
+    with paused_gc():
+        work.common = output.common = site_inputs.shared(kb, work.pages, code + links_to_code)
     # only the documents whose related lists may have changed are ranked again
     work.rank, work.lists = kb.lists_to_rank(f"{output.old_state}:{work.common}")
+    make = site_changes.to_make(kb, output, docs, work.files, work.common, work.rank, work.lists)
     built = Built()
     lists: dict[str, str] = {}
+    if make is None:  # every page's inputs are read (and the pages of those changed made)
+        others = _load(work, docs)
+        done: Iterable[PageDone] = _site_pages(work, docs, progress)
+    else:  # the few pages an edit can change; the others kept as recorded
+        lists.update(_keep_pages(work, [k for k in docs if k not in make]))
+        work.keep_index_pages = True
+        changed = site_changes.changed_files(output.old_sources, work.files)
+        work.bodies = {d.key for d in kb.documents().values() if d.path in changed}
+        others = _load_few(work)
+        done = _render_chunk(work, sorted(make))
+    paths: dict[str, list[str]] = {}
     for path, digest, written, assets, inputs, key, listed in [
-        *_site_pages(work, docs, progress),
-        *((*done, "", "", "") for done in others.result()),
+        *done,
+        *((*other, "", "") for other in others.result()),
     ]:
         output.record(path, digest, written)
         if inputs:
             output.inputs[path] = (inputs, assets)
-            lists[key] = listed
+            if key:
+                lists[key] = listed
+                paths.setdefault(key, []).append(path)
         work.pages.assets.update(assets)
         built.pages += path.endswith(".html")
+    made = kb.documents_for(paths)
+    for key, pages_of in paths.items():
+        output.docs[key] = (pages_of, site_changes.depends_on(work.pages, made[key]))
+    built.pages = sum(p.endswith(".html") for p in output.new)  # made and kept
     for path, digest, written, inputs in site_code.code_pages(
         work.pages, work.frame, output, work.files, work.common
     ):
@@ -138,6 +161,28 @@ def _load(work: Work, docs: list[str]) -> Beside:
     return others
 
 
+def _load_few(work: Work) -> Beside:
+    """The files beside the pages after an edit, made in a process of their own (it
+    reads what it needs) while this one makes the few pages."""
+    return pools.beside(_other_files, work)
+
+
+def _keep_pages(work: Work, keys: list[str]) -> dict[str, str]:
+    """Record the pages of ``keys`` as the last build made them (their inputs are
+    unchanged: :mod:`studykb.web.site_changes`); the digests of their related lists."""
+    output, lists = work.output, {}
+    for key in keys:
+        pages, deps = output.old_docs[key]
+        for path in pages:
+            inputs, assets, _size = output.old_inputs[path]
+            output.record(path, output.old[path], False)
+            output.inputs[path] = (inputs, assets)
+            work.pages.assets.update(assets)
+        output.docs[key] = (pages, deps)
+        lists[key] = work.lists[key]
+    return lists
+
+
 def check_output(root: Path, out: Path) -> Path:
     """The output folder, refusing the vault itself or any folder that holds it."""
     out = out.expanduser().resolve()
@@ -152,16 +197,20 @@ def check_output(root: Path, out: Path) -> Path:
     return out
 
 
-def _index_pages(pages: Pages) -> Iterator[tuple[str, Page]]:
-    """(path, page) of the list pages."""
+#: The progress page: made from the vault's git history, not only what pages share.
+PROGRESS = "progress/index.html"
+
+
+def _index_pages(pages: Pages) -> Iterator[tuple[str, Callable[[], Page]]]:
+    """(path, what makes the page) of the list pages."""
     index = Linker("../", static=True)  # the list pages sit one folder down
-    yield "index.html", pages.status(Linker("./", static=True))
-    yield "topics/index.html", pages.topics(index)
-    yield "lists/index.html", pages.lists(index)
-    yield "courses/index.html", pages.courses(index)
-    yield "progress/index.html", pages.progress(index)
-    yield "search/index.html", pages.search(index, "", {})
-    yield "graph/index.html", Page("graph.html", {})
+    yield "index.html", lambda: pages.status(Linker("./", static=True))
+    yield "topics/index.html", lambda: pages.topics(index)
+    yield "lists/index.html", lambda: pages.lists(index)
+    yield "courses/index.html", lambda: pages.courses(index)
+    yield PROGRESS, lambda: pages.progress(index)
+    yield "search/index.html", lambda: pages.search(index, "", {})
+    yield "graph/index.html", lambda: Page("graph.html", {})
 
 
 @dataclass
@@ -181,9 +230,16 @@ class Work:
     """The documents whose related lists are made again (None: every one)."""
     lists: dict[str, str] = field(default_factory=dict)
     """Document -> the digest of its related list in the last site (of those not ranked)."""
+    bodies: set[str] = field(default_factory=set)
+    """The documents whose files changed since the last site (when it is kept from)."""
+    keep_index_pages: bool = False
+    """Whether the list pages made from an unchanged :attr:`common` are kept as they are
+    (the progress page, made from the vault's history, is always made)."""
 
 
-Done = tuple[str, str, bool, list[str]]
+#: A file beside the pages: (path, digest, written, vault files shown, digest of its
+#: inputs, "" when it has none recorded).
+Done = tuple[str, str, bool, list[str], str]
 #: A document's page: (path, digest, written, vault files shown, digest of its inputs,
 #: the document, the digest of its sidebar).
 PageDone = tuple[str, str, bool, list[str], str, str, str]
@@ -269,17 +325,36 @@ def _other_files(work: Work) -> list[Done]:
     kb, output = work.pages.kb, work.output
     out: list[Done] = []
     with paused_gc():  # hundreds of thousands of small lists that all stay alive
-        index = _json(search_index.build(kb, Linker("", static=True), work.texts))
-        out.append(("search-index.json", *output.write("search-index.json", index), []))
+        index = _json(_search_index(work))
+        out.append(("search-index.json", *output.write("search-index.json", index), [], ""))
         out.append(_as_script(output, "search-index.js", "StudykbSearchIndex", index))
         del index
         graph = _json(graph_data.whole(kb, Linker("../", static=True)))
-        out.append(("graph.json", *output.write("graph.json", graph), []))
+        out.append(("graph.json", *output.write("graph.json", graph), [], ""))
         out.append(_as_script(output, "graph-data.js", "StudykbGraphData", graph))
     for path, page in _index_pages(work.pages):
-        html = render(page, work.frame, Linker(relative_root(path), True), path=path)
-        out.append((path, *output.write(path, html.encode()), []))
+        common = "" if path == PROGRESS else work.common  # "": made every time
+        kept = output.kept(path, common) if work.keep_index_pages and common else None
+        if kept is not None:  # made from what every page shares, as it was
+            out.append((path, kept[0], False, kept[1], common))
+            continue
+        html = render(page(), work.frame, Linker(relative_root(path), True), path=path)
+        out.append((path, *output.write(path, html.encode()), [], common))
     return out
+
+
+def _search_index(work: Work) -> dict[str, Any]:
+    """The search index: the last site's with the edited documents' parts made again
+    when only their bodies changed (:func:`studykb.web.search_index.update`), else
+    made whole."""
+    kb, link = work.pages.kb, Linker("", static=True)
+    if work.keep_index_pages:
+        old = work.output.old_json("search-index.json")
+        if isinstance(old, dict):
+            index = search_index.update(kb, link, old, work.bodies, kb.texts)
+            if index is not None:
+                return index
+    return search_index.build(kb, link, work.texts or None)
 
 
 def _pages_of(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:
@@ -333,7 +408,8 @@ def _as_script(output: Any, path: str, name: str, data: bytes) -> Done:
     """The JSON again as a script setting a global: a page opened from disk (file://)
     may not fetch a file beside it, but may load it with <script> (search and the graph
     use it there)."""
-    return (path, *output.write(path, b"self." + name.encode() + b" = " + data + b";\n"), [])
+    data = b"self." + name.encode() + b" = " + data + b";\n"
+    return (path, *output.write(path, data), [], "")
 
 
 def _json(data: Any) -> bytes:

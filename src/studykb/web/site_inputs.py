@@ -23,7 +23,8 @@ A document's page (and a topic's plan page) is made from:
 An edit of one note's body therefore makes that note's page again, the pages whose
 related lists or "Before this"/"Leads to" changed, the pages it links to (their
 backlinks quote it) and the pages that link to it; no other page. A test compares
-such a build with one from scratch.
+such a build with one from scratch. Which documents those are is found without
+computing every page's digest (:mod:`studykb.web.site_changes`).
 """
 
 from __future__ import annotations

@@ -24,12 +24,21 @@ class Output:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.old, self.old_state, self.old_inputs = _read_manifest(folder)
+        data = _manifest_data(folder)
+        self.old, self.old_state, self.old_inputs = _read_manifest(data)
+        self.old_sources, self.old_common, self.old_docs = _read_record(data, self.old_state)
         self.state = ""
         """What the site is made from (vault state, code, options); see :func:`made_from`."""
         self.new: dict[str, str] = {}
         self.inputs: dict[str, tuple[str, list[str]]] = {}
         """Page -> (digest of its inputs, the vault files it shows)."""
+        self.sources: dict[str, str] = {}
+        """Path -> content digest of every vault file the site is made from."""
+        self.common = ""
+        """What every page is made from (:func:`studykb.web.site_inputs.shared`)."""
+        self.docs: dict[str, tuple[list[str], list[str]]] = {}
+        """Document -> (its pages, the vault files its inputs read): see
+        :mod:`studykb.web.site_changes`."""
         self.written: list[str] = []
         self.folders: set[Path] = set()
         """Folders known to exist (made or seen by this process)."""
@@ -58,6 +67,13 @@ class Output:
         if written:
             self.written.append(path)
 
+    def keep_all(self) -> None:
+        """Keep the last build as it is: its files, and what the next build compares
+        with (every page's inputs, the record of :mod:`studykb.web.site_changes`)."""
+        self.new = dict(self.old)
+        self.inputs = {p: (inputs, assets) for p, (inputs, assets, _n) in self.old_inputs.items()}
+        self.sources, self.common, self.docs = self.old_sources, self.old_common, self.old_docs
+
     def kept(self, path: str, inputs: str) -> tuple[str, list[str]] | None:
         """(digest, vault files shown) of the page at ``path`` as the last build wrote it,
         if it was made from the same ``inputs`` and its file is still there, the same
@@ -69,6 +85,20 @@ class Output:
         if _size(self.folder / path) != old[2]:
             return None
         return digest, old[1]
+
+    def old_json(self, path: str) -> Any:
+        """The JSON file at ``path`` as the last build wrote it (its content still has
+        the recorded digest), read; None otherwise."""
+        try:
+            data = (self.folder / path).read_bytes()
+        except OSError:
+            return None
+        if _digest(data) != self.old.get(path):
+            return None
+        try:
+            return json.loads(data)
+        except ValueError:
+            return None
 
     def _real_folder(self, folder: Path) -> None:
         """Make ``folder`` (inside the output) as needed; every part of it below the
@@ -105,7 +135,14 @@ class Output:
                 if path in self.new
             },
         }
-        data = json.dumps(manifest, ensure_ascii=False, indent=0).encode()
+        if self.common:  # what the next build compares with (site_changes)
+            manifest["record"] = {
+                "common": self.common,
+                "vault": dict(sorted(self.sources.items())),
+                "docs": {k: [p, d] for k, (p, d) in sorted(self.docs.items())},
+            }
+        # one line: the C encoder (an indent makes json use its Python one, ~10x slower)
+        data = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode()
         temporary = self.folder / (MANIFEST + ".tmp")
         temporary.write_bytes(data)
         os.replace(temporary, self.folder / MANIFEST)
@@ -163,13 +200,17 @@ def _size(path: Path) -> int:
 OldInputs = dict[str, tuple[str, list[str], int]]
 
 
-def _read_manifest(folder: Path) -> tuple[dict[str, str], str, OldInputs]:
-    """(path -> digest, state, page -> (digest of its inputs, vault files shown, size))
-    of the last build in ``folder``."""
+def _manifest_data(folder: Path) -> Any:
+    """The last build's manifest in ``folder`` as read (None: none readable)."""
     try:
-        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        return json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return {}, "", {}
+        return None
+
+
+def _read_manifest(data: Any) -> tuple[dict[str, str], str, OldInputs]:
+    """(path -> digest, state, page -> (digest of its inputs, vault files shown, size))
+    of the last build's manifest ``data``."""
     files = data.get("files") if isinstance(data, dict) else None
     if not isinstance(files, dict) or data.get("version") != MANIFEST_VERSION:
         return {}, "", {}
@@ -199,6 +240,39 @@ def _old_inputs(data: Any, files: dict[str, str]) -> OldInputs:
         ):
             out[path] = (inputs, assets, size)
     return out
+
+
+Record = tuple[dict[str, str], str, dict[str, tuple[list[str], list[str]]]]
+
+
+def _read_record(data: Any, state: str) -> Record:
+    """(vault file digests, shared digest, document -> (pages, files its inputs read))
+    the last build recorded (:mod:`studykb.web.site_changes`); empty when missing or
+    malformed (every page's inputs are computed then)."""
+    empty: Record = ({}, "", {})
+    if not state or not isinstance(data, dict):
+        return empty
+    data = data.get("record")
+    if not isinstance(data, dict):
+        return empty
+    vault, common, docs = data.get("vault"), data.get("common"), data.get("docs")
+    if not (isinstance(vault, dict) and isinstance(common, str) and isinstance(docs, dict)):
+        return empty
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in vault.items()):
+        return empty
+    out: dict[str, tuple[list[str], list[str]]] = {}
+    for key, entry in docs.items():
+        if not (isinstance(entry, list) and len(entry) == 2):
+            return empty
+        paths, deps = entry
+        if not (_strings(paths) and _strings(deps)):
+            return empty
+        out[key] = (paths, deps)
+    return vault, common, out
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
 
 
 def _safe_path(path: str) -> bool:
