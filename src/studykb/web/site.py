@@ -97,7 +97,8 @@ def build_site(
         work.common = output.common = site_inputs.shared(kb, work.pages, code + links_to_code)
     # only the documents whose related lists may have changed are ranked again
     work.rank, work.lists = kb.lists_to_rank(f"{output.old_state}:{work.common}")
-    make = site_changes.to_make(kb, output, docs, work.files, work.common, work.rank, work.lists)
+    changed = site_changes.changed_files(output.old_sources, work.files)
+    make = site_changes.to_make(kb, output, docs, changed, work.common, work.rank, work.lists)
     built = Built()
     lists: dict[str, str] = {}
     if make is None:  # every page's inputs are read (and the pages of those changed made)
@@ -106,7 +107,6 @@ def build_site(
     else:  # the few pages an edit can change; the others kept as recorded
         lists.update(_keep_pages(work, [k for k in docs if k not in make]))
         work.keep_index_pages = True
-        changed = site_changes.changed_files(output.old_sources, work.files)
         work.bodies = {d.key for d in kb.documents().values() if d.path in changed}
         others = _load_few(work)
         done = _render_chunk(work, sorted(make))
@@ -122,7 +122,6 @@ def build_site(
                 lists[key] = listed
                 paths.setdefault(key, []).append(path)
         work.pages.assets.update(assets)
-        built.pages += path.endswith(".html")
     made = kb.documents_for(paths)
     for key, pages_of in paths.items():
         output.docs[key] = (pages_of, site_changes.depends_on(work.pages, made[key]))

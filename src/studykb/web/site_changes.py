@@ -51,17 +51,17 @@ def to_make(
     kb: Session,
     output: Output,
     docs: list[str],
-    files: dict[str, str],
+    changed: set[str],
     common: str,
     rank: set[str] | None,
     lists: dict[str, str],
 ) -> set[str] | None:
     """The documents (of ``docs``) whose pages' inputs may differ from the last site's
-    (see the module's docstring); None: every one (no usable record, or the shared
-    digest changed)."""
+    (see the module's docstring), ``changed``: the vault files that changed since
+    (:func:`changed_files`); None: every one (no usable record, or the shared digest
+    changed)."""
     if rank is None or not output.old_common or output.old_common != common:
         return None
-    changed = changed_files(output.old_sources, files)
     in_changed = [d for d in kb.documents().values() if d.path in changed]
     make = set(rank) | {d.key for d in in_changed}
     for doc in in_changed:
