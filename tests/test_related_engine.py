@@ -159,7 +159,7 @@ def test_a_label_two_documents_link_with_names_the_target(
         "d.md": "# 烹饪\n\n番茄意面。\n",
     }
     # enough other notes that one edited file is read incrementally (the drift bound)
-    pages.update({f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(60)})
+    pages.update(_filler(60))
     root = make_vault(pages)
     vault = open_vault(root)
     c = related(vault, vault.document("c.md"))
@@ -194,7 +194,7 @@ def test_labels_after_an_edit_are_the_labels_of_the_whole_vault(
         "c.md": "# C\n\n每天写。\n",
         "d.md": "# D\n\n[[target|新建]]\n",
     }
-    pages.update({f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(60)})
+    pages.update(_filler(60))
     root = make_vault(pages)
     edits = [
         ("c.md", "# C\n\n每天[[target|创建笔记]]。\n"),  # a third source
@@ -226,7 +226,7 @@ def test_a_markdown_link_label_names_the_target_too(
         "c.md": "# 数据结构\n\n先学线段树，再学平衡树。\n",
         "d.md": "# 烹饪\n\n番茄意面。\n",
     }
-    pages.update({f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(60)})
+    pages.update(_filler(60))
     root = make_vault(pages)
     vault = open_vault(root)
 
@@ -283,3 +283,9 @@ def test_text_reasons_name_no_fragment_of_a_title_or_passing_inflection(
     assert said  # words are still given...
     assert not {"fully", "scattered", "sharded", "parallel"} & set(said), said
     assert "分片" in said  # ...the distinctive ones
+
+
+def _filler(n: int) -> dict[str, str]:
+    """``n`` unrelated short notes: enough others that an edited file is read
+    incrementally (the drift bound)."""
+    return {f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(n)}

@@ -21,15 +21,20 @@ from studykb.vault.derived import code_version
 @pytest.fixture
 def builds(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """How many times the engine's matrices were made (one entry per build)."""
+    yield _counted(monkeypatch, "_build")
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch, method: str) -> list[int]:
+    """Each call of ``Engine.<method>`` recorded (the engine's size), the method still run."""
     made: list[int] = []
-    real = engine_mod.Engine._build
+    real = getattr(engine_mod.Engine, method)
 
     def counted(self: engine_mod.Engine) -> None:
         made.append(self.n)
         real(self)
 
-    monkeypatch.setattr(engine_mod.Engine, "_build", counted)
-    yield made
+    monkeypatch.setattr(engine_mod.Engine, method, counted)
+    return made
 
 
 FILES = {
@@ -123,14 +128,7 @@ def test_a_link_edit_writes_the_engine_so_a_text_edit_after_it_keeps_the_graph(
     """The engine is written back when the graph features changed: the next process,
     after an edit of the text only, keeps the graph's matrices as written (made zero
     times), the same matrices as an engine made whole from the same inputs."""
-    made: list[int] = []
-    real = engine_mod.Engine._graph
-
-    def counted(self: engine_mod.Engine) -> None:
-        made.append(self.n)
-        real(self)
-
-    monkeypatch.setattr(engine_mod.Engine, "_graph", counted)
+    made = _counted(monkeypatch, "_graph")
     # enough other notes that one edited file is read incrementally (the drift bound)
     files = {**FILES, **{f"more/n{i}.md": f"# Note {i}\n\nWords {i} here.\n" for i in range(150)}}
     root = make_vault(files)
