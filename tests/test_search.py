@@ -338,6 +338,23 @@ def test_index_of_another_version_is_rebuilt(open_vault, vault: Path, monkeypatc
     assert stats.rebuilt and "another studykb version" in (stats.notice or "")
 
 
+def test_a_second_process_that_found_no_index_opens_the_first_ones(open_vault, vault: Path) -> None:
+    """Two builds that both found no index: the slower one's create, run after the faster
+    one has indexed, opens that index instead of deleting its files (a race CI saw as
+    "NameError: File '_MAIN_0.toc' exists")."""
+    from studykb.search import index, store
+
+    v = open_vault(vault)
+    index.sync(v, quiet=True)
+    folder = vault / ".studykb" / "index"
+    before = store.doc_count(store.open_dir(folder))
+    ix = store.create(folder)  # the slower process, past its "no index here" check
+    assert before > 0 and store.doc_count(ix) == before
+    with ix.reader() as reader:  # readable, not half deleted
+        stored = {f["key"] for f in reader.all_stored_fields()}
+    assert "notes/mysql-isolation.md" in stored
+
+
 def test_locked_index_answers_from_last_complete_index(open_vault, vault: Path) -> None:
     from studykb.search import index
     from studykb.search.query import SearchOptions, search

@@ -82,6 +82,10 @@ def compatible(ix: Any) -> bool:
     return isinstance(analyzer, MixedTokenizer) and getattr(analyzer, "version", 0) == INDEX_VERSION
 
 
+#: The lock file (in the index folder) held while an index is created.
+CREATE_LOCK = "CREATE_LOCK"
+
+
 def _storage(folder: Path) -> Any:
     # Plain file reads, not memory maps: with a map, whoosh copies every part of a
     # compound segment into memory when it opens it (~35 ms per search at 10k notes,
@@ -95,8 +99,20 @@ def create(folder: Path) -> Any:
     if folder.exists() and not folder.is_dir():
         folder.unlink()
     folder.mkdir(parents=True, exist_ok=True)
-    _forget_searcher(folder)  # a new index counts its generations from the start again
-    return _storage(folder).create_index(make_schema())
+    storage = _storage(folder)
+    # Two processes that both found no index must not both create one: whoosh's create
+    # deletes the files of the index a faster process has just started writing, and its
+    # table of contents refuses a name that exists. Under this lock the second one opens
+    # what the first created.
+    lock = storage.lock(CREATE_LOCK)
+    lock.acquire(blocking=True)
+    try:
+        if any(folder.glob("*.toc")):
+            return storage.open_index()
+        _forget_searcher(folder)  # a new index counts its generations from the start again
+        return storage.create_index(make_schema())
+    finally:
+        lock.release()
 
 
 def open_dir(folder: Path) -> Any:
