@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import traceback
 
+from studykb import parse
 from studykb.model import ERROR, Document
-from studykb.parse import parse_file
 from studykb.parse.reading import Reading
 from studykb.vault.outside import is_outside, parse_outside
 from studykb.vault.resolve import lookups
@@ -36,6 +36,7 @@ def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
     broken note never stops a build.
     """
     path, raw, digest, mtime, size, reading = item
+    parse_file = parse.parse_file  # on first use: a command that parses nothing never loads it
     try:
         if is_outside(digest):  # a tracked repository's note, ``NAME:path``
             parsed = parse_outside(path, raw, reading, parse_file)
