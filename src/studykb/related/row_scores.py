@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -144,7 +145,8 @@ class _Graph:
         in_folder, width = folders(ix.paths)
         self.folder = _Groups.of_lists(in_folder, n, width)
         self.course = np.asarray(ix.course[:n], dtype=np.int64)
-        self.courses = np.nonzero(np.array([t == "course" for t in ix.types[:n]]))[0]
+        is_course = map("course".__eq__, ix.types[:n])
+        self.courses = np.nonzero(np.fromiter(is_course, dtype=bool, count=n))[0]
 
 
 @dataclass(frozen=True)
@@ -203,14 +205,10 @@ def _mention_entries(ix: FeatureIndex, tv: TermVectors | None, n: int) -> Part:
     empty = np.zeros(0, dtype=np.int64)
     if tv is None:
         return empty, empty, np.zeros(0)
-    get, mentions = tv.number.get, tv.mentions
-    naming: list[int] = []
-    texts: list[str] = []
-    for i, key in enumerate(ix.keys[:n]):
-        m = get(key)
-        if m is not None and m < len(mentions) and mentions[m]:
-            naming.append(i)
-            texts.append(mentions[m])
+    mentions = tv.mentions
+    numbers = list(map(tv.number.get, ix.keys[:n], repeat(len(mentions))))
+    naming = [i for i, m in enumerate(numbers) if m < len(mentions) and mentions[m]]
+    texts = [mentions[numbers[i]] for i in naming]
     if not texts:
         return empty, empty, np.zeros(0)
     items = "\x1e".join(texts).split("\x1e")
@@ -220,15 +218,18 @@ def _mention_entries(ix: FeatureIndex, tv: TermVectors | None, n: int) -> Part:
     else:  # a key with a separator in it: as unpack reads it
         pairs = [item.rpartition("\x1f") for item in items]
         keys, counts = [k for k, _s, _c in pairs], [c for _k, _s, c in pairs]
-    sizes = [text.count("\x1e") + 1 for text in texts]
+    sizes = np.fromiter(map(_items, texts), dtype=np.int64, count=len(texts))
     rows = np.repeat(np.asarray(naming, dtype=np.int64), sizes)
-    number = ix.number.get
-    cols = np.fromiter((number(k, -1) for k in keys), dtype=np.int64, count=len(keys))
-    times = [int(c) for c in counts]
+    cols = np.fromiter(map(ix.number.get, keys, repeat(-1)), dtype=np.int64, count=len(keys))
+    times = list(map(int, counts))
     value = {t: 1.0 + math.log(max(t, 1)) for t in set(times)}  # as mention_counts: math.log
-    vals = np.fromiter((value[t] for t in times), dtype=np.float64, count=len(times))
+    vals = np.fromiter(map(value.__getitem__, times), dtype=np.float64, count=len(times))
     ok = (cols >= 0) & (cols != rows)
     return rows[ok], cols[ok], vals[ok]
+
+
+def _items(text: str) -> int:
+    return text.count("\x1e") + 1
 
 
 class _Text:
@@ -244,8 +245,8 @@ class _Text:
             self.indices = np.zeros(0, dtype=np.int64)
             self.data = np.zeros(0)
             return
-        get = tv.number.get
-        number = np.fromiter((get(k, -1) for k in ix.keys[:n]), dtype=np.int64, count=n)
+        got = map(tv.number.get, ix.keys[:n], repeat(-1))
+        number = np.fromiter(got, dtype=np.int64, count=n)
         pairs = [tv.packed_vectors[m] for m in number[number >= 0].tolist()]
         terms = [t for t, _w in pairs]
         weights = [w for _t, w in pairs]

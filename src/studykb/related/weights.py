@@ -48,7 +48,7 @@ def mention_weights(named: NDArray[np.float64], n: int) -> NDArray[np.float64]:
 def flat_rows(data: Sequence[bytes], width: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     """Packed rows of int32 tuples of ``width`` values each (:mod:`studykb.related.packed`)
     as (row of each tuple, the tuples: one line each), in stored order."""
-    lengths = np.fromiter((len(d) for d in data), dtype=np.int64, count=len(data))
+    lengths = np.fromiter(map(len, data), dtype=np.int64, count=len(data))
     values = np.frombuffer(b"".join(data), dtype=np.int32).astype(np.int64)
     rows = np.repeat(np.arange(len(data), dtype=np.int64), lengths // (4 * width))
     return rows, values.reshape(-1, width)
