@@ -20,6 +20,7 @@ This is a speed seam: what is scored and how is the engine's.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass
 from itertools import repeat
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ import numpy as np
 
 from studykb.related.components import MAX_POSTING, TEXT_POOL
 from studykb.related.feature_index import COCITE_MAX, COURSE_BIT, HUB_CAP, KIND_BITS
+from studykb.related.mentions import unpack as unpack_mentions
 from studykb.related.weights import flat_rows, folders, group_weights, inv_sqrt, mention_weights
 
 if TYPE_CHECKING:
@@ -188,13 +190,80 @@ class _Groups:
 
 
 class _Mentions:
-    """Who names whom (the engine's ``Mraw``), and each named document's weight."""
+    """Who names whom (the engine's ``Mraw``) read a row or a column at a time, and each
+    named document's weight, by how many documents name it: every document's mentions
+    joined into one string, whose keys are counted at once; a row is its document's
+    mentions read, a column the places its key is found at. (Where some key holds a
+    separator, every mention is read as :func:`_mention_entries` reads them.)"""
 
     def __init__(self, ix: FeatureIndex, tv: TermVectors | None, n: int) -> None:
-        r, c, v = _mention_entries(ix, tv, n)
-        self.raw = _Rows.of(r, c, n, v)
-        self.raw_t = _Rows.of(c, r, n, v)
-        self.weight = mention_weights(np.diff(self.raw_t.indptr).astype(np.float64), n)
+        self._number, self._keys = ix.number, ix.keys
+        naming, texts = _naming(ix, tv, n)
+        self._naming = np.asarray(naming, dtype=np.int64)
+        self._text_of = dict(zip(naming, texts, strict=True))
+        joined = "\x1e".join(texts)
+        self._full: tuple[_Rows, _Rows] | None = None
+        named = np.zeros(n)
+        if texts and joined.count("\x1f") != joined.count("\x1e") + 1:
+            r, c, v = _mention_entries(ix, tv, n)
+            self._full = (_Rows.of(r, c, n, v), _Rows.of(c, r, n, v))
+            named = np.diff(self._full[1].indptr).astype(np.float64)
+        elif texts:
+            number = self._number
+            for key, times in Counter(joined.replace("\x1f", "\x1e").split("\x1e")[::2]).items():
+                j = number.get(key)
+                if j is not None:
+                    named[j] = times
+            for i, text in zip(naming, texts, strict=True):  # nobody names itself, as counted
+                if ix.keys[i] in text and ("\x1e" + text).find(f"\x1e{ix.keys[i]}\x1f") >= 0:
+                    named[i] -= 1
+        self._joined = "\x1e" + joined
+        self._starts = np.cumsum([0, *(len(t) + 1 for t in texts[:-1])], dtype=np.int64)
+        """Where each text begins in :attr:`_joined` (at the separator before it)."""
+        self.weight = mention_weights(named, n)
+
+    def row(self, i: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Row ``i`` of ``Mraw``: whom node ``i`` names, and ``1 + log(times)``."""
+        if self._full is not None:
+            return self._full[0].row(i)
+        number = self._number
+        found: dict[int, float] = {}
+        for target, times in unpack_mentions(self._text_of.get(i, "")):
+            j = number.get(target)
+            if j is not None and j != i:
+                found[j] = 1.0 + math.log(max(times, 1))
+        cols = np.asarray(sorted(found), dtype=np.int64)
+        return cols, np.asarray([found[j] for j in cols.tolist()], dtype=np.float64)
+
+    def column(self, i: int) -> tuple[NDArray[np.int64], NDArray[np.float64]]:
+        """Column ``i`` of ``Mraw``: who names node ``i``, and ``1 + log(times)``."""
+        if self._full is not None:
+            return self._full[1].row(i)
+        key, joined = self._keys[i], self._joined
+        found: dict[int, float] = {}
+        if "\x1e" not in key and "\x1f" not in key:  # else no key split as unpack splits
+            needle = f"\x1e{key}\x1f"
+            at = joined.find(needle)
+            while at >= 0:
+                source = int(self._naming[np.searchsorted(self._starts, at, side="right") - 1])
+                begin = at + len(needle)
+                end = joined.find("\x1e", begin)
+                times = int(joined[begin : end if end >= 0 else len(joined)])
+                if source != i:
+                    found[source] = 1.0 + math.log(max(times, 1))
+                at = joined.find(needle, begin)
+        cols = np.asarray(sorted(found), dtype=np.int64)
+        return cols, np.asarray([found[s] for s in cols.tolist()], dtype=np.float64)
+
+
+def _naming(ix: FeatureIndex, tv: TermVectors | None, n: int) -> tuple[list[int], list[str]]:
+    """The nodes whose text names some document, and their mentions as kept."""
+    if tv is None:
+        return [], []
+    mentions = tv.mentions
+    numbers = list(map(tv.number.get, ix.keys[:n], repeat(len(mentions))))
+    naming = [i for i, m in enumerate(numbers) if m < len(mentions) and mentions[m]]
+    return naming, [mentions[numbers[i]] for i in naming]
 
 
 def _mention_entries(ix: FeatureIndex, tv: TermVectors | None, n: int) -> Part:
@@ -203,12 +272,7 @@ def _mention_entries(ix: FeatureIndex, tv: TermVectors | None, n: int) -> Part:
     split at once (:func:`studykb.related.mentions.unpack` item by item where a key holds
     a separator)."""
     empty = np.zeros(0, dtype=np.int64)
-    if tv is None:
-        return empty, empty, np.zeros(0)
-    mentions = tv.mentions
-    numbers = list(map(tv.number.get, ix.keys[:n], repeat(len(mentions))))
-    naming = [i for i, m in enumerate(numbers) if m < len(mentions) and mentions[m]]
-    texts = [mentions[numbers[i]] for i in naming]
+    naming, texts = _naming(ix, tv, n)
     if not texts:
         return empty, empty, np.zeros(0)
     items = "\x1e".join(texts).split("\x1e")
@@ -329,9 +393,9 @@ class RowEngine:
         out["link_out"] = g.L.row(i)
         out["link_in"] = g.LT.row(i)
         mention = self._mentions
-        cols, raw = mention.raw.row(i)
+        cols, raw = mention.row(i)
         out["mentions"] = _kept(cols, raw * mention.weight[cols])
-        cols, raw = mention.raw_t.row(i)
+        cols, raw = mention.column(i)
         out["mentioned_by"] = _kept(cols, raw * mention.weight[i])
         # refs: B[i] @ BT, B's row ascending (scaled twice: reversed, then back)
         cited = g.L.row(i)[0]
