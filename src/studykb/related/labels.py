@@ -58,8 +58,6 @@ class Labels(NamedTuple):
             return None
         if not isinstance(links, dict) or len(links) != len(paths):
             return None
-        if any(not isinstance(v, str) for v in links.values()):
-            return None
         return cls(names, paths, Links(links))  # plain data (msgpack), read only when used
 
 
@@ -112,6 +110,8 @@ class Links(Mapping[str, list[str]]):
 def _flat(text: str) -> list[str]:
     """One file's links as :meth:`Links.data` kept them (a ``ValueError`` when they are
     not that: :func:`labels_after` then counts the vault's again)."""
+    if not isinstance(text, str):
+        raise ValueError("not a file's labelled links")
     got = json.loads(text)
     if not (isinstance(got, list) and len(got) % 3 == 0 and all(isinstance(v, str) for v in got)):
         raise ValueError("not a file's labelled links")

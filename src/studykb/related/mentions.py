@@ -199,7 +199,7 @@ def _lengths(names: list[str], two: str) -> tuple[int, int, list[int]]:
     lo = bisect_left(names, two)
     after = ord(two[1]) + 1
     hi = bisect_left(names, two[0] + chr(after), lo) if after <= 0x10FFFF else len(names)
-    return lo, hi, sorted({len(name) for name in names[lo:hi]}, reverse=True)
+    return lo, hi, sorted(set(map(len, names[lo:hi])), reverse=True)
 
 
 def _names_of(doc_id: str, title: str, aliases: Iterable[str]) -> tuple[str, ...]:

@@ -211,7 +211,7 @@ def _showable(engine: Engine, terms: NDArray[np.integer]) -> NDArray[np.bool_]:
         tv = engine.tv
         width = max(len(tv.forms) if tv is not None else 0, engine.posting.shape[0])
         known = engine.memo["showable"] = np.full(width, -1, dtype=np.int8)
-    for t in np.unique(terms[known[terms] < 0]).tolist():
+    for t in sorted(set(terms[known[terms] < 0].tolist())):
         known[t] = _shown(engine, t)
     shown: NDArray[np.bool_] = known[terms] > 0
     return shown

@@ -174,7 +174,8 @@ class _Groups:
     @classmethod
     def _made(cls, r: NDArray[np.int64], c: NDArray[np.int64], n: int, width: int) -> _Groups:
         width = max(width, 1)
-        pairs = np.unique(r * width + c)  # a group listed twice counts once
+        pairs = np.sort(r * width + c)  # a group listed twice counts once (np.unique: numpy.ma)
+        pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])] if len(pairs) else pairs
         r, c = pairs // width, pairs % width
         size = np.bincount(c, minlength=width).astype(np.float64)
         weight = group_weights(size)
