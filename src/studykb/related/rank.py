@@ -134,8 +134,13 @@ class Ranker:
         cls, vault: Vault, text: str = "vectors", index_text: TextSimilarity | None = None
     ) -> Ranker:
         """Over the rows of a few documents, made from the features and vectors of now
-        (:mod:`studykb.related.row_scores`: no engine loaded or updated, no scipy)."""
-        engine = RowEngine(vault.derived(FEATURES), vault.derived(VECTORS).tv)
+        (:mod:`studykb.related.row_scores`: no engine loaded or updated, no scipy), kept
+        in memory while they are the same (a watch answering ``related`` again)."""
+        ix, tv = vault.derived(FEATURES), vault.derived(VECTORS).tv
+        stamps = (vault.structures.stamp(FEATURES), vault.structures.stamp(VECTORS))
+        engine = vault.structures.made_of(
+            "related-rows", (id(ix), id(tv), *stamps), lambda: RowEngine(ix, tv)
+        )
         return cls(engine, index_text if text == "index" else None)
 
     # -- scoring -------------------------------------------------------------------------
