@@ -62,12 +62,13 @@ class Labels(NamedTuple):
 
 
 class Links(Mapping[str, list[str]]):
-    """:attr:`Labels.links` as kept: each file's flat list one JSON string, read when
-    that file is asked for. After an edit only the edited files' are compared, so
-    loading the name table does not make the vault's 100,000 small strings (about a
-    third of the text vectors' entry, and of the time to decode it)."""
+    """:attr:`Labels.links` as kept: each file's flat list as JSON (UTF-8 bytes, so that
+    loading it decodes no text), read when that file is asked for. After an edit only
+    the edited files' are compared, so loading the name table does not make the vault's
+    100,000 small strings (a third of the text vectors' 11 MB entry at 10k documents;
+    its decoding went from about 0.03 s to 0.0015 s)."""
 
-    def __init__(self, raw: dict[str, str], made: dict[str, list[str]] | None = None) -> None:
+    def __init__(self, raw: dict[str, bytes], made: dict[str, list[str]] | None = None) -> None:
         self._raw = raw
         self._made: dict[str, list[str]] = dict(made or {})
 
@@ -99,18 +100,18 @@ class Links(Mapping[str, list[str]]):
         made.update(now)
         return Links(raw, made)
 
-    def data(self) -> dict[str, str]:
-        """Plain data: a JSON string per file (those read unchanged, as they were kept)."""
+    def data(self) -> dict[str, bytes]:
+        """Plain data: JSON bytes per file (those read unchanged, as they were kept)."""
         out = {p: v for p, v in self._raw.items() if p not in self._made}
         for path, flat in self._made.items():
-            out[path] = self._raw.get(path) or json.dumps(flat, ensure_ascii=False)
+            out[path] = self._raw.get(path) or json.dumps(flat, ensure_ascii=False).encode()
         return out
 
 
-def _flat(text: str) -> list[str]:
+def _flat(text: bytes) -> list[str]:
     """One file's links as :meth:`Links.data` kept them (a ``ValueError`` when they are
     not that: :func:`labels_after` then counts the vault's again)."""
-    if not isinstance(text, str):
+    if not isinstance(text, bytes):
         raise ValueError("not a file's labelled links")
     got = json.loads(text)
     if not (isinstance(got, list) and len(got) % 3 == 0 and all(isinstance(v, str) for v in got)):

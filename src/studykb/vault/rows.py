@@ -6,7 +6,7 @@ import json
 import traceback
 
 from studykb import parse
-from studykb.model import ERROR, Document
+from studykb.model import ERROR, Document, Parsed
 from studykb.parse.reading import Reading
 from studykb.vault.outside import is_outside, parse_outside
 from studykb.vault.resolve import lookups
@@ -28,6 +28,12 @@ def unread_rows(path: str, why: str) -> ParsedRows:
     return ParsedRows(path, -1, -1, UNREAD, [doc_row(doc)], [], [problem], (path, "", "[]", ""))
 
 
+def parse_file(path: str, raw: bytes, reading: Reading) -> Parsed:
+    """:func:`studykb.parse.parse_file`, loaded on first use: a command whose refresh
+    parses nothing never loads markdown-it, YAML and python-frontmatter."""
+    return parse.parse_file(path, raw, reading)
+
+
 def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
     """(path, raw bytes, content hash, mtime, size, reading rules) -> the rows the file adds
     to the state.
@@ -36,7 +42,6 @@ def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
     broken note never stops a build.
     """
     path, raw, digest, mtime, size, reading = item
-    parse_file = parse.parse_file  # on first use: a command that parses nothing never loads it
     try:
         if is_outside(digest):  # a tracked repository's note, ``NAME:path``
             parsed = parse_outside(path, raw, reading, parse_file)
