@@ -156,3 +156,19 @@ def test_repos_add_is_never_sent_to_a_running_watch() -> None:
     assert reads_only(["repos", "add", "x", "--path", "p"]) == (None, False)
     assert reads_only(["--vault", "repos", "repos", "add", "x"]) == ("repos", False)
     assert reads_only(["--vault", "repos", "repos"]) == ("repos", True)
+
+
+def test_add_in_a_folder_without_studykb_toml_is_not_told_there_is_none(
+    make_vault: Any, run: Any, tmp_path: Path
+) -> None:
+    """The notice "no studykb.toml here" is said by the first refresh of a folder read as a
+    vault without one; after ``repos add`` made the file it would be false."""
+    vault = vault_with(make_vault, config=None)
+    clone(tmp_path, "k")
+    result = run("repos", "add", "k", "--path", str(tmp_path / "k"), cwd=vault)
+    assert result.exit_code == 0, result.stderr
+    assert (vault / "studykb.toml").is_file()
+    assert "no studykb.toml" not in result.stderr
+    other = make_vault({"notes/a.md": "# a\n"}, config=None, name="other")
+    told = run("check", cwd=other)
+    assert told.exit_code == 0 and "no studykb.toml here" in told.stderr

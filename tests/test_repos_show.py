@@ -192,3 +192,26 @@ def test_progress_of_an_entry_with_kind_repo(make_vault, run, tmp_path) -> None:
     assert (data["progress"]["done"], data["progress"]["total"]) == (2, 3)
     assert data["files"] == [] and data["own_notes"] == []
     assert "No notes link into eng" in run("repos", "show", "eng", vault=vault).stdout
+
+
+def test_check_says_a_progress_file_that_cannot_be_counted(make_vault, run, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    repo = GitRepo(tmp_path / "k")
+    repo.commit({"TODO.md": "- [x] one\n", "docs/a.md": "# a\n"}, "k", START)
+    config = '# tracked\n[repos.lab]\npath = "../k"\nprogress = "TODO.md"\n'
+    vault = make_vault({"notes/a.md": "# a\n"}, config=config, name="vault")
+
+    def progress_problems() -> list[dict]:  # type: ignore[type-arg]
+        _code, data = run_json(run, "check", vault=vault)
+        return [p for p in data["problems"] if p["code"] == "bad-progress"]
+
+    assert progress_problems() == []
+    for named, why in (("NOPE.md", "NOPE.md is not in lab at HEAD"), ("docs", "is a folder")):
+        (vault / "studykb.toml").write_text(config.replace("TODO.md", named))
+        found = progress_problems()
+        assert [(p["path"], p["line"], p["severity"]) for p in found] == [
+            ("studykb.toml", 2, "warning")
+        ]
+        assert why in found[0]["message"] and "'lab'" in found[0]["message"]
+    # a repository tracked by URL only has no clone here to read it from: not a problem
+    (vault / "studykb.toml").write_text('[repos.lab]\nurl = "https://x/y"\nprogress = "NOPE.md"\n')
+    assert progress_problems() == []

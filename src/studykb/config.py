@@ -52,6 +52,7 @@ DEFAULT_SEVERITY = MappingProxyType(
         "dangling-code": "error",
         "unreadable-code": "warning",
         "bad-repo": "warning",
+        "bad-progress": "warning",
         "missing-notes": "warning",
         "skipped-note": "warning",
     }

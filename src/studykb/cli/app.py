@@ -16,6 +16,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -37,6 +38,8 @@ class Context:
         self.vault_dir = vault_dir
         self.launch = launch or Launch()
         self._kb: Session | None = None
+        self._unconfigured: tuple[Path, str] | None = None
+        """The "no studykb.toml here" notice, said when the command is done (see close)."""
 
     @property
     def warm(self) -> Session | None:
@@ -56,6 +59,8 @@ class Context:
         kb, stats = self._start(refresh, meanwhile)
         if stats is not None and stats.notice:
             click.echo(safe(f"studykb: {stats.notice}"), err=True)
+        if stats is not None and stats.unconfigured:
+            self._unconfigured = (kb.config.path, stats.unconfigured)
         return kb
 
     def refreshed(self, meanwhile: Callable[[Session], object] | None = None) -> Any:
@@ -100,6 +105,11 @@ class Context:
     def close(self) -> None:
         if self._kb is not None and self._kb is not self.warm:
             self._kb.close()
+        if self._unconfigured is not None:  # still true once the command is done?
+            config, notice = self._unconfigured
+            self._unconfigured = None
+            if not config.is_file():
+                click.echo(safe(f"studykb: {notice}"), err=True)
 
     def rebuild_if_damaged(self, exc: BaseException) -> str | None:
         """When ``exc`` proves the state this command opened damaged: delete it and say

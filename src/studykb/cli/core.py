@@ -166,8 +166,9 @@ def build(obj: Context, as_json: bool) -> None:
 def _print_build(stats: BuildStats, indexed: dict[str, Any]) -> None:
     """The files ``build`` read, a tally, and what the search index re-indexed."""
     out = console()
-    if stats.notice:
-        out.print(f"note: {stats.notice}")
+    for notice in (stats.notice, stats.unconfigured):
+        if notice:
+            out.print(f"note: {notice}")
     for label, paths in (
         ("added", stats.added),
         ("modified", stats.modified),

@@ -15,7 +15,7 @@ from pathlib import Path
 from studykb.config import Config
 from studykb.model import Document, Problem
 from studykb.parse.code_links import split_wikilink
-from studykb.repos.check import Facts, Reader, bad_repo, judge
+from studykb.repos.check import Facts, Reader, clone_problems, judge
 from studykb.repos.tracked import tracked_in
 from studykb.vault import Link
 from studykb.vault.buffers import Analysis
@@ -50,9 +50,7 @@ def code_problems(
         for repo in {r.name: r for r in repos.values()}.values():
             if repo.declared_at[0] != analysis.path:
                 continue
-            found = bad_repo(reader, repo)
-            if found is not None:
-                out.append(found)
+            out.extend(clone_problems(reader, repo))
     finally:
         reader.close()
     shown = (config.as_configured(p) for p in out)

@@ -8,6 +8,8 @@ it names none), in the local clone, read through :mod:`studykb.repos.git`.
   link, a submodule, a binary or huge file, a language whose symbols are not read).
 - ``bad-repo`` (warning): a clone that is named but is no repository, or would be read
   outside its folder; the links into it are not judged.
+- ``bad-progress`` (warning): the ``progress`` file a readable clone names cannot be
+  counted at HEAD (not there, a folder, a binary file).
 
 A repository tracked by URL only (no clone on this machine) is not judged at all.
 """
@@ -123,6 +125,27 @@ def bad_repo(reader: Reader, repo: Tracked) -> Problem | None:
     return Problem(path, line, WARNING, "bad-repo", f"repository {repo.name!r}: {clone}")
 
 
+def bad_progress(reader: Reader, repo: Tracked) -> Problem | None:
+    """The ``bad-progress`` problem of a readable clone whose ``progress`` file cannot be
+    counted (not at HEAD, a folder, a binary file), where it is declared; None when it
+    counts, names none, or the clone is not here or not readable (``bad-repo`` says so)."""
+    if not repo.progress or not repo.cloned or isinstance(reader.clone(repo), GitError):
+        return None
+    # deferred: progress reads the clone's HEAD only for repositories that name a file
+    from studykb.repos.progress import read_progress
+
+    found = read_progress(repo)
+    if found is None or not found.message:
+        return None
+    path, line = repo.declared_at
+    return Problem(path, line, WARNING, "bad-progress", f"repository {repo.name!r}: {found.line()}")
+
+
+def clone_problems(reader: Reader, repo: Tracked) -> list[Problem]:
+    """What ``check`` says of a tracked clone itself: ``bad-repo``, ``bad-progress``."""
+    return [p for p in (bad_repo(reader, repo), bad_progress(reader, repo)) if p is not None]
+
+
 def problems(vault: Vault) -> list[Problem]:
     """Every problem of the vault's code links and tracked clones, severities as configured."""
     # deferred: the cached reader is made of this module's Reader
@@ -137,9 +160,7 @@ def problems(vault: Vault) -> list[Problem]:
             if found is not None:
                 out.append(found)
         for repo in {r.name: r for r in repos.values()}.values():
-            found = bad_repo(reader, repo)
-            if found is not None:
-                out.append(found)
+            out.extend(clone_problems(reader, repo))
     finally:
         reader.close()
     shown = (vault.config.as_configured(p) for p in out)

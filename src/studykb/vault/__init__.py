@@ -79,11 +79,9 @@ class Vault:
         self.site, self.reading = of_config(config)
         """The site generator the vault is written for, and the rules it is read with."""
         self.store = Store(config.state_dir)
-        if self.store.fresh and not config.explicit:
-            self.store.notice = self.store.notice or (
-                f"no studykb.toml here: reading {config.root} as a vault because it holds "
-                "Markdown files (`studykb init` makes it one and silences this)"
-            )
+        self.unconfigured = self.store.fresh and not config.explicit
+        """A first state made where no studykb.toml named the vault: said once, by the
+        first refresh, unless a command (``repos add``) wrote studykb.toml meanwhile."""
         self.cache = Cache(config.state_dir)
         """Everything derived from the state, kept between commands (see cache.py)."""
         self.structures = Structures(self, self.cache)

@@ -74,6 +74,9 @@ class BuildStats:
     errors: int = 0
     seconds: float = 0.0
     notice: str | None = None
+    unconfigured: str | None = None
+    """"no studykb.toml here" on the first refresh of a folder without one: said at the
+    end of the command, and only if the command did not write the file (``repos add``)."""
 
     @property
     def changed(self) -> bool:
@@ -102,7 +105,7 @@ class Refresh:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
         than that are to be read, or it is a first build."""
         started = time.perf_counter()
-        stats = BuildStats(notice=self.store.notice)
+        stats = BuildStats(notice=self.store.notice, unconfigured=self._unconfigured_notice())
         scanned_ns = time.time_ns()
         found = scan(self.config, self.site.scope)
         for leftover in found.stale:  # temporary files of a killed studykb
@@ -274,6 +277,14 @@ class Refresh:
             # which files: what is derived from the state (the search index) catches up
             # by looking at those only
             state.journal.record(generation, paths)
+
+    def _unconfigured_notice(self) -> str | None:
+        if not self.vault.unconfigured or self.store.notice:
+            return None
+        return (
+            f"no studykb.toml here: reading {self.root} as a vault because it holds "
+            "Markdown files (`studykb init` makes it one and silences this)"
+        )
 
     def _site_links_notice(self) -> str | None:
         """A word when every site-absolute link (``/docs/x/``) leads to no document: the
