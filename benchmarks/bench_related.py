@@ -42,7 +42,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from common import LOCAL, Table, interleave, python_cmd, repeat, run  # noqa: E402
+from common import LOCAL, Table, interleave, precompile, python_cmd, repeat, run  # noqa: E402
 
 IN_PROCESS = r"""
 import json, random, statistics, sys, time
@@ -216,6 +216,11 @@ def edit_turns(vault: str, before_src: str | None, runs: int, add, first: bool) 
     with open(os.path.join(vault, ".bench.json"), encoding="utf-8") as fh:
         note = json.load(fh)["edit_file"]
     key = note.rsplit("/", 1)[-1][:-3]
+    print(precompile(), flush=True)  # both versions' bytecode, as an install has it
+    if before_src:
+        import compileall
+
+        compileall.compile_dir(before_src, quiet=1)
     versions = {"after": (vault, LOCAL)}
     if before_src:
         other = vault.rstrip("/") + "-before"  # kept from a last run: its state is its own

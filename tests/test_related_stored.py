@@ -1,6 +1,10 @@
 """The engine's matrices kept in the cache: a second process loads them (the build
 function runs zero times), an edit never serves a stale list, ``build`` makes them, and
-what is stored is plain data that cannot run code."""
+what is stored is plain data that cannot run code.
+
+The engine ranks sidebars (one document's here: ``sidebar ID``); ``related ID`` ranks one
+document from the rows of the engine's inputs and never makes it
+(:mod:`studykb.related.row_scores`)."""
 
 from __future__ import annotations
 
@@ -46,6 +50,14 @@ FILES = {
 
 
 def related_ids(run: Callable, root: Path, query: str) -> list[str]:
+    """The related list of ``query``'s sidebar (ranked over the engine)."""
+    result = run("sidebar", query, "--format", "json", vault=root)
+    assert result.exit_code == 0, result.output
+    return [r["id"] for r in json.loads(result.stdout)["related"]]
+
+
+def one_ids(run: Callable, root: Path, query: str) -> list[str]:
+    """``related query``'s list (ranked from the rows of the engine's inputs)."""
     result = run("related", query, "--json", vault=root)
     assert result.exit_code in (0, 1), result.output  # 1: nothing related
     return [r["id"] for r in json.loads(result.stdout)["related"]]
@@ -55,9 +67,9 @@ def test_a_second_process_loads_the_matrices_instead_of_making_them(
     make_vault: Callable, run: Callable, builds: list[int]
 ) -> None:
     root = make_vault(FILES)
-    first = run("related", "a", "--json", vault=root).stdout
+    first = run("sidebar", "a", "--format", "json", vault=root).stdout
     assert len(builds) == 1
-    second = run("related", "a", "--json", vault=root).stdout
+    second = run("sidebar", "a", "--format", "json", vault=root).stdout
     assert len(builds) == 1  # loaded: made zero times in the second process
     assert second == first
 
@@ -76,6 +88,8 @@ def test_an_edit_gives_the_new_list_not_the_kept_one(
     assert len(builds) == 2  # other inputs: made again
     assert related_ids(run, root, "c") == after
     assert len(builds) == 2  # and kept for the next process
+    assert one_ids(run, root, "c") == after  # related ranks the same, without the engine
+    assert len(builds) == 2
 
 
 def test_build_makes_what_related_needs(
@@ -85,11 +99,13 @@ def test_build_makes_what_related_needs(
     assert run("build", "--json", vault=root).exit_code == 0
     assert len(builds) == 1
     assert related_ids(run, root, "a")[0] == "b"
-    assert len(builds) == 1  # the first related after the build loads
+    assert len(builds) == 1  # the first sidebar after the build loads
     assert run("build", "--json", vault=root).exit_code == 0  # nothing changed
     (root / "notes/d.md").write_text("# Quantization\n\nInt4 weights.\n", encoding="utf-8")
     assert run("build", "--json", vault=root).exit_code == 0  # one edit: left to related
     assert len(builds) == 1
+    assert one_ids(run, root, "a")[0] == "b"
+    assert len(builds) == 1  # related never makes the engine
 
 
 def test_a_stored_entry_that_is_not_plain_numbers_is_never_used(
@@ -145,7 +161,7 @@ def test_a_link_edit_writes_the_engine_so_a_text_edit_after_it_keeps_the_graph(
         encoding="utf-8",
     )
     made.clear()
-    after = run("related", "c", "--json", vault=root).stdout
+    after = run("sidebar", "c", "--format", "json", vault=root).stdout
     assert made == []  # kept as written after the link edit
     assert json.loads(after)["related"][0]["id"] == "d"
     vault = open_vault(root)  # the engine as kept and updated, against one made whole

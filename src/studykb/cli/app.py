@@ -228,23 +228,6 @@ def pass_kb(func: Callable[..., Any]) -> Callable[..., Any]:
     return wrapper
 
 
-def pass_kb_loading(
-    meanwhile: Callable[[Session], object],
-) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """:func:`pass_kb`, doing ``meanwhile(kb)`` (loading what the command needs) while
-    the refresh runs beside this process."""
-
-    def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
-        @click.pass_obj
-        @functools.wraps(func)
-        def wrapper(obj: Context, *args: Any, **kwargs: Any) -> Any:
-            return func(obj.kb(meanwhile=meanwhile), *args, **kwargs)
-
-        return wrapper
-
-    return decorate
-
-
 class Group(click.Group):
     """Turns every failure into one message in one style (``studykb: ...`` on standard
     error) and the contract's exit code, once, at the edge; with ``--json``, standard

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studykb.related.engine import COMPONENTS
+from studykb.related.components import COMPONENTS
 from studykb.related.scoring import Block
 
 if TYPE_CHECKING:

@@ -41,14 +41,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, fields
-from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import scipy.sparse as sp
 
 from studykb.related import stored
+from studykb.related.components import ALONGSIDE as ALONGSIDE
+from studykb.related.components import ALONGSIDE_SHARE as ALONGSIDE_SHARE
+from studykb.related.components import COMPONENTS as COMPONENTS
+from studykb.related.components import HALF as HALF
+from studykb.related.components import MAX_POSTING
+from studykb.related.components import TEXT_POOL as TEXT_POOL
+from studykb.related.components import Weights as Weights
 from studykb.related.feature_index import (
     COCITE_MAX,
     COURSE_BIT,
@@ -57,7 +62,7 @@ from studykb.related.feature_index import (
     FeatureIndex,
 )
 from studykb.related.features import FEATURES
-from studykb.related.matrices import flat_rows, folders, groups, mention_counts, weigh_mentions
+from studykb.related.matrices import groups, mention_counts, weigh_mentions
 from studykb.related.sparse import (
     Csr,
     csr,
@@ -68,48 +73,16 @@ from studykb.related.sparse import (
     top_per_row,
 )
 from studykb.related.vectorcache import VECTORS
+from studykb.related.weights import flat_rows, folders
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
+    from studykb.related.row_scores import Part
     from studykb.related.textsim import TermVectors
     from studykb.vault import BuildStats, Vault
     from studykb.vault.derived import Change, Snapshot
 
-COMPONENTS = (
-    "link_out",
-    "link_in",
-    "mentions",
-    "mentioned_by",
-    "refs",
-    "cocite",
-    "prereq",
-    "topics",
-    "tags",
-    "course",
-    "sibling",
-    "text",
-    "folder",
-)
-#: Raw value of each component that counts as half of full evidence (0: a yes/no
-#: component, its evidence 1).
-HALF = MappingProxyType(
-    {
-        "link_out": 0.5,
-        "link_in": 0.5,
-        "mentions": 0.25,
-        "mentioned_by": 0.25,
-        "refs": 0.25,
-        "cocite": 0.25,
-        "prereq": 0.25,
-        "topics": 0.75,
-        "tags": 0.75,
-        "course": 0.0,
-        "sibling": 0.0,
-        "text": 0.15,
-        "folder": 0.1,
-    }
-)
 #: The engine's matrices, as kept in the cache (:data:`ENGINE`, :mod:`studykb.related.stored`).
 MATRICES = (
     *("L", "LT", "B", "BT", "Q", "QT", "R", "RT", "Rin", "RinT", "Rout", "RoutT"),
@@ -120,40 +93,6 @@ MATRICES = (
 ARRAYS = ("posting", "tv_number", "keys_digest", "tv_made")
 #: What the engine makes of the text vectors alone (the rest, of the graph features alone).
 WORDS = ("Mraw", "M", "MT", "X", "Xq", "XT", "posting", "tv_number")
-#: Components that are no evidence on their own (two pages of one folder may share
-#: nothing else), only alongside another's...
-ALONGSIDE = frozenset({"folder"})
-#: ...and then at most this share of a pair's score.
-ALONGSIDE_SHARE = 0.25
-#: Text matches kept per document (the best ones; the rest never reach a list).
-TEXT_POOL = 50
-#: A term in more documents' vectors than this is skipped when looking for text matches.
-MAX_POSTING = 400
-
-
-@dataclass(frozen=True)
-class Weights:
-    """How much each component counts (see the module table)."""
-
-    link_out: float = 0.5
-    link_in: float = 1.4
-    mentions: float = 2.28
-    mentioned_by: float = 0.0
-    refs: float = 0.7
-    cocite: float = 2.0
-    prereq: float = 0.5
-    topics: float = 0.5
-    tags: float = 0.0
-    course: float = 1.0
-    sibling: float = 1.0
-    text: float = 4.0
-    folder: float = 1.4
-
-    def total(self) -> float:
-        return sum(getattr(self, f.name) for f in fields(self)) or 1.0
-
-    def by_name(self) -> dict[str, float]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
 
 
 class Engine:
@@ -347,6 +286,21 @@ class Engine:
             out["text"] = top_per_row(self.Xq[rows] @ self.XT, TEXT_POOL)
         return {name: sp.csr_matrix(m) for name, m in out.items()}
 
+    def entries(self, rows: NDArray[np.int64], text: bool = True) -> dict[str, Part]:
+        """:meth:`components` as the scoring reads them: (row, column, value) of each
+        stored entry (what :class:`studykb.related.row_scores.RowEngine` gives too)."""
+        out: dict[str, Part] = {}
+        for name, m in self.components(rows, text).items():
+            coo = m.tocoo()
+            out[name] = (coo.row.astype(np.int64), coo.col.astype(np.int64), coo.data)
+        return out
+
+    def vector(self, i: int) -> tuple[NDArray[Any], NDArray[np.float64]]:
+        """Node ``i``'s text vector: (terms, weights) in the vector's order."""
+        x = self.X
+        a, b = x.indptr[i], x.indptr[i + 1]
+        return x.indices[a:b], x.data[a:b]
+
 
 def _keys_digest(ix: FeatureIndex) -> NDArray[np.uint8]:
     """A digest of the documents, by node number (an engine is for one numbering)."""
@@ -368,9 +322,11 @@ class EngineSpec:
     name = "related-engine"
     made_by = (
         "studykb.related.engine",
+        "studykb.related.components",
         "studykb.related.matrices",
         "studykb.related.sparse",
         "studykb.related.stored",
+        "studykb.related.weights",
     )
     inputs = (FEATURES, VECTORS)
 

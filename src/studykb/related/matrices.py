@@ -10,22 +10,18 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studykb.related.feature_index import HUB_CAP
 from studykb.related.mentions import unpack as unpack_mentions
 from studykb.related.packed import Rows
 from studykb.related.sparse import Csr, csr, scale_cols
+from studykb.related.weights import flat_rows, group_weights, mention_weights
 
 if TYPE_CHECKING:
-    from numpy.typing import NDArray
-
     from studykb.related.feature_index import FeatureIndex
     from studykb.related.textsim import TermVectors
 
 
 def groups(rows_of: Sequence[Sequence[int]] | Rows, n: int, width: int) -> Csr:
-    """Membership (document x group) weighted 1/sqrt(log(1 + members)): the product of
-    two rows is the Adamic-Adar sum over what they share; groups of more than
-    :data:`HUB_CAP` members count for nothing."""
+    """Membership (document x group) weighted by :func:`group_weights`."""
     if isinstance(rows_of, Rows):
         r, c = flat_rows(rows_of.data[:n], 1)
     else:
@@ -40,30 +36,7 @@ def groups(rows_of: Sequence[Sequence[int]] | Rows, n: int, width: int) -> Csr:
     m = csr(r, c[:, 0] if c.ndim == 2 else c, np.ones(len(r)), (n, max(width, 1)))
     m.data[:] = 1.0
     size = np.asarray(m.sum(axis=0)).ravel()
-    w = np.zeros_like(size)
-    ok = (size > 0) & (size <= HUB_CAP)
-    w[ok] = 1.0 / np.sqrt(np.log1p(size[ok]))
-    return scale_cols(m, w)
-
-
-def flat_rows(data: Sequence[bytes], width: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
-    """Packed rows of int32 tuples of ``width`` values each (:mod:`studykb.related.packed`)
-    as (row of each tuple, the tuples: one line each), in stored order."""
-    lengths = np.fromiter((len(d) for d in data), dtype=np.int64, count=len(data))
-    values = np.frombuffer(b"".join(data), dtype=np.int32).astype(np.int64)
-    rows = np.repeat(np.arange(len(data), dtype=np.int64), lengths // (4 * width))
-    return rows, values.reshape(-1, width)
-
-
-def folders(paths: Sequence[str]) -> tuple[list[list[int]], int]:
-    """Each document's folder (the folder its file is in; none at the top of the vault)
-    as a group number, and how many folders there are."""
-    number: dict[str, int] = {}
-    rows: list[list[int]] = []
-    for path in paths:
-        folder = path.rpartition("/")[0]
-        rows.append([number.setdefault(folder, len(number))] if folder else [])
-    return rows, len(number)
+    return scale_cols(m, group_weights(size))
 
 
 def mentions(ix: FeatureIndex, tv: TermVectors | None) -> Csr:
@@ -104,12 +77,8 @@ def mention_counts(
 
 def weigh_mentions(made: Csr) -> Csr:
     """:func:`mention_counts` with each named document weighted by how few name it."""
-    n = made.shape[0]
     named = np.diff(made.tocsc().indptr).astype(np.float64)
-    w = np.zeros_like(named)
-    ok = named > 0
-    w[ok] = np.log((n + 1) / named[ok]) / np.log(n + 1)
-    return scale_cols(made, w)
+    return scale_cols(made, mention_weights(named, made.shape[0]))
 
 
 def _none() -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -78,9 +79,9 @@ class Names:
 
     def _searchers(self) -> None:
         self._auto: AhoCorasick | None = None
-        self._starts: dict[str, list[int]] | None = None
-        """The first two characters of names -> their lengths, longest first."""
-        self._number: dict[str, int] = {}
+        self._starts: dict[str, tuple[int, int, list[int]]] | None = None
+        """The first two characters of names -> the range of :attr:`names` they begin, and
+        those names' lengths, longest first (:func:`_lengths`, made on use)."""
 
     def updated(self, rows: Iterable[NameRow], gone: Iterable[str]) -> bool:
         """Read again the names of the documents ``rows`` (of the changed files; ``gone``:
@@ -167,24 +168,38 @@ class Names:
 
     def _scan(self, folded: str) -> Iterator[tuple[int, int, int]]:
         """(name, start, end) of the names in ``folded`` as the automaton finds them: at
-        each place from the left the longest name starting there, then on after it."""
-        if self._starts is None:  # every name has two characters at least (see _usable)
-            lengths: dict[str, set[int]] = {}
-            for name in self.names:
-                lengths.setdefault(name[:2], set()).add(len(name))
-            self._starts = {p: sorted(got, reverse=True) for p, got in lengths.items()}
-            self._number = {name: n for n, name in enumerate(self.names)}
-        starts, number = self._starts, self._number
+        each place from the left the longest name starting there, then on after it. The
+        names are sorted, so those a place's first two characters start are a range of
+        them, found by bisection when those two characters are first met (no table of
+        every name is made for a few texts)."""
+        if self._starts is None:
+            self._starts = {}
+        starts, names = self._starts, self.names
         at, size = 0, len(folded)
         while at < size - 1:
-            for length in starts.get(folded[at : at + 2], ()):
-                n = number.get(folded[at : at + length])
-                if n is not None:
+            two = folded[at : at + 2]
+            got = starts.get(two)
+            if got is None:  # every name has two characters at least (see _usable)
+                got = starts[two] = _lengths(names, two)
+            lo, hi, lengths = got
+            for length in lengths:
+                name = folded[at : at + length]
+                n = bisect_left(names, name, lo, hi)
+                if n < hi and names[n] == name:
                     yield n, at, at + length
                     at += length
                     break
             else:
                 at += 1
+
+
+def _lengths(names: list[str], two: str) -> tuple[int, int, list[int]]:
+    """The range of the sorted ``names`` that begin with ``two`` (two characters), and
+    their lengths, longest first."""
+    lo = bisect_left(names, two)
+    after = ord(two[1]) + 1
+    hi = bisect_left(names, two[0] + chr(after), lo) if after <= 0x10FFFF else len(names)
+    return lo, hi, sorted(set(map(len, names[lo:hi])), reverse=True)
 
 
 def _names_of(doc_id: str, title: str, aliases: Iterable[str]) -> tuple[str, ...]:

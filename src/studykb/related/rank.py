@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING, NamedTuple
 import numpy as np
 
 from studykb.related.batch import order_block
-from studykb.related.engine import COMPONENTS, ENGINE, Engine, Weights
-from studykb.related.engine import for_vault as engine_for_vault
+from studykb.related.components import COMPONENTS, Weights
 from studykb.related.features import FEATURES
 from studykb.related.reasons import explain
+from studykb.related.row_scores import RowEngine
 from studykb.related.scoring import Block, score_block
 from studykb.related.vectorcache import VECTORS
 
 if TYPE_CHECKING:
     from studykb.model import Document
+    from studykb.related.engine import Engine
     from studykb.related.feature_index import FeatureIndex
     from studykb.related.textsim import TextSimilarity
     from studykb.vault import Vault
@@ -109,7 +110,9 @@ class Ranker:
     """Ranks related documents over one :class:`Engine` (and, for ``--text index``, the
     search index's more-like-this)."""
 
-    def __init__(self, engine: Engine, index_text: TextSimilarity | None = None) -> None:
+    def __init__(
+        self, engine: Engine | RowEngine, index_text: TextSimilarity | None = None
+    ) -> None:
         self.engine = engine
         self.ix: FeatureIndex = engine.ix
         self.index_text = index_text
@@ -121,7 +124,24 @@ class Ranker:
     def for_vault(
         cls, vault: Vault, text: str = "vectors", index_text: TextSimilarity | None = None
     ) -> Ranker:
-        return cls(engine_for_vault(vault), index_text if text == "index" else None)
+        """Over the engine of the vault (every document scored at once)."""
+        from studykb.related.engine import for_vault  # deferred: loads scipy
+
+        return cls(for_vault(vault), index_text if text == "index" else None)
+
+    @classmethod
+    def for_one(
+        cls, vault: Vault, text: str = "vectors", index_text: TextSimilarity | None = None
+    ) -> Ranker:
+        """Over the rows of a few documents, made from the features and vectors of now
+        (:mod:`studykb.related.row_scores`: no engine loaded or updated, no scipy), kept
+        in memory while they are the same (a watch answering ``related`` again)."""
+        ix, tv = vault.derived(FEATURES), vault.derived(VECTORS).tv
+        stamps = (vault.structures.stamp(FEATURES), vault.structures.stamp(VECTORS))
+        engine = vault.structures.made_of(
+            "related-rows", (id(ix), id(tv), *stamps), lambda: RowEngine(ix, tv)
+        )
+        return cls(engine, index_text if text == "index" else None)
 
     # -- scoring -------------------------------------------------------------------------
     def score(self, nodes: list[int], options: RelatedOptions) -> Block:
@@ -316,15 +336,15 @@ def related(
 ) -> list[Related]:
     """The documents related to ``doc``, best first, hand-picked ones first of all."""
     options = options or RelatedOptions()
-    ranker = Ranker.for_vault(vault, options.text, index_text)
+    ranker = Ranker.for_one(vault, options.text, index_text)
     if doc.key not in ranker.ix.number:
         return []
     return ranker.related(doc.key, options)
 
 
 def warm(vault: Vault) -> None:
-    """Read the kept features, vectors and matrices of ``vault`` (this module loaded
-    numpy, scipy and the ranking code), ahead of the ranking: the cache only, never the
-    state, so it may run while the refresh runs beside it."""
-    for spec in (FEATURES, VECTORS, ENGINE):
+    """Read the kept features and vectors of ``vault`` (this module loaded numpy and the
+    ranking code), ahead of ranking one document: the cache only, never the state, so it
+    may run while the refresh runs beside it."""
+    for spec in (FEATURES, VECTORS):
         vault.structures.preload(spec)

@@ -18,11 +18,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from studykb.related.engine import ALONGSIDE_SHARE
+from studykb.related.components import ALONGSIDE_SHARE
 from studykb.related.feature_index import KIND_BITS
 
 if TYPE_CHECKING:
-    from studykb.related.engine import Engine
+    from numpy.typing import NDArray
+
+    from studykb.related.engine import Engine as Matrices
+    from studykb.related.row_scores import RowEngine
+
+    Engine = Matrices | RowEngine
 
 #: Names listed in one reason before "and N more".
 MAX_NAMES = 3
@@ -190,37 +195,41 @@ def _top_words(engine: Engine, i: int) -> dict[int, float]:
     memo = engine.memo.setdefault("top_words", {})
     got: dict[int, float] | None = memo.get(i)
     if got is None:
-        x = engine.X
-        a, b = x.indptr[i], x.indptr[i + 1]
-        shown = _showable(engine)
-        terms, weights = x.indices[a:b][:TOP_WORDS], x.data[a:b][:TOP_WORDS]
-        ok = shown[terms]
+        terms, weights = engine.vector(i)
+        terms, weights = terms[:TOP_WORDS], weights[:TOP_WORDS]
+        ok = _showable(engine, terms)
         got = memo[i] = dict(zip(terms[ok].tolist(), weights[ok].tolist(), strict=True))
     return got
 
 
-def _showable(engine: Engine) -> np.ndarray:
-    """Term -> whether it may be given as a reason: a subject (a title or topic name holds
-    it; no filler, number or stop word) held by few documents' vectors (remembered)."""
-    got: np.ndarray | None = engine.memo.get("showable")
-    if got is None:
-        from studykb.related.textsim import subject  # deferred: loads the mention automaton
-
+def _showable(engine: Engine, terms: NDArray[np.integer]) -> NDArray[np.bool_]:
+    """Whether each of ``terms`` may be given as a reason: a subject (a title or topic name
+    holds it; no filler, number or stop word) held by few documents' vectors. Each term
+    is decided once, when first asked about (remembered on the engine)."""
+    known: NDArray[np.int8] | None = engine.memo.get("showable")
+    if known is None:
         tv = engine.tv
-        size = len(tv.forms) if tv is not None else 0
-        got = np.zeros(max(size, engine.posting.shape[0]), dtype=bool)
-        if tv is not None:
-            marked = np.frombuffer(bytes(tv.subjects).ljust(size, b"\0")[:size], dtype=np.uint8)
-            posting = np.zeros(size, dtype=np.int64)
-            width = min(size, engine.posting.shape[0])
-            posting[:width] = engine.posting[:width]
-            cap = max(3.0, DISTINCT_SHARE * engine.n)
-            titled = _titled(engine)
-            for t in np.nonzero((marked > 0) & (posting <= cap))[0].tolist():
-                form = tv.forms[t]
-                english = form.isascii()
-                got[t] = subject(form) and (
-                    not english or (form.casefold() in titled and not ADVERB.match(form))
-                )
-        engine.memo["showable"] = got
-    return got
+        width = max(len(tv.forms) if tv is not None else 0, engine.posting.shape[0])
+        known = engine.memo["showable"] = np.full(width, -1, dtype=np.int8)
+    for t in sorted(set(terms[known[terms] < 0].tolist())):
+        known[t] = _shown(engine, t)
+    shown: NDArray[np.bool_] = known[terms] > 0
+    return shown
+
+
+def _shown(engine: Engine, t: int) -> bool:
+    """:func:`_showable` of one term."""
+    from studykb.related.textsim import subject  # deferred: loads the mention automaton
+
+    tv = engine.tv
+    if tv is None or t >= len(tv.forms):
+        return False
+    marked = tv.subjects[t] if t < len(tv.subjects) else 0
+    posting = int(engine.posting[t]) if t < engine.posting.shape[0] else 0
+    if not marked or posting > max(3.0, DISTINCT_SHARE * engine.n):
+        return False
+    form = tv.forms[t]
+    english = form.isascii()
+    return subject(form) and (
+        not english or (form.casefold() in _titled(engine) and not ADVERB.match(form))
+    )

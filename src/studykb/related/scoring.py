@@ -1,21 +1,28 @@
-"""Scoring a block of documents with the engine's components (:mod:`studykb.related.engine`):
-every component of every row at once, saturated and blended into one score per
-candidate."""
+"""Scoring a block of documents with the engine's components (:mod:`studykb.related.engine`,
+or for a few documents :mod:`studykb.related.row_scores`): every component of every row at
+once, saturated and blended into one score per candidate."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from studykb.related.engine import ALONGSIDE, ALONGSIDE_SHARE, COMPONENTS, HALF, Weights
-from studykb.related.sparse import csr
+from studykb.related.components import ALONGSIDE, ALONGSIDE_SHARE, COMPONENTS, HALF, Weights
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
-    from studykb.related.engine import Engine
+    from studykb.related.row_scores import Part
+
+
+class Scores(Protocol):
+    """What the scoring reads of an engine: its size and the entries of its components."""
+
+    n: int
+
+    def entries(self, rows: NDArray[np.int64], text: bool = True) -> dict[str, Part]: ...
 
 
 @dataclass
@@ -34,7 +41,7 @@ class Block:
 
 
 def score_block(
-    engine: Engine,
+    engine: Scores,
     rows: NDArray[np.int64],
     weights: Weights,
     text: dict[int, list[tuple[int, float]]] | None = None,
@@ -47,30 +54,22 @@ def score_block(
     """
     w = weights.by_name()
     use_text = w.get("text", 0.0) > 0 and text is None
-    parts = engine.components(rows, text=use_text)
+    parts = engine.entries(rows, text=use_text)
     if text is not None and w.get("text", 0.0) > 0:
-        text_r = [n for n, found in text.items() for _j, _s in found]
-        text_c = [j for found in text.values() for j, _s in found]
-        text_v = [s for found in text.values() for _j, s in found]
-        parts["text"] = csr(
-            np.asarray(text_r, dtype=np.int64),
-            np.asarray(text_c, dtype=np.int64),
-            np.asarray(text_v, dtype=np.float64),
-            (len(rows), engine.n),
-        )
+        parts["text"] = _given_text(text, len(rows), engine.n)
     all_r: list[NDArray[np.int64]] = []
     all_c: list[NDArray[np.int64]] = []
     all_k: list[NDArray[np.int64]] = []
     all_v: list[NDArray[np.float64]] = []
     for kind, name in enumerate(COMPONENTS):
-        m = parts.get(name)
-        if m is None or w.get(name, 0.0) <= 0:
+        part = parts.get(name)
+        if part is None or w.get(name, 0.0) <= 0:
             continue
-        coo = m.tocoo()
-        keep = (coo.data > 0) & (coo.col != rows[coo.row])
-        value = coo.data[keep]
-        all_r.append(coo.row[keep].astype(np.int64))
-        all_c.append(coo.col[keep].astype(np.int64))
+        p_row, p_col, p_data = part
+        keep = (p_data > 0) & (p_col != rows[p_row])
+        value = p_data[keep]
+        all_r.append(p_row[keep].astype(np.int64))
+        all_c.append(p_col[keep].astype(np.int64))
         all_k.append(np.full(len(value), kind, dtype=np.int64))
         half = HALF[name]
         all_v.append(value / (value + half) if half else np.minimum(value, 1.0))
@@ -113,3 +112,18 @@ def _alongside(evidence: NDArray[np.float64], vector: NDArray[np.float64]) -> ND
         weighted[:, side].sum(axis=1), other * ALONGSIDE_SHARE / (1 - ALONGSIDE_SHARE)
     )
     return np.asarray(other + extra, dtype=np.float64)
+
+
+def _given_text(text: dict[int, list[tuple[int, float]]], n_rows: int, n: int) -> Part:
+    """Another provider's text matches (row -> (node, similarity)) as entries, a node
+    given twice for a row summed."""
+    # deferred: scipy.sparse, for the search index's more-like-this only
+    from studykb.related.sparse import csr
+
+    made = csr(
+        np.asarray([r for r, found in text.items() for _j, _s in found], dtype=np.int64),
+        np.asarray([j for found in text.values() for j, _s in found], dtype=np.int64),
+        np.asarray([s for found in text.values() for _j, s in found], dtype=np.float64),
+        (n_rows, n),
+    ).tocoo()
+    return made.row.astype(np.int64), made.col.astype(np.int64), made.data

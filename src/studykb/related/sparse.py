@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
+from studykb.related.weights import inv_sqrt as inv_sqrt  # the engine takes it from here
+
 if TYPE_CHECKING:
     from numpy.typing import NDArray
 
@@ -49,15 +51,6 @@ def scale_cols(m: Csr, w: NDArray[np.float64]) -> Csr:
 
 def scale_rows(m: Csr, w: NDArray[np.float64]) -> Csr:
     return sp.csr_matrix(sp.diags(w) @ m)
-
-
-def inv_sqrt(counts: NDArray[np.float64], cap: float | None = None) -> NDArray[np.float64]:
-    out = np.zeros_like(counts, dtype=np.float64)
-    ok = counts > 0
-    if cap is not None:
-        ok &= counts <= cap
-    out[ok] = 1.0 / np.sqrt(counts[ok])
-    return out
 
 
 def top_per_row(m: Csr, k: int) -> Csr:

@@ -187,7 +187,8 @@ def update(
     now = set(vault.keys_in(changed))
     paths = set(changed)
     touched = paths | gone
-    before = {k for k in tv.number if k.split("#", 1)[0] in touched}
+    near = tuple(touched)  # a key is its file's path, or the path and "#" and more
+    before = {k for k in tv.number if k.startswith(near) and k.split("#", 1)[0] in touched}
     kept = Labels.from_data(names.labels) if names is not None else None
     labels = labels_after(kept, vault, touched)
     if names is None:

@@ -23,15 +23,10 @@ from studykb import graph as g
 from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
-from studykb.parse.outline import Outline
 from studykb.repos import links, notes
 from studykb.search.state import SearchIndex, index_dir
 from studykb.session.related import RelatedViews
 from studykb.study import plans
-from studykb.study.ask import ask
-from studykb.study.mark import mark
-from studykb.study.new import create_in
-from studykb.study.tracker import status
 from studykb.vault import Ahead, BuildStats, Link, Shown, Vault, setup
 from studykb.vault.files import read_in
 from studykb.vault.lookup import find, suggest
@@ -169,6 +164,8 @@ class Session(RelatedViews):
 
     def outline(self, path: str) -> Outline:
         """The headings and blocks of the file ``path`` as last read."""
+        from studykb.parse.outline import Outline  # deferred: its patterns compile on import
+
         return Outline.from_json(self.vault.outline(path))
 
     def stored_outline(self, path: str) -> str | None:
@@ -384,10 +381,14 @@ class Session(RelatedViews):
 
     def status(self) -> Tracker:
         """Courses, what is being read, what was finished, the reading lists."""
+        from studykb.study.tracker import status  # deferred: only the commands that show it
+
         return status(self.vault)
 
     def mark(self, doc: Document, status: str) -> bool:
         """Set ``doc``'s status in its file (False when it had it already); refreshes."""
+        from studykb.study.mark import mark  # deferred: loads frontmatter, yaml
+
         changed = mark(self.vault, doc, status)
         if changed:
             self.vault.refresh()
@@ -397,10 +398,14 @@ class Session(RelatedViews):
         """A question in English or Chinese read as before/after/next/related/about/status
         and its target (a name that resolves here, as written or loosely spelled, when
         one does); UsageError when not understood."""
+        from studykb.study.ask import ask  # deferred: only ``ask`` needs it
+
         return ask(self.vault, question)
 
     def new(self, spec: NewDoc) -> Created:
         """Create a document from its template (never over an existing file)."""
+        from studykb.study.new import create_in  # deferred: loads frontmatter, yaml
+
         return create_in(self.vault, spec)
 
     def plan_move(self, doc: Document, new: str, read: Reader | None = None) -> Move:

@@ -35,7 +35,7 @@ Adding a structure is one module with a :class:`Derived` and one line in
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -195,6 +195,17 @@ class Structures:
         self._vault = vault
         self._cache = cache
         self._held: dict[str, _Held] = {}
+        self._made: dict[str, tuple[object, Any]] = {}
+
+    def made_of(self, name: str, key: object, make: Callable[[], T]) -> T:
+        """A value made from structures of this vault and kept in memory only (never
+        written), while ``key`` (what it is made of: their stamps) is the same."""
+        held = self._made.get(name)
+        if held is not None and held[0] == key:
+            return held[1]  # type: ignore[no-any-return]
+        value = make()
+        self._made[name] = (key, value)
+        return value
 
     def get(self, spec: Derived[T]) -> T:
         """The value of ``spec`` for the vault's state now."""
@@ -258,6 +269,7 @@ class Structures:
         names = [s.name for s in specs]
         for name in names or list(self._held):
             self._held.pop(name, None)
+        self._made.clear()
 
     def _update(
         self, spec: Derived[T], held: _Held, now: tuple[str, int], inputs: dict[str, str]

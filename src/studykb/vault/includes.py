@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from studykb.parse import parse_file
+from studykb import parse
 from studykb.parse.outline import Include, Label, Outline
 from studykb.parse.reading import Reading
 from studykb.parse.slugs import Heading
@@ -105,7 +105,8 @@ class Includes:
             return None
         if not path.lower().endswith((".md", ".markdown", ".mdx")):
             return Outline()  # code, data: pasted in, but no headings of Markdown
-        return Outline.from_json(parse_file(path, raw, self.reading).outline)
+        # parse_file on first use: markdown-it and YAML load only where an include is read
+        return Outline.from_json(parse.parse_file(path, raw, self.reading).outline)
 
     def expand(self, page: str, outline: Outline, seen: frozenset[str] = frozenset()) -> Outline:
         """``outline`` with the headings, labels and ids of every file the page includes,

@@ -13,7 +13,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from studykb.parse.frontmatter import PythonTag
 from studykb.parse.mkdocs_slugs import CASES, NORMAL_FORMS, SLUGIFIERS
 from studykb.vault.scope import of_site
 from studykb.vault.siteconf import ConfigWarning, Site, base_path, clean_dir, load, text_of
@@ -42,6 +41,9 @@ def _slugify(value: Any, name: str, warnings: list[ConfigWarning]) -> dict[str, 
     """The heading options of a ``toc`` ``slugify`` setting, read as data."""
     if value is None or value == "":
         return {}
+    # deferred: loads frontmatter and yaml (a value of mkdocs.yml, read with them already)
+    from studykb.parse.frontmatter import PythonTag
+
     known = SLUGIFIERS.get(value.target) if isinstance(value, PythonTag) else None
     if known is None:
         shown = value.target if isinstance(value, PythonTag) else str(value)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import traceback
 
-from studykb.model import ERROR, Document
-from studykb.parse import parse_file
+from studykb import parse
+from studykb.model import ERROR, Document, Parsed
 from studykb.parse.reading import Reading
 from studykb.vault.outside import is_outside, parse_outside
 from studykb.vault.resolve import lookups
@@ -26,6 +26,12 @@ def unread_rows(path: str, why: str) -> ParsedRows:
     doc = Document(key=path, path=path, id=name, title=name, type="note")
     problem: ProblemRow = (path, 0, ERROR, "unreadable", f"cannot read: {why}")
     return ParsedRows(path, -1, -1, UNREAD, [doc_row(doc)], [], [problem], (path, "", "[]", ""))
+
+
+def parse_file(path: str, raw: bytes, reading: Reading) -> Parsed:
+    """:func:`studykb.parse.parse_file`, loaded on first use: a command whose refresh
+    parses nothing never loads markdown-it, YAML and python-frontmatter."""
+    return parse.parse_file(path, raw, reading)
 
 
 def parse_rows(item: tuple[str, bytes, str, int, int, Reading]) -> ParsedRows:
