@@ -214,7 +214,8 @@ def _block_ids(state: StateCore) -> None:
     i = 0
     while i < len(tokens):
         tok = tokens[i]
-        found = _BLOCK_ID.search(tok.content) if tok.type == "inline" and i > 0 else None
+        marked = tok.type == "inline" and i > 0 and "^" in tok.content  # the regex, once
+        found = _BLOCK_ID.search(tok.content) if marked else None
         if found is None:
             i += 1
             continue

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from studykb.model import Document
+from studykb.runtime import process
 
 if TYPE_CHECKING:
     from studykb.api import CodeTarget
@@ -83,6 +84,12 @@ def code_place(page: str) -> tuple[str, str | None, str] | None:
     return (name, rev or None, path) if name and path else None
 
 
+#: Page paths kept quoted (a site links to each document from many pages: about 35
+#: hrefs a page, each ``quote`` costing more than the rest of the href).
+HREFS_KEPT = 1 << 16
+
+
+@process.memo(maxsize=HREFS_KEPT)
 def href(path: str) -> str:
     """A page path made safe for an ``href`` (spaces, ``#``, ``?``, non-ASCII quoted)."""
     return quote(path, safe="/@-._~!$&'()*+,;=:")

@@ -147,13 +147,14 @@ def _load(work: Work, docs: list[str]) -> Beside:
     """Load what the workers inherit, once, with the collector off and then frozen (a
     worker's collections never walk it, nor copy its pages by touching it); the search
     index, the graph and the list pages need no ranker: they are made in a process of
-    their own (returned) while this one loads it."""
+    their own (returned) while this one loads it, started first: it needs none of the
+    links read here (a core would wait while they are read)."""
     pages, kb = work.pages, work.pages.kb
     with paused_gc(freeze=True):
-        pages.preload_links()
         pages.knowledge()
         work.texts = kb.texts()  # for the search index, read before the workers fork
         others = pools.beside(_other_files, work)
+        pages.preload_links()
         pages.preload_contexts()
         if docs:  # the ranker and its caches
             kb.sidebar(kb.documents()[docs[0]])
