@@ -327,6 +327,11 @@ class Session(RelatedViews):
         full = g.build(self.vault.documents(), self.vault.graph_edges(), topics)
         return g.select(full, topics.names, options.types, options.tags, options.kinds)
 
+    def graph_edge_kinds(self) -> Iterable[tuple[str, str, str]]:
+        """(source, target, kind) of every edge of the unfiltered :meth:`graph`, in its
+        order, without building it (:func:`studykb.graph.edge_kinds`)."""
+        return g.edge_kinds(self.vault.documents(), self.vault.graph_edges(), self.vault.topics())
+
     # -- search -------------------------------------------------------------------------------
     def search(self, options: SearchOptions) -> Found:
         """Ranked hits with snippets (the index is brought up to date first)."""

@@ -10,6 +10,7 @@ in a worker), so no layout is computed here.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from studykb.web.links import Linker
@@ -25,20 +26,34 @@ MAX_STEPS = 6
 
 def whole(kb: Session, link: Linker, options: GraphOptions | None = None) -> dict[str, Any]:
     """Every document (filtered by ``options``) and the edges between them."""
-    graph = kb.graph(options)
+    if options is None or not (options.types or options.tags or options.kinds):
+        # everything: the edges in the graph's order, without building it
+        return _data(kb.graph_edge_kinds(), kb.documents().items(), link)
+    return _from_graph(kb.graph(options), link)
+
+
+def _from_graph(graph: Any, link: Linker) -> dict[str, Any]:
+    """:func:`whole` of a (filtered) networkx graph."""
+    return _data(
+        ((s, t, d["kind"]) for s, t, d in graph.edges(data=True)),
+        ((key, data["doc"]) for key, data in graph.nodes(data=True)),
+        link,
+    )
+
+
+def _data(
+    edges_in: Iterable[tuple[str, str, str]], docs: Iterable[tuple[str, Document]], link: Linker
+) -> dict[str, Any]:
     edges = []
     seen: set[tuple[str, str, str]] = set()
     backlinks: dict[str, int] = {}
-    for source, target, data in graph.edges(data=True):
-        kind = data["kind"]
+    for source, target, kind in edges_in:
         if kind not in KINDS or source == target or (source, target, kind) in seen:
             continue
         seen.add((source, target, kind))
         edges.append({"source": source, "target": target, "kind": kind})
         backlinks[target] = backlinks.get(target, 0) + 1
-    nodes = [
-        _node(key, data["doc"], backlinks.get(key, 0), link) for key, data in graph.nodes(data=True)
-    ]
+    nodes = [_node(key, doc, backlinks.get(key, 0), link) for key, doc in docs]
     return {"nodes": nodes, "edges": edges}
 
 
