@@ -362,6 +362,12 @@ class Session(RelatedViews):
         """The prerequisite graph, coverage and what is known (for plans and trees)."""
         return plans.knowledge(self.vault)
 
+    def plan_stamp(self) -> str:
+        """A name of the plan tables' content and of every document's card they were
+        made from (:mod:`studykb.study.plan_inputs`); cheap while an edit leaves the
+        tables alone (they are read, not made again, and no card is read for it)."""
+        return self.vault.structures.stamp(plans.TABLES)
+
     def plan(
         self,
         target: Document,

@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from studykb import graph as g
 from studykb.model import Document, is_daily
+from studykb.study import plan_inputs
 from studykb.study.needs import Info, compute
 from studykb.vault import Vault
 from studykb.vault.derived import Change, Snapshot
@@ -222,27 +223,41 @@ class Knowledge:
 
 class Tables:
     """The plan tables (prerequisites, coverage, the known set: plain data) as a derived
-    structure (:mod:`studykb.vault.derived`), made again after any edit (cheap next to
-    what reads them)."""
+    structure (:mod:`studykb.vault.derived`). After an edit that leaves what they read
+    of the changed files alone (:mod:`studykb.study.plan_inputs`: a body's words, a link
+    to a note that is not a topic) they are the ones kept; otherwise made again."""
 
     name = "plans"
-    made_by = ("studykb.study.plans", "studykb.study.needs", "studykb.graph", "studykb.model")
+    made_by = (
+        "studykb.study.plans",
+        "studykb.study.needs",
+        "studykb.study.plan_inputs",
+        "studykb.graph",
+        "studykb.model",
+    )
     inputs = (TOPICS,)
 
     def build(self, vault: Snapshot) -> dict[str, Any]:
         return compute(cast(Vault, vault))  # a Vault is the one snapshot there is
 
-    def update(self, value: dict[str, Any], change: Change, vault: Snapshot) -> None:
-        return None
+    def update(
+        self, value: dict[str, Any], change: Change, vault: Snapshot
+    ) -> dict[str, Any] | None:
+        if change.inputs:  # the topic table
+            return None
+        kept, now = value["files"], plan_inputs.of_files(vault, change.paths)
+        if any(kept.get(path) != now.get(path) for path in change.paths):
+            return None
+        return value
 
-    def stamp(self, value: dict[str, Any]) -> None:
-        return None  # made again after every edit: named by the state it was made from
+    def stamp(self, value: dict[str, Any]) -> str:
+        return str(value["stamp"])  # their content and the cards they were made from
 
     def dump(self, value: dict[str, Any]) -> dict[str, Any]:
         return value
 
     def load(self, data: Any) -> dict[str, Any]:
-        if not isinstance(data, dict) or "info" not in data:
+        if not isinstance(data, dict) or "info" not in data or "files" not in data:
             raise ValueError("not plan tables")
         return data
 

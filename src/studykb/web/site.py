@@ -94,7 +94,7 @@ def build_site(
     )
     work.files = output.sources = kb.file_hashes()
     with paused_gc():
-        work.common = output.common = site_inputs.shared(kb, work.pages, code + links_to_code)
+        work.common = output.common = site_inputs.shared(kb, code + links_to_code)
     # only the documents whose related lists may have changed are ranked again
     work.rank, work.lists = kb.lists_to_rank(f"{output.old_state}:{work.common}")
     changed = site_changes.changed_files(output.old_sources, work.files)
