@@ -324,7 +324,7 @@ def _other_files(work: Work) -> list[Done]:
     kb, output = work.pages.kb, work.output
     out: list[Done] = []
     with paused_gc():  # hundreds of thousands of small lists that all stay alive
-        index = _json(_search_index(work))
+        index = _search_index(work)
         out.append(("search-index.json", *output.write("search-index.json", index), [], ""))
         out.append(_as_script(output, "search-index.js", "StudykbSearchIndex", index))
         del index
@@ -342,18 +342,18 @@ def _other_files(work: Work) -> list[Done]:
     return out
 
 
-def _search_index(work: Work) -> dict[str, Any]:
+def _search_index(work: Work) -> bytes:
     """The search index: the last site's with the edited documents' parts made again
     when only their bodies changed (:func:`studykb.web.search_index.update`), else
     made whole."""
     kb, link = work.pages.kb, Linker("", static=True)
     if work.keep_index_pages:
-        old = work.output.old_json("search-index.json")
-        if isinstance(old, dict):
+        old = work.output.old_bytes("search-index.json")
+        if old is not None:
             index = search_index.update(kb, link, old, work.bodies, kb.texts)
             if index is not None:
                 return index
-    return search_index.build(kb, link, work.texts or None)
+    return search_index.dumps(search_index.build(kb, link, work.texts or None))
 
 
 def _pages_of(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:

@@ -86,19 +86,14 @@ class Output:
             return None
         return digest, old[1]
 
-    def old_json(self, path: str) -> Any:
-        """The JSON file at ``path`` as the last build wrote it (its content still has
-        the recorded digest), read; None otherwise."""
+    def old_bytes(self, path: str) -> bytes | None:
+        """The file at ``path`` as the last build wrote it (its content still has the
+        recorded digest); None otherwise."""
         try:
             data = (self.folder / path).read_bytes()
         except OSError:
             return None
-        if _digest(data) != self.old.get(path):
-            return None
-        try:
-            return json.loads(data)
-        except ValueError:
-            return None
+        return data if _digest(data) == self.old.get(path) else None
 
     def _real_folder(self, folder: Path) -> None:
         """Make ``folder`` (inside the output) as needed; every part of it below the
