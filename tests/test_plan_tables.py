@@ -47,7 +47,7 @@ def _tables(root: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Any]
     kb = Session.open(root)
     kb.refresh()
     stamp = kb.plan_stamp()
-    value = kb.vault.derived(plans.TABLES)
+    value = kb.vault.derived(plans.TABLES).data
     assert _canonical(value) == _canonical(real(kb.vault))
     kb.close()
     return value, len(made), stamp
