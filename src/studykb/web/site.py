@@ -95,20 +95,26 @@ def build_site(
     work.files = output.sources = kb.file_hashes()
     with paused_gc():
         work.common = output.common = site_inputs.shared(kb, code + links_to_code)
+    changed = site_changes.changed_files(output.old_sources, work.files)
+    others = None
+    if site_changes.same_shared(output, work.common):
+        # the list pages kept, the search index updated for the bodies that changed:
+        # made beside this process from now on, while it ranks and makes the pages
+        work.keep_index_pages = True
+        work.bodies = {d.key for d in kb.documents().values() if d.path in changed}
+        others = pools.beside(_other_files, work)
     # only the documents whose related lists may have changed are ranked again
     work.rank, work.lists = kb.lists_to_rank(f"{output.old_state}:{work.common}")
-    changed = site_changes.changed_files(output.old_sources, work.files)
     make = site_changes.to_make(kb, output, docs, changed, work.common, work.rank, work.lists)
     built = Built()
     lists: dict[str, str] = {}
     if make is None:  # every page's inputs are read (and the pages of those changed made)
-        others = _load(work, docs)
+        others = _load(work, docs, others)
         done: Iterable[PageDone] = _site_pages(work, docs, progress)
     else:  # the few pages an edit can change; the others kept as recorded
         lists.update(_keep_pages(work, [k for k in docs if k not in make]))
-        work.keep_index_pages = True
-        work.bodies = {d.key for d in kb.documents().values() if d.path in changed}
-        others = _load_few(work)
+        if others is None:  # (started above: pages are kept only while what they share is)
+            others = pools.beside(_other_files, work)
         done = _render_chunk(work, sorted(make))
     paths: dict[str, list[str]] = {}
     for path, digest, written, assets, inputs, key, listed in [
@@ -143,27 +149,22 @@ def build_site(
     return built
 
 
-def _load(work: Work, docs: list[str]) -> Beside:
+def _load(work: Work, docs: list[str], others: Beside | None) -> Beside:
     """Load what the workers inherit, once, with the collector off and then frozen (a
     worker's collections never walk it, nor copy its pages by touching it); the search
     index, the graph and the list pages need no ranker: they are made in a process of
-    their own (returned) while this one loads it."""
+    their own (returned; ``others`` when it is started already) while this one loads it."""
     pages, kb = work.pages, work.pages.kb
     with paused_gc(freeze=True):
         pages.preload_links()
         pages.knowledge()
-        work.texts = kb.texts()  # for the search index, read before the workers fork
-        others = pools.beside(_other_files, work)
+        if others is None:
+            work.texts = kb.texts()  # for the search index, read before the workers fork
+            others = pools.beside(_other_files, work)
         pages.preload_contexts()
         if docs:  # the ranker and its caches
             kb.sidebar(kb.documents()[docs[0]])
     return others
-
-
-def _load_few(work: Work) -> Beside:
-    """The files beside the pages after an edit, made in a process of their own (it
-    reads what it needs) while this one makes the few pages."""
-    return pools.beside(_other_files, work)
 
 
 def _keep_pages(work: Work, keys: list[str]) -> dict[str, str]:
