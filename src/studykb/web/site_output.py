@@ -93,6 +93,10 @@ class Output:
         self.sizes[path] = old[2]
         return digest, old[1]
 
+    def _size_of(self, path: str) -> int:
+        size = self.sizes.get(path)
+        return _size(self._at(path)) if size is None else size
+
     def _at(self, path: str) -> str:
         """The file of the output folder at ``path`` (a manifest's path: never ``..``)."""
         return os.path.join(self._root, path)
@@ -136,7 +140,7 @@ class Output:
             "state": self.state,
             "files": dict(sorted(self.new.items())),
             "inputs": {
-                path: [inputs, assets, self.sizes.get(path, _size(self._at(path)))]
+                path: [inputs, assets, self._size_of(path)]
                 for path, (inputs, assets) in sorted(self.inputs.items())
                 if path in self.new
             },
