@@ -327,10 +327,18 @@ class Session(RelatedViews):
         full = g.build(self.vault.documents(), self.vault.graph_edges(), topics)
         return g.select(full, topics.names, options.types, options.tags, options.kinds)
 
-    def graph_edge_kinds(self) -> Iterable[tuple[str, str, str]]:
+    def graph_edge_kinds(
+        self, paths: Iterable[str] | None = None
+    ) -> Iterable[tuple[str, str, str]]:
         """(source, target, kind) of every edge of the unfiltered :meth:`graph`, in its
-        order, without building it (:func:`studykb.graph.edge_kinds`)."""
-        return g.edge_kinds(self.vault.documents(), self.vault.graph_edges(), self.vault.topics())
+        order, without building it (:func:`studykb.graph.edge_kinds`); with ``paths``,
+        only those from the documents of these files."""
+        docs, topics = self.vault.documents(), self.vault.topics()
+        if paths is None:
+            return g.edge_kinds(docs, self.vault.graph_edges(), topics)
+        wanted = set(paths)
+        sources = {key for key, doc in docs.items() if doc.path in wanted}
+        return g.edge_kinds(docs, self.vault.graph_edges_in(sorted(wanted)), topics, sources)
 
     # -- search -------------------------------------------------------------------------------
     def search(self, options: SearchOptions) -> Found:

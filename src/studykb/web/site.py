@@ -28,7 +28,6 @@ committed ``public/link -> ../notes`` must never make the site write or delete t
 from __future__ import annotations
 
 import hashlib
-import json
 import random
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -321,14 +320,14 @@ def _paths_of(doc: Document) -> list[str]:
 def _other_files(work: Work) -> list[Done]:
     """search-index.json, graph.json (node hrefs relative to graph/index.html), each also
     as a script for pages opened from disk, and the list pages."""
-    kb, output = work.pages.kb, work.output
+    output = work.output
     out: list[Done] = []
     with paused_gc():  # hundreds of thousands of small lists that all stay alive
         index = _search_index(work)
         out.append(("search-index.json", *output.write("search-index.json", index), [], ""))
         out.append(_as_script(output, "search-index.js", "StudykbSearchIndex", index))
         del index
-        graph = _json(graph_data.whole(kb, Linker("../", static=True)))
+        graph = _graph(work)
         out.append(("graph.json", *output.write("graph.json", graph), [], ""))
         out.append(_as_script(output, "graph-data.js", "StudykbGraphData", graph))
     for path, page in _index_pages(work.pages):
@@ -354,6 +353,21 @@ def _search_index(work: Work) -> bytes:
             if index is not None:
                 return index
     return search_index.dumps(search_index.build(kb, link, work.texts or None))
+
+
+def _graph(work: Work) -> bytes:
+    """graph.json (node hrefs relative to graph/index.html): the last site's with the
+    edited documents' edges made again when only their bodies changed
+    (:func:`studykb.web.graph_data.update`), else made whole."""
+    kb = work.pages.kb
+    if work.keep_index_pages:
+        old = work.output.old_bytes("graph.json")
+        if old is not None:
+            docs = kb.documents()
+            graph = graph_data.update(kb, old, {docs[k].path for k in work.bodies if k in docs})
+            if graph is not None:
+                return graph
+    return graph_data.dumps(graph_data.whole(kb, Linker("../", static=True)))
 
 
 def _pages_of(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:
@@ -409,10 +423,6 @@ def _as_script(output: Any, path: str, name: str, data: bytes) -> Done:
     use it there)."""
     data = b"self." + name.encode() + b" = " + data + b";\n"
     return (path, *output.write(path, data), [], "")
-
-
-def _json(data: Any) -> bytes:
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def code_digest(kb: Session, base_url: str | None) -> str:
