@@ -287,6 +287,7 @@ def _render_chunk(work: Work, keys: list[str]) -> list[PageDone]:
         rank = [k for k in batch if work.rank is None or k in work.rank or k not in work.lists]
         pages.sidebars = {s.key: s for s in pages.kb.sidebars(rank)} if rank else {}
         ranked = set(rank)
+        todo = []
         for key in batch:
             doc = docs[key]
             listed = (
@@ -303,12 +304,18 @@ def _render_chunk(work: Work, keys: list[str]) -> list[PageDone]:
                     for p, k in zip(paths, kept, strict=True)
                     if k
                 )
-                continue
+            else:
+                todo.append((doc, inputs, listed))
+        # a list not ranked, shown on a page made again: ranked now, at once
+        again = [doc.key for doc, _inputs, _listed in todo if doc.key not in ranked]
+        if again:
+            pages.sidebars.update((s.key, s) for s in pages.kb.sidebars(again))
+        for doc, inputs, listed in todo:
             pages.assets.clear()
-            for path, page in _pages_of(pages, doc):  # a list not ranked: made for its page
+            for path, page in _pages_of(pages, doc):
                 html = render(page, frame, Linker(relative_root(path), True), path=path)
                 digest, written = output.write(path, html.encode())
-                out.append((path, digest, written, sorted(pages.assets), inputs, key, listed))
+                out.append((path, digest, written, sorted(pages.assets), inputs, doc.key, listed))
     return out
 
 
