@@ -89,8 +89,8 @@ def update(kb: Session, old: bytes, paths: set[str]) -> bytes | None:
     not the graph of the same documents.
 
     The file is read as text cut at the marks JSON puts between nodes and between edges
-    (a mark's quote could not be inside a string unescaped); making the whole graph
-    read every reference of the vault (about 0.5 s of CPU at 10k documents)."""
+    (a mark's quote could not be inside a string unescaped). Making it whole reads
+    every reference of the vault (about 0.5 s of CPU at 10k documents)."""
     text = old.decode("utf-8", errors="replace")
     at = text.find(EDGES)
     if not text.startswith(NODES) or at < 0 or not text.endswith(END):
