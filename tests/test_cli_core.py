@@ -582,6 +582,31 @@ def test_graph_edges_loaded_directly_equal_networkx_add_edges_from(vault: Path, 
     assert nx.utils.graphs_equal(again, slow)
 
 
+def test_edge_kinds_are_the_graphs_edges_in_its_order(bundled: Path) -> None:
+    """``graph.edge_kinds`` lists the unfiltered graph's edges (kind only) in the order
+    networkx gives them, and the graph view's data made from it (``graph.json``) is the
+    one made from the networkx graph: nodes, edges and their order."""
+    from studykb import graph
+    from studykb.session import Session
+    from studykb.web import graph_data
+    from studykb.web.links import Linker
+
+    kb = Session.open(bundled)
+    kb.refresh()
+    v = kb.vault
+    full = graph.build(v.documents(), v.graph_edges(), v.topics())
+    listed = list(graph.edge_kinds(v.documents(), v.graph_edges(), v.topics()))
+    assert listed == [(s, t, d["kind"]) for s, t, d in full.edges(data=True)]
+    kinds = {k for _s, _t, k in listed}
+    assert {"link", "covers", "about", "course"} <= kinds, kinds
+    pairs = [(s, t) for s, t, _k in listed]
+    assert len(set(pairs)) < len(pairs)  # parallel edges: in the order added
+    link = Linker("../", static=True)
+    fast = graph_data.whole(kb, link)
+    assert fast == graph_data._from_graph(kb.graph(), link)
+    assert json.dumps(fast) == json.dumps(graph_data._from_graph(kb.graph(), link))
+
+
 def test_output_cut_short_by_a_closed_pipe_is_quiet(make_vault) -> None:
     """``studykb graph --format json | head -c 10``: the reader goes away early; the
     command stops without a traceback or an error message."""

@@ -238,3 +238,31 @@ tags: [gpu-sharing]
 
 It builds on [[cs336-summary]] and [[kv-cache-serving-digest]].
 """
+
+
+def test_after_an_edit_the_site_is_the_one_made_with_tables_made_afresh(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """After body edits (words and a link to a note, which keep the plan tables; then a
+    link to a topic, which makes them again) the site is, byte for byte, a scratch
+    site's made with the plan tables made afresh from the state (none kept)."""
+    from studykb.study import plans
+
+    root = tmp_path / "vault"
+    for name in ("notes", "courses"):
+        shutil.copytree(bundled / name, root / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(bundled / "studykb.toml", root / "studykb.toml")
+    out = tmp_path / "site"
+    _build(root, out, monkeypatch)
+    note = root / EDITED
+    lines = ["\nA new line on [[kv-cache-serving-digest]].\n", "\nIt builds on [[kv-cache]].\n"]
+    for n, line in enumerate(lines):
+        note.write_text(note.read_text(encoding="utf-8") + line, encoding="utf-8")
+        _built, made = _build(root, out, monkeypatch)
+        assert page_file(EDITED) in made
+        if n == 0:  # the plan tables and what every page shares are the same
+            assert len(made) < len(doc_pages(out)) // 4
+        with monkeypatch.context() as afresh:
+            afresh.setattr(plans.Tables, "update", lambda *_args: None)
+            _build(root, tmp_path / f"scratch{n}", monkeypatch)
+        assert _files(tmp_path / f"scratch{n}") == _files(out), line

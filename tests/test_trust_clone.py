@@ -189,6 +189,26 @@ def test_site_never_writes_through_a_linked_folder(make_vault, run, tmp_path: Pa
     assert not (public / "index.html").exists()
 
 
+def test_site_refuses_a_file_link_deep_in_the_output(make_vault, run, tmp_path: Path) -> None:
+    """A link planted as a file two folders down, after the site was made, is refused
+    before anything is written, also when an edit asks for a few pages only."""
+    root = _site_vault(make_vault)
+    public = tmp_path / "public"
+    assert run("site", "-o", str(public), vault=root).exit_code == 0
+    before = {p: p.read_bytes() for p in public.rglob("*") if p.is_file()}
+    folder = next(p.parent for p in public.rglob("*.html") if len(p.relative_to(public).parts) > 2)
+    elsewhere = tmp_path / "elsewhere.html"
+    elsewhere.write_text("not the site's\n", encoding="utf-8")
+    (folder / "planted.html").symlink_to(elsewhere)
+    note = root / "b.md"
+    note.write_text("# B\n\nb, edited\n", encoding="utf-8")
+    result = run("site", "-o", str(public), vault=root)
+    assert result.exit_code == 2
+    assert "symbolic link" in result.stderr and "planted.html" in result.stderr
+    assert {p: p.read_bytes() for p in before} == before
+    assert elsewhere.read_text(encoding="utf-8") == "not the site's\n"
+
+
 def test_site_removes_only_files_it_wrote(make_vault, run, tmp_path: Path) -> None:
     root = _site_vault(make_vault)
     public = tmp_path / "public"

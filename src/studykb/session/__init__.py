@@ -102,6 +102,12 @@ class Session(RelatedViews):
     def close(self) -> None:
         self.vault.close()
 
+    def reconnect(self) -> None:
+        """Connections of this process's own to the state and the cache, in a process
+        forked from one that keeps using its own (SQLite's rule: a connection is never
+        used on both sides of a fork)."""
+        self.vault.reconnect()
+
     def reopen(self) -> None:
         """Open the vault again, here (studykb.toml read again, nothing kept in memory:
         after another process wrote, or the settings changed); the old one is closed."""
@@ -324,6 +330,19 @@ class Session(RelatedViews):
         full = g.build(self.vault.documents(), self.vault.graph_edges(), topics)
         return g.select(full, topics.names, options.types, options.tags, options.kinds)
 
+    def graph_edge_kinds(
+        self, paths: Iterable[str] | None = None
+    ) -> Iterable[tuple[str, str, str]]:
+        """(source, target, kind) of every edge of the unfiltered :meth:`graph`, in its
+        order, without building it (:func:`studykb.graph.edge_kinds`); with ``paths``,
+        only those from the documents of these files."""
+        docs, topics = self.vault.documents(), self.vault.topics()
+        if paths is None:
+            return g.edge_kinds(docs, self.vault.graph_edges(), topics)
+        wanted = set(paths)
+        sources = {key for key, doc in docs.items() if doc.path in wanted}
+        return g.edge_kinds(docs, self.vault.graph_edges_in(sorted(wanted)), topics, sources)
+
     # -- search -------------------------------------------------------------------------------
     def search(self, options: SearchOptions) -> Found:
         """Ranked hits with snippets (the index is brought up to date first)."""
@@ -353,6 +372,12 @@ class Session(RelatedViews):
     def knowledge(self) -> Knowledge:
         """The prerequisite graph, coverage and what is known (for plans and trees)."""
         return plans.knowledge(self.vault)
+
+    def plan_stamp(self) -> str:
+        """A name of the plan tables' content and of every document's card they were
+        made from (:mod:`studykb.study.plan_inputs`); cheap while an edit leaves the
+        tables alone (they are read, not made again, and no card is read for it)."""
+        return self.vault.structures.stamp(plans.TABLES)
 
     def plan(
         self,

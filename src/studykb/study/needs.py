@@ -24,10 +24,14 @@ The rules (the vault format's, see docs/guide/plans.md):
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from studykb.model import Document
+from studykb.study import plan_inputs
 from studykb.vault import Vault
+
+if TYPE_CHECKING:
+    from studykb.vault.state.rows import Edge
 
 #: Kinds never built on the topics they are about (read for what they report).
 NEWS_KINDS = frozenset({"news", "post"})
@@ -69,9 +73,13 @@ def nothing_to_read(doc: Document) -> bool:
 
 def compute(vault: Vault) -> dict[str, Any]:
     """The parts of :class:`studykb.study.plans.Knowledge` as plain data (what the cache
-    keeps)."""
+    keeps), with what they were made from (:mod:`studykb.study.plan_inputs`): ``files``,
+    the digest of what they read of each file, and ``stamp``, a name of their content."""
     docs = vault.documents()
     topics = vault.topics()
+    requires = vault.edges("requires", order="line")
+    links = vault.edges("link", order="line")
+    items = vault.edges("item", order="source")
     taught = {key: keys for key, doc in docs.items() if (keys := topics.taught(doc))}
     covers: dict[str, list[str]] = {}
     tagged: dict[str, list[str]] = {}
@@ -101,22 +109,33 @@ def compute(vault: Vault) -> dict[str, Any]:
         )
         for k, d in docs.items()
     }
-    return {
+    out = {
         "info": info,
-        "edges": edges(vault, docs, taught),
+        "edges": edges(vault, docs, taught, requires, links),
         "known": sorted(known),
         "covers": covers,
         "tagged": tagged,
-        "list_pos": list_positions(vault),
+        "list_pos": list_positions(items),
         "taught": taught,
     }
+    files, cards = plan_inputs.made_from(docs.values(), [*requires, *links, *items], topics.ids)
+    out["files"], out["stamp"] = files, plan_inputs.content(out, cards)
+    return out
 
 
-def edges(vault: Vault, docs: dict[str, Document], taught: dict[str, list[str]]) -> list[list[str]]:
+def edges(
+    vault: Vault,
+    docs: dict[str, Document],
+    taught: dict[str, list[str]],
+    required: list[Edge],
+    links: list[Edge],
+) -> list[list[str]]:
     """``[doc, need, reason]``: its ``requires``, the prerequisites of what it covers
-    (never a topic it covers itself), and what a document built on topics needs."""
+    (never a topic it covers itself), and what a document built on topics needs;
+    ``required`` and ``links``: the ``requires`` and ``link`` references, by file and
+    line."""
     requires: dict[str, list[tuple[str, str]]] = {}
-    for source, target, _kind, _path, _line, reason in vault.edges("requires", order="line"):
+    for source, target, _kind, _path, _line, reason in required:
         if source in docs and target in docs and target not in taught.get(source, ()):
             requires.setdefault(source, []).append((target, reason))
     out = [[s, t, r] for s, needs in requires.items() for t, r in needs]
@@ -129,7 +148,7 @@ def edges(vault: Vault, docs: dict[str, Document], taught: dict[str, list[str]])
                 for need, reason in requires.get(topic, ())
                 if need not in own
             )
-    out.extend(_built_on(vault, docs, taught, requires))
+    out.extend(_built_on(vault, docs, taught, requires, links))
     out.extend(_course_needs(docs, taught, out))
     return out
 
@@ -160,6 +179,7 @@ def _built_on(
     docs: dict[str, Document],
     taught: dict[str, list[str]],
     requires: dict[str, list[tuple[str, str]]],
+    links: list[Edge],
 ) -> list[list[str]]:
     """``[doc, topic, reason]`` for each document built on topics (see the module
     docstring), leaving out a topic that itself needs the document (no false loop)."""
@@ -169,7 +189,7 @@ def _built_on(
         for topic in topics.about(doc):  # in the order the tags are written
             if topic not in taught.get(key, ()):
                 about.setdefault(key, {})[topic] = BUILT_ON_TAG
-    for source, target, *_rest in vault.edges("link", order="line"):
+    for source, target, *_rest in links:
         if target in docs and docs[target].type == "topic" and source in docs:
             about.setdefault(source, {}).setdefault(target, BUILT_ON_LINK)
     needed = {t for needs in requires.values() for t, _r in needs}
@@ -220,11 +240,12 @@ def _reaches(requires: dict[str, list[tuple[str, str]]], start: str, goal: str) 
     return False
 
 
-def list_positions(vault: Vault) -> dict[str, int]:
-    """Document key -> its earliest position in any curated list."""
+def list_positions(items: list[Edge]) -> dict[str, int]:
+    """Document key -> its earliest position in any curated list; ``items``: the ``item``
+    references, by source and line."""
     list_pos: dict[str, int] = {}
     counter: dict[str, int] = {}
-    for source, target, *_rest in vault.edges("item", order="source"):
+    for source, target, *_rest in items:
         pos = counter.get(source, 0)
         counter[source] = pos + 1
         if target not in list_pos or pos < list_pos[target]:

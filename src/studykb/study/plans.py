@@ -24,6 +24,7 @@ from typing import Any, cast
 
 from studykb import graph as g
 from studykb.model import Document, is_daily
+from studykb.study import plan_inputs
 from studykb.study.needs import Info, compute
 from studykb.vault import Vault
 from studykb.vault.derived import Change, Snapshot
@@ -220,51 +221,77 @@ class Knowledge:
         return tuple(Reading(self.docs[k], k in self.known, bool(teach)) for k in ranked)
 
 
+@dataclass(eq=False)
+class PlanTables:
+    """The plan tables' plain data (what the cache keeps), and the :class:`Knowledge`
+    made from them, kept beside them (made once for the value, never written): a site
+    asks for it on every page it makes."""
+
+    data: dict[str, Any]
+    made: Knowledge | None = None
+
+
 class Tables:
     """The plan tables (prerequisites, coverage, the known set: plain data) as a derived
-    structure (:mod:`studykb.vault.derived`), made again after any edit (cheap next to
-    what reads them)."""
+    structure (:mod:`studykb.vault.derived`). After an edit that leaves what they read
+    of the changed files alone (:mod:`studykb.study.plan_inputs`: a body's words, a link
+    to a note that is not a topic) they are the ones kept; otherwise made again."""
 
     name = "plans"
-    made_by = ("studykb.study.plans", "studykb.study.needs", "studykb.graph", "studykb.model")
+    made_by = (
+        "studykb.study.plans",
+        "studykb.study.needs",
+        "studykb.study.plan_inputs",
+        "studykb.graph",
+        "studykb.model",
+    )
     inputs = (TOPICS,)
 
-    def build(self, vault: Snapshot) -> dict[str, Any]:
-        return compute(cast(Vault, vault))  # a Vault is the one snapshot there is
+    def build(self, vault: Snapshot) -> PlanTables:
+        return PlanTables(compute(cast(Vault, vault)))  # a Vault is the one snapshot there is
 
-    def update(self, value: dict[str, Any], change: Change, vault: Snapshot) -> None:
-        return None
-
-    def stamp(self, value: dict[str, Any]) -> None:
-        return None  # made again after every edit: named by the state it was made from
-
-    def dump(self, value: dict[str, Any]) -> dict[str, Any]:
+    def update(self, value: PlanTables, change: Change, vault: Snapshot) -> PlanTables | None:
+        if change.inputs:  # the topic table
+            return None
+        kept, now = value.data["files"], plan_inputs.of_files(vault, change.paths)
+        if any(kept.get(path) != now.get(path) for path in change.paths):
+            return None
         return value
 
-    def load(self, data: Any) -> dict[str, Any]:
-        if not isinstance(data, dict) or "info" not in data:
+    def stamp(self, value: PlanTables) -> str:
+        return str(value.data["stamp"])  # their content and the cards they were made from
+
+    def dump(self, value: PlanTables) -> dict[str, Any]:
+        return value.data
+
+    def load(self, data: Any) -> PlanTables:
+        if not isinstance(data, dict) or "info" not in data or "files" not in data:
             raise ValueError("not plan tables")
-        return data
+        return PlanTables(data)
 
 
 TABLES = Tables()
 
 
 def knowledge(vault: Vault) -> Knowledge:
-    """Prerequisites, coverage and the known set, for the vault's state now."""
-    data = vault.derived(TABLES)
-    info = {k: Info(*row) for k, row in data["info"].items()}
-    graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
-    return Knowledge(
-        info,
-        graph,
-        set(data["known"]),
-        data["covers"],
-        data["list_pos"],
-        _Docs(vault),
-        data["tagged"],
-        data["taught"],
-    )
+    """Prerequisites, coverage and the known set, for the vault's state now (made once
+    for the plan tables the vault holds)."""
+    tables = vault.derived(TABLES)
+    if tables.made is None:
+        data = tables.data
+        info = {k: Info(*row) for k, row in data["info"].items()}
+        graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
+        tables.made = Knowledge(
+            info,
+            graph,
+            set(data["known"]),
+            data["covers"],
+            data["list_pos"],
+            _Docs(vault),
+            data["tagged"],
+            data["taught"],
+        )
+    return tables.made
 
 
 def plan(

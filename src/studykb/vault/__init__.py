@@ -237,6 +237,10 @@ class Vault:
         return self.store.docs.get(key)
 
     # -- typed reads (the SQL is in the state package) ----------------------------------------
+    def graph_edges_in(self, paths: Iterable[str]) -> list[EdgeRow]:
+        """:meth:`graph_edges` of the references written in ``paths``."""
+        return self.store.refs.graph_edges_in(paths)
+
     def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]:
         """Resolved references as edges (see :meth:`studykb.vault.state.refs.Refs.edges`)."""
         return self.store.refs.edges(kind, order)

@@ -47,6 +47,12 @@ def changed_files(old: dict[str, str], new: dict[str, str]) -> set[str]:
     return {p for p in old.keys() | new.keys() if old.get(p) != new.get(p)}
 
 
+def same_shared(output: Output, common: str) -> bool:
+    """Whether what every page shares is what the last site recorded (``common``:
+    :func:`studykb.web.site_inputs.shared`): only then is anything of it kept."""
+    return bool(output.old_common) and output.old_common == common
+
+
 def to_make(
     kb: Session,
     output: Output,
@@ -60,7 +66,7 @@ def to_make(
     (see the module's docstring), ``changed``: the vault files that changed since
     (:func:`changed_files`); None: every one (no usable record, or the shared digest
     changed)."""
-    if rank is None or not output.old_common or output.old_common != common:
+    if rank is None or not same_shared(output, common):
         return None
     in_changed = [d for d in kb.documents().values() if d.path in changed]
     make = set(rank) | {d.key for d in in_changed}

@@ -39,18 +39,14 @@ if TYPE_CHECKING:
     from studykb.web.pages import Pages
 
 
-def shared(kb: Session, pages: Pages, code: str) -> str:
-    """The digest of what every page is made from (see the module's docstring)."""
+def shared(kb: Session, code: str) -> str:
+    """The digest of what every page is made from (see the module's docstring): the
+    cards and the prerequisite and topic structure are named by the plan tables' stamp
+    (:meth:`studykb.session.Session.plan_stamp`), kept with the tables, so neither every
+    card nor the tables are read for it."""
     h = hashlib.blake2b(code.encode(), digest_size=16)
     h.update(repr(kb.config).encode())
-    for doc in sorted(kb.documents().values(), key=lambda d: d.key):
-        h.update(b"\0" + repr(doc).encode() + b"\1" + repr(sorted(doc.meta.items())).encode())
-    kn = pages.knowledge()  # what plans, topics and lists are made from
-    for part in (kn.info, kn.graph.needs, kn.list_pos):
-        h.update(b"\2" + repr(sorted(part.items())).encode())
-    for sets in (kn.covers, kn.tagged, kn.taught):  # sets: their order is the refresh's
-        h.update(b"\3" + repr(sorted((k, sorted(v)) for k, v in sets.items())).encode())
-    h.update(repr(sorted(kn.known)).encode())
+    h.update(b"\0" + kb.plan_stamp().encode())
     return h.hexdigest()
 
 

@@ -102,6 +102,15 @@ class Refs(Table):
         in the order written, as they come (the graph reads ~100k of them)."""
         return self.db.execute(f"{_EDGES} WHERE target_key IS NOT NULL ORDER BY n")
 
+    def graph_edges_in(self, paths: Iterable[str]) -> list[EdgeRow]:
+        """:meth:`graph_edges` of the references written in ``paths``, each file's in the
+        order written."""
+        out: list[EdgeRow] = []
+        for chunk in chunks(paths):
+            sql = f"{_EDGES} WHERE target_key IS NOT NULL AND path IN ({marks(chunk)}) ORDER BY n"
+            out.extend(self.db.execute(sql, chunk))
+        return out
+
     def edges(self, kind: str | None = None, order: str = "n") -> list[Edge]:
         """Resolved references as edges; only ``kind`` ones when given. ``order``:
         ``n`` (the order they were written in the files), ``line`` (by file and line) or
