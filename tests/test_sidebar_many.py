@@ -152,3 +152,10 @@ def test_output_file_is_put_in_place_whole(
     with pytest.raises(OSError, match="no more"):
         run("sidebar", "--format", "json", "-o", str(missing), vault=hugo.root)
     assert not missing.exists()
+
+
+def test_chunks_are_smaller_in_a_larger_vault() -> None:
+    sizes = [sidebar_mod.chunk_size(n) for n in (1, 1000, 10_000, 50_000, 10**7)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == sidebar_mod.CHUNK
+    assert sizes[2] * 10_000 <= sidebar_mod.CELLS and sizes[3] * 50_000 <= sidebar_mod.CELLS
+    assert sizes[-1] == 16  # never fewer than 16 at a time

@@ -27,8 +27,13 @@ if TYPE_CHECKING:
 
 #: Sidebars computed in worker processes when there are at least this many (and 2+ cores).
 PARALLEL_MIN = 2000
-#: Sidebars made at a time (in one worker): one block of the ranker's scoring.
+#: Sidebars made at a time (in one worker) at most: one block of the ranker's scoring.
 CHUNK = BLOCK
+#: About how many (document, vault document) pairs one chunk may score at once: a
+#: document's candidates grow with the vault (a block of 512 held 44 MB at 10k
+#: documents, 231 MB at 50k), so a large vault is ranked in smaller chunks, for the
+#: same CPU per document (:func:`chunk_size`).
+CELLS = 3_000_000
 
 T = TypeVar("T")
 
@@ -128,7 +133,7 @@ def shaped(
 @dataclass(frozen=True)
 class Stream(Generic[T]):
     """The ``shape(sidebar)`` of each of ``keys``, in that order, made as it is iterated:
-    a block of :data:`CHUNK` documents at a time, in worker processes for a whole vault,
+    a chunk of documents at a time (:func:`chunk_size`), in worker processes for a whole vault,
     each block let go once iterated past, so that what is held at once does not grow
     with the vault. ``keys`` and their ``paths`` are known before anything is ranked."""
 
@@ -160,12 +165,20 @@ def stream(
     return Stream(keys, paths, partial(_blocks, (ranker, options, needs, shape), keys))
 
 
+def chunk_size(documents: int) -> int:
+    """How many sidebars a worker makes at a time in a vault of ``documents``: what a
+    chunk holds while it is scored stays about the same (30 MB) whatever the vault's
+    size, and never more than :data:`CHUNK` at a time."""
+    return min(CHUNK, max(16, CELLS // max(documents, 1)))
+
+
 def _blocks(shared: Shared[T], keys: list[str]) -> Iterator[list[T]]:
     """The items of ``keys``, a chunk at a time, in order: workers that inherit the
     loaded engine score a chunk each (the same arithmetic as one process) when there
     are many keys."""
-    _ranker, options, _needs, _shape = shared
-    chunks = [keys[n : n + CHUNK] for n in range(0, len(keys), CHUNK)]
+    ranker, options, _needs, _shape = shared
+    size = chunk_size(len(ranker.ix.keys))
+    chunks = [keys[n : n + size] for n in range(0, len(keys), size)]
     workers = min(cores(), 4)
     if len(keys) < PARALLEL_MIN or options.text == "index":
         workers = 1

@@ -110,7 +110,8 @@ def imap_shared(
 
     _SHARED["value"], _SHARED["func"] = shared, func
     try:
-        with mp.get_context("fork").Pool(workers, initializer=collector_on) as pool:
+        # what the workers inherit is never walked by their collections (nor copied for them)
+        with mp.get_context("fork").Pool(workers, initializer=_frozen_collector_on) as pool:
             yield from pool.imap(_run_shared, chunks)
     finally:
         _SHARED.clear()
