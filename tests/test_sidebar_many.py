@@ -159,3 +159,22 @@ def test_chunks_are_smaller_in_a_larger_vault() -> None:
     assert sizes == sorted(sizes, reverse=True) and sizes[0] == sidebar_mod.CHUNK
     assert sizes[2] * 10_000 <= sidebar_mod.CELLS and sizes[3] * 50_000 <= sidebar_mod.CELLS
     assert sizes[-1] == 16  # never fewer than 16 at a time
+
+
+def test_output_to_a_pipe_is_written_as_it_comes(hugo: Session, run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import threading
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes")
+    (tmp_path / "out").mkdir()
+    pipe = tmp_path / "out" / "pipe"
+    os.mkfifo(pipe)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_text(encoding="utf-8")))
+    reader.start()
+    result = run("sidebar", "--format", "json", "-o", str(pipe), vault=hugo.root)
+    reader.join(timeout=60)
+    assert result.exit_code == 0, result.stderr
+    assert got and got[0].startswith('{"') and got[0].endswith("}\n")
+    assert sorted(p.name for p in pipe.parent.iterdir()) == ["pipe"]  # no temporary file

@@ -61,9 +61,13 @@ class WholeFile:
         folder, name = os.path.split(target)
         tmp = os.path.join(folder, f".{name}.studykb-{os.getpid()}-{os.urandom(4).hex()}.tmp")
         try:
-            mode = stat.S_IMODE(os.stat(target).st_mode)
+            found = os.stat(target).st_mode
         except OSError:
-            mode = 0o666 & ~_umask()
+            found = stat.S_IFREG | (0o666 & ~_umask())
+        if not stat.S_ISREG(found):  # /dev/stdout, a pipe: written as it comes
+            self._file = open(target, "w", encoding="utf-8")  # noqa: SIM115 - closed by commit/discard
+            return self._file
+        mode = stat.S_IMODE(found)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.fchmod(fd, mode)
         self._tmp = tmp
@@ -71,12 +75,12 @@ class WholeFile:
         return self._file
 
     def commit(self) -> None:
-        if self._file is None or self._tmp is None:
-            return
-        self._file.close()
-        self._file = None
-        os.replace(self._tmp, os.path.realpath(self.name))
-        self._tmp = None
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        if self._tmp is not None:
+            os.replace(self._tmp, os.path.realpath(self.name))
+            self._tmp = None
 
     def discard(self) -> None:
         if self._file is not None:
