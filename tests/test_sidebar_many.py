@@ -73,3 +73,108 @@ def test_cli_whole_vault_formats(hugo: Session, run, monkeypatch: pytest.MonkeyP
         result = run("sidebar", "--format", name, vault=hugo.root)
         assert result.exit_code == 0, result.output
         assert result.stdout == text
+
+
+def test_stream_gives_each_block_in_order(hugo: Session, monkeypatch: pytest.MonkeyPatch) -> None:
+    shape = partial(fmt.keyed_entry, ext=".md", pages=None)
+    whole = hugo.sidebars_as(shape)
+    monkeypatch.setattr(sidebar_mod, "CHUNK", 3)
+    made = hugo.sidebars_stream(shape)
+    assert [len(block) for block in made.blocks()] == [3, 1]
+    assert list(made) == whole
+    assert made.keys == sorted(made.keys) and made.paths == [path for _n, path, _t in whole]
+    if pools.can_fork():  # a block at a time in the workers: the same items
+        monkeypatch.setattr(sidebar_mod, "PARALLEL_MIN", 1)
+        monkeypatch.setattr(sidebar_mod, "cores", lambda: 2)
+        monkeypatch.setattr(sidebar_mod, "CHUNK", 1)
+        assert list(hugo.sidebars_stream(shape)) == whole
+
+
+def test_json_pieces_come_as_the_entries_come() -> None:
+    entries = [("a.md", "a.md", "1"), ("b.md", "b.md", "2"), ("c.md", "c.md", "3")]
+    pulled: list[str] = []
+
+    def made():  # type: ignore[no-untyped-def]
+        for entry in entries:
+            pulled.append(entry[0])
+            yield entry
+
+    pieces = fmt.keyed_json_pieces(made(), [(n, p) for n, p, _t in entries])
+    assert next(pieces) == "{" and pulled == []
+    assert next(pieces) == '"a.md": 1' and pulled == ["a.md"]
+    assert next(pieces) == ', "b.md": 2' and pulled == ["a.md", "b.md"]
+    assert "".join(pieces) == ', "c.md": 3}\n'
+    assert fmt.keyed_json(entries) == fmt.to_json({"a.md": 1, "b.md": 2, "c.md": 3}, indent=None)
+
+
+def test_json_pieces_of_a_name_met_twice_are_a_dicts() -> None:
+    # a name met again keeps the first place and takes the last value, as a dict does
+    entries = [("a", "a", "1"), ("b", "b", "2"), ("a", "a", "3"), ("c", "c", "4")]
+    want = fmt.to_json({"a": 3, "b": 2, "c": 4}, indent=None)
+    assert fmt.keyed_json(entries) == want
+    names = [(n, p) for n, p, _t in entries]
+    assert "".join(fmt.keyed_json_pieces(iter(entries), names)) == want
+    with pytest.raises(ValueError, match="announced"):
+        "".join(fmt.keyed_json_pieces(iter(entries[:2]), names))
+    with pytest.raises(ValueError, match="is 'c', not 'a'"):
+        "".join(fmt.keyed_json_pieces(iter(entries[::-1]), names))
+
+
+def test_output_file_is_put_in_place_whole(
+    hugo: Session, run, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    out = hugo.root / "data" / "sidebar.json"
+    out.parent.mkdir()
+    out.write_text("old\n", encoding="utf-8")
+    out.chmod(0o640)
+    assert run("sidebar", "--format", "json", "-o", str(out), vault=hugo.root).exit_code == 0
+    first = out.read_text(encoding="utf-8")
+    assert first.startswith('{"') and (out.stat().st_mode & 0o777) == 0o640
+    calls = []
+    real = fmt.keyed_entry
+
+    def failing(*args, **kwargs):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError("no more")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(sidebar_mod, "CHUNK", 1)  # two pieces written before the failure
+    monkeypatch.setattr(fmt, "keyed_entry", failing)
+    out.write_text("old\n", encoding="utf-8")
+    with pytest.raises(OSError, match="no more"):
+        run("sidebar", "--format", "json", "-o", str(out), vault=hugo.root)
+    assert len(calls) == 3
+    assert out.read_text(encoding="utf-8") == "old\n"  # the old file, not half of the new
+    assert sorted(p.name for p in out.parent.iterdir()) == ["sidebar.json"]  # no leftovers
+    missing = hugo.root / "never" / "made.json"
+    calls.clear()
+    with pytest.raises(OSError, match="no more"):
+        run("sidebar", "--format", "json", "-o", str(missing), vault=hugo.root)
+    assert not missing.exists()
+
+
+def test_chunks_are_smaller_in_a_larger_vault() -> None:
+    sizes = [sidebar_mod.chunk_size(n) for n in (1, 1000, 10_000, 50_000, 10**7)]
+    assert sizes == sorted(sizes, reverse=True) and sizes[0] == sidebar_mod.CHUNK
+    assert sizes[2] * 10_000 <= sidebar_mod.CELLS and sizes[3] * 50_000 <= sidebar_mod.CELLS
+    assert sizes[-1] == 16  # never fewer than 16 at a time
+
+
+def test_output_to_a_pipe_is_written_as_it_comes(hugo: Session, run, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import os
+    import threading
+
+    if not hasattr(os, "mkfifo"):
+        pytest.skip("no named pipes")
+    (tmp_path / "out").mkdir()
+    pipe = tmp_path / "out" / "pipe"
+    os.mkfifo(pipe)
+    got: list[str] = []
+    reader = threading.Thread(target=lambda: got.append(pipe.read_text(encoding="utf-8")))
+    reader.start()
+    result = run("sidebar", "--format", "json", "-o", str(pipe), vault=hugo.root)
+    reader.join(timeout=60)
+    assert result.exit_code == 0, result.stderr
+    assert got and got[0].startswith('{"') and got[0].endswith("}\n")
+    assert sorted(p.name for p in pipe.parent.iterdir()) == ["pipe"]  # no temporary file

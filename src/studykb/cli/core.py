@@ -23,6 +23,7 @@ from studykb.cli.app import (
     safe,
 )
 from studykb.cli.naming import named
+from studykb.cli.output_file import OutputFile
 from studykb.model import DOC_TYPES, EDGE_KINDS, Document
 from studykb.outputs import graph_export as ge
 
@@ -32,22 +33,6 @@ if TYPE_CHECKING:
     from studykb.api import Session, Shown
     from studykb.vault import BuildStats
     from studykb.vault.setup import InitPlan
-
-
-class OutputFile(click.File):
-    """``-o FILE``: written as UTF-8, its missing folders made first (``-`` is stdout)."""
-
-    def __init__(self) -> None:
-        super().__init__("w", encoding="utf-8")
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and value != "-":
-            folder = os.path.dirname(os.path.abspath(os.path.expanduser(value)))
-            try:
-                os.makedirs(folder, exist_ok=True)
-            except OSError as exc:
-                self.fail(f"cannot make the folder {folder}: {exc.strerror}", param, ctx)
-        return super().convert(value, param, ctx)
 
 
 @cli.command()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Iterator
 from functools import partial
 from typing import IO, TYPE_CHECKING, Any
 
@@ -17,8 +18,8 @@ from studykb.cli.app import (
     pass_kb,
     safe,
 )
-from studykb.cli.core import OutputFile
 from studykb.cli.naming import named
+from studykb.cli.output_file import OutputFile
 from studykb.errors import StudyError, UsageError
 from studykb.model import DOC_TYPES, is_daily
 from studykb.runtime.memory import paused_gc
@@ -204,7 +205,6 @@ def sidebar(
         fmt = fmt or "json"
     if (write or dry_run) and fmt not in (None, "md"):
         raise UsageError("--write writes the Markdown sidebar; leave out --format")
-    docs = kb.documents()
     keys = None
     if query:
         doc = named(kb, query)
@@ -219,6 +219,7 @@ def sidebar(
             raise UsageError(f"--write leaves daily notes alone; {doc.path} is one")
         keys = [doc.key]
     elif write or dry_run:
+        docs = kb.documents()
         keys = [k for k, d in docs.items() if d.type == "note" and not is_daily(d.path)]
     if write or dry_run:
         _write(kb, kb.sidebars(keys, _options(limit, ())), dry_run, as_json)
@@ -228,7 +229,8 @@ def sidebar(
         found = kb.sidebars(keys, _options(limit, ()))
         _print(found, fmt or "md", ext, output=output, pages=pages)
     else:
-        output.write(_every(kb, _options(limit, ()), fmt or "md", ext, pages))
+        for piece in _every(kb, _options(limit, ()), fmt or "md", ext, pages):
+            output.write(piece)
 
 
 def _site_pages(kb: Session) -> SitePages | None:
@@ -240,18 +242,30 @@ def _site_pages(kb: Session) -> SitePages | None:
     return SitePages(site, kb.documents()) if site.generator in GENERATORS else None
 
 
-def _every(kb: Session, options, fmt: str, ext: str | None, pages) -> str:  # type: ignore[no-untyped-def]
-    """The sidebar of every document in ``fmt``, each made into text where it is made."""
+def _every(kb: Session, options, fmt: str, ext: str | None, pages) -> Iterator[str]:  # type: ignore[no-untyped-def]
+    """The sidebar of every document in ``fmt``, in pieces as they are made (each made
+    into text where it is made, a block of documents at a time), to be written and let go."""
     # deferred: loads ahocorasick_rs, frontmatter, msgpack, numpy, scipy, yaml
     from studykb.outputs import sidebar as fmt_sidebar
 
     if fmt == "json":  # one line: a data file for a site generator, not for reading
         shape = partial(fmt_sidebar.keyed_entry, ext=ext or ".md", pages=pages)
-        return fmt_sidebar.keyed_json(kb.sidebars_as(shape, None, options), pages)
+        made = kb.sidebars_stream(shape, None, options)
+        names = [
+            (fmt_sidebar.entry_name(k, p, pages), p)
+            for k, p in zip(made.keys, made.paths, strict=True)
+        ]
+        return fmt_sidebar.keyed_json_pieces(made, names, pages)
     if fmt == "html":
         html = partial(fmt_sidebar.to_html, ext=ext or ".html")
-        return "\n".join(kb.sidebars_as(html, None, options))
-    return "\n".join(kb.sidebars_as(partial(_md_part, ext=ext or ".md"), None, options))
+        return _joined(kb.sidebars_stream(html, None, options))
+    return _joined(kb.sidebars_stream(partial(_md_part, ext=ext or ".md"), None, options))
+
+
+def _joined(parts: Iterable[str], between: str = "\n") -> Iterator[str]:
+    """The pieces of ``between.join(parts)``, one part at a time."""
+    for n, part in enumerate(parts):
+        yield between + part if n else part
 
 
 def _md_part(sb, ext: str) -> str:  # type: ignore[no-untyped-def]

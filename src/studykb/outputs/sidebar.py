@@ -25,6 +25,7 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterable, Iterator
 from types import MappingProxyType
 from typing import Any
 from urllib.parse import quote
@@ -253,8 +254,14 @@ Entry = tuple[str, str, str]
 def keyed_entry(sb: Sidebar, ext: str = ".md", pages: SitePages | None = None) -> Entry:
     """One sidebar of :func:`keyed` made into text where it is made (a worker of the
     whole vault's sidebars), so only text comes back; :func:`keyed_json` joins them."""
-    name = sb.path if pages is None else pages.key(sb.key, sb.path)
+    name = entry_name(sb.key, sb.path, pages)
     return name, sb.path, _safe(json.dumps(as_dict(sb, ext, pages), ensure_ascii=False))
+
+
+def entry_name(key: str, path: str, pages: SitePages | None = None) -> str:
+    """The name :func:`keyed_entry` gives the sidebar of ``key`` (before a name two
+    languages share gets the language in front)."""
+    return path if pages is None else pages.key(key, path)
 
 
 def keyed_json(entries: list[Entry], pages: SitePages | None = None) -> str:
@@ -262,10 +269,38 @@ def keyed_json(entries: list[Entry], pages: SitePages | None = None) -> str:
     from the :func:`keyed_entry` of each sidebar: the object's members as one-line
     ``json.dumps`` writes them (``"name": value`` joined by ``, ``), each already made
     safe (no replacement can span two members: each opens with ``"``)."""
-    out: dict[str, str] = {}
-    for name, path, text in entries:
-        if name in out and pages is not None:
+    return "".join(keyed_json_pieces(entries, [(name, path) for name, path, _ in entries], pages))
+
+
+def keyed_json_pieces(
+    entries: Iterable[Entry], names: list[tuple[str, str]], pages: SitePages | None = None
+) -> Iterator[str]:
+    """:func:`keyed_json` in pieces, given as the entries come, so they can be written
+    and let go one by one: ``names`` are the (name, path) of every entry, in order, known
+    before the entries are made (:func:`entry_name`). A name met again takes the place of
+    the first and the value of the last (as a dict does), so a member waits only for the
+    last entry of its name; with no name twice, each is given as it comes."""
+    slot: list[int] = []  # entry -> its member
+    members: dict[str, int] = {}
+    for name, path in names:
+        if name in members and pages is not None:
             name = pages.language_key(path, name)
-        out[name] = text
-    members = [f"{_safe(json.dumps(k, ensure_ascii=False))}: {text}" for k, text in out.items()]
-    return "{" + ", ".join(members) + "}\n"
+        slot.append(members.setdefault(name, len(members)))
+    last = {m: n for n, m in enumerate(slot)}  # member -> the entry whose value it shows
+    member_names = list(members)
+    ready: dict[int, str] = {}
+    next_member = 0
+    yield "{"
+    for n, (name, path, text) in enumerate(entries):
+        if (name, path) != names[n]:
+            raise ValueError(f"entry {n} is {name!r}, not {names[n][0]!r} as announced")
+        m = slot[n]
+        if last[m] == n:
+            ready[m] = text
+        while next_member in ready:
+            key = _safe(json.dumps(member_names[next_member], ensure_ascii=False))
+            yield f"{', ' if next_member else ''}{key}: {ready.pop(next_member)}"
+            next_member += 1
+    if next_member != len(member_names):
+        raise ValueError(f"{len(member_names) - next_member} entries announced never came")
+    yield "}\n"

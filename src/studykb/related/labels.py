@@ -137,18 +137,15 @@ def markdown_labels(
     edges = vault.edges(kind="link") if paths is None else vault.edges_in(paths)
     edges = [e for e in edges if e.kind == "link" and e.source.split("#", 1)[0] != e.target]
     targets = vault.documents_for({e.target for e in edges})
-    lines: dict[str, list[str]] = {}
+    read, lines = "", []  # the lines of one file at a time (a file's links come together)
     out: dict[str, list[list[str]]] = {}
     for e in edges:
         target = targets.get(e.target)
         if target is None or target.path == e.path:
             continue
-        if e.path not in lines:
-            try:
-                lines[e.path] = (vault.root / e.path).read_text(encoding="utf-8").splitlines()
-            except (OSError, UnicodeDecodeError):
-                lines[e.path] = []
-        text = lines[e.path][e.line - 1] if 0 < e.line <= len(lines[e.path]) else ""
+        if e.path != read:
+            read, lines = e.path, _lines(vault, e.path)
+        text = lines[e.line - 1] if 0 < e.line <= len(lines) else ""
         if "](" not in text:
             continue
         stem = target.path[:-3] if target.path.endswith(".md") else target.path
@@ -163,6 +160,13 @@ def markdown_labels(
                 if row not in out.setdefault(e.path, []):
                     out[e.path].append(row)
     return {p: sorted(rows) for p, rows in out.items()}
+
+
+def _lines(vault: Snapshot, path: str) -> list[str]:
+    try:
+        return (vault.root / path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
 
 
 def label_names(vault: Snapshot) -> Labels:

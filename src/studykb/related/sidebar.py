@@ -11,12 +11,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Generic, TypeVar
 
-from studykb.related.rank import Ranker, Related, RelatedOptions
-from studykb.runtime.pools import cores, map_shared
+from studykb.related.rank import BLOCK, Ranker, Related, RelatedOptions
+from studykb.runtime.pools import cores, imap_shared
 
 if TYPE_CHECKING:
     from studykb.model import Document
@@ -26,6 +27,13 @@ if TYPE_CHECKING:
 
 #: Sidebars computed in worker processes when there are at least this many (and 2+ cores).
 PARALLEL_MIN = 2000
+#: Sidebars made at a time (in one worker) at most: one block of the ranker's scoring.
+CHUNK = BLOCK
+#: About how many (document, vault document) pairs one chunk may score at once: a
+#: document's candidates grow with the vault (a block of 512 held 44 MB at 10k
+#: documents, 231 MB at 50k), so a large vault is ranked in smaller chunks, for the
+#: same CPU per document (:func:`chunk_size`).
+CELLS = 3_000_000
 
 T = TypeVar("T")
 
@@ -118,17 +126,63 @@ def shaped(
     """``shape(sidebar)`` of each of :func:`sidebars`, in the same order, made where the
     sidebar is made: in the workers, for a whole vault, so what comes back is what the
     caller keeps (text, say), not the sidebars' objects, which cost more to send than
-    to make."""
+    to make. All of them at once: :func:`stream` gives them a block at a time."""
+    return list(stream(vault, shape, keys, options, index_text, needs))
+
+
+@dataclass(frozen=True)
+class Stream(Generic[T]):
+    """The ``shape(sidebar)`` of each of ``keys``, in that order, made as it is iterated:
+    a chunk of documents at a time (:func:`chunk_size`), in worker processes for a whole vault,
+    each block let go once iterated past, so that what is held at once does not grow
+    with the vault. ``keys`` and their ``paths`` are known before anything is ranked."""
+
+    keys: list[str]
+    paths: list[str]
+    blocks: Callable[[], Iterator[list[T]]]
+
+    def __iter__(self) -> Iterator[T]:
+        for block in self.blocks():
+            yield from block
+
+
+def stream(
+    vault: Vault,
+    shape: Callable[[Sidebar], T],
+    keys: list[str] | None = None,
+    options: RelatedOptions | None = None,
+    index_text: TextSimilarity | None = None,
+    needs: Needs | None = None,
+) -> Stream[T]:
+    """:func:`shaped`, as a :class:`Stream`: the same items, in the same order."""
     options = options or RelatedOptions()
     ranker = Ranker.for_vault(vault, options.text, index_text)
+    ix = ranker.ix
     if keys is None:
-        keys = [k for k, t in zip(ranker.ix.keys, ranker.ix.types, strict=True) if t != "unit"]
-    keys = sorted(k for k in keys if k in ranker.ix.number)
+        keys = [k for k, t in zip(ix.keys, ix.types, strict=True) if t != "unit"]
+    keys = sorted(k for k in keys if k in ix.number)
+    paths = [ix.paths[ix.number[k]] for k in keys]
+    return Stream(keys, paths, partial(_blocks, (ranker, options, needs, shape), keys))
 
+
+def chunk_size(documents: int) -> int:
+    """How many sidebars a worker makes at a time in a vault of ``documents``: what a
+    chunk holds while it is scored stays about the same (30 MB) whatever the vault's
+    size, and never more than :data:`CHUNK` at a time."""
+    return min(CHUNK, max(16, CELLS // max(documents, 1)))
+
+
+def _blocks(shared: Shared[T], keys: list[str]) -> Iterator[list[T]]:
+    """The items of ``keys``, a chunk at a time, in order: workers that inherit the
+    loaded engine score a chunk each (the same arithmetic as one process) when there
+    are many keys."""
+    ranker, options, _needs, _shape = shared
+    size = chunk_size(len(ranker.ix.keys))
+    chunks = [keys[n : n + size] for n in range(0, len(keys), size)]
     workers = min(cores(), 4)
-    if len(keys) >= PARALLEL_MIN and workers > 1 and options.text != "index":
-        return _parallel(ranker, keys, options, workers, needs, shape)
-    return _work((ranker, options, needs, shape), keys)
+    if len(keys) < PARALLEL_MIN or options.text == "index":
+        workers = 1
+    return imap_shared(_work, shared, chunks, workers)
 
 
 def _same(sb: Sidebar) -> Sidebar:
@@ -183,26 +237,6 @@ def _neighbour(ranker: Ranker, j: int, note: str) -> Neighbour:
 
 
 # -- many at once -----------------------------------------------------------------------------
-def _parallel(
-    ranker: Ranker,
-    keys: list[str],
-    options: RelatedOptions,
-    workers: int,
-    needs: Needs | None,
-    shape: Callable[[Sidebar], T],
-) -> list[T]:
-    """Workers that inherit the loaded engine score a share of the keys each, a block at
-    a time (the same arithmetic as one process): every ``step``-th key from a start, put
-    back in key order."""
-    step = workers * 2
-    chunks = [keys[n::step] for n in range(step)]
-    parts = map_shared(_work, (ranker, options, needs, shape), chunks, workers)
-    out: list[T] = [None] * len(keys)  # type: ignore[list-item]
-    for n, part in enumerate(parts):
-        out[n::step] = part
-    return out
-
-
 Shared = tuple[Ranker, RelatedOptions, "Needs | None", Callable[[Sidebar], T]]
 
 

@@ -31,7 +31,7 @@ import math
 import re
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
@@ -260,7 +260,7 @@ B = 0.75
 
 
 def weigh(
-    tf: Counter[str],
+    tf: Mapping[str, int],
     df: Callable[[str], int],
     size: int,
     stopped: frozenset[str] = frozenset(),
@@ -341,13 +341,21 @@ def _analyse_part(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analy
     return [(key, *analyser.term_counts(text)) for key, text in todo]
 
 
-def _analyse(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analysed]:
-    """Analyse texts; many of them in worker processes (cutting Chinese is the slow part)."""
+def analysed_in_order(todo: list[tuple[str, str]], analyser: Analyser) -> Iterator[Analysed]:
+    """The term counts of ``todo``'s texts, sorted by key, one text at a time as they
+    come (in worker processes for many: cutting Chinese is the slow part; a run of
+    neighbouring keys each), so that the caller keeps what it needs of each and lets
+    its term counts go before the next."""
+    todo = sorted(todo)
     workers = min(cores(), 4)
     if len(todo) < PARALLEL_MIN or workers < 2:
-        return _analyse_part(todo, analyser)
-    chunks = [(analyser, todo[n :: workers * 2]) for n in range(workers * 2)]
-    return [item for part in imap(_analyse_job, chunks, workers, at_least=1) for item in part]
+        for item in todo:
+            yield from _analyse_part([item], analyser)
+        return
+    size = max(1, min(64, len(todo) // (workers * 8)))
+    chunks = [(analyser, todo[n : n + size]) for n in range(0, len(todo), size)]
+    for part in imap(_analyse_job, chunks, workers, at_least=1):
+        yield from part
 
 
 def _analyse_job(job: tuple[Analyser, list[tuple[str, str]]]) -> list[Analysed]:

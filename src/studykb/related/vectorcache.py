@@ -24,11 +24,11 @@ from studykb.related.textsim import (
     DRIFT_MAX,
     VECTORS_ENTRY,
     TermVectors,
-    _analyse,
     _floats,
     _ints,
     _texts,
     analyse_known,
+    analysed_in_order,
     stop_terms,
     weigh,
 )
@@ -90,20 +90,25 @@ def build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms]:
 
 
 def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names]:
+    """The vectors, their terms and the name table, with what is held at once kept small:
+    the name table made before the texts are read; each document's term counts, as its
+    analysis comes back, kept as two arrays (term numbers, counts) and let go; the
+    postings built in arrays."""
     names, analyser = _analyser(vault)
+    table = name_table(vault).for_many()
     texts = _texts(vault)
-    analysed = sorted(_analyse([(k, t.text) for k, t in texts.items()], analyser))
     tv = TermVectors(
         files=_files(vault),
         fingerprint=fingerprint,
         protected=analyser.digest,
-        built=len(analysed),
         made=os.urandom(8).hex(),
     )
     store = Terms()
     term_no: dict[str, int] = {}
-    counts: list[Counter[str]] = []
-    for n, (key, tf, seen) in enumerate(analysed):
+    counts: list[tuple[array[int], array[int]]] = []  # (term numbers, counts) of each
+    length = 0
+    todo = [(k, t.text) for k, t in texts.items()]
+    for n, (key, tf, seen) in enumerate(analysed_in_order(todo, analyser)):
         tv.keys.append(key)
         tv.number[key] = n
         for term in tf:
@@ -111,28 +116,32 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
                 term_no[term] = len(tv.terms)
                 tv.terms.append(term)
                 tv.forms.append(seen.get(term, term).replace("\0", ""))
-        counts.append(tf)
+        counts.append((array("i", (term_no[t] for t in tf)), array("i", tf.values())))
+        length += sum(tf.values())
+    del todo
+    size = tv.built = len(counts)
     store.df = array("i", bytes(4 * len(tv.terms)))
-    for tf in counts:
-        for term in tf:
-            store.df[term_no[term]] += 1
-    tv.packed_postings = [(b"", b"")] * len(tv.terms)
-    postings: list[tuple[list[int], list[float]]] = [([], []) for _ in tv.terms]
+    for numbers, _n in counts:
+        for t in numbers:
+            store.df[t] += 1
+    postings = [(array("i"), array("f")) for _ in tv.terms]
     stopped = stop_terms(analyser)
-    size = len(analysed)
-    tv.avglen = sum(sum(tf.values()) for tf in counts) / max(1, size)
-    for n, tf in enumerate(counts):
-        vector = weigh(tf, lambda t: store.df[term_no[t]], size, stopped, tv.avglen)
-        numbers = array("i", (term_no[t] for _w, t in vector))
+    tv.avglen = length / max(1, size)
+    terms = tv.terms
+    for n, (numbers, times) in enumerate(counts):
+        counted = dict(zip([terms[t] for t in numbers], times, strict=True))
+        vector = weigh(counted, lambda t: store.df[term_no[t]], size, stopped, tv.avglen)
+        kept = array("i", (term_no[t] for _w, t in vector))
         weights = array("f", (w for w, _t in vector))
-        tv.packed_vectors.append((numbers.tobytes(), weights.tobytes()))
-        for t, w in zip(numbers, weights, strict=True):
+        tv.packed_vectors.append((kept.tobytes(), weights.tobytes()))
+        for t, w in zip(kept, weights, strict=True):
             postings[t][0].append(n)
             postings[t][1].append(w)
-    tv.packed_postings = [(array("i", d).tobytes(), array("f", w).tobytes()) for d, w in postings]
+    del counts
+    tv.packed_postings = [(d.tobytes(), w.tobytes()) for d, w in postings]
+    del postings
     tv.subjects = bytearray(len(tv.terms))
     _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, analyser, known=False)
-    table = name_table(vault).for_many()
     tv.names = table.digest
     tv.mentions = [pack_mentions(table.mentioned(key, texts[key].text)) for key in tv.keys]
     return tv, store, table

@@ -4,6 +4,8 @@
   the results in order as they come (parsing files, analysing texts);
 * :func:`map_shared` runs a function over chunks in forked workers that inherit a
   large read-only object (the related-documents ranker), instead of pickling it;
+  :func:`imap_shared` the same, its results given in order as they come, so the caller
+  holds a few at a time;
 * :func:`beside` starts one function in a forked process that inherits what this one
   has loaded, and gives its result when asked, so that this process can go on with
   something else meanwhile (a site's search index while the ranker loads);
@@ -88,6 +90,29 @@ def map_shared(
     try:
         with mp.get_context("fork").Pool(workers, initializer=collector_on) as pool:
             return pool.map(_run_shared, chunks)
+    finally:
+        _SHARED.clear()
+
+
+def imap_shared(
+    func: Callable[[Any, list[T]], list[R]], shared: Any, chunks: list[list[T]], workers: int
+) -> Iterator[list[R]]:
+    """``func(shared, chunk)`` of every chunk, in order, as they are done (forked workers
+    inheriting ``shared``, as :func:`map_shared`): the caller can use each result and let
+    it go before the next, so that what is held at once is a few chunks' results, not
+    all of them. In this process without fork."""
+    if workers < 2 or not can_fork():
+        for chunk in chunks:
+            yield func(shared, chunk)
+        return
+    # deferred: worker processes: loaded only where they start
+    import multiprocessing as mp
+
+    _SHARED["value"], _SHARED["func"] = shared, func
+    try:
+        # what the workers inherit is never walked by their collections (nor copied for them)
+        with mp.get_context("fork").Pool(workers, initializer=_frozen_collector_on) as pool:
+            yield from pool.imap(_run_shared, chunks)
     finally:
         _SHARED.clear()
 

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from studykb.model import Document
     from studykb.outputs.sidebar_write import Outcome
     from studykb.related.rank import Related, RelatedOptions
-    from studykb.related.sidebar import Sidebar
+    from studykb.related.sidebar import Sidebar, Stream
     from studykb.related.topics import Topic, TopicPage
 
 T = TypeVar("T")
@@ -82,6 +82,19 @@ class RelatedViews:
         from studykb.related.sidebar import shaped
 
         return shaped(self.vault, shape, keys, options, self._index_text(options), self._needs())
+
+    def sidebars_stream(
+        self,
+        shape: Callable[[Sidebar], T],
+        keys: list[str] | None = None,
+        options: RelatedOptions | None = None,
+    ) -> Stream[T]:
+        """:meth:`sidebars_as`, a block at a time as it is iterated (the keys and paths
+        known first): :func:`studykb.related.sidebar.stream`."""
+        # deferred: loads ahocorasick_rs, numpy, scipy
+        from studykb.related.sidebar import stream
+
+        return stream(self.vault, shape, keys, options, self._index_text(options), self._needs())
 
     def _plan_before(self, found: list[Sidebar], options: RelatedOptions | None) -> list[Sidebar]:
         """The sidebars with "Before this" from the plan model (the first level of each
