@@ -223,12 +223,10 @@ class Knowledge:
 
 @dataclass(eq=False)
 class PlanTables:
-    """The plan tables' plain data (what the cache keeps), and the :class:`Knowledge`
-    made from them, kept beside them (made once for the value, never written): a site
-    asks for it on every page it makes."""
+    """The plan tables' plain data (what the cache keeps); :func:`knowledge` is made
+    from them."""
 
     data: dict[str, Any]
-    made: Knowledge | None = None
 
 
 class Tables:
@@ -275,13 +273,15 @@ TABLES = Tables()
 
 def knowledge(vault: Vault) -> Knowledge:
     """Prerequisites, coverage and the known set, for the vault's state now (made once
-    for the plan tables the vault holds)."""
+    for the plan tables the vault holds, kept in memory beside them: a site asks for it
+    on every page it makes)."""
     tables = vault.derived(TABLES)
-    if tables.made is None:
+
+    def make() -> Knowledge:
         data = tables.data
         info = {k: Info(*row) for k, row in data["info"].items()}
         graph = g.prerequisite_graph((doc, need, reason) for doc, need, reason in data["edges"])
-        tables.made = Knowledge(
+        return Knowledge(
             info,
             graph,
             set(data["known"]),
@@ -291,7 +291,9 @@ def knowledge(vault: Vault) -> Knowledge:
             data["tagged"],
             data["taught"],
         )
-    return tables.made
+
+    key = (id(tables), vault.structures.stamp(TABLES))
+    return vault.structures.made_of("plans-knowledge", key, make)
 
 
 def plan(
