@@ -129,12 +129,13 @@ def bad_progress(reader: Reader, repo: Tracked) -> Problem | None:
     """The ``bad-progress`` problem of a readable clone whose ``progress`` file cannot be
     counted (not at HEAD, a folder, a binary file), where it is declared; None when it
     counts, names none, or the clone is not here or not readable (``bad-repo`` says so)."""
-    if not repo.progress or not repo.cloned or isinstance(reader.clone(repo), GitError):
+    clone = reader.clone(repo) if repo.progress else None
+    if clone is None or isinstance(clone, GitError):
         return None
     # deferred: progress reads the clone's HEAD only for repositories that name a file
     from studykb.repos.progress import read_progress
 
-    found = read_progress(repo)
+    found = read_progress(repo, clone)
     if found is None or not found.message:
         return None
     path, line = repo.declared_at

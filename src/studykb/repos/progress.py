@@ -55,8 +55,9 @@ class RepoProgress:
         return f"progress ({self.path}{at}): {self.done} of {self.total} checked"
 
 
-def read_progress(repo: Tracked) -> RepoProgress | None:
-    """The progress ``repo`` states in its ``progress`` file; None when it names none."""
+def read_progress(repo: Tracked, opened: Clone | None = None) -> RepoProgress | None:
+    """The progress ``repo`` states in its ``progress`` file; None when it names none.
+    ``opened``: its clone, already open (left open)."""
     if not repo.progress:
         return None
     path = posixpath.normpath(repo.progress.replace("\\", "/").strip("/"))
@@ -68,7 +69,7 @@ def read_progress(repo: Tracked) -> RepoProgress | None:
         where = "names no clone here" if repo.clone is None else f"has no clone at {repo.clone}"
         return failed(f"{repo.name} {where}; its progress cannot be read without a clone")
     try:
-        clone = Clone(repo.clone)
+        clone = opened or Clone(repo.clone)
     except GitError as exc:
         return failed(f"{repo.name}: {exc}")
     try:
@@ -90,4 +91,5 @@ def read_progress(repo: Tracked) -> RepoProgress | None:
     except GitError as exc:
         return failed(f"{repo.name}: {exc}")
     finally:
-        clone.close()
+        if opened is None:
+            clone.close()
