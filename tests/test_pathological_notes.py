@@ -231,3 +231,46 @@ def test_a_build_reports_the_note_and_reads_the_others(
     assert [(p["path"], p["code"]) for p in problems] == [("notes/big.md", "too-complex")]
     shown = run("backlinks", "big", "--json", vault=root)
     assert shown.exit_code == 0 and "notes/ok.md" in shown.stdout
+
+
+# -- the inline parser's budget: counted, never timed ----------------------------------------
+
+
+def test_a_file_whose_paragraphs_together_cost_too_much_ends_as_plain_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each paragraph is under the per-paragraph bound; once the file's sum would pass
+    MAX_FILE_INLINE_COST, the paragraphs after are plain text (their links not read) and
+    the file is too complex; the ones before are parsed."""
+    from studykb.parse.body import read_body
+
+    paragraph = "See [[a]] and [[b]] here."  # 4 special characters, 25 long: cost 100
+    monkeypatch.setattr(markdown_module, "MAX_FILE_INLINE_COST", 100 * 10)
+    body = read_body("\n\n".join([paragraph] * 15) + "\n", 1, "many.md")
+    assert body.too_complex
+    assert [r.target for r in body.refs] == ["a", "b"] * 10
+
+
+def test_the_inline_budget_does_not_depend_on_the_clock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A large ordinary note (12,000 paragraphs, 24,000 links) is read whole however slow
+    the machine: with a clock that jumps ten seconds at every reading, every link is
+    still found and nothing is plain text (a wall-clock budget made the site of a busy
+    machine differ from an idle one's)."""
+    import time
+
+    from studykb.parse.body import read_body
+
+    now = [0.0]
+
+    def jumping() -> float:
+        now[0] += 10.0
+        return now[0]
+
+    monkeypatch.setattr(time, "perf_counter", jumping)
+    monkeypatch.setattr(time, "monotonic", jumping)
+    text = "".join(
+        f"Line {i} sees [[other]] and [[missing-{i % 500}]] here.\n\n" for i in range(12_000)
+    )
+    body = read_body(text, 1, "large.md")
+    assert not body.too_complex
+    assert len(body.refs) == 24_000

@@ -4,7 +4,6 @@ body itself is read in ``parse/body.py``)."""
 from __future__ import annotations
 
 import re
-import time
 
 from markdown_it import MarkdownIt
 from markdown_it.rules_block import StateBlock, paragraph
@@ -93,8 +92,12 @@ _INLINE_SPECIAL = re.compile(r"[\\`$*_\[!<&#{]")
 #: (special characters x length) of a paragraph: above this a paragraph is read as plain
 #: text (~0.1 s of parsing at most), and the file gets a ``too-complex`` warning.
 MAX_INLINE_COST = 200_000_000
-#: ... and a whole file's inline parsing stops after this many seconds (the same warning).
-INLINE_BUDGET_SECONDS = 1.0
+#: ... and a whole file's inline parsing by the sum of that cost over the paragraphs
+#: parsed (about half a second at most): a paragraph that would take the sum past it is
+#: plain text (the same warning). A count, not a clock: what a file's links and text are
+#: never depends on how busy the machine is. Notes are far below it (a 0.6 MB note of
+#: 12,000 paragraphs and 24,000 links costs about 2,000,000).
+MAX_FILE_INLINE_COST = 1_000_000_000
 TOO_COMPLEX = "studykb_too_complex"
 #: markdown-it's block parser makes a token object (~0.4 KB, ~12 µs) for every heading,
 #: list item, table cell, paragraph and line break, and nothing bounds how many: a
@@ -117,27 +120,28 @@ def _inline_rule(state: StateCore) -> None:
     children are built directly, exactly as the inline parser would (a property test
     holds the two to the same tokens), which saves about a third of the whole parse.
     A paragraph too costly to parse (see :data:`MAX_INLINE_COST`), or any once the
-    file's budget is spent, becomes plain text and ``env[TOO_COMPLEX]`` is set.
+    file's budget (:data:`MAX_FILE_INLINE_COST`) is spent, becomes plain text and
+    ``env[TOO_COMPLEX]`` is set.
     """
     md = state.md
     env = state.env
-    deadline = None
+    spent = 0
     for token in state.tokens:
         if token.type != "inline":
             continue
         if token.children is None:
             token.children = []
         content = token.content
-        specials = len(_INLINE_SPECIAL.findall(content)) if len(content) > 2000 else 1
-        if not specials or not _INLINE_SPECIAL.search(content):
+        specials = len(_INLINE_SPECIAL.findall(content))
+        if not specials:
             token.children.extend(plain_inline(content))
             continue
-        if deadline is None:
-            deadline = time.perf_counter() + INLINE_BUDGET_SECONDS
-        if specials * len(content) > MAX_INLINE_COST or time.perf_counter() > deadline:
+        cost = specials * len(content)
+        if cost > MAX_INLINE_COST or spent + cost > MAX_FILE_INLINE_COST:
             env[TOO_COMPLEX] = True
             token.children.extend(plain_inline(content))
             continue
+        spent += cost
         md.inline.parse(content, md, env, token.children)
 
 
@@ -156,7 +160,7 @@ def counted(body: str) -> int:
     item or quote (a list's own opening and closing, a nested one's too), three for
     each table cell (``|``), two for each URL or wikilink, four for each Markdown link.
     Emphasis and other inline markup are bounded on their own (:data:`MAX_INLINE_COST`,
-    :data:`INLINE_BUDGET_SECONDS`)."""
+    :data:`MAX_FILE_INLINE_COST`)."""
     return 4 * len(_LINE.findall(body)) + 3 * len(_MARKED.findall(body)) + _cells_and_links(body)
 
 
