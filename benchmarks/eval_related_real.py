@@ -7,8 +7,9 @@
 For each collection (a folder of Markdown: an Obsidian vault, a digital garden, a docs
 site, course notes), a fixed sample of notes (``--sample``, seeded) that link to other
 notes is drawn; in a temporary copy of the collection every link of a sampled note is
-turned into plain text (``[[Target|label]]`` -> ``label``, ``[label](page.md)`` ->
-``label``; the rest of the vault keeps its links). ``related NOTE --limit 10`` should
+turned into plain text (``[[Target|label]]`` -> ``label``, ``[[label|Target]]`` in a
+vault that writes the label first, Dendron's, ``[label](page.md)`` -> ``label``; the
+rest of the vault keeps its links). ``related NOTE --limit 10`` should
 then find the notes the author had linked:
 
 * recall@10: the share of the hidden links whose target is in the top 10 (over every
