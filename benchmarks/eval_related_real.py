@@ -7,8 +7,9 @@
 For each collection (a folder of Markdown: an Obsidian vault, a digital garden, a docs
 site, course notes), a fixed sample of notes (``--sample``, seeded) that link to other
 notes is drawn; in a temporary copy of the collection every link of a sampled note is
-turned into plain text (``[[Target|label]]`` -> ``label``, ``[label](page.md)`` ->
-``label``; the rest of the vault keeps its links). ``related NOTE --limit 10`` should
+turned into plain text (``[[Target|label]]`` -> ``label``, ``[[label|Target]]`` in a
+vault that writes the label first, Dendron's, ``[label](page.md)`` -> ``label``; the
+rest of the vault keeps its links). ``related NOTE --limit 10`` should
 then find the notes the author had linked:
 
 * recall@10: the share of the hidden links whose target is in the top 10 (over every
@@ -61,11 +62,15 @@ WORD = re.compile(r"[\w\u3400-\u9fff]")
 FRONT = re.compile(r"\A---\n.*?\n---\n", re.S)
 
 
-def plain(text: str) -> str:
-    """``text`` with every link to a page of the collection turned into its words."""
+def plain(text: str, label_first: bool = False) -> str:
+    """``text`` with every link to a page of the collection turned into its words: a
+    wikilink's label, or its target's last part when it has none (``label_first``: the
+    vault writes ``[[label|target]]``, as Dendron does)."""
 
     def wiki(m: re.Match[str]) -> str:
         target, label = m.group(1), m.group(3)
+        if label_first and label is not None:
+            target, label = label, target
         return label if label else target.rsplit("/", 1)[-1]
 
     def md(m: re.Match[str]) -> str:
@@ -96,6 +101,7 @@ def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     kb = Session.open(orig)
     kb.refresh()
     docs = kb.documents()
+    label_first = kb.vault.reading.label_first
     keep = set(DEFAULT_TYPES)
     truth: dict[str, set[str]] = {}
     for e in kb.vault.edges(kind="link"):
@@ -111,7 +117,8 @@ def prepare(folder: Path, work: Path, size: int, seed: int = 1) -> Collection:
     shutil.copytree(folder, copy, ignore=shutil.ignore_patterns(".studykb", ".git"))
     for key in {k.split("#", 1)[0] for k in sample}:
         path = copy / docs[key].path
-        path.write_text(plain(path.read_text(encoding="utf-8")), encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
+        path.write_text(plain(text, label_first), encoding="utf-8")
     kb = Session.open(copy)
     kb.refresh()
     return Collection(name, copy, kb, sample, {k: truth[k] for k in sample})
