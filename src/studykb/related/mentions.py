@@ -249,6 +249,22 @@ def pack(found: Counter[str]) -> str:
     return "\x1e".join(f"{k}\x1f{n}" for k, n in sorted(found.items()))
 
 
+def count_named(named: dict[str, int], key: str, packed: str, sign: int = 1) -> None:
+    """Count in ``named`` (key -> how many documents name it) the documents that the
+    mentions ``packed`` of document ``key`` name, each once and never ``key`` itself, as
+    the engine counts a named document's namers; ``sign`` -1 takes them out again (a
+    count that falls to 0 leaves ``named``). The counts are kept with the mentions
+    (:attr:`studykb.related.textsim.TermVectors.named`), so that ranking one document
+    weighs the documents it names without reading every document's mentions."""
+    for target, _times in unpack(packed):
+        if target != key:
+            got = named.get(target, 0) + sign
+            if got:
+                named[target] = got
+            else:
+                named.pop(target, None)
+
+
 def unpack(data: str) -> list[tuple[str, int]]:
     if not data:
         return []

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from studykb.related.labels import Labels, label_names, labels_after
-from studykb.related.mentions import NameRow, Names
+from studykb.related.mentions import NameRow, Names, count_named
 from studykb.related.mentions import pack as pack_mentions
 from studykb.related.textsim import (
     DRIFT_MAX,
@@ -144,6 +144,8 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
     _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, analyser, known=False)
     tv.names = table.digest
     tv.mentions = [pack_mentions(table.mentioned(key, texts[key].text)) for key in tv.keys]
+    for key, packed in zip(tv.keys, tv.mentions, strict=True):
+        count_named(tv.named, key, packed)
     return tv, store, table
 
 
@@ -222,7 +224,10 @@ def update(
         text = texts[key].text if key in texts else ""
         tf, seen = analyse_known(text, known, analyser)
         _replace(tv, store, key, tf, seen, stopped)
-        tv.mentions[tv.number[key]] = pack_mentions(table.mentioned(key, text))
+        n = tv.number[key]
+        count_named(tv.named, key, tv.mentions[n], -1)
+        tv.mentions[n] = pack_mentions(table.mentioned(key, text))
+        count_named(tv.named, key, tv.mentions[n])
     _mark_subjects(tv, [t.title for t in texts.values()], tv.term_numbers(), analyser, known=True)
     tv.drift += len(now | before)
     tv.files, tv.fingerprint = files, fingerprint
@@ -232,11 +237,13 @@ def update(
 def _drop(tv: TermVectors, store: Terms, key: str) -> None:
     """A removed document: out of the frequencies and postings (its number stays unused)."""
     n = tv.number.pop(key)
+    tv.touched.add(n)
     for t in _ints(store.set_of(tv, n)):
         store.df[t] -= 1
     _unpost(tv, n)
     store.sets[n] = b""
     tv.packed_vectors[n] = (b"", b"")
+    count_named(tv.named, key, tv.mentions[n], -1)
     tv.mentions[n] = ""
     tv._vectors.pop(n, None)  # noqa: SLF001 - its own unpacked copy
     tv.keys[n] = "\0" + key
@@ -258,6 +265,7 @@ def _replace(
         store.sets[n] = b""
         tv.packed_vectors.append((b"", b""))
         tv.mentions.append("")
+    tv.touched.add(n)
     known = tv.term_numbers()
     for t in _ints(store.set_of(tv, n)):
         store.df[t] -= 1
@@ -331,6 +339,29 @@ def engine_digest(tv: TermVectors) -> str:
     return digest.hexdigest()
 
 
+def stamp_after(tv: TermVectors, before: str) -> str:
+    """The stamp of ``tv`` just updated, made from its stamp ``before`` the update (a
+    value's :func:`engine_digest`, or one made so) and what the update changed: the
+    vectors and mentions of the documents read again or removed (:attr:`TermVectors.touched`;
+    the update leaves every other document's as they were), each by its number, and the
+    sizes of the lists. A speed seam of :mod:`studykb.vault.derived` (``stamp_after``):
+    :func:`engine_digest` reads every document's, about 0.01 s at 10k after every edit."""
+    touched, tv.touched = sorted(tv.touched), set()
+    if not touched:
+        return before
+    digest = hashlib.blake2b(before.encode(), digest_size=16)
+    update = digest.update
+    update(f"{len(tv.terms)}:{len(tv.keys)}".encode())
+    for n in touched:
+        key = tv.keys[n]
+        mentions = tv.mentions[n] if n < len(tv.mentions) else "\3"
+        terms, weights = tv.packed_vectors[n]
+        update(array("q", [n, len(key), len(mentions), len(terms), len(weights)]).tobytes())
+        update((key + mentions).encode())
+        update(terms + weights)
+    return digest.hexdigest()
+
+
 class VectorsSpec:
     """The text vectors as a derived structure (:mod:`studykb.vault.derived`): built from
     every document's text, updated after an edit for the documents of the changed files
@@ -362,7 +393,11 @@ class VectorsSpec:
         return None if keys is None else value
 
     def stamp(self, value: Vectors) -> str:
+        value.tv.touched.clear()
         return engine_digest(value.tv)
+
+    def stamp_after(self, value: Vectors, before: str) -> str:
+        return stamp_after(value.tv, before)
 
     def dump(self, value: Vectors) -> dict[str, Any]:
         sets = {str(n): got for n, got in value.terms.sets.items()}

@@ -159,6 +159,8 @@ class Topics:
         return TopicTable(vault.topic_rows())
 
     def update(self, value: TopicTable, change: Change, vault: Snapshot) -> TopicTable:
+        if not _held_topics(value, change, vault):
+            return value
         rows = vault.topic_rows()
         return value if digest(rows) == value.digest else TopicTable(rows)
 
@@ -170,6 +172,18 @@ class Topics:
 
     def load(self, data: Any) -> TopicTable:
         return TopicTable.from_data(data)
+
+
+def _held_topics(value: TopicTable, change: Change, vault: Snapshot) -> bool:
+    """Whether the changed files held a topic before (in ``value``) or hold one now: the
+    topic rows are the topic documents' own, so an edit of other files leaves them as
+    they were (a speed seam: reading every topic row and its digest again took about
+    0.01 s at 10k documents after every edit)."""
+    paths = change.paths
+    if any(key.split("#", 1)[0] in paths for key in value.ids):
+        return True
+    found = vault.documents_in(paths)
+    return any(doc.type == "topic" for docs in found.values() for doc in docs)
 
 
 TOPICS = Topics()
