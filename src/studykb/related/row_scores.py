@@ -86,7 +86,11 @@ SMALL = 1 << 16
 
 
 def _pair_order(
-    rows: NDArray[np.int64], cols: NDArray[np.int64], key: NDArray[np.int64], n_rows: int, width: int
+    rows: NDArray[np.int64],
+    cols: NDArray[np.int64],
+    key: NDArray[np.int64],
+    n_rows: int,
+    width: int,
 ) -> NDArray[np.int64] | None:
     """The order that sorts (row, column) pairs (``key``: ``row * width + column``),
     None when they are in order already. A speed seam: pairs of 16-bit rows and columns
