@@ -131,13 +131,26 @@ class TopicTable:
         self._kept[name] = value
 
     def to_data(self) -> dict[str, Any]:
-        return {"names": self.names, "ids": self.ids, "texts": self.texts, "digest": self.digest}
+        """Plain data for the cache, with the :meth:`vocabulary` (made here when not yet:
+        every reader of the vault's text needs it, and making it stems every topic name,
+        about 0.003 s at 1,500 topics, in every process that reads text after an edit)."""
+        return {
+            "names": self.names,
+            "ids": self.ids,
+            "texts": self.texts,
+            "digest": self.digest,
+            "vocabulary": self.vocabulary(),
+        }
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TopicTable:
         table = cls()
         table.names, table.ids, table.texts = data["names"], data["ids"], data["texts"]
         table.digest = data["digest"]
+        vocabulary = data["vocabulary"]
+        if not isinstance(vocabulary, list):
+            raise ValueError("not a topic table's vocabulary")
+        table._vocabulary = vocabulary
         return table
 
 
