@@ -53,7 +53,7 @@ class Names:
         self._of: dict[str, tuple[str, ...]] | None = {
             key: _names_of(doc_id, title, aliases) for key, doc_id, title, aliases in rows
         }
-        self._kept: tuple[list[str], list[list[str]]] = ([], [])
+        self._kept: tuple[list[str], list[Joined]] = ([], [])
         self.labels: dict[str, Any] | None = None
         """The link labels among the names, as plain data (:mod:`studykb.related.labels`)."""
         self._index()
@@ -63,8 +63,13 @@ class Names:
         """Document key -> its usable names, folded and sorted."""
         if self._of is None:
             keys, lists = self._kept
-            self._of = {k: tuple(got) for k, got in zip(keys, lists, strict=True)}
+            self._of = {k: tuple(_split(got)) for k, got in zip(keys, lists, strict=True)}
         return self._of
+
+    @property
+    def owners(self) -> list[list[str]]:
+        """Name (by its place in :attr:`names`) -> the documents it names, sorted."""
+        return [_split(got) for got in self._owners]
 
     def _index(self) -> None:
         owners: dict[str, list[str]] = {}
@@ -72,8 +77,8 @@ class Names:
             for name in names:
                 owners.setdefault(name, []).append(key)
         self.names = sorted(n for n, keys in owners.items() if len(keys) <= MAX_OWNERS)
-        self.owners = [sorted(owners[n]) for n in self.names]
-        text = json.dumps([self.names, self.owners], ensure_ascii=False)
+        self._owners: list[Joined] = [sorted(owners[n]) for n in self.names]
+        text = json.dumps([self.names, self._owners], ensure_ascii=False)
         self.digest = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
         self._searchers()
 
@@ -93,7 +98,7 @@ class Names:
             keys, lists = self._kept
             place = dict(zip(keys, range(len(keys)), strict=True))
             same = all(k not in place for k in gone) and all(
-                k in place and tuple(lists[place[k]]) == names for k, names in now.items()
+                k in place and tuple(_split(lists[place[k]])) == names for k, names in now.items()
             )
         else:
             same = all(k not in self._of for k in gone) and all(
@@ -116,9 +121,9 @@ class Names:
             keys, lists = list(self._of), [list(names) for names in self._of.values()]
         return {
             "keys": keys,
-            "of": lists,
+            "of": _joined(lists),
             "names": self.names,
-            "owners": self.owners,
+            "owners": _joined(self._owners),
             "digest": self.digest,
             "labels": self.labels,
         }
@@ -133,7 +138,7 @@ class Names:
         if len(of) != len(keys) or len(owners) != len(names):
             raise ValueError("a stored name table of the wrong size")
         made._of, made._kept = None, (keys, of)
-        made.names, made.owners = names, owners
+        made.names, made._owners = names, owners
         made.digest = str(data["digest"])
         labels = data.get("labels")
         made.labels = labels if isinstance(labels, dict) else None
@@ -161,7 +166,7 @@ class Names:
         for n, start, end in matches:
             if not _stands_alone(folded, start, end, cuts):
                 continue
-            for owner in self.owners[n]:
+            for owner in _split(self._owners[n]):
                 if owner != key:
                     found[owner] += 1
         return found
@@ -191,6 +196,31 @@ class Names:
                     break
             else:
                 at += 1
+
+
+Joined = list[str] | str
+"""A list of names as kept: joined by ``\x1f`` (one string to decode, not a list of
+them: the name table's lists decoded five times faster), or the list itself when one
+of its names is empty or holds that character (:func:`_joined`, :func:`_split`)."""
+
+
+def _joined(lists: list[Joined]) -> list[Joined]:
+    """Each list as one string where that reads back as it was (:data:`Joined`)."""
+    return [
+        got
+        if isinstance(got, str) or not all(n and "\x1f" not in n for n in got)
+        else "\x1f".join(got)
+        for got in lists
+    ]
+
+
+def _split(got: Joined) -> list[str]:
+    """A list as :func:`_joined` kept it (a ``ValueError`` when it is not one)."""
+    if isinstance(got, str):
+        return got.split("\x1f") if got else []
+    if not isinstance(got, list):
+        raise ValueError("not a kept list of names")
+    return got
 
 
 def _lengths(names: list[str], two: str) -> tuple[int, int, list[int]]:
@@ -247,6 +277,22 @@ def _cuts(text: str, at: int, cuts: dict[int, frozenset[int]]) -> frozenset[int]
 def pack(found: Counter[str]) -> str:
     """A document's mentions as one string for the cache: ``key\\x1fcount`` joined by \\x1e."""
     return "\x1e".join(f"{k}\x1f{n}" for k, n in sorted(found.items()))
+
+
+def count_named(named: dict[str, int], key: str, packed: str, sign: int = 1) -> None:
+    """Count in ``named`` (key -> how many documents name it) the documents that the
+    mentions ``packed`` of document ``key`` name, each once and never ``key`` itself, as
+    the engine counts a named document's namers; ``sign`` -1 takes them out again (a
+    count that falls to 0 leaves ``named``). The counts are kept with the mentions
+    (:attr:`studykb.related.textsim.TermVectors.named`), so that ranking one document
+    weighs the documents it names without reading every document's mentions."""
+    for target, _times in unpack(packed):
+        if target != key:
+            got = named.get(target, 0) + sign
+            if got:
+                named[target] = got
+            else:
+                named.pop(target, None)
 
 
 def unpack(data: str) -> list[tuple[str, int]]:

@@ -24,6 +24,7 @@ from studykb.related.reasons import explain
 from studykb.related.row_scores import RowEngine
 from studykb.related.scoring import Block, score_block
 from studykb.related.vectorcache import VECTORS
+from studykb.vault.topics import TOPICS
 
 if TYPE_CHECKING:
     from studykb.model import Document
@@ -343,8 +344,11 @@ def related(
 
 
 def warm(vault: Vault) -> None:
-    """Read the kept features and vectors of ``vault`` (this module loaded numpy and the
+    """Read the kept topics, features and vectors of ``vault`` (this module loaded numpy and the
     ranking code), ahead of ranking one document: the cache only, never the state, so it
-    may run while the refresh runs beside it."""
-    for spec in (FEATURES, VECTORS):
+    may run while the refresh runs beside it; and the stemmer, which an update of the
+    vectors reads the edited text with."""
+    from studykb.text import analysis  # noqa: F401 - deferred: loads Stemmer
+
+    for spec in (TOPICS, FEATURES, VECTORS):
         vault.structures.preload(spec)

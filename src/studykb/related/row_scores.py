@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -61,12 +61,10 @@ class _Rows:
         """From (row, column) pairs, none twice; ``data`` by pair (default 1.0)."""
         width = int(cols.max()) + 1 if len(cols) else 1
         key = rows * width + cols
-        if data is None:
-            key = np.sort(key)
-            values = np.ones(len(key))
-        else:
-            order = np.argsort(key)
-            key, values = key[order], data[order]
+        order = _pair_order(rows, cols, key, n_rows, width)
+        values = np.ones(len(key)) if data is None else data
+        if order is not None:
+            key, values = key[order], values[order]
         indptr = np.zeros(n_rows + 1, dtype=np.int64)
         np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
         return cls(indptr, key % width, values)
@@ -81,6 +79,33 @@ class _Rows:
     def rows_of(self) -> NDArray[np.int64]:
         """The row of each entry."""
         return np.repeat(np.arange(len(self.indptr) - 1, dtype=np.int64), np.diff(self.indptr))
+
+
+#: Rows and columns below this many fit in 16 bits (a vault of up to 65,536 documents).
+SMALL = 1 << 16
+
+
+def _pair_order(
+    rows: NDArray[np.int64],
+    cols: NDArray[np.int64],
+    key: NDArray[np.int64],
+    n_rows: int,
+    width: int,
+) -> NDArray[np.int64] | None:
+    """The order that sorts (row, column) pairs (``key``: ``row * width + column``),
+    None when they are in order already. A speed seam: pairs of 16-bit rows and columns
+    are ordered by numpy's stable sort of 16-bit integers (a radix sort), by column,
+    then by row (only by row when the columns come ascending, as the transpose of rows
+    in order has them), 2-5 times faster than sorting the 64-bit keys; the keys come out
+    the same, as they do from any sort (a pair given twice is the same key twice)."""
+    if len(key) < 2 or bool(np.all(key[1:] > key[:-1])):
+        return None
+    if n_rows > SMALL or width > SMALL:
+        return np.argsort(key)
+    if bool(np.all(cols[1:] >= cols[:-1])):
+        return np.argsort(rows.astype(np.uint16), kind="stable")
+    order = np.argsort(cols.astype(np.uint16), kind="stable")
+    return order[np.argsort(rows[order].astype(np.uint16), kind="stable")]
 
 
 def _times(
@@ -167,14 +192,17 @@ class _Groups:
 
     @classmethod
     def of_lists(cls, lists: list[list[int]], n: int, width: int) -> _Groups:
-        r = np.asarray([i for i in range(n) for _g in lists[i]], dtype=np.int64)
-        c = np.asarray([g for i in range(n) for g in lists[i]], dtype=np.int64)
+        sizes = np.fromiter(map(len, lists[:n]), dtype=np.int64, count=n)
+        r = np.repeat(np.arange(n, dtype=np.int64), sizes)
+        c = np.fromiter(chain.from_iterable(lists[:n]), dtype=np.int64, count=int(sizes.sum()))
         return cls._made(r, c, n, width)
 
     @classmethod
     def _made(cls, r: NDArray[np.int64], c: NDArray[np.int64], n: int, width: int) -> _Groups:
         width = max(width, 1)
-        pairs = np.sort(r * width + c)  # a group listed twice counts once (np.unique: numpy.ma)
+        pairs = r * width + c  # a group listed twice counts once (np.unique: numpy.ma)
+        order = _pair_order(r, c, pairs, n, width)
+        pairs = pairs if order is None else pairs[order]
         pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])] if len(pairs) else pairs
         r, c = pairs // width, pairs % width
         size = np.bincount(c, minlength=width).astype(np.float64)
@@ -192,10 +220,11 @@ class _Groups:
 
 class _Mentions:
     """Who names whom (the engine's ``Mraw``) read a row or a column at a time, and each
-    named document's weight, by how many documents name it: every document's mentions
-    joined into one string, whose keys are counted at once; a row is its document's
-    mentions read, a column the places its key is found at. (Where some key holds a
-    separator, every mention is read as :func:`_mention_entries` reads them.)"""
+    named document's weight, by how many documents name it (the counts kept with the
+    mentions, :func:`_named`): every document's mentions joined into one string; a row
+    is its document's mentions read, a column the places its key is found at. (Where
+    some key holds a separator, every mention is read as :func:`_mention_entries` reads
+    them.)"""
 
     def __init__(self, ix: FeatureIndex, tv: TermVectors | None, n: int) -> None:
         self._number, self._keys = ix.number, ix.keys
@@ -210,14 +239,7 @@ class _Mentions:
             self._full = (_Rows.of(r, c, n, v), _Rows.of(c, r, n, v))
             named = np.diff(self._full[1].indptr).astype(np.float64)
         elif texts:
-            number = self._number
-            for key, times in Counter(joined.replace("\x1f", "\x1e").split("\x1e")[::2]).items():
-                j = number.get(key)
-                if j is not None:
-                    named[j] = times
-            for i, text in zip(naming, texts, strict=True):  # nobody names itself, as counted
-                if ix.keys[i] in text and ("\x1e" + text).find(f"\x1e{ix.keys[i]}\x1f") >= 0:
-                    named[i] -= 1
+            named = _named(ix, tv, n) if tv is not None else named
         self._joined = "\x1e" + joined
         self._starts = np.cumsum([0, *(len(t) + 1 for t in texts[:-1])], dtype=np.int64)
         """Where each text begins in :attr:`_joined` (at the separator before it)."""
@@ -255,6 +277,30 @@ class _Mentions:
                 at = joined.find(needle, begin)
         cols = np.asarray(sorted(found), dtype=np.int64)
         return cols, np.asarray([found[s] for s in cols.tolist()], dtype=np.float64)
+
+
+def _named(ix: FeatureIndex, tv: TermVectors, n: int) -> NDArray[np.float64]:
+    """How many documents name each node: the counts kept with the mentions
+    (:attr:`TermVectors.named`) when the vectors hold the nodes' documents and no other,
+    else every document's mentions counted (no key holds a separator here)."""
+    number = ix.number
+    named = np.zeros(n)
+    if len(tv.number) == n and all(map(tv.number.__contains__, ix.keys[:n])):
+        for key, times in tv.named.items():
+            j = number.get(key)
+            if j is not None:
+                named[j] = times
+        return named
+    naming, texts = _naming(ix, tv, n)
+    joined = "\x1e".join(texts)
+    for key, times in Counter(joined.replace("\x1f", "\x1e").split("\x1e")[::2]).items():
+        j = number.get(key)
+        if j is not None:
+            named[j] = times
+    for i, text in zip(naming, texts, strict=True):  # nobody names itself, as counted
+        if ix.keys[i] in text and ("\x1e" + text).find(f"\x1e{ix.keys[i]}\x1f") >= 0:
+            named[i] -= 1
+    return named
 
 
 def _naming(ix: FeatureIndex, tv: TermVectors | None, n: int) -> tuple[list[int], list[str]]:

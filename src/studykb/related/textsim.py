@@ -118,6 +118,9 @@ class TermVectors:
     """Document number -> the other documents its text names (:mod:`.mentions`, packed)."""
     names: str = ""
     """Digest of every document's names the mentions were found with."""
+    named: dict[str, int] = field(default_factory=dict)
+    """Key -> how many documents' :attr:`mentions` name it (itself never counted;
+    :func:`studykb.related.mentions.count_named`), kept in step with them."""
     made: str = ""
     """A token of the full build these vectors came from (a new one at each): while it
     is the same, only the documents read again since have other vectors or mentions."""
@@ -125,6 +128,9 @@ class TermVectors:
     def __post_init__(self) -> None:
         self._vectors: dict[int, dict[int, float]] = {}
         self._term_no: dict[str, int] | None = None
+        self.touched: set[int] = set()
+        """The documents (numbers) whose vector or mentions an update changed since its
+        stamp was last made (:func:`studykb.related.vectorcache.stamp_after`)."""
 
     def to_data(self) -> dict[str, Any]:
         """Plain data for the cache (msgpack)."""
@@ -142,6 +148,7 @@ class TermVectors:
             "drift": self.drift,
             "avglen": self.avglen,
             "mentions": self.mentions,
+            "named": ["\0".join(self.named), array("i", self.named.values()).tobytes()],
             "names": self.names,
             "made": self.made,
         }
@@ -165,6 +172,7 @@ class TermVectors:
             drift=data["drift"],
             avglen=float(data["avglen"]),
             mentions=list(data["mentions"]),
+            named=_named(data["named"]),
             names=data["names"],
             made=str(data["made"]),
         )
@@ -233,6 +241,16 @@ class TermVectors:
             )
             out.append((self.keys[other], round(score, 4), list(words)))
         return out
+
+
+def _named(data: list[Any]) -> dict[str, int]:
+    """:attr:`TermVectors.named` from its stored form: the keys joined, their counts."""
+    keys, counts = data
+    names = keys.split("\0") if keys else []
+    numbers = _ints(counts)
+    if len(names) != len(numbers):
+        raise ValueError("the mention counts do not match their keys")
+    return dict(zip(names, numbers, strict=True))
 
 
 _DIGITS = re.compile(r"\d")

@@ -129,6 +129,15 @@ def unpack(data: bytes) -> Any:
     )
 
 
+def unpack_inner(data: bytes) -> Any:
+    """A value a structure packed (:func:`pack`) into its own entry, to decode on use:
+    as :func:`unpack` reads it, a ``ValueError`` when it is not one."""
+    try:
+        return unpack(data)
+    except (TypeError, msgpack.UnpackException) as exc:
+        raise ValueError("not a packed value") from exc
+
+
 def _no_extensions(code: int, data: bytes) -> Any:
     raise ValueError(f"unexpected msgpack extension type {code}")
 

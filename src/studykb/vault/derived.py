@@ -27,6 +27,13 @@ all of them:
   its value is written after every update, as it must say what
   those files hold). That is the one journal: the state's own
   (``Store.changed_since``).
+- **an updated value's stamp** is its :meth:`Derived.stamp`, a digest of its content,
+  unless the structure has a ``stamp_after(value, before)``: the stamp of ``value``
+  just updated, made from the stamp it had before and what the update changed (a
+  digest of the whole of a large value after every edit costs more than the update;
+  see :func:`studykb.related.vectorcache.stamp_after`). Such a stamp changes whenever
+  the content does; the same content reached by other updates may be named otherwise,
+  which only tells dependents of a change that was none.
 
 Adding a structure is one module with a :class:`Derived` and one line in
 :data:`studykb.structures.ALL` (see ``docs/design/architecture.md``).
@@ -143,8 +150,19 @@ class Derived(Protocol[T]):
         ...
 
 
-def _stamp(spec: Derived[Any], value: Any, made_at: tuple[str, int], inputs: dict[str, str]) -> str:
-    """The value's own stamp, or one naming the state and inputs it was made from."""
+def _stamp(
+    spec: Derived[Any],
+    value: Any,
+    made_at: tuple[str, int],
+    inputs: dict[str, str],
+    before: str | None = None,
+) -> str:
+    """The value's own stamp, or one naming the state and inputs it was made from;
+    ``before``: the stamp of the value this one was updated from (see ``stamp_after``
+    in the module's docstring)."""
+    after = getattr(spec, "stamp_after", None)
+    if before is not None and after is not None:
+        return str(after(value, before))
     own = spec.stamp(value)
     if own is not None:
         return own
@@ -284,7 +302,7 @@ class Structures:
         if value is None:
             return None
         unwritten = held.unwritten | paths
-        stamp = _stamp(spec, value, now, inputs)
+        stamp = _stamp(spec, value, now, inputs, held.stamp)
         out = _Held(value, now, inputs, stamp, held.written_at, unwritten)
         rewrite_after = getattr(spec, "rewrite_after", REWRITE_AFTER)
         when = getattr(spec, "write_when_inputs_change", True)

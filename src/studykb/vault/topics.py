@@ -131,13 +131,26 @@ class TopicTable:
         self._kept[name] = value
 
     def to_data(self) -> dict[str, Any]:
-        return {"names": self.names, "ids": self.ids, "texts": self.texts, "digest": self.digest}
+        """Plain data for the cache, with the :meth:`vocabulary` (made here when not yet:
+        every reader of the vault's text needs it, and making it stems every topic name,
+        about 0.003 s at 1,500 topics, in every process that reads text after an edit)."""
+        return {
+            "names": self.names,
+            "ids": self.ids,
+            "texts": self.texts,
+            "digest": self.digest,
+            "vocabulary": self.vocabulary(),
+        }
 
     @classmethod
     def from_data(cls, data: dict[str, Any]) -> TopicTable:
         table = cls()
         table.names, table.ids, table.texts = data["names"], data["ids"], data["texts"]
         table.digest = data["digest"]
+        vocabulary = data["vocabulary"]
+        if not isinstance(vocabulary, list):
+            raise ValueError("not a topic table's vocabulary")
+        table._vocabulary = vocabulary
         return table
 
 
@@ -159,6 +172,8 @@ class Topics:
         return TopicTable(vault.topic_rows())
 
     def update(self, value: TopicTable, change: Change, vault: Snapshot) -> TopicTable:
+        if not _held_topics(value, change, vault):
+            return value
         rows = vault.topic_rows()
         return value if digest(rows) == value.digest else TopicTable(rows)
 
@@ -170,6 +185,18 @@ class Topics:
 
     def load(self, data: Any) -> TopicTable:
         return TopicTable.from_data(data)
+
+
+def _held_topics(value: TopicTable, change: Change, vault: Snapshot) -> bool:
+    """Whether the changed files held a topic before (in ``value``) or hold one now: the
+    topic rows are the topic documents' own, so an edit of other files leaves them as
+    they were (a speed seam: reading every topic row and its digest again took about
+    0.01 s at 10k documents after every edit)."""
+    paths = change.paths
+    if any(key.split("#", 1)[0] in paths for key in value.ids):
+        return True
+    found = vault.documents_in(paths)
+    return any(doc.type == "topic" for docs in found.values() for doc in docs)
 
 
 TOPICS = Topics()

@@ -237,7 +237,14 @@ class Refs(Table):
         return dict(self.db.execute(sql).fetchall())
 
     def dangling_site_links(self) -> int:
-        sql = "SELECT count(*) FROM refs WHERE state='dangling' AND style='site'"
+        """How many site links (``/docs/x/``) are ``dangling``: through the index of bad
+        references (``refs_bad``), which SQLite uses only when the query says its
+        condition (``state IN (...)``) too; a scan of every reference took about 0.015 s
+        at 10k notes, in the refresh of every command after an edit."""
+        sql = (
+            "SELECT count(*) FROM refs WHERE state IN ('dangling', 'ambiguous')"
+            " AND state='dangling' AND style='site'"
+        )
         return int(self.db.execute(sql).fetchone()[0])
 
     def site_absolute(self) -> tuple[int, int]:
