@@ -4,6 +4,7 @@ what the page shows of it, not the scores behind it."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from studykb.related.rank import Related
 from studykb.related.sidebar import Neighbour, Sidebar
@@ -35,3 +36,24 @@ def test_a_plan_page_is_made_from_what_pages_share_and_its_topic() -> None:
     assert plan_inputs(topic, "x") == plan_inputs(topic, "x")
     assert plan_inputs(topic, "x") != plan_inputs(topic, "y")
     assert plan_inputs(topic, "x") != plan_inputs(other, "x")
+
+
+def test_a_manifest_read_ahead_is_taken_only_while_the_file_is_the_same(tmp_path: Any) -> None:
+    import json
+    import os
+
+    from studykb.web.site_output import MANIFEST, Output, read_ahead
+
+    out = tmp_path / "site"
+    out.mkdir()
+    manifest = out / MANIFEST
+    manifest.write_text(json.dumps({"version": 1, "state": "s1", "files": {}}))
+    read_ahead(out)
+    assert Output(out).old_state == "s1"  # the one read ahead (or read again: the same)
+    read_ahead(out)
+    manifest.write_text(json.dumps({"version": 1, "state": "s22", "files": {}}))
+    os.utime(manifest, ns=(1, 1))  # another file, whatever the clock's resolution
+    assert Output(out).old_state == "s22"  # read again: it changed since
+    read_ahead(out)
+    manifest.unlink()
+    assert Output(out).old_state == ""  # gone since: nothing kept is used

@@ -23,7 +23,7 @@ def site_lists_steps(vault: Vault) -> Iterator[None]:
 
     yield
     from studykb.related import changes, rank  # noqa: F401 - loaded for to_rank
-    from studykb.related.engine import ENGINE
+    from studykb.related.engine import ENGINE  # deferred: a step of its own (scipy)
 
     yield
     rank.warm(vault)

@@ -126,6 +126,7 @@ class RelatedViews:
         """Steps that load what :meth:`lists_to_rank` and the sidebars need, ahead of
         them (the cache only: they may run while the refresh runs beside them;
         :func:`studykb.related.warming.site_lists_steps`)."""
+        # deferred: its steps load numpy, scipy
         from studykb.related.warming import site_lists_steps
 
         return site_lists_steps(self.vault)
