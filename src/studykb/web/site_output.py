@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studykb.errors import UsageError
+from studykb.runtime import process
 
 MANIFEST = ".studykb-site.json"
 MANIFEST_VERSION = 1
@@ -220,7 +221,7 @@ def _manifest_data(folder: Path) -> Any:
     """The last build's manifest in ``folder`` as read (None: none readable): the one
     :func:`read_ahead` read, when the file is still the one it read."""
     path = folder / MANIFEST
-    ahead = _AHEAD.pop(os.fspath(path), None)
+    ahead = _ahead().pop(os.fspath(path), None)
     if ahead is not None and ahead[0] == _file_id(path):
         return ahead[1]
     try:
@@ -229,8 +230,10 @@ def _manifest_data(folder: Path) -> Any:
         return None
 
 
-#: Manifests read ahead (:func:`read_ahead`), by path: (the file's identity, its data).
-_AHEAD: dict[str, tuple[tuple[int, ...], Any]] = {}
+def _ahead() -> dict[str, tuple[tuple[int, ...], Any]]:
+    """The manifests this process read ahead (:func:`read_ahead`), by path: (the file's
+    identity, its data)."""
+    return process.once("web.site-manifests", dict)
 
 
 def read_ahead(folder: Path) -> None:
@@ -242,7 +245,7 @@ def read_ahead(folder: Path) -> None:
     if not found:
         return
     try:
-        _AHEAD[os.fspath(path)] = (found, json.loads(path.read_text(encoding="utf-8")))
+        _ahead()[os.fspath(path)] = (found, json.loads(path.read_text(encoding="utf-8")))
     except (OSError, ValueError):
         return
 
