@@ -198,6 +198,10 @@ def check_output(root: Path, out: Path) -> Path:
 
 #: The progress page: made from the vault's git history, not only what pages share.
 PROGRESS = "progress/index.html"
+#: The list pages made every time: the progress page, and the status page, whose
+#: "Recently finished" orders the documents done without a date by their files'
+#: modification times (an edit moves them; what pages share does not name them).
+MADE_EVERY_TIME = frozenset({PROGRESS, "index.html"})
 
 
 def _index_pages(pages: Pages) -> Iterator[tuple[str, Callable[[], Page]]]:
@@ -233,7 +237,7 @@ class Work:
     """The documents whose files changed since the last site (when it is kept from)."""
     keep_index_pages: bool = False
     """Whether the list pages made from an unchanged :attr:`common` are kept as they are
-    (the progress page, made from the vault's history, is always made)."""
+    (the progress and status pages, :data:`MADE_EVERY_TIME`, are always made)."""
 
 
 #: A file beside the pages: (path, digest, written, vault files shown, digest of its
@@ -339,7 +343,7 @@ def _other_files(work: Work) -> list[Done]:
         out.append(("graph.json", *output.write("graph.json", graph), [], ""))
         out.append(_as_script(output, "graph-data.js", "StudykbGraphData", graph))
     for path, page in _index_pages(work.pages):
-        common = "" if path == PROGRESS else work.common  # "": made every time
+        common = "" if path in MADE_EVERY_TIME else work.common  # "": made every time
         kept = output.kept(path, common) if work.keep_index_pages and common else None
         if kept is not None:  # made from what every page shares, as it was
             out.append((path, kept[0], False, kept[1], common))
