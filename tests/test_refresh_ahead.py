@@ -178,3 +178,46 @@ def test_help_and_bad_usage_leave_the_state_as_it_was(
     done = _studykb("build", "--json", cwd=built)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["problems"] == 1  # the dangling [[missing-note]]
+
+
+def test_a_job_beside_is_ready_once_it_answered() -> None:
+    read, write = os.pipe()
+    job = pools.beside(lambda fd: os.read(fd, 1).decode(), read)
+    try:
+        assert not job.ready()  # it waits for the byte below
+    finally:
+        os.write(write, b"x")
+    assert job.result() == "x"
+    assert job.ready()
+    os.close(read)
+    os.close(write)
+
+
+def test_steps_meanwhile_are_taken_only_while_the_refresh_runs(
+    built: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from studykb.cli.app import Context
+
+    (built / "notes/gemm.md").write_text("---\ntitle: GEMM\n---\n\nTiles.\n", encoding="utf-8")
+    polls: list[bool] = []
+    real = refresh_module.Ahead.ready
+
+    def ready(self: refresh_module.Ahead) -> bool:
+        polls.append(real(self))
+        return len(polls) > 1  # running at the first look, done at the second
+
+    monkeypatch.setattr(refresh_module.Ahead, "ready", ready)
+    taken: list[int] = []
+
+    def steps(kb: Session) -> Iterator[None]:
+        for n in range(5):
+            taken.append(n)
+            yield
+
+    ctx = Context(str(built))
+    try:
+        kb = ctx.kb(meanwhile=steps)
+        assert kb.find("gemm").title == "GEMM"
+    finally:
+        ctx.close()
+    assert taken == [0, 1] and len(polls) == 2  # no step after the refresh was done

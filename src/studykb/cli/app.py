@@ -15,7 +15,7 @@ import importlib
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +53,9 @@ class Context:
     ) -> Session:
         """The knowledge base, opened and (``refresh``) brought up to date on first use;
         ``meanwhile(kb)``: the command's next work (loading what it needs), done while
-        the refresh runs beside it (see :meth:`Session.refresh_ahead`)."""
+        the refresh runs beside it (see :meth:`Session.refresh_ahead`); when it gives an
+        iterator, its steps are taken while the refresh runs, and no more once it is
+        done (what a command may not need is loaded only while there is time for it)."""
         if self._kb is not None:
             return self._kb
         kb, stats = self._start(refresh, meanwhile)
@@ -87,7 +89,11 @@ class Context:
         if ahead is None and meanwhile is not None and self.warm is None:
             ahead = kb.refresh_ahead()
         if ahead is not None and meanwhile is not None:
-            meanwhile(kb)
+            steps = meanwhile(kb)
+            if isinstance(steps, Iterator):  # steps, each taken only while it refreshes
+                for _step in steps:
+                    if ahead.ready():
+                        break
         return kb, refresh_with_progress(kb, ahead)
 
     def _open(self) -> tuple[Session, Ahead | None]:

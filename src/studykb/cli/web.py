@@ -99,7 +99,10 @@ def site(obj: Context, output: Path, base_url: str | None, as_json: bool) -> Non
 
     if base_url and not base_url.lower().startswith(("http://", "https://")):
         raise UsageError(f"--base-url must start with http:// or https:// (got {base_url!r})")
-    kb = obj.kb()
+    # deferred: loaded with the site's code, for a site only
+    from studykb.web.site_warm import steps
+
+    kb = obj.kb(meanwhile=lambda kb: steps(kb, output))
     built = build_site(kb, output, base_url=base_url)
     if as_json:
         emit_json(

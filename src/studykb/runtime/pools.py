@@ -147,6 +147,16 @@ class Beside:
         os.close(write)
         self._pid, self._pipe = pid, read
 
+    def ready(self) -> bool:
+        """Whether :meth:`result` would answer at once: the child wrote its answer or
+        ended (nothing is read)."""
+        if self._pid is None:
+            return True
+        import select  # deferred: only a caller that asks loads it
+
+        readable, _writable, _failed = select.select([self._pipe], [], [], 0)
+        return bool(readable)
+
     def result(self) -> Any:
         if self._pid is None:
             return self._value

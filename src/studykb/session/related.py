@@ -3,7 +3,7 @@ topic pages (a part of the session kept in its own module; the session is one cl
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from studykb.study import plans
@@ -121,6 +121,15 @@ class RelatedViews:
         from studykb.search import index
 
         return index.IndexText(self.vault)
+
+    def warm_lists(self) -> Iterator[None]:
+        """Steps that load what :meth:`lists_to_rank` and the sidebars need, ahead of
+        them (the cache only: they may run while the refresh runs beside them;
+        :func:`studykb.related.warming.site_lists_steps`)."""
+        # deferred: its steps load numpy, scipy
+        from studykb.related.warming import site_lists_steps
+
+        return site_lists_steps(self.vault)
 
     def lists_to_rank(self, state: str) -> tuple[set[str] | None, dict[str, str]]:
         """For a static site last made at ``state``: the documents whose

@@ -410,6 +410,10 @@ class Ahead:
         self._vault = vault
         self._job: Beside | None = job
 
+    def ready(self) -> bool:
+        """Whether the refresh is done (:meth:`result` answers at once)."""
+        return self._job is None or self._job.ready()
+
     def result(self) -> BuildStats | None:
         """What the refresh did, once it is done; None when it did nothing: it gave
         up, writing nothing, with more than :data:`PARALLEL_THRESHOLD` files to read (a

@@ -128,7 +128,7 @@ def build_site(
         work.pages.assets.update(assets)
     made = kb.documents_for(paths)
     for key, pages_of in paths.items():
-        output.docs[key] = (pages_of, site_changes.depends_on(work.pages, made[key]))
+        output.docs[key] = (sorted(pages_of), site_changes.depends_on(work.pages, made[key]))
     built.pages = sum(p.endswith(".html") for p in output.new)  # made and kept
     for path, digest, written, inputs in site_code.code_pages(
         work.pages, work.frame, output, work.files, work.common
@@ -198,6 +198,10 @@ def check_output(root: Path, out: Path) -> Path:
 
 #: The progress page: made from the vault's git history, not only what pages share.
 PROGRESS = "progress/index.html"
+#: The list pages made every time: the progress page, and the status page, whose
+#: "Recently finished" orders the documents done without a date by their files'
+#: modification times (an edit moves them; what pages share does not name them).
+MADE_EVERY_TIME = frozenset({PROGRESS, "index.html"})
 
 
 def _index_pages(pages: Pages) -> Iterator[tuple[str, Callable[[], Page]]]:
@@ -233,7 +237,7 @@ class Work:
     """The documents whose files changed since the last site (when it is kept from)."""
     keep_index_pages: bool = False
     """Whether the list pages made from an unchanged :attr:`common` are kept as they are
-    (the progress page, made from the vault's history, is always made)."""
+    (the progress and status pages, :data:`MADE_EVERY_TIME`, are always made)."""
 
 
 #: A file beside the pages: (path, digest, written, vault files shown, digest of its
@@ -288,7 +292,7 @@ def _render_chunk(work: Work, keys: list[str]) -> list[PageDone]:
         rank = [k for k in batch if work.rank is None or k in work.rank or k not in work.lists]
         pages.sidebars = {s.key: s for s in pages.kb.sidebars(rank)} if rank else {}
         ranked = set(rank)
-        todo = []
+        todo: list[tuple[Document, str, str, str]] = []
         for key in batch:
             doc = docs[key]
             listed = (
@@ -297,31 +301,30 @@ def _render_chunk(work: Work, keys: list[str]) -> list[PageDone]:
                 else work.lists[key]  # the same scores as then: the same list
             )
             inputs = site_inputs.page_inputs(pages, doc, listed, work.files, work.common)
-            paths = _paths_of(doc)
-            kept = [output.kept(path, inputs) for path in paths]
-            if all(k is not None for k in kept):
-                out.extend(
-                    (p, k[0], False, k[1], inputs, key, listed)
-                    for p, k in zip(paths, kept, strict=True)
-                    if k
+            for path in _paths_of(doc):
+                made_of = (
+                    inputs if path.startswith("d/") else site_inputs.plan_inputs(doc, work.common)
                 )
-            else:
-                todo.append((doc, inputs, listed))
+                kept = output.kept(path, made_of)
+                if kept is None:
+                    todo.append((doc, path, made_of, listed))
+                elif kept:
+                    out.append((path, kept[0], False, kept[1], made_of, key, listed))
         # a list not ranked, shown on a page made again: ranked now, at once
-        again = [doc.key for doc, _inputs, _listed in todo if doc.key not in ranked]
+        again = [d.key for d, path, _i, _l in todo if d.key not in ranked and path.startswith("d/")]
         if again:
             pages.sidebars.update((s.key, s) for s in pages.kb.sidebars(again))
-        for doc, inputs, listed in todo:
+        for doc, path, made_of, listed in todo:
             pages.assets.clear()
-            for path, page in _pages_of(pages, doc):
-                html = render(page, frame, Linker(relative_root(path), True), path=path)
-                digest, written = output.write(path, html.encode())
-                out.append((path, digest, written, sorted(pages.assets), inputs, doc.key, listed))
+            page = _page_of(pages, doc, path)
+            html = render(page, frame, Linker(relative_root(path), True), path=path)
+            digest, written = output.write(path, html.encode())
+            out.append((path, digest, written, sorted(pages.assets), made_of, doc.key, listed))
     return out
 
 
 def _paths_of(doc: Document) -> list[str]:
-    """The files of ``doc``'s pages (as :func:`_pages_of` makes them)."""
+    """The files of ``doc``'s pages (:func:`_page_of` makes each)."""
     return [page_file(doc.key), *([plan_file(doc.key)] if doc.type == "topic" else [])]
 
 
@@ -340,7 +343,7 @@ def _other_files(work: Work) -> list[Done]:
         out.append(("graph.json", *output.write("graph.json", graph), [], ""))
         out.append(_as_script(output, "graph-data.js", "StudykbGraphData", graph))
     for path, page in _index_pages(work.pages):
-        common = "" if path == PROGRESS else work.common  # "": made every time
+        common = "" if path in MADE_EVERY_TIME else work.common  # "": made every time
         kept = output.kept(path, common) if work.keep_index_pages and common else None
         if kept is not None:  # made from what every page shares, as it was
             out.append((path, kept[0], False, kept[1], common))
@@ -379,15 +382,15 @@ def _graph(work: Work) -> bytes:
     return graph_data.dumps(graph_data.whole(kb, Linker("../", static=True)))
 
 
-def _pages_of(pages: Pages, doc: Document) -> Iterator[tuple[str, Page]]:
-    path = page_file(doc.key)
-    page = pages.document(doc, Linker(relative_root(path), static=True))
+def _page_of(pages: Pages, doc: Document, path: str) -> Page:
+    """The page of ``doc`` at ``path``: its document page or (a topic's) plan page."""
+    link = Linker(relative_root(path), static=True)
+    if path != page_file(doc.key):
+        return _static_plan(pages.plan(doc, link))
+    page = pages.document(doc, link)
     if doc.type != "topic":  # plan pages are made for topics only
         page.context["plan_url"] = None
-    yield path, page
-    if doc.type == "topic":
-        plan_path = plan_file(doc.key)
-        yield plan_path, _static_plan(pages.plan(doc, Linker(relative_root(plan_path), True)))
+    return page
 
 
 def _static_plan(page: Page) -> Page:

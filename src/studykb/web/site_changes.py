@@ -3,8 +3,8 @@ computing every page's inputs after an edit).
 
 A page's inputs (:func:`studykb.web.site_inputs.page_inputs`) are what every page shares
 (:func:`studykb.web.site_inputs.shared`), its document's file, its sidebar, its
-backlinks (with the content of each source file) and the content of the files its
-links go to. The manifest keeps, beside each page's inputs digest, the vault's file
+backlinks (with the line of each source file quoted) and the outlines of the files its
+links to a heading go into. The manifest keeps, beside each page's inputs digest, the vault's file
 digests the site was made from, the shared digest, and for each document the vault
 files its inputs read (:func:`depends_on`). When the shared digest is the one recorded,
 a document's inputs can differ only when
@@ -17,9 +17,12 @@ a document's inputs can differ only when
   digest is);
 * it had no page in the last site, or a kept page's file is gone or was altered.
 
-Every other page keeps its recorded digest, inputs and vault files without its inputs
-being read. When the shared digest differs (a title, a new or deleted document, the
-configuration, the code), every page's inputs are computed as before.
+A document found here has its inputs computed; its pages are made again only when they
+differ from the recorded ones (most do not: a backlink's source changed elsewhere than
+the quoted line). Every other page keeps its recorded digest, inputs and vault files
+without its inputs being read. When the shared digest differs (a title, a new or
+deleted document, the configuration, the code), every page's inputs are computed as
+before.
 """
 
 from __future__ import annotations

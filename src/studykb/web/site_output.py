@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from studykb.errors import UsageError
+from studykb.runtime import process
 
 MANIFEST = ".studykb-site.json"
 MANIFEST_VERSION = 1
@@ -217,11 +218,44 @@ OldInputs = dict[str, tuple[str, list[str], int]]
 
 
 def _manifest_data(folder: Path) -> Any:
-    """The last build's manifest in ``folder`` as read (None: none readable)."""
+    """The last build's manifest in ``folder`` as read (None: none readable): the one
+    :func:`read_ahead` read, when the file is still the one it read."""
+    path = folder / MANIFEST
+    ahead = _ahead().pop(os.fspath(path), None)
+    if ahead is not None and ahead[0] == _file_id(path):
+        return ahead[1]
     try:
-        return json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
+
+
+def _ahead() -> dict[str, tuple[tuple[int, ...], Any]]:
+    """The manifests this process read ahead (:func:`read_ahead`), by path: (the file's
+    identity, its data)."""
+    return process.once("web.site-manifests", dict)
+
+
+def read_ahead(folder: Path) -> None:
+    """Read the manifest in ``folder`` before :class:`Output` is made for it (the site's
+    start-up seam: while the refresh runs beside); taken only if the file is the same
+    then (device, inode, size and modification time)."""
+    path = folder.expanduser().resolve() / MANIFEST
+    found = _file_id(path)
+    if not found:
+        return
+    try:
+        _ahead()[os.fspath(path)] = (found, json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):
+        return
+
+
+def _file_id(path: Path) -> tuple[int, ...]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _read_manifest(data: Any) -> tuple[dict[str, str], str, OldInputs]:
