@@ -37,7 +37,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from studykb.runtime import process
-from studykb.runtime.pools import cores, imap
+from studykb.runtime.pools import cores
 from studykb.text.segment import HAN
 from studykb.text.terms import EN_FILLER, EN_STOP, ZH_FILLER, ZH_STOP, is_filler
 
@@ -353,13 +353,11 @@ def analysed_in_order(todo: list[tuple[str, str]], analyser: Analyser) -> Iterat
             yield from _analyse_part([item], analyser)
         return
     size = max(1, min(64, len(todo) // (workers * 8)))
-    chunks = [(analyser, todo[n : n + size]) for n in range(0, len(todo), size)]
-    for part in imap(_analyse_job, chunks, workers, at_least=1):
-        yield from part
+    chunks = (todo[n : n + size] for n in range(0, len(todo), size))
+    # deferred: the fresh workers' side, loaded only where they are used
+    from studykb.related.analysis_workers import analysed_fresh
 
-
-def _analyse_job(job: tuple[Analyser, list[tuple[str, str]]]) -> list[Analysed]:
-    return _analyse_part(job[1], job[0])
+    yield from analysed_fresh(analyser, chunks, workers)
 
 
 def analyse_known(

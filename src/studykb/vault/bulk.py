@@ -24,14 +24,13 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from studykb.parse.reading import GITHUB, Reading
 from studykb.runtime import background, pools
 from studykb.vault import checks, files
 from studykb.vault.checks import missing_anchors, wants_anchor_check
 from studykb.vault.includes import Includes, pending_rows
-from studykb.vault.resolve import Names, table_rows
+from studykb.vault.resolve import Names, Resolution, table_rows
 from studykb.vault.rows import parse_rows, unread_rows
 from studykb.vault.state import Store, Tables
 from studykb.vault.state.rows import (
@@ -151,8 +150,10 @@ def _write_refs(
     )
     with building:
         resolved, anchored, edges, states = _resolve(table, loaded.refs)
-    state.refs.insert_resolved(resolved)
+    # each row and its resolution joined as they are inserted (never a list of them all)
+    state.refs.insert_resolved(row + got for row, got in zip(loaded.refs, resolved, strict=True))
     del resolved
+    loaded.refs.clear()  # the parsed references: nothing after needs them
     including = [(p, o) for p, o in loaded.outlines.items() if o and '"inc"' in o]
     includes = Includes(root, reading) if including else None
     found = missing_anchors(anchored, loaded.outlines.get, reading, includes)
@@ -212,15 +213,15 @@ def _load(state: Tables, rows: Iterable[ParsedRows | None]) -> _Loaded:
 
 def _resolve(
     table: Names, ref_rows: list[RefRow]
-) -> tuple[list[tuple[Any, ...]], list[Anchored], list[EdgeRow], Counter[str]]:
-    """The references as ``refs`` rows with their resolution; also the
-    ``[[note#heading]]`` ones to check, the graph edges of the resolved ones and the
-    count of each resolution state."""
+) -> tuple[list[Resolution], list[Anchored], list[EdgeRow], Counter[str]]:
+    """The resolution of each reference, in order (what its ``refs`` row ends with);
+    also the ``[[note#heading]]`` ones to check, the graph edges of the resolved ones
+    and the count of each resolution state."""
     resolve = table.resolve
     anchored: list[Anchored] = []
     edges: list[EdgeRow] = []
     states: Counter[str] = Counter()
-    out: list[tuple[Any, ...]] = []
+    out: list[Resolution] = []
     for row in ref_rows:
         source, path, line, kind, text, target, style, anchor, reason, optional, *_ = row
         got = resolve(source, path, target, style, anchor, bool(optional), text)
@@ -230,5 +231,5 @@ def _resolve(
             if anchor and wants_anchor_check(anchor, key):
                 anchored.append(Anchored(path, line, text, anchor, table.paths[key]))
         states[got[1]] += 1
-        out.append(row + got)
+        out.append(got)
     return out, anchored, edges, states
