@@ -30,14 +30,28 @@ def test_fresh_workers_count_as_this_process_in_order() -> None:
     assert [list(c) for _k, c, _s in got] == [list(c) for _k, c, _s in _here(analyser)]
 
 
-def test_analysed_in_order_above_the_threshold_is_the_same(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_analysed_chunks_above_the_threshold_is_the_same(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """In fresh workers (many texts) or here (few), the same counts, in key order."""
     analyser = Analyser()
-    below = list(textsim.analysed_in_order(list(TEXTS), analyser))
+    todo = sorted(TEXTS)
+    chunks = [todo[n : n + 4] for n in range(0, len(todo), 4)]
+    below = list(textsim.analysed_chunks(chunks, len(todo), analyser))
     monkeypatch.setattr(textsim, "PARALLEL_MIN", 2)
     monkeypatch.setattr(textsim, "cores", lambda: 2)
-    above = list(textsim.analysed_in_order(list(TEXTS), analyser))
+    taken: list[int] = []
+
+    def lazily():  # type: ignore[no-untyped-def]
+        for n, chunk in enumerate(chunks):
+            taken.append(n)
+            yield chunk
+
+    above = []
+    for got in textsim.analysed_chunks(lazily(), len(todo), analyser):
+        above.append(got)
+        if len(above) == 1:  # the chunks are taken as the workers need them, not all
+            assert len(taken) < len(chunks)
     assert above == below
-    assert [k for k, _c, _s in above] == sorted(k for k, _t in TEXTS)
+    assert [k for k, _c, _s in above] == [k for k, _t in todo]
 
 
 def test_a_worker_that_does_not_answer_is_an_error() -> None:

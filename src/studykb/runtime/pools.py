@@ -78,6 +78,8 @@ def _forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> Iterato
 
 
 _SHARED: dict[str, Any] = {}
+#: How many frames a worker of :func:`python_stream` is handed ahead of the answer read.
+STREAM_AHEAD = 2
 
 
 def map_shared(
@@ -316,17 +318,27 @@ def python_stream(entry: str, first: Any, frames: Iterable[Any], workers: int = 
 def _answers(
     procs: list[Any], errors: list[Any], first: Any, frames: Iterable[Any], threading: Any
 ) -> Iterator[Any]:
-    """Feed the workers from a thread; their answers, read here in frame order."""
-    count = [0]
+    """Hand the frames to a thread that writes them to the workers (taken from
+    ``frames`` here, at most :data:`STREAM_AHEAD` a worker ahead of the answers read);
+    the answers, read here in frame order."""
+    # deferred: only this path hands frames to a thread
+    import queue
+
+    todo: queue.SimpleQueue[Any] = queue.SimpleQueue()
     failed: list[BaseException] = []
+    end = object()
 
     def feed() -> None:
         try:
             for proc in procs:
                 proc.stdin.write(_line(first))
-            for n, frame in enumerate(frames):
-                procs[n % len(procs)].stdin.write(_line(frame))
-                count[0] = n + 1
+                proc.stdin.flush()
+            n = 0
+            while (frame := todo.get()) is not end:
+                stdin = procs[n % len(procs)].stdin
+                stdin.write(_line(frame))
+                stdin.flush()
+                n += 1
         except BrokenPipeError:  # a worker gone (its error is read below)
             pass
         except BaseException as exc:  # noqa: BLE001 - raised by the reading thread
@@ -338,21 +350,35 @@ def _answers(
 
     feeder = threading.Thread(target=feed, name="studykb-frames", daemon=True)
     feeder.start()
-    n = 0
-    while True:
-        answer = procs[n % len(procs)].stdout.readline()
-        if not answer:
-            feeder.join()
-            if failed:
-                raise failed[0]
-            if n >= count[0]:
+    source = iter(frames)
+    sent, n, done = 0, 0, False
+    try:
+        while True:
+            while not done and sent < n + STREAM_AHEAD * len(procs):
+                frame = next(source, end)
+                todo.put(frame)
+                done, sent = frame is end, sent + (frame is not end)
+            if done and n >= sent:
                 break
-            raise _stream_failure(procs, errors)
-        n += 1
-        yield json.loads(answer)
-    for proc in procs:
+            worker = n % len(procs)
+            answer = procs[worker].stdout.readline()
+            if not answer:  # the worker ended before answering: stop them all
+                _ended(procs)
+                feeder.join()
+                if failed:
+                    raise failed[0]
+                raise _stream_failure(procs[worker], errors[worker])
+            n += 1
+            yield json.loads(answer)
+    finally:
+        if not done:
+            todo.put(end)  # the feeder ends (the caller stopped early, or a failure)
+    feeder.join()
+    if failed:
+        raise failed[0]
+    for proc, err in zip(procs, errors, strict=True):
         if proc.wait() != 0:
-            raise _stream_failure(procs, errors)
+            raise _stream_failure(proc, err)
 
 
 def _line(value: Any) -> bytes:
@@ -367,13 +393,12 @@ def _ended(procs: list[Any]) -> None:
         proc.wait()
 
 
-def _stream_failure(procs: list[Any], errors: list[Any]) -> RuntimeError:
-    """What the first failed worker of :func:`python_stream` said last."""
-    for proc, err in zip(procs, errors, strict=True):
-        if proc.wait() != 0:
-            err.seek(0)
-            tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
-            return RuntimeError(f"a worker failed: {' '.join(tail)}")
+def _stream_failure(proc: Any, err: Any) -> RuntimeError:
+    """What a worker of :func:`python_stream` that ended too soon said last."""
+    if proc.wait() != 0:
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
+        return RuntimeError(f"a worker failed: {' '.join(tail)}")
     return RuntimeError("a worker ended before answering every frame")
 
 
