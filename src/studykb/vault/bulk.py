@@ -105,7 +105,7 @@ def packed_refs(refs: list[RefRow]) -> bytes:
     return msgpack.packb(refs, use_bin_type=True)
 
 
-def unpacked_refs(data: bytes) -> list[RefRow]:
+def unpacked_refs(data: bytes) -> tuple[RefRow, ...]:
     """:func:`packed_refs` back (plain strings and numbers: no extension types)."""
     return msgpack.unpackb(data, raw=False, use_list=False, ext_hook=_no_extensions)  # type: ignore[no-any-return]
 
