@@ -118,6 +118,30 @@ def key(name: str, *inputs: object) -> str:
     return digest.hexdigest()
 
 
+#: Entries from this size up are written into their row in place (:func:`_write_in_place`).
+WRITTEN_IN_PLACE = 1 << 20
+
+
+def _write_in_place(db: sqlite3.Connection, name: str, entry_key: str, data: bytes) -> None:
+    """Store a large entry without SQLite's own copy of it: a parameter is copied whole
+    before it is written (at 50k documents the engine's entry is some hundred MB), so the
+    row is made with room for the value, which is then written into it (one
+    transaction: a reader sees the old entry or the new one)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        row = db.execute(
+            "INSERT OR REPLACE INTO entries VALUES (?,?,zeroblob(?))", (name, entry_key, len(data))
+        ).lastrowid
+        assert row is not None
+        with db.blobopen("entries", "value", row) as blob:
+            blob.write(data)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
 def pack(value: Any) -> bytes:
     return msgpack.packb(value, use_bin_type=True)
 
@@ -240,9 +264,11 @@ class Cache:
         if db is None:
             return
         try:
-            db.execute(
-                "INSERT OR REPLACE INTO entries VALUES (?,?,?)", (name, entry_key, pack(value))
-            )
+            data = pack(value)
+            if len(data) < WRITTEN_IN_PLACE:
+                db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?)", (name, entry_key, data))
+            else:
+                _write_in_place(db, name, entry_key, data)
         except sqlite3.Error as exc:
             self._damaged(exc)
 
