@@ -1,5 +1,6 @@
-"""Large cache entries (studykb.vault.cache): written into their row in place, read back
-the same, replacing the older entry; the engine's arrays packed as views of their bytes."""
+"""Large cache entries (studykb.vault.cache): written into their row in place, a piece at
+a time, read back the same, replacing the older entry; the pieces are the packed bytes;
+the engine's arrays packed as views of their bytes."""
 
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ def test_a_large_entry_is_written_in_place_and_read_back(tmp_path: Path, monkeyp
     calls: list[int] = []
     real = cache_mod._write_in_place  # noqa: SLF001
 
-    def counted(db, name, key, data):  # type: ignore[no-untyped-def]
-        calls.append(len(data))
-        real(db, name, key, data)
+    def counted(db, name, key, pieces, size):  # type: ignore[no-untyped-def]
+        calls.append(size)
+        real(db, name, key, pieces, size)
 
     monkeypatch.setattr(cache_mod, "_write_in_place", counted)
     big = {"blob": bytes(range(256)) * (cache_mod.WRITTEN_IN_PLACE // 256 + 1), "n": 3}
@@ -50,3 +51,20 @@ def test_a_packed_array_is_a_view_of_its_bytes_and_packs_the_same() -> None:
     )
     back = msgpack.unpackb(msgpack.packb(data, use_bin_type=True), raw=False)
     assert np.array_equal(stored.unpack_array(back), a)
+
+
+def test_packed_pieces_are_the_packed_bytes() -> None:
+    big = np.arange(40_000, dtype=np.float64)
+    value = {
+        "made_at": ["s", 3],
+        "inputs": {"a": "b"},
+        "value": {
+            "matrices": {"L": stored.pack_array(big), "small": stored.pack_array(big[:3])},
+            "blobs": [b"x" * 70_000, b"y" * 10, (1, 2.5, None, True)],
+            "text": "中文 and more",
+            "n": -(2**40),
+        },
+    }
+    pieces = cache_mod.packed_pieces(value)
+    assert b"".join(bytes(p) for p in pieces) == cache_mod.pack(value)
+    assert any(isinstance(p, memoryview) for p in pieces)  # the large arrays not copied
