@@ -41,7 +41,7 @@ def main() -> None:
 def _analyser(words: list[str]) -> Analyser:
     # deferred: the worker loads the stemmer once it is started
     from studykb.text import segment
-    from studykb.text.analysis import Analyser
+    from studykb.text.analysis import Analyser  # deferred: as above
 
     # a worker's cuts are never saved: holding them cost ~35 MB a 5,000 texts (the same
     # CPU: the generated and real vaults repeat few runs)

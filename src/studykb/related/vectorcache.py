@@ -340,6 +340,7 @@ class VectorsSpec:
     name = VECTORS_ENTRY
     made_by = (
         "studykb.related.textsim",
+        "studykb.related.analysis_workers",
         "studykb.related.vectorcache",
         "studykb.related.mentions",
         "studykb.related.labels",

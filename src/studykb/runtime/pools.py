@@ -290,8 +290,8 @@ def python_stream(entry: str, first: Any, frames: Iterable[Any], workers: int = 
     """
     # deferred: only this path runs programs
     import subprocess
-    import tempfile
-    import threading
+    import tempfile  # deferred: as above (the workers' errors)
+    import threading  # deferred: as above (the thread feeding them)
 
     module, func = entry.split(":")
     code = f"import sys; sys.path[:0] = {worker_path()!r}; from {module} import {func}; {func}()"
