@@ -40,8 +40,8 @@ def pack_array(a: NDArray[Any]) -> dict[str, object]:
     if dtype.str not in DTYPES:
         raise TypeError(f"cannot store an array of {a.dtype}")
     # a view of the array's bytes, not a copy: the cache writes them out (at 50k
-    # documents the engine's arrays are some hundred MB, and a copy of each was held
-    # while the whole entry was packed)
+    # documents the engine's arrays are 64 MB, and a copy of each was held while the
+    # whole entry was packed)
     raw = memoryview(np.ascontiguousarray(a.astype(dtype, copy=False))).cast("B")  # type: ignore[arg-type]
     return {"dtype": dtype.str, "shape": list(a.shape), "bytes": raw}
 

@@ -127,9 +127,9 @@ def _write_in_place(
 ) -> None:
     """Store a large entry without a whole copy of it: neither the packed entry in one
     string (its pieces, :func:`packed_pieces`, are written one after the other) nor
-    SQLite's copy of a parameter (at 50k documents the engine's entry is some hundred
-    MB). The row is made with room for the value, which is then written into it (one
-    transaction: a reader sees the old entry or the new one)."""
+    SQLite's copy of a parameter (at 50k documents the engine's entry is 64 MB, the
+    text vectors' 55 MB). The row is made with room for the value, which is then
+    written into it (one transaction: a reader sees the old entry or the new one)."""
     db.execute("BEGIN IMMEDIATE")
     try:
         row = db.execute(
