@@ -39,7 +39,10 @@ def pack_array(a: NDArray[Any]) -> dict[str, object]:
     dtype = a.dtype.newbyteorder("<") if a.dtype.byteorder == ">" else a.dtype
     if dtype.str not in DTYPES:
         raise TypeError(f"cannot store an array of {a.dtype}")
-    raw = a.astype(dtype, copy=False).tobytes()
+    # a view of the array's bytes, not a copy: the cache writes them out (at 50k
+    # documents the engine's arrays are 64 MB, and a copy of each was held while the
+    # whole entry was packed)
+    raw = memoryview(np.ascontiguousarray(a.astype(dtype, copy=False))).cast("B")  # type: ignore[arg-type]
     return {"dtype": dtype.str, "shape": list(a.shape), "bytes": raw}
 
 
@@ -49,7 +52,7 @@ def unpack_array(data: Any) -> NDArray[Any]:
         raise ValueError("not a stored array")
     shape = tuple(int(n) for n in data["shape"])
     raw = data["bytes"]
-    if not isinstance(raw, bytes):
+    if not isinstance(raw, bytes | memoryview):
         raise ValueError("not a stored array")
     a = np.frombuffer(raw, dtype=np.dtype(data["dtype"]))
     if a.size != int(np.prod(shape, dtype=np.int64)):

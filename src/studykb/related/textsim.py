@@ -37,7 +37,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from studykb.runtime import process
-from studykb.runtime.pools import cores, imap
+from studykb.runtime.pools import cores
 from studykb.text.segment import HAN
 from studykb.text.terms import EN_FILLER, EN_STOP, ZH_FILLER, ZH_STOP, is_filler
 
@@ -343,15 +343,44 @@ def _texts(vault: Snapshot, keys: Iterable[str] | None = None) -> dict[str, Text
             for d in vault.documents_for(list(keys)).values()
         ]
     bodies = vault.texts(None if keys is None else {path for _k, path, _t, _a in rows})
-    out = {}
-    for key, path, title, aliases in rows:
-        if "#" in key:  # a course unit: its title is all its text
-            text = "\n".join([title, *aliases])
-        else:
-            body, headings = bodies.get(path, ("", []))
-            text = "\n".join([title, *aliases, *headings, body])
-        out[key] = Text(path, title, text)
-    return out
+    return {
+        key: Text(path, title, _joined(key, path, title, aliases, bodies))
+        for key, path, title, aliases in rows
+    }
+
+
+def _joined(
+    key: str, path: str, title: str, aliases: list[str], bodies: dict[str, tuple[str, list[str]]]
+) -> str:
+    """What is compared of a document: title, aliases, headings and body."""
+    if "#" in key:  # a course unit: its title is all its text
+        return "\n".join([title, *aliases])
+    body, headings = bodies.get(path, ("", []))
+    return "\n".join([title, *aliases, *headings, body])
+
+
+def texts_in_chunks(
+    vault: Snapshot, held: dict[str, str]
+) -> tuple[list[str], int, Iterator[list[tuple[str, str]]]]:
+    """Every document's (key, text), sorted by key, a chunk (:func:`chunk_size`) at a time
+    read from the state as the chunks are taken (never every text at once): (the titles,
+    how many documents, the chunks). Each text taken is also put in ``held`` (key ->
+    text) until the caller pops it."""
+    rows = sorted(
+        (key, path, title, json.loads(names or "[]"))
+        for key, path, _id, title, _type, names, _url in vault.name_rows()
+    )
+    size = chunk_size(len(rows))
+
+    def chunks() -> Iterator[list[tuple[str, str]]]:
+        for n in range(0, len(rows), size):
+            part = rows[n : n + size]
+            bodies = vault.texts({path for _k, path, _t, _a in part})
+            out = [(k, _joined(k, p, t, a, bodies)) for k, p, t, a in part]
+            held.update(out)
+            yield out
+
+    return [title for _k, _p, title, _a in rows], len(rows), chunks()
 
 
 def _analyse_part(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analysed]:
@@ -359,25 +388,28 @@ def _analyse_part(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analy
     return [(key, *analyser.term_counts(text)) for key, text in todo]
 
 
-def analysed_in_order(todo: list[tuple[str, str]], analyser: Analyser) -> Iterator[Analysed]:
-    """The term counts of ``todo``'s texts, sorted by key, one text at a time as they
-    come (in worker processes for many: cutting Chinese is the slow part; a run of
-    neighbouring keys each), so that the caller keeps what it needs of each and lets
-    its term counts go before the next."""
-    todo = sorted(todo)
+def chunk_size(count: int) -> int:
+    """Texts a worker analyses at a time, of ``count`` (about eight chunks a worker)."""
+    return max(1, min(64, count // (min(cores(), 4) * 8)))
+
+
+def analysed_chunks(
+    chunks: Iterable[list[tuple[str, str]]], count: int, analyser: Analyser
+) -> Iterator[Analysed]:
+    """The term counts of texts given in key order, a chunk at a time (taken as the
+    workers need them; ``count`` in all), one text at a time as they come (in fresh
+    worker processes for many: cutting Chinese is the slow part), so that the caller
+    keeps what it needs of each and lets its term counts go before the next."""
     workers = min(cores(), 4)
-    if len(todo) < PARALLEL_MIN or workers < 2:
-        for item in todo:
-            yield from _analyse_part([item], analyser)
+    if count < PARALLEL_MIN or workers < 2:
+        for chunk in chunks:
+            for item in chunk:
+                yield from _analyse_part([item], analyser)
         return
-    size = max(1, min(64, len(todo) // (workers * 8)))
-    chunks = [(analyser, todo[n : n + size]) for n in range(0, len(todo), size)]
-    for part in imap(_analyse_job, chunks, workers, at_least=1):
-        yield from part
+    # deferred: the fresh workers' side, loaded only where they are used
+    from studykb.related.analysis_workers import analysed_fresh
 
-
-def _analyse_job(job: tuple[Analyser, list[tuple[str, str]]]) -> list[Analysed]:
-    return _analyse_part(job[1], job[0])
+    yield from analysed_fresh(analyser, chunks, workers)
 
 
 def analyse_known(

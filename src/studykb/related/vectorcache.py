@@ -28,8 +28,9 @@ from studykb.related.textsim import (
     _ints,
     _texts,
     analyse_known,
-    analysed_in_order,
+    analysed_chunks,
     stop_terms,
+    texts_in_chunks,
     weigh,
 )
 from studykb.vault.cache import pack, unpack_inner
@@ -97,7 +98,8 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
     postings built in arrays."""
     names, analyser = _analyser(vault)
     table = name_table(vault).for_many()
-    texts = _texts(vault)
+    held: dict[str, str] = {}  # the texts taken and not yet analysed
+    titles, count, chunks = texts_in_chunks(vault, held)
     tv = TermVectors(
         files=_files(vault),
         fingerprint=fingerprint,
@@ -108,8 +110,8 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
     term_no: dict[str, int] = {}
     counts: list[tuple[array[int], array[int]]] = []  # (term numbers, counts) of each
     length = 0
-    todo = [(k, t.text) for k, t in texts.items()]
-    for n, (key, tf, seen) in enumerate(analysed_in_order(todo, analyser)):
+    for n, (key, tf, seen) in enumerate(analysed_chunks(chunks, count, analyser)):
+        tv.mentions.append(pack_mentions(table.mentioned(key, held.pop(key))))
         tv.keys.append(key)
         tv.number[key] = n
         for term in tf:
@@ -119,7 +121,6 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
                 tv.forms.append(seen.get(term, term).replace("\0", ""))
         counts.append((array("i", (term_no[t] for t in tf)), array("i", tf.values())))
         length += sum(tf.values())
-    del todo
     size = tv.built = len(counts)
     store.df = array("i", bytes(4 * len(tv.terms)))
     for numbers, _n in counts:
@@ -142,9 +143,8 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
     tv.packed_postings = [(d.tobytes(), w.tobytes()) for d, w in postings]
     del postings
     tv.subjects = bytearray(len(tv.terms))
-    _mark_subjects(tv, [t.title for t in texts.values()] + names, term_no, analyser, known=False)
+    _mark_subjects(tv, titles + names, term_no, analyser, known=False)
     tv.names = table.digest
-    tv.mentions = [pack_mentions(table.mentioned(key, texts[key].text)) for key in tv.keys]
     for key, packed in zip(tv.keys, tv.mentions, strict=True):
         count_named(tv.named, key, packed)
     return tv, store, table
@@ -388,6 +388,7 @@ class VectorsSpec:
     name = VECTORS_ENTRY
     made_by = (
         "studykb.related.textsim",
+        "studykb.related.analysis_workers",
         "studykb.related.vectorcache",
         "studykb.related.mentions",
         "studykb.related.labels",

@@ -11,7 +11,10 @@
   something else meanwhile (a site's search index while the ranker loads);
 * :func:`python_workers` runs jobs in fresh, isolated interpreters (``python -I -c``),
   for work whose worker must not inherit this process's memory (the search index's
-  segments); nothing they import can come from the vault or the working folder.
+  segments); nothing they import can come from the vault or the working folder;
+  :func:`python_stream` streams frames of plain data through a few such interpreters
+  and gives their answers in order (the text analysis of a full build, whose parent
+  holds the whole parsed vault by then: a fork would count it once more per worker).
 
 Below a threshold, or without ``fork``, everything runs in this process: the results
 are the same, only slower.
@@ -20,6 +23,7 @@ are the same, only slower.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 import os
 import sys
@@ -74,6 +78,8 @@ def _forked(func: Callable[[T], R], items: Sequence[T], workers: int) -> Iterato
 
 
 _SHARED: dict[str, Any] = {}
+#: How many frames a worker of :func:`python_stream` is handed ahead of the answer read.
+STREAM_AHEAD = 2
 
 
 def map_shared(
@@ -279,3 +285,142 @@ def worker_path() -> list[str]:
     ``PYTHONPATH``), and nothing else of this process's path."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # studykb/
     return [os.path.dirname(package)]
+
+
+def python_stream(entry: str, first: Any, frames: Iterable[Any], workers: int = 2) -> Iterator[Any]:
+    """``FUNC(frame)`` of every frame, in order, as they come, computed in ``workers``
+    fresh isolated interpreters (as :func:`python_workers` starts them); ``entry`` is
+    ``"module:function"``, a function that calls :func:`serve_frames`.
+
+    Frames and answers are plain data, a line of JSON each (nothing that crosses can
+    run code). Every worker is sent ``first`` (what it sets itself up with), then frame
+    ``i`` goes to worker ``i % workers``, from a thread, while this one reads the answers
+    in frame order: what is held at once is the frames not yet sent and a pipe's worth
+    of answers. A worker that fails raises RuntimeError with the end of its errors.
+    """
+    # deferred: only this path runs programs
+    import subprocess
+    import tempfile  # deferred: as above (the workers' errors)
+    import threading  # deferred: as above (the thread feeding them)
+
+    module, func = entry.split(":")
+    code = f"import sys; sys.path[:0] = {worker_path()!r}; from {module} import {func}; {func}()"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    with contextlib.ExitStack() as stack:
+        errors = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(max(1, workers))]
+        procs = [
+            stack.enter_context(
+                subprocess.Popen(
+                    [sys.executable, "-I", "-c", code],
+                    env=env,
+                    cwd=os.path.abspath(os.sep),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=err,
+                )
+            )
+            for err in errors
+        ]
+        stack.callback(_ended, procs)  # run first: a worker still going is stopped
+        yield from _answers(procs, errors, first, frames, threading)
+
+
+def _answers(
+    procs: list[Any], errors: list[Any], first: Any, frames: Iterable[Any], threading: Any
+) -> Iterator[Any]:
+    """Hand the frames to a thread that writes them to the workers (taken from
+    ``frames`` here, at most :data:`STREAM_AHEAD` a worker ahead of the answers read);
+    the answers, read here in frame order."""
+    # deferred: only this path hands frames to a thread
+    import queue
+
+    todo: queue.SimpleQueue[Any] = queue.SimpleQueue()
+    failed: list[BaseException] = []
+    end = object()
+
+    def feed() -> None:
+        try:
+            for proc in procs:
+                proc.stdin.write(_line(first))
+                proc.stdin.flush()
+            n = 0
+            while (frame := todo.get()) is not end:
+                stdin = procs[n % len(procs)].stdin
+                stdin.write(_line(frame))
+                stdin.flush()
+                n += 1
+        except BrokenPipeError:  # a worker gone (its error is read below)
+            pass
+        except BaseException as exc:  # noqa: BLE001 - raised by the reading thread
+            failed.append(exc)
+        finally:
+            for proc in procs:
+                with contextlib.suppress(OSError, ValueError):
+                    proc.stdin.close()
+
+    feeder = threading.Thread(target=feed, name="studykb-frames", daemon=True)
+    feeder.start()
+    source = iter(frames)
+    sent, n, done = 0, 0, False
+    try:
+        while True:
+            while not done and sent < n + STREAM_AHEAD * len(procs):
+                frame = next(source, end)
+                todo.put(frame)
+                done, sent = frame is end, sent + (frame is not end)
+            if done and n >= sent:
+                break
+            worker = n % len(procs)
+            answer = procs[worker].stdout.readline()
+            if not answer:  # the worker ended before answering: stop them all
+                _ended(procs)
+                feeder.join()
+                if failed:
+                    raise failed[0]
+                raise _stream_failure(procs[worker], errors[worker])
+            n += 1
+            yield json.loads(answer)
+    finally:
+        if not done:
+            todo.put(end)  # the feeder ends (the caller stopped early, or a failure)
+    feeder.join()
+    if failed:
+        raise failed[0]
+    for proc, err in zip(procs, errors, strict=True):
+        if proc.wait() != 0:
+            raise _stream_failure(proc, err)
+
+
+def _line(value: Any) -> bytes:
+    """One frame or answer of :func:`python_stream`: a line of JSON."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+def _ended(procs: list[Any]) -> None:
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+
+
+def _stream_failure(proc: Any, err: Any) -> RuntimeError:
+    """What a worker of :func:`python_stream` that ended too soon said last."""
+    if proc.wait() != 0:
+        err.seek(0)
+        tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
+        return RuntimeError(f"a worker failed: {' '.join(tail)}")
+    return RuntimeError("a worker ended before answering every frame")
+
+
+def serve_frames(setup: Callable[[Any], Any], each: Callable[[Any, Any], Any]) -> None:
+    """The loop of a :func:`python_stream` worker: ``state = setup(first)``, then
+    ``each(state, frame)`` of every frame, written back at once, until the input ends."""
+    out = sys.stdout.buffer
+    lines = iter(sys.stdin.buffer.readline, b"")
+    state = setup(json.loads(next(lines)))
+    for frame in lines:
+        answer = json.dumps(
+            each(state, json.loads(frame)), ensure_ascii=False, separators=(",", ":")
+        )
+        out.write(answer.encode() + b"\n")
+        out.flush()

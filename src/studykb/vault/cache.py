@@ -118,6 +118,72 @@ def key(name: str, *inputs: object) -> str:
     return digest.hexdigest()
 
 
+#: Entries from this size up are written into their row in place (:func:`_write_in_place`).
+WRITTEN_IN_PLACE = 1 << 20
+
+
+def _write_in_place(
+    db: sqlite3.Connection, name: str, entry_key: str, pieces: list[Any], size: int
+) -> None:
+    """Store a large entry without a whole copy of it: neither the packed entry in one
+    string (its pieces, :func:`packed_pieces`, are written one after the other) nor
+    SQLite's copy of a parameter (at 50k documents the engine's entry is 64 MB, the
+    text vectors' 55 MB). The row is made with room for the value, which is then
+    written into it (one transaction: a reader sees the old entry or the new one)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        row = db.execute(
+            "INSERT OR REPLACE INTO entries VALUES (?,?,zeroblob(?))", (name, entry_key, size)
+        ).lastrowid
+        assert row is not None
+        with db.blobopen("entries", "value", row) as blob:
+            for piece in pieces:
+                blob.write(piece)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+#: Binary values from this size up are left as they are in :func:`packed_pieces`.
+_BIG_BINARY = 1 << 16
+
+
+def packed_pieces(value: Any) -> list[Any]:
+    """:func:`pack` of ``value`` as pieces whose concatenation is the same bytes: the
+    large binary values (bytes, memoryviews of arrays) are pieces of their own, not
+    copied; the rest is packed in between (maps, arrays, strings, numbers)."""
+    packer = msgpack.Packer(use_bin_type=True)
+    pieces: list[Any] = []
+    small: list[bytes] = []
+
+    def walk(v: Any) -> None:
+        if isinstance(v, dict):
+            small.append(packer.pack_map_header(len(v)))
+            for key, item in v.items():
+                walk(key)
+                walk(item)
+        elif isinstance(v, list | tuple):
+            small.append(packer.pack_array_header(len(v)))
+            for item in v:
+                walk(item)
+        elif isinstance(v, bytes | memoryview) and len(v) >= _BIG_BINARY:
+            view = memoryview(v).cast("B")
+            if small:
+                pieces.append(b"".join(small))
+                small.clear()
+            pieces.append(b"\xc6" + view.nbytes.to_bytes(4, "big"))  # bin 32, as msgpack
+            pieces.append(view)
+        else:
+            small.append(packer.pack(v))
+
+    walk(value)
+    if small:
+        pieces.append(b"".join(small))
+    return pieces
+
+
 def pack(value: Any) -> bytes:
     return msgpack.packb(value, use_bin_type=True)
 
@@ -249,9 +315,13 @@ class Cache:
         if db is None:
             return
         try:
-            db.execute(
-                "INSERT OR REPLACE INTO entries VALUES (?,?,?)", (name, entry_key, pack(value))
-            )
+            pieces = packed_pieces(value)
+            size = sum(memoryview(p).nbytes for p in pieces)
+            if size < WRITTEN_IN_PLACE:
+                data = b"".join(pieces)
+                db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?)", (name, entry_key, data))
+            else:
+                _write_in_place(db, name, entry_key, pieces, size)
         except sqlite3.Error as exc:
             self._damaged(exc)
 
