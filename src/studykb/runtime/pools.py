@@ -257,26 +257,33 @@ def python_workers(entry: str, jobs: Sequence[tuple[str, ...]], workers: int = 2
     # deferred: worker pools: loaded only where they start
     from concurrent.futures import ThreadPoolExecutor
 
-    module, func = entry.split(":")
-    code = f"import sys; sys.path[:0] = {worker_path()!r}; from {module} import {func}; {func}()"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    argv, place = _fresh(entry)
 
     def one(args: tuple[str, ...]) -> int:
         done = subprocess.run(
-            [sys.executable, "-I", "-c", code, *args],
-            env=env,
-            cwd=os.path.abspath(os.sep),
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            check=False,
+            [*argv, *args], **place, stdin=subprocess.DEVNULL, capture_output=True, check=False
         )
         if done.returncode != 0:
-            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:]
-            raise RuntimeError(f"a worker failed: {' '.join(tail)}")
+            raise _failed(done.stderr)
         return done.returncode
 
     with ThreadPoolExecutor(max(1, workers)) as pool:
         return list(pool.map(one, jobs))
+
+
+def _fresh(entry: str) -> tuple[list[str], dict[str, Any]]:
+    """The command line of a fresh isolated worker running ``entry`` (``"module:function"``),
+    and where it runs (``env``, ``cwd``): see :func:`python_workers`."""
+    module, func = entry.split(":")
+    code = f"import sys; sys.path[:0] = {worker_path()!r}; from {module} import {func}; {func}()"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    return [sys.executable, "-I", "-c", code], {"env": env, "cwd": os.path.abspath(os.sep)}
+
+
+def _failed(stderr: bytes) -> RuntimeError:
+    """A fresh worker's failure, with the last line of its errors."""
+    tail = stderr.decode(errors="replace").strip().splitlines()[-1:]
+    return RuntimeError(f"a worker failed: {' '.join(tail)}")
 
 
 def worker_path() -> list[str]:
@@ -303,17 +310,14 @@ def python_stream(entry: str, first: Any, frames: Iterable[Any], workers: int = 
     import tempfile  # deferred: as above (the workers' errors)
     import threading  # deferred: as above (the thread feeding them)
 
-    module, func = entry.split(":")
-    code = f"import sys; sys.path[:0] = {worker_path()!r}; from {module} import {func}; {func}()"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    argv, place = _fresh(entry)
     with contextlib.ExitStack() as stack:
         errors = [stack.enter_context(tempfile.TemporaryFile()) for _ in range(max(1, workers))]
         procs = [
             stack.enter_context(
                 subprocess.Popen(
-                    [sys.executable, "-I", "-c", code],
-                    env=env,
-                    cwd=os.path.abspath(os.sep),
+                    argv,
+                    **place,
                     stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     stderr=err,
@@ -407,8 +411,7 @@ def _stream_failure(proc: Any, err: Any) -> RuntimeError:
     """What a worker of :func:`python_stream` that ended too soon said last."""
     if proc.wait() != 0:
         err.seek(0)
-        tail = err.read().decode(errors="replace").strip().splitlines()[-1:]
-        return RuntimeError(f"a worker failed: {' '.join(tail)}")
+        return _failed(err.read())
     return RuntimeError("a worker ended before answering every frame")
 
 
@@ -419,8 +422,5 @@ def serve_frames(setup: Callable[[Any], Any], each: Callable[[Any, Any], Any]) -
     lines = iter(sys.stdin.buffer.readline, b"")
     state = setup(json.loads(next(lines)))
     for frame in lines:
-        answer = json.dumps(
-            each(state, json.loads(frame)), ensure_ascii=False, separators=(",", ":")
-        )
-        out.write(answer.encode() + b"\n")
+        out.write(_line(each(state, json.loads(frame))))
         out.flush()
