@@ -130,20 +130,17 @@ def _write_in_place(
     SQLite's copy of a parameter (at 50k documents the engine's entry is 64 MB, the
     text vectors' 55 MB). The row is made with room for the value, which is then
     written into it (one transaction: a reader sees the old entry or the new one)."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
+    from studykb.vault.state.store import atomic  # deferred: the state imports this module
+
+    with atomic(db):
         row = db.execute(
             "INSERT OR REPLACE INTO entries VALUES (?,?,zeroblob(?))", (name, entry_key, size)
         ).lastrowid
-        assert row is not None
+        if row is None:
+            raise sqlite3.OperationalError("the cache entry's row was not made")
         with db.blobopen("entries", "value", row) as blob:
             for piece in pieces:
                 blob.write(piece)
-        db.execute("COMMIT")
-    except BaseException:
-        if db.in_transaction:
-            db.execute("ROLLBACK")
-        raise
 
 
 #: Binary values from this size up are left as they are in :func:`packed_pieces`.
