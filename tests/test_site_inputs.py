@@ -3,11 +3,13 @@ what the page shows of it, not the scores behind it."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import fields, is_dataclass, replace
 from typing import Any
 
 from studykb.related.rank import Related
 from studykb.related.sidebar import Neighbour, Sidebar
+from studykb.web.contexts import sidebar_context
+from studykb.web.links import Linker
 from studykb.web.site_inputs import plan_inputs, sidebar_digest
 
 
@@ -57,3 +59,54 @@ def test_a_manifest_read_ahead_is_taken_only_while_the_file_is_the_same(tmp_path
     read_ahead(out)
     manifest.unlink()
     assert Output(out).old_state == ""  # gone since: nothing kept is used
+
+
+def _changed(value: Any) -> Any:
+    """Another value of the same kind as ``value``."""
+    if isinstance(value, bool):
+        return not value
+    if isinstance(value, (int, float)):
+        return value + 1
+    if isinstance(value, str):
+        return value + "x"
+    if isinstance(value, (list, tuple)):
+        return type(value)([*value, "x"])
+    if isinstance(value, dict):
+        return {**value, "x": 1.0}
+    if value is None:
+        return 1
+    raise AssertionError(f"no other value for {value!r}")
+
+
+def _variants(sidebar: Sidebar) -> list[tuple[str, Sidebar]]:
+    """``sidebar`` with one field changed, for every field of it and of its first related
+    document and neighbours (walked from the dataclasses, so a field added later is in)."""
+    out: list[tuple[str, Sidebar]] = []
+    for f in fields(sidebar):
+        value = getattr(sidebar, f.name)
+        if isinstance(value, list) and value and is_dataclass(value[0]):
+            item = value[0]
+            for g in fields(item):
+                other = replace(item, **{g.name: _changed(getattr(item, g.name))})
+                out.append((f"{f.name}.{g.name}", replace(sidebar, **{f.name: [other]})))
+        else:
+            out.append((f.name, replace(sidebar, **{f.name: _changed(value)})))
+    return out
+
+
+def test_every_sidebar_field_a_page_shows_moves_the_digest() -> None:
+    """What :func:`sidebar_context` (the page's view of a sidebar) shows and what
+    :func:`sidebar_digest` covers are listed apart: a field the page starts showing must
+    move the digest too, or pages showing it go stale after an edit."""
+    link = Linker(root="../", static=True)
+    base = _sidebar()
+    base = replace(base, leads_to=[Neighbour("d.md", "d", "d.md", "D", "note", 2, "needs A")])
+    shown, digest = sidebar_context(base, link), sidebar_digest(base)
+    variants = _variants(base)
+    assert len(variants) > 20  # every field of Sidebar, Related and Neighbour was walked
+    seen = 0
+    for name, variant in variants:
+        if sidebar_context(variant, link) != shown:
+            seen += 1
+            assert sidebar_digest(variant) != digest, f"{name} is shown but not in the digest"
+    assert seen >= 10  # titles, types, notes, reasons, keys (urls) and the counts are shown
