@@ -150,34 +150,38 @@ _BIG_BINARY = 1 << 16
 def packed_pieces(value: Any) -> list[Any]:
     """:func:`pack` of ``value`` as pieces whose concatenation is the same bytes: the
     large binary values (bytes, memoryviews of arrays) are pieces of their own, not
-    copied; the rest is packed in between (maps, arrays, strings, numbers)."""
-    packer = msgpack.Packer(use_bin_type=True)
+    copied; the rest is packed in between (maps, arrays, strings, numbers), into one
+    growing buffer a stretch at a time (a memory seam: never a bytes object for each
+    small value and their join beside them, about 15% of the vectors' entry)."""
     pieces: list[Any] = []
-    small: list[bytes] = []
+    packer = msgpack.Packer(use_bin_type=True, autoreset=False)
 
     def walk(v: Any) -> None:
+        nonlocal packer
         if isinstance(v, dict):
-            small.append(packer.pack_map_header(len(v)))
+            packer.pack_map_header(len(v))
             for key, item in v.items():
                 walk(key)
                 walk(item)
         elif isinstance(v, list | tuple):
-            small.append(packer.pack_array_header(len(v)))
+            packer.pack_array_header(len(v))
             for item in v:
                 walk(item)
         elif isinstance(v, bytes | memoryview) and len(v) >= _BIG_BINARY:
             view = memoryview(v).cast("B")
-            if small:
-                pieces.append(b"".join(small))
-                small.clear()
+            packed = packer.getbuffer()  # the buffer itself, held by its view
+            if packed.nbytes:
+                pieces.append(packed)
             pieces.append(b"\xc6" + view.nbytes.to_bytes(4, "big"))  # bin 32, as msgpack
+            packer = msgpack.Packer(use_bin_type=True, autoreset=False)
             pieces.append(view)
         else:
-            small.append(packer.pack(v))
+            packer.pack(v)
 
     walk(value)
-    if small:
-        pieces.append(b"".join(small))
+    last = packer.getbuffer()
+    if last.nbytes:
+        pieces.append(last)
     return pieces
 
 
