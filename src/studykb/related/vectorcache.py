@@ -121,6 +121,7 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
                 tv.forms.append(seen.get(term, term).replace("\0", ""))
         counts.append((array("i", (term_no[t] for t in tf)), array("i", tf.values())))
         length += sum(tf.values())
+    table.for_few()  # every text searched
     size = tv.built = len(counts)
     store.df = array("i", bytes(4 * len(tv.terms)))
     for numbers, _n in counts:
