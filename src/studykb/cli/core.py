@@ -26,7 +26,6 @@ from studykb.cli.naming import named
 from studykb.cli.output_file import OutputFile
 from studykb.model import DOC_TYPES, EDGE_KINDS, Document
 from studykb.outputs import graph_export as ge
-from studykb.runtime.memory import give_back
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -129,8 +128,7 @@ def build(obj: Context, as_json: bool) -> None:
     # no index opened meanwhile: a build with nothing to re-index never loads whoosh
     stats = obj.refreshed()
     kb = obj.kb()
-    kb.vault.release()  # what a first build kept: what comes next reads the state
-    give_back()
+    kb.let_go()  # what a first build kept: what comes next reads the state
     indexed = _sync_search_index(kb)
     kb.prepare_related(stats)  # the first `related` after a full build loads, not builds
     if as_json:
