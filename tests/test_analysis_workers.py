@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from studykb.related import textsim
+from studykb.related import textsim, vectorcache
 from studykb.related.analysis_workers import analysed_fresh
 from studykb.runtime import pools
 from studykb.text.analysis import Analyser
@@ -66,3 +66,21 @@ def test_a_worker_that_fails_says_why() -> None:
 
 def test_no_frames_no_answers() -> None:
     assert list(pools.python_stream("studykb.related.analysis_workers:main", [], [])) == []
+
+
+def test_subjects_are_read_as_queries_in_the_workers_and_here() -> None:
+    """A subject's terms (a title or a topic name) are those of a query (no pieces of long
+    Chinese words), once each, in the fresh workers as in this process; the texts
+    before them are counted as texts."""
+    analyser = Analyser(TECH_TERMS | {"dijkstra"})
+    names = ["最短路径算法 and Dijkstra", "机器学习模型", "Graph graph theory", ""]
+    chunks = [sorted(TEXTS)[:5], *vectorcache.with_subjects([], names)]
+    got = [(k, dict(c)) for k, c, _s in analysed_fresh(analyser, chunks, workers=2)]
+    here = [(k, dict(c)) for k, c, _s in textsim._analyse_part(chunks[0] + chunks[1], analyser)]  # noqa: SLF001
+    assert got == here
+    subjects = got[5:]
+    assert [k for k, _c in subjects] == [f"{textsim.SUBJECT}{n}" for n in range(len(names))]
+    for (_k, counts), name in zip(subjects, names, strict=True):
+        assert counts == dict.fromkeys(analyser.analyze(name), 1)
+    assert dict(got[:5]) == {k: dict(analyser.term_counts(t)[0]) for k, t in sorted(TEXTS)[:5]}
+    assert subjects[0][1] and not subjects[-1][1]

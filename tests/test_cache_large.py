@@ -19,9 +19,9 @@ def test_a_large_entry_is_written_in_place_and_read_back(tmp_path: Path, monkeyp
     calls: list[int] = []
     real = cache_mod._write_in_place  # noqa: SLF001
 
-    def counted(db, name, key, pieces, size):  # type: ignore[no-untyped-def]
+    def counted(db, name, key, value, size):  # type: ignore[no-untyped-def]
         calls.append(size)
-        real(db, name, key, pieces, size)
+        real(db, name, key, value, size)
 
     monkeypatch.setattr(cache_mod, "_write_in_place", counted)
     big = {"blob": bytes(range(256)) * (cache_mod.WRITTEN_IN_PLACE // 256 + 1), "n": 3}

@@ -128,6 +128,7 @@ def build(obj: Context, as_json: bool) -> None:
     # no index opened meanwhile: a build with nothing to re-index never loads whoosh
     stats = obj.refreshed()
     kb = obj.kb()
+    kb.let_go()  # what a first build kept: what comes next reads the state
     indexed = _sync_search_index(kb)
     kb.prepare_related(stats)  # the first `related` after a full build loads, not builds
     if as_json:

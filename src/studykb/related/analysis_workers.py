@@ -50,4 +50,7 @@ def _analyser(words: list[str]) -> Analyser:
 
 
 def _counts(analyser: Analyser, chunk: list[list[Any]]) -> list[list[Any]]:
-    return [[key, *analyser.term_counts(text)] for key, text in chunk]
+    # deferred: as the analyser
+    from studykb.related.textsim import analysed
+
+    return [list(analysed(analyser, key, text)) for key, text in chunk]

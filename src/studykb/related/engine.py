@@ -383,8 +383,19 @@ def prepare(vault: Vault, stats: BuildStats, known: Callable[[], frozenset[str]]
     if not many and vault.structures.kept(ENGINE):
         return False
     vault.cache.prune(known())  # what an older version kept
-    for_vault(vault)
+    made_lean(vault)
     return True
+
+
+def made_lean(vault: Vault) -> Engine:
+    """:func:`for_vault`, holding less at once (a memory seam of a build): the graph
+    edges a first build kept let go first (nothing here reads them), then the graph
+    features made, then the documents let go (the text vectors and the engine read the
+    state, not them), so that what the last steps make fits in the room those held."""
+    vault.release(documents=False)  # the features read the documents
+    vault.derived(FEATURES)
+    vault.release()
+    return for_vault(vault)
 
 
 def for_vault(vault: Snapshot) -> Engine:

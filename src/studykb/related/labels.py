@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from studykb.vault.derived import Snapshot
+    from studykb.vault.state.rows import Edge
 
 #: Documents that must link with the same label before it names the target.
 MIN_SOURCES = 2
@@ -208,32 +209,47 @@ def markdown_labels(
     (of ``paths`` only, when given): each link of the state read off its line, where a
     ``[label](destination)`` whose destination is the target's file (``.md`` or not)
     gives its label."""
-    edges = vault.edges(kind="link") if paths is None else vault.edges_in(paths)
-    edges = [e for e in edges if e.kind == "link" and e.source.split("#", 1)[0] != e.target]
-    targets = vault.documents_for({e.target for e in edges})
+    edges, targets = _links_and_targets(vault, paths)
     read, lines = "", []  # the lines of one file at a time (a file's links come together)
     out: dict[str, list[list[str]]] = {}
     for e in edges:
+        if e.kind != "link" or e.source.split("#", 1)[0] == e.target:
+            continue
         target = targets.get(e.target)
-        if target is None or target.path == e.path:
+        if target is None or target == e.path:
             continue
         if e.path != read:
             read, lines = e.path, _lines(vault, e.path)
         text = lines[e.line - 1] if 0 < e.line <= len(lines) else ""
         if "](" not in text:
             continue
-        stem = target.path[:-3] if target.path.endswith(".md") else target.path
+        stem = target[:-3] if target.endswith(".md") else target
         for m in _MDLINK.finditer(text):
             href = unquote(m.group(2)).split("#", 1)[0].split("?", 1)[0]
             if not href or ":" in href:
                 continue
             norm = posixpath.normpath(posixpath.join(posixpath.dirname(e.path), href))
             label = " ".join(m.group(1).split())
-            if norm in (target.path, stem) and label:
+            if norm in (target, stem) and label:
                 row = [e.source, e.target, label]
                 if row not in out.setdefault(e.path, []):
                     out[e.path].append(row)
     return {p: sorted(rows) for p, rows in out.items()}
+
+
+def _links_and_targets(
+    vault: Snapshot, paths: Iterable[str] | None
+) -> tuple[Iterable[Edge], dict[str, str]]:
+    """The links to read (every resolved reference, or those of ``paths``) and the file
+    of each document they may lead to. For the whole vault, the links as they are read
+    and the files from the name rows (a memory seam: at 50k documents half a million
+    links, and a build has let go of the documents, :func:`studykb.related.engine.made_lean`)."""
+    if paths is None:
+        files = {row[0]: row[1] for row in vault.name_rows()}
+        return vault.each_edge(kind="link"), files
+    edges = [e for e in vault.edges_in(paths) if e.kind == "link"]
+    docs = vault.documents_for({e.target for e in edges})
+    return edges, {key: doc.path for key, doc in docs.items()}
 
 
 def _lines(vault: Snapshot, path: str) -> list[str]:

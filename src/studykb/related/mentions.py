@@ -151,6 +151,13 @@ class Names:
             self._auto = AhoCorasick(self.names, matchkind=MatchKind.LeftmostLongest)
         return self
 
+    def for_few(self) -> Names:
+        """Let go of the automaton :meth:`for_many` made, once the many texts are searched
+        (at 50k documents about 30 MB; a few texts are scanned without it, the same
+        matches), itself for chaining."""
+        self._auto = None
+        return self
+
     def mentioned(self, key: str, text: str) -> Counter[str]:
         """How often ``text`` (of document ``key``) names each other document."""
         found: Counter[str] = Counter()

@@ -385,7 +385,19 @@ def texts_in_chunks(
 
 def _analyse_part(todo: list[tuple[str, str]], analyser: Analyser) -> list[Analysed]:
     """Term counts of texts, read as the search index reads them (rjieba for Chinese)."""
-    return [(key, *analyser.term_counts(text)) for key, text in todo]
+    return [analysed(analyser, key, text) for key, text in todo]
+
+
+#: What the key of a *subject* begins with (a title or a topic's name, no document's
+#: key): its terms are read as a query reads them (no pieces of long Chinese words).
+SUBJECT = "\0subject:"
+
+
+def analysed(analyser: Analyser, key: str, text: str) -> Analysed:
+    """The term counts of one text; of a subject (:data:`SUBJECT`), its terms once each."""
+    if key.startswith(SUBJECT):
+        return key, Counter(dict.fromkeys(analyser.analyze(text), 1)), {}
+    return (key, *analyser.term_counts(text))
 
 
 def chunk_size(count: int) -> int:

@@ -22,6 +22,7 @@ from studykb.related.mentions import NameRow, Names, count_named
 from studykb.related.mentions import pack as pack_mentions
 from studykb.related.textsim import (
     DRIFT_MAX,
+    SUBJECT,
     VECTORS_ENTRY,
     TermVectors,
     _floats,
@@ -110,7 +111,12 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
     term_no: dict[str, int] = {}
     counts: list[tuple[array[int], array[int]]] = []  # (term numbers, counts) of each
     length = 0
-    for n, (key, tf, seen) in enumerate(analysed_chunks(chunks, count, analyser)):
+    subjects: set[str] = set()  # the terms of the titles and topic names
+    asked = with_subjects(chunks, titles + names)
+    for n, (key, tf, seen) in enumerate(analysed_chunks(asked, count, analyser)):
+        if key.startswith(SUBJECT):  # after every document's
+            subjects.update(tf)
+            continue
         tv.mentions.append(pack_mentions(table.mentioned(key, held.pop(key))))
         tv.keys.append(key)
         tv.number[key] = n
@@ -121,6 +127,7 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
                 tv.forms.append(seen.get(term, term).replace("\0", ""))
         counts.append((array("i", (term_no[t] for t in tf)), array("i", tf.values())))
         length += sum(tf.values())
+    table.for_few()  # every text searched
     size = tv.built = len(counts)
     store.df = array("i", bytes(4 * len(tv.terms)))
     for numbers, _n in counts:
@@ -143,11 +150,25 @@ def _build(vault: Snapshot, fingerprint: str) -> tuple[TermVectors, Terms, Names
     tv.packed_postings = [(d.tobytes(), w.tobytes()) for d, w in postings]
     del postings
     tv.subjects = bytearray(len(tv.terms))
-    _mark_subjects(tv, titles + names, term_no, analyser, known=False)
+    for term in subjects:
+        got = term_no.get(term)
+        if got is not None:
+            tv.subjects[got] = 1
     tv.names = table.digest
     for key, packed in zip(tv.keys, tv.mentions, strict=True):
         count_named(tv.named, key, packed)
     return tv, store, table
+
+
+def with_subjects(
+    chunks: Iterable[list[tuple[str, str]]], subjects: list[str]
+) -> Iterator[list[tuple[str, str]]]:
+    """The chunks of texts, then the ``subjects`` (titles and topic names, :data:`SUBJECT`)
+    in chunks of their own: the workers read their terms too, so that this process never
+    loads the Chinese dictionary (a memory seam: rjieba's is about 27 MB)."""
+    yield from chunks
+    for n in range(0, len(subjects), 512):
+        yield [(f"{SUBJECT}{n + k}", text) for k, text in enumerate(subjects[n : n + 512])]
 
 
 def _mark_subjects(

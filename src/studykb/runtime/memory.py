@@ -6,6 +6,8 @@
   good into the collector's permanent generation, so no collection walks it again;
 * :func:`long_lived` tells this module the process lives on: :func:`paused_gc` then
   never freezes (that would keep whatever garbage exists at that moment for good);
+* :func:`give_back` hands back to the system what the C allocator keeps free (after a
+  first build has let go of what it held);
 * :func:`responsive` makes a thread that serves requests get the interpreter back
   quickly while another thread works (the language server's background refresh).
 """
@@ -63,3 +65,21 @@ def responsive() -> None:
     """Hand the interpreter between threads every millisecond (default: 5 ms), so a
     thread answering requests is not kept waiting by one refreshing in the background."""
     sys.setswitchinterval(0.001)
+
+
+def give_back() -> None:
+    """Hand back to the system the memory the C allocator keeps free (glibc's
+    ``malloc_trim``; nothing on other C libraries). Strings over 512 bytes (a first
+    build's stored documents and packed references) live in the C heap, where the
+    small objects made after (each from the interpreter's own arenas) never reuse them:
+    once a build has let go of them, the room stays counted unless given back."""
+    if not sys.platform.startswith("linux"):
+        return
+    # deferred: ctypes only for this
+    import ctypes
+
+    try:
+        trim = ctypes.CDLL(None).malloc_trim  # the C library this interpreter uses
+    except (OSError, AttributeError):  # not glibc
+        return
+    trim(0)

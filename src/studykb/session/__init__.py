@@ -24,6 +24,7 @@ from studykb.config import locate as _locate
 from studykb.graph import GraphOptions
 from studykb.model import Document, Problem
 from studykb.repos import links, notes
+from studykb.runtime.memory import give_back
 from studykb.search.state import SearchIndex, index_dir
 from studykb.session.related import RelatedViews
 from studykb.study import plans
@@ -213,6 +214,13 @@ class Session(RelatedViews):
         :meth:`studykb.vault.Vault.refresh_ahead`): :meth:`refresh` with it takes its
         result. Until then, nothing of the state is read here."""
         return self.vault.refresh_ahead()
+
+    def let_go(self) -> None:
+        """Let go of what a first build kept of the state (its documents and edges; what
+        comes next reads them back) and hand the room back to the system
+        (:func:`studykb.runtime.memory.give_back`): ``build`` makes no graph."""
+        self.vault.release()
+        give_back()
 
     def warm_search(self) -> None:
         """Load what a search needs (whoosh, the index and query code) and open the

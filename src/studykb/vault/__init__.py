@@ -14,7 +14,7 @@ import hashlib
 import os
 import re
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -206,6 +206,16 @@ class Vault:
         self._edges = None
         self._blobs = None
 
+    def release(self, documents: bool = True) -> None:
+        """Let go of the graph edges and the documents (unless ``documents`` is false)
+        kept from the state, each read back from it when next asked for: the last steps
+        of a build, which hold the most memory, need neither
+        (:func:`studykb.related.engine.made_lean`)."""
+        self._edges = None
+        if documents:
+            self._docs = None
+            self._blobs = None
+
     # -- reads -------------------------------------------------------------------
     def graph_edges(self) -> Iterable[EdgeRow]:
         """(source, target key, kind, path, line, reason) of every resolved reference, in
@@ -248,6 +258,10 @@ class Vault:
     def derived(self, spec: Derived[T]) -> T:
         """The value of a derived structure for the state now (see derived.py)."""
         return self.structures.get(spec)
+
+    def each_edge(self, kind: str | None = None, order: str = "n") -> Iterator[Edge]:
+        """:meth:`edges` as they are read from the state (never all held at once)."""
+        return self.store.refs.each_edge(kind, order)
 
     def edges_in(self, paths: Iterable[str]) -> list[Edge]:
         """The resolved references written in these files."""

@@ -35,6 +35,7 @@ import msgpack
 from studykb import __version__
 from studykb.runtime import process
 from studykb.vault import damage
+from studykb.vault.cache_pack import packed_pieces, packed_size, write_packed
 
 #: The modules that read a clone's files for check (what each file and commit says).
 _REPO_READER = (
@@ -123,13 +124,14 @@ WRITTEN_IN_PLACE = 1 << 20
 
 
 def _write_in_place(
-    db: sqlite3.Connection, name: str, entry_key: str, pieces: list[Any], size: int
+    db: sqlite3.Connection, name: str, entry_key: str, value: Any, size: int
 ) -> None:
     """Store a large entry without a whole copy of it: neither the packed entry in one
-    string (its pieces, :func:`packed_pieces`, are written one after the other) nor
+    string (it is packed and written a stretch at a time, :func:`write_packed`) nor
     SQLite's copy of a parameter (at 50k documents the engine's entry is 64 MB, the
-    text vectors' 55 MB). The row is made with room for the value, which is then
-    written into it (one transaction: a reader sees the old entry or the new one)."""
+    text vectors' 55 MB). The row is made with room for the value (``size``, from
+    :func:`packed_size`), which is then written into it (one transaction: a reader sees
+    the old entry or the new one)."""
     from studykb.vault.state.store import atomic  # deferred: the state imports this module
 
     with atomic(db):
@@ -139,46 +141,8 @@ def _write_in_place(
         if row is None:
             raise sqlite3.OperationalError("the cache entry's row was not made")
         with db.blobopen("entries", "value", row) as blob:
-            for piece in pieces:
-                blob.write(piece)
-
-
-#: Binary values from this size up are left as they are in :func:`packed_pieces`.
-_BIG_BINARY = 1 << 16
-
-
-def packed_pieces(value: Any) -> list[Any]:
-    """:func:`pack` of ``value`` as pieces whose concatenation is the same bytes: the
-    large binary values (bytes, memoryviews of arrays) are pieces of their own, not
-    copied; the rest is packed in between (maps, arrays, strings, numbers)."""
-    packer = msgpack.Packer(use_bin_type=True)
-    pieces: list[Any] = []
-    small: list[bytes] = []
-
-    def walk(v: Any) -> None:
-        if isinstance(v, dict):
-            small.append(packer.pack_map_header(len(v)))
-            for key, item in v.items():
-                walk(key)
-                walk(item)
-        elif isinstance(v, list | tuple):
-            small.append(packer.pack_array_header(len(v)))
-            for item in v:
-                walk(item)
-        elif isinstance(v, bytes | memoryview) and len(v) >= _BIG_BINARY:
-            view = memoryview(v).cast("B")
-            if small:
-                pieces.append(b"".join(small))
-                small.clear()
-            pieces.append(b"\xc6" + view.nbytes.to_bytes(4, "big"))  # bin 32, as msgpack
-            pieces.append(view)
-        else:
-            small.append(packer.pack(v))
-
-    walk(value)
-    if small:
-        pieces.append(b"".join(small))
-    return pieces
+            if write_packed(blob.write, value) != size:
+                raise sqlite3.OperationalError("the cache entry changed while written")
 
 
 def pack(value: Any) -> bytes:
@@ -312,13 +276,12 @@ class Cache:
         if db is None:
             return
         try:
-            pieces = packed_pieces(value)
-            size = sum(memoryview(p).nbytes for p in pieces)
+            size = packed_size(value)
             if size < WRITTEN_IN_PLACE:
-                data = b"".join(pieces)
+                data = b"".join(packed_pieces(value))
                 db.execute("INSERT OR REPLACE INTO entries VALUES (?,?,?)", (name, entry_key, data))
             else:
-                _write_in_place(db, name, entry_key, pieces, size)
+                _write_in_place(db, name, entry_key, value, size)
         except sqlite3.Error as exc:
             self._damaged(exc)
 

@@ -115,10 +115,14 @@ class Refs(Table):
         """Resolved references as edges; only ``kind`` ones when given. ``order``:
         ``n`` (the order they were written in the files), ``line`` (by file and line) or
         ``source`` (by source, then line)."""
+        return list(self.each_edge(kind, order))
+
+    def each_edge(self, kind: str | None = None, order: str = "n") -> Iterator[Edge]:
+        """:meth:`edges` as they are read (a whole vault's, never all held at once)."""
         by = {"n": "n", "line": "path, line, n", "source": "source, line, n"}[order]
         where = "target_key IS NOT NULL" + (" AND kind = ?" if kind else "")
         rows = self.db.execute(f"{_EDGES} WHERE {where} ORDER BY {by}", (kind,) if kind else ())
-        return [Edge(*row) for row in rows]
+        return (Edge(*row) for row in rows)
 
     def wiki_labels(self, paths: Iterable[str] | None = None) -> list[tuple[str, str, str, str]]:
         """(path, source, target key, the reference as written) of every resolved body
