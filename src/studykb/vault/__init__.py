@@ -40,6 +40,7 @@ from studykb.vault.refresh import (
     start_ahead,
 )
 from studykb.vault.resolve import ID, SITE_LINK_MESSAGE, Names, StoredNames, bad_code
+from studykb.vault.saying import Saying
 from studykb.vault.state import Store, schema_version
 from studykb.vault.state.rows import (
     DocNames,
@@ -100,6 +101,8 @@ class Vault:
         self.outside: Source | None = None
         """Where documents from outside the folder come from (a tracked repository's
         notes, see :mod:`studykb.vault.outside`): set by the session, asked by each refresh."""
+        self.saying: Saying | None = None
+        """The answers of :meth:`any_saying` while a refresh runs (``vault/saying.py``)."""
 
     @classmethod
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
@@ -295,6 +298,8 @@ class Vault:
 
     def any_saying(self, types: tuple[str, ...], word: str) -> bool:
         """Whether a document of one of ``types`` holds ``word`` in its fields."""
+        if self.saying is not None:  # a refresh runs: asked once (``vault/saying.py``)
+            return self.saying.answer(self.store.docs.any_saying, types, word)
         return self.store.docs.any_saying(types, word)
 
     def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:

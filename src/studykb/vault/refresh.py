@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from studykb.model import Problem
 from studykb.runtime.memory import paused_gc
 from studykb.vault import files as vault_files
-from studykb.vault import update
+from studykb.vault import saying, update
 from studykb.vault.checks import Files, attachment_problems
 from studykb.vault.outside import Changes, Outside, changes, is_outside
 from studykb.vault.resolve import bad_code
@@ -104,6 +104,10 @@ class Refresh:
     def run(self, progress: Progress | None = None, most: int | None = None) -> BuildStats | None:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
         than that are to be read, or it is a first build."""
+        with saying.kept(self.vault):  # what it asks the state twice, asked once
+            return self._run(progress, most)
+
+    def _run(self, progress: Progress | None, most: int | None) -> BuildStats | None:
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice, unconfigured=self._unconfigured_notice())
         scanned_ns = time.time_ns()
@@ -256,6 +260,7 @@ class Refresh:
         vault._docs = None  # noqa: SLF001
         vault._names = None  # noqa: SLF001
         vault._fingerprint = None  # noqa: SLF001
+        saying.written(vault, None)
 
     def _finish_write(
         self,
@@ -397,6 +402,7 @@ class Refresh:
         with self.store.transaction() as state:
             update.write(state, parsed, removed, touched, scan_rows, full, self.reading, self.root)
             self._finish_write(state, files, marks, None if full else paths)
+        saying.written(self.vault, None if full else parsed)
 
 
 def _joined(first: str | None, second: str | None) -> str | None:
