@@ -208,11 +208,11 @@ class Session(RelatedViews):
                 return stats
         return self.vault.refresh(progress)
 
-    def refresh_ahead(self) -> Ahead | None:
+    def refresh_ahead(self, walk_here: bool = False) -> Ahead | None:
         """Start a small refresh beside this process, on the other core, and go on (see
-        :meth:`studykb.vault.Vault.refresh_ahead`): :meth:`refresh` with it takes its
-        result. Until then, nothing of the state is read here."""
-        return self.vault.refresh_ahead()
+        :meth:`studykb.vault.Vault.refresh_ahead`, ``walk_here`` too): :meth:`refresh`
+        with it takes its result. Until then, nothing of the state is read here."""
+        return self.vault.refresh_ahead(walk_here)
 
     def warm_search(self) -> None:
         """Load what a search needs (whoosh, the index and query code) and open the

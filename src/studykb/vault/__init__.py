@@ -182,16 +182,22 @@ class Vault:
             raise AssertionError("a refresh without a limit always runs")
         return stats
 
-    def refresh_ahead(self) -> Ahead | None:
+    def refresh_ahead(self, walk_here: bool = False) -> Ahead | None:
         """Start a small refresh in a forked process, on the other core, so that this
         one goes on meanwhile (a fresh command loading what it needs); the refresh's
         :meth:`Ahead.result` says what it did. Until then this process must not read
-        the state (the index and the cache it may).
+        the state (the index and the cache it may). ``walk_here``: this process walks
+        the folder for it first, while it loads the parser (``vault/walked.py``: for a
+        command with nothing else to do meanwhile).
 
         None, and nothing started, on one core, without fork, with other threads
         running, or for a first build (it shows its progress, and keeps what it built
         in this process).
         """
+        if walk_here:
+            from studykb.vault import walked  # deferred: only a fresh command's start
+
+            return walked.start(self)
         return start_ahead(self)
 
     def reconnect(self) -> None:

@@ -101,17 +101,28 @@ class Refresh:
         """What the source outside the folder holds, as the run before this one of the
         same refresh asked it (see :meth:`_follow`)."""
 
-    def run(self, progress: Progress | None = None, most: int | None = None) -> BuildStats | None:
+    def run(
+        self,
+        progress: Progress | None = None,
+        most: int | None = None,
+        given: tuple[Scan, int] | None = None,
+    ) -> BuildStats | None:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
-        than that are to be read, or it is a first build."""
+        than that are to be read, or it is a first build; ``given``: the folder's walk and
+        when it started, made by the process this one runs beside (``vault/walked.py``)."""
         with saying.kept(self.vault):  # what it asks the state twice, asked once
-            return self._run(progress, most)
+            return self._run(progress, most, given)
 
-    def _run(self, progress: Progress | None, most: int | None) -> BuildStats | None:
+    def _run(
+        self, progress: Progress | None, most: int | None, given: tuple[Scan, int] | None
+    ) -> BuildStats | None:
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice, unconfigured=self._unconfigured_notice())
-        scanned_ns = time.time_ns()
-        found = scan(self.config, self.site.scope)
+        if given is None:
+            scanned_ns = time.time_ns()
+            found = scan(self.config, self.site.scope)
+        else:
+            found, scanned_ns = given
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
