@@ -106,15 +106,21 @@ class Refresh:
         progress: Progress | None = None,
         most: int | None = None,
         given: tuple[Scan, int] | None = None,
+        stamps: dict[str, FileStamp] | None = None,
     ) -> BuildStats | None:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
         than that are to be read, or it is a first build; ``given``: the folder's walk and
-        when it started, made by the process this one runs beside (``vault/walked.py``)."""
+        when it started, made by the process this one runs beside, and ``stamps``, the
+        stored files' stamps, read while it walked (``vault/walked.py``)."""
         with saying.kept(self.vault):  # what it asks the state twice, asked once
-            return self._run(progress, most, given)
+            return self._run(progress, most, given, stamps)
 
     def _run(
-        self, progress: Progress | None, most: int | None, given: tuple[Scan, int] | None
+        self,
+        progress: Progress | None,
+        most: int | None,
+        given: tuple[Scan, int] | None,
+        stamps: dict[str, FileStamp] | None,
     ) -> BuildStats | None:
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice, unconfigured=self._unconfigured_notice())
@@ -126,7 +132,7 @@ class Refresh:
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
-        stored = self.store.files.stamps()
+        stored = self.store.files.stamps() if stamps is None else stamps
         if stored and self.store.meta.get("reading") != self.reading.digest():
             stored = {}  # read by other rules now: every file again, as a first build
         old = {path: st for path, st in stored.items() if not is_outside(st.hash)}

@@ -5,9 +5,11 @@ After an edit, the refresh beside a fresh command walks the folder (a ``stat`` o
 file: about 45 ms of CPU at 10k notes), then loads markdown-it, YAML and the parser
 (about 45 ms) to read the edited file, one after the other, while this process has
 little to do but wait (loading click, the command's module). With ``walk_here``, the
-two run side by side: the refresh beside loads the parser while this process walks the
-folder and hands it what it found through a pipe (plain data, JSON); the refresh then
-goes on exactly as with its own walk (:meth:`Refresh.run` with ``given``). When
+two run side by side: the refresh beside loads the parser and reads the stored files'
+stamps while this process walks the folder and hands it what it found through a pipe
+(plain data: JSON and integers); the refresh then goes on exactly as with its own walk
+(:meth:`Refresh.run` with ``given`` and ``stamps``: a refresh reads the stamps after its
+walk, a concurrent one may have written in between either way). When
 nothing changed, the parser was loaded for nothing, in time this process would have
 waited anyway. Whatever goes wrong with the walk here or its way there (an error, the
 pipe closed early, something that is not a walk), the refresh beside walks the folder
@@ -132,7 +134,8 @@ def _send(fd: int, data: bytes) -> None:
 
 
 def _refresh_given(shared: tuple[Vault, int, int]) -> dict[str, Any] | None:
-    """The refresh beside: the parser loaded while the walk comes, then the refresh."""
+    """The refresh beside: the parser loaded and the stored stamps read while the walk
+    comes, then the refresh."""
     # deferred: the refresh's own module (this one is imported by it)
     from studykb.vault.refresh import PARALLEL_THRESHOLD, Refresh
 
@@ -140,9 +143,14 @@ def _refresh_given(shared: tuple[Vault, int, int]) -> dict[str, Any] | None:
     os.close(write)  # this process's copy: the walk's end is the parent's alone
     vault.reconnect()
     _load_parser()
+    stamps = vault.store.files.stamps()  # as a refresh reads them, before or after its walk
     with open(read, "rb") as pipe:
         given = decode(pipe.read())
-    stats = Refresh(vault).run(most=PARALLEL_THRESHOLD, given=given)
+    refresh = Refresh(vault)
+    if given is None:  # no walk came: the refresh walks, and reads the stamps, itself
+        stats = refresh.run(most=PARALLEL_THRESHOLD)
+    else:
+        stats = refresh.run(most=PARALLEL_THRESHOLD, given=given, stamps=stamps)
     return None if stats is None else dataclasses.asdict(stats)
 
 
