@@ -58,6 +58,7 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "studykb.vault.bulk",
             "studykb.vault.scan",
             "studykb.vault.refresh",
+            "studykb.vault.saying",  # whether a refresh reads a repository's notes
             "studykb.vault.update",
             "studykb.vault.outside",  # how a repository's notes are parsed and named
             "studykb.vault.includes",  # the headings included pages add, missing includes

@@ -31,18 +31,18 @@ from array import array
 from typing import TYPE_CHECKING, Any
 
 from studykb.model import Problem
+from studykb.vault.refresh import PARALLEL_THRESHOLD, Ahead, Refresh
 from studykb.vault.scan import Scan, scan
 
 if TYPE_CHECKING:
     from studykb.vault import Vault
-    from studykb.vault.refresh import Ahead
 
 #: Room asked for in the pipe, so the walk is written at once (Linux; best effort).
 _PIPE_BYTES = 1 << 20
 #: The lengths that open a walk as sent: its small parts (JSON), its paths, how many.
 _HEAD = struct.Struct("<QQQ")
 #: What the small parts of a walk are.
-_FIELDS = {"scanned_ns", "attachments", "attachment_names", "problems", "stale"}
+_FIELDS = frozenset({"scanned_ns", "attachments", "attachment_names", "problems", "stale"})
 
 
 def encode(found: Scan, scanned_ns: int) -> bytes:
@@ -99,7 +99,6 @@ def start(vault: Vault) -> Ahead | None:
     """:meth:`Vault.refresh_ahead` with the folder walked here (see the module)."""
     # deferred: the worker pools load only for a refresh ahead of the command
     from studykb.runtime import pools
-    from studykb.vault.refresh import Ahead
 
     if vault.store.fresh or not pools.beside_helps() or not pools.can_fork():
         return None
@@ -136,9 +135,6 @@ def _send(fd: int, data: bytes) -> None:
 def _refresh_given(shared: tuple[Vault, int, int]) -> dict[str, Any] | None:
     """The refresh beside: the parser loaded and the stored stamps read while the walk
     comes, then the refresh."""
-    # deferred: the refresh's own module (this one is imported by it)
-    from studykb.vault.refresh import PARALLEL_THRESHOLD, Refresh
-
     vault, read, write = shared
     os.close(write)  # this process's copy: the walk's end is the parent's alone
     vault.reconnect()
@@ -156,6 +152,7 @@ def _refresh_given(shared: tuple[Vault, int, int]) -> dict[str, Any] | None:
 
 def _load_parser() -> None:
     """Load what reading a note needs (markdown-it, YAML, the parser)."""
+    # deferred: the package only; its parser loads on the attribute below
     from studykb import parse
 
     parse.parse_file  # noqa: B018 - the attribute loads the parser (PEP 562)
