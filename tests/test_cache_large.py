@@ -68,3 +68,39 @@ def test_packed_pieces_are_the_packed_bytes() -> None:
     pieces = cache_mod.packed_pieces(value)
     assert b"".join(bytes(p) for p in pieces) == cache_mod.pack(value)
     assert any(isinstance(p, memoryview) for p in pieces)  # the large arrays not copied
+
+
+def test_a_large_entry_is_read_through_blob_io_as_stored(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    big = {"blob": bytes(range(256)) * (cache_mod.READ_IN_PLACE // 256 + 3), "n": [1, "x"]}
+    one = Cache(tmp_path)
+    one.put("related-vectors", "k1", big, keep=False)
+    one.put("topics", "k2", {"small": [1, 2]}, keep=False)
+    one.close()
+    opened: list[int] = []
+    real = sqlite3.Connection.blobopen
+    connect = sqlite3.connect
+
+    class Counting(sqlite3.Connection):
+        def blobopen(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+            opened.append(args[2])
+            return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(
+        cache_mod.sqlite3,
+        "connect",
+        lambda *a, **k: connect(*a, **k, factory=Counting),
+    )
+    two = Cache(tmp_path)
+    assert two.get("related-vectors", "k1", keep=False) == big
+    assert len(opened) == 1  # the large one through blob I/O
+    assert two.get("topics", "k2", keep=False) == {"small": [1, 2]}
+    assert two.get("related-vectors", "other key", keep=False) is None
+    assert len(opened) == 1
+    db = sqlite3.connect(tmp_path / cache_mod.CACHE_FILE)
+    try:  # an entry that is text, not a packed value, is no entry (as a column read)
+        db.execute("UPDATE entries SET value = ? WHERE name = 'topics'", ("x" * 2_000_000,))
+        db.commit()
+    finally:
+        db.close()
+    assert two.get("topics", "k2", keep=False) is None
+    two.close()

@@ -306,3 +306,20 @@ def test_an_unchanged_head_reads_no_git(make_vault, run, lab) -> None:  # type: 
     assert out.split(" ", 2)[:2] == ["False", "False"], out
     assert "'skipped-note'" in out
     assert _hits(run, vault, "coalescing") == ["kernels:Notes/intro.md"]
+
+
+def test_a_course_that_begins_to_name_notes_brings_them_in_at_once(make_vault, run, lab) -> None:  # type: ignore[no-untyped-def]
+    # the refresh asks whether any course names notes before its write and keeps the
+    # answer (vault/saying.py): the course written now saying it must still count
+    course = (
+        "---\nid: kernels\ntitle: Kernels course\nrepo:\n  url: https://example.com/kernels\n"
+        "  path: ../clones/kernels\n  x: [Notes/intro.md]\n---\n# Kernels\n"
+    )
+    vault = make_vault(
+        {"courses/kernels.md": course, "notes/gemm.md": GEMM}, config="", name="vault"
+    )
+    assert _hits(run, vault, "coalescing") == []
+    (vault / "courses/kernels.md").write_text(course.replace("  x: [", "  notes: ["), "utf-8")
+    assert _hits(run, vault, "coalescing") == ["kernels:Notes/intro.md"]
+    (vault / "courses/kernels.md").write_text(course, "utf-8")
+    assert _hits(run, vault, "coalescing") == []

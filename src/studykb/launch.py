@@ -63,6 +63,10 @@ class Command:
     it, and its refresh may start before click loads."""
     writing: frozenset[str] = frozenset()
     """Its subcommands that write (``repos add``): they always run here."""
+    busy: bool = False
+    """It has work of its own while its refresh runs beside it (loading the ranking
+    code, the search index): the refresh walks the folder itself, else this process
+    walks it for the refresh (``studykb.vault.walked``)."""
 
 
 #: Every command: name -> where it is defined and whether it only reads.
@@ -82,9 +86,9 @@ COMMANDS: MappingProxyType[str, Command] = MappingProxyType(
         "mv": Command("notes"),
         "new": Command("editor"),
         "next": Command("plans", reads=True),
-        "related": Command("related", reads=True),
+        "related": Command("related", reads=True, busy=True),
         "repos": Command("repos", reads=True, writing=frozenset({"add"})),
-        "search": Command("search", reads=True),
+        "search": Command("search", reads=True, busy=True),
         "serve": Command("web"),
         "show": Command("core", reads=True),
         "sidebar": Command("related", reads=True),
@@ -305,8 +309,10 @@ def start_early(argv: list[str]) -> Early | None:
         kb = Session.open(vault_dir)
     except Exception:  # noqa: BLE001 - met again, and reported, by the command
         return None
+    _vault, command = split_argv(argv)
+    walk_here = command is not None and not COMMANDS[command].busy
     try:
-        return Early(vault_dir, kb, kb.refresh_ahead())
+        return Early(vault_dir, kb, kb.refresh_ahead(walk_here))
     except BaseException:
         kb.close()
         raise

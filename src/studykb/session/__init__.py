@@ -209,11 +209,11 @@ class Session(RelatedViews):
                 return stats
         return self.vault.refresh(progress)
 
-    def refresh_ahead(self) -> Ahead | None:
+    def refresh_ahead(self, walk_here: bool = False) -> Ahead | None:
         """Start a small refresh beside this process, on the other core, and go on (see
-        :meth:`studykb.vault.Vault.refresh_ahead`): :meth:`refresh` with it takes its
-        result. Until then, nothing of the state is read here."""
-        return self.vault.refresh_ahead()
+        :meth:`studykb.vault.Vault.refresh_ahead`, ``walk_here`` too): :meth:`refresh`
+        with it takes its result. Until then, nothing of the state is read here."""
+        return self.vault.refresh_ahead(walk_here)
 
     def let_go(self) -> None:
         """Let go of what a first build kept of the state (its documents and edges; what

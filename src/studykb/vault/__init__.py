@@ -40,6 +40,7 @@ from studykb.vault.refresh import (
     start_ahead,
 )
 from studykb.vault.resolve import ID, SITE_LINK_MESSAGE, Names, StoredNames, bad_code
+from studykb.vault.saying import Saying
 from studykb.vault.state import Store, schema_version
 from studykb.vault.state.rows import (
     DocNames,
@@ -100,6 +101,8 @@ class Vault:
         self.outside: Source | None = None
         """Where documents from outside the folder come from (a tracked repository's
         notes, see :mod:`studykb.vault.outside`): set by the session, asked by each refresh."""
+        self.saying: Saying | None = None
+        """The answers of :meth:`any_saying` while a refresh runs (``vault/saying.py``)."""
 
     @classmethod
     def open(cls, vault: str | os.PathLike[str] | None = None) -> Vault:
@@ -179,16 +182,22 @@ class Vault:
             raise AssertionError("a refresh without a limit always runs")
         return stats
 
-    def refresh_ahead(self) -> Ahead | None:
+    def refresh_ahead(self, walk_here: bool = False) -> Ahead | None:
         """Start a small refresh in a forked process, on the other core, so that this
         one goes on meanwhile (a fresh command loading what it needs); the refresh's
         :meth:`Ahead.result` says what it did. Until then this process must not read
-        the state (the index and the cache it may).
+        the state (the index and the cache it may). ``walk_here``: this process walks
+        the folder for it first, while it loads the parser (``vault/walked.py``: for a
+        command with nothing else to do meanwhile).
 
         None, and nothing started, on one core, without fork, with other threads
         running, or for a first build (it shows its progress, and keeps what it built
         in this process).
         """
+        if walk_here:
+            from studykb.vault import walked  # deferred: only a fresh command's start
+
+            return walked.start(self)
         return start_ahead(self)
 
     def reconnect(self) -> None:
@@ -309,6 +318,8 @@ class Vault:
 
     def any_saying(self, types: tuple[str, ...], word: str) -> bool:
         """Whether a document of one of ``types`` holds ``word`` in its fields."""
+        if self.saying is not None:  # a refresh runs: asked once (``vault/saying.py``)
+            return self.saying.answer(self.store.docs.any_saying, types, word)
         return self.store.docs.any_saying(types, word)
 
     def documents_in(self, paths: Iterable[str]) -> dict[str, list[Document]]:

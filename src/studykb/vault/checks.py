@@ -336,12 +336,11 @@ def _include_problems(
 ) -> list[StoredProblem]:
     """``missing-attachment`` for each include (of a page in ``paths``; None: every page)
     whose file is not in the vault: the generator would fail or paste nothing there."""
-    wanted = None if paths is None else set(paths)
     notes = repository_notes(state)
     includes = Includes(root, reading)
     return [
         StoredProblem(path, line, WARNING, "missing-attachment", message, "attach")
-        for path, text in state.texts.including()
-        if (wanted is None or path in wanted) and path not in notes
+        for path, text in state.texts.including(paths)
+        if path not in notes
         for line, message in includes.missing(path, Outline.from_json(text))
     ]

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from studykb.model import Problem
 from studykb.runtime.memory import paused_gc
 from studykb.vault import files as vault_files
-from studykb.vault import update
+from studykb.vault import saying, update
 from studykb.vault.checks import Files, attachment_problems
 from studykb.vault.outside import Changes, Outside, changes, is_outside
 from studykb.vault.resolve import bad_code
@@ -101,17 +101,38 @@ class Refresh:
         """What the source outside the folder holds, as the run before this one of the
         same refresh asked it (see :meth:`_follow`)."""
 
-    def run(self, progress: Progress | None = None, most: int | None = None) -> BuildStats | None:
+    def run(
+        self,
+        progress: Progress | None = None,
+        most: int | None = None,
+        given: tuple[Scan, int] | None = None,
+        stamps: dict[str, FileStamp] | None = None,
+    ) -> BuildStats | None:
         """:meth:`Vault.refresh`; with ``most``, None (and nothing written) when more files
-        than that are to be read, or it is a first build."""
+        than that are to be read, or it is a first build; ``given``: the folder's walk and
+        when it started, made by the process this one runs beside, and ``stamps``, the
+        stored files' stamps, read while it walked (``vault/walked.py``)."""
+        with saying.kept(self.vault):  # what it asks the state twice, asked once
+            return self._run(progress, most, given, stamps)
+
+    def _run(
+        self,
+        progress: Progress | None,
+        most: int | None,
+        given: tuple[Scan, int] | None,
+        stamps: dict[str, FileStamp] | None,
+    ) -> BuildStats | None:
         started = time.perf_counter()
         stats = BuildStats(notice=self.store.notice, unconfigured=self._unconfigured_notice())
-        scanned_ns = time.time_ns()
-        found = scan(self.config, self.site.scope)
+        if given is None:
+            scanned_ns = time.time_ns()
+            found = scan(self.config, self.site.scope)
+        else:
+            found, scanned_ns = given
         for leftover in found.stale:  # temporary files of a killed studykb
             with contextlib.suppress(OSError):
                 os.unlink(leftover)
-        stored = self.store.files.stamps()
+        stored = self.store.files.stamps() if stamps is None else stamps
         if stored and self.store.meta.get("reading") != self.reading.digest():
             stored = {}  # read by other rules now: every file again, as a first build
         old = {path: st for path, st in stored.items() if not is_outside(st.hash)}
@@ -256,6 +277,7 @@ class Refresh:
         vault._docs = None  # noqa: SLF001
         vault._names = None  # noqa: SLF001
         vault._fingerprint = None  # noqa: SLF001
+        saying.written(vault, None)
 
     def _finish_write(
         self,
@@ -397,6 +419,7 @@ class Refresh:
         with self.store.transaction() as state:
             update.write(state, parsed, removed, touched, scan_rows, full, self.reading, self.root)
             self._finish_write(state, files, marks, None if full else paths)
+        saying.written(self.vault, None if full else parsed)
 
 
 def _joined(first: str | None, second: str | None) -> str | None:

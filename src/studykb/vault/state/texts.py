@@ -8,6 +8,9 @@ from collections.abc import Iterable
 from studykb.vault.state.rows import TextRow
 from studykb.vault.state.schema import Table, chunks, marks
 
+#: What an outline that includes files holds (``LIKE`` pattern).
+_INCLUDES = '%"inc"%'
+
 
 class Texts(Table):
     """The ``texts`` table."""
@@ -37,10 +40,21 @@ class Texts(Table):
             )
         return out
 
-    def including(self) -> list[tuple[str, str]]:
-        """(path, outline) of every page that includes files (``vault/includes.py``)."""
-        select = "SELECT path, outline FROM texts WHERE outline LIKE ?"
-        return self.db.execute(select, ('%"inc"%',)).fetchall()
+    def including(self, paths: Iterable[str] | None = None) -> list[tuple[str, str]]:
+        """(path, outline) of every page that includes files (``vault/includes.py``), in
+        the table's order; of the pages at ``paths`` only, when given (looked up by path:
+        the whole table's outlines lie past every body, a scan reads them all)."""
+        if paths is None:
+            select = "SELECT path, outline FROM texts WHERE outline LIKE ?"
+            return self.db.execute(select, (_INCLUDES,)).fetchall()
+        found: list[tuple[int, str, str]] = []
+        for chunk in chunks(paths):
+            select = (
+                f"SELECT rowid, path, outline FROM texts WHERE path IN ({marks(chunk)}) "
+                "AND outline LIKE ?"
+            )
+            found += self.db.execute(select, (*chunk, _INCLUDES)).fetchall()
+        return [(path, outline) for _n, path, outline in sorted(found)]
 
     # -- writes ----------------------------------------------------------------------------
     def insert(self, rows: list[TextRow]) -> None:
