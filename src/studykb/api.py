@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from studykb.repos.complete import code_candidates as code_candidates
     from studykb.repos.files import CodeFile as CodeFile
     from studykb.repos.files import CodeTarget as CodeTarget
+    from studykb.search.portable import HanTerms as HanTerms
     from studykb.search.portable import fold_name as fold_name
     from studykb.search.query import SearchOptions as SearchOptions
     from studykb.session import Session as Session
@@ -108,6 +109,7 @@ BELOW: Mapping[str, str | tuple[str, str]] = MappingProxyType(
         "CodeFile": "studykb.repos.files",
         "CodeTarget": "studykb.repos.files",
         "SearchOptions": "studykb.search.query",
+        "HanTerms": "studykb.search.portable",
         "fold_name": "studykb.search.portable",
         "term_weights": ("studykb.search.portable", "weights"),
         "NewDoc": "studykb.study.new",

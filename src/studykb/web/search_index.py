@@ -24,7 +24,7 @@ from itertools import accumulate
 from json.decoder import scanstring  # type: ignore[attr-defined]
 from typing import TYPE_CHECKING, Any
 
-from studykb.api import fold_name, term_weights
+from studykb.api import HanTerms, fold_name, term_weights
 from studykb.web.links import Linker
 
 if TYPE_CHECKING:
@@ -48,11 +48,12 @@ def build(
     postings: dict[str, list[list[int]]] = {}
     entries = []
     topics = kb.topic_table()
+    han = HanTerms()
     for n, doc in enumerate(docs):
         body = texts.get(doc.path, ("", []))[0][:BODY_CHARS]
         entries.append(_entry(doc, body, link))
         named = [topics.texts[k] for k in topics.about(doc)]
-        for term, weight in term_weights(doc, body, named).items():
+        for term, weight in term_weights(doc, body, named, han).items():
             found = postings.get(term)
             if found is None:
                 postings[term] = [[n, weight]]
@@ -218,6 +219,7 @@ def _weights(
         return {}
     texts = texts_of(sorted({docs[n].path for n in numbers}))
     topics = kb.topic_table()
+    han = HanTerms()
     out = {}
     for n in numbers:
         doc = docs[n]
@@ -225,7 +227,7 @@ def _weights(
         if entries is not None:
             entries[n] = _entry(doc, body, link)
         named = [topics.texts[k] for k in topics.about(doc)]
-        out[n] = term_weights(doc, body, named)
+        out[n] = term_weights(doc, body, named, han)
     return out
 
 

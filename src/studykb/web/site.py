@@ -33,16 +33,17 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape as xml_escape
 
 from studykb.errors import UsageError
 from studykb.runtime import pools
 from studykb.runtime.memory import paused_gc
-from studykb.web import graph_data, search_index, site_changes, site_code, site_inputs
+from studykb.web import site_changes, site_code, site_inputs
 from studykb.web.body import inside
 from studykb.web.links import INDEXES, Linker, href, page_file, plan_file, relative_root
 from studykb.web.pages import Page, Pages
+from studykb.web.site_beside import other_files, recorded
 from studykb.web.site_output import MANIFEST_VERSION, Output, refuse_links
 from studykb.web.templating import STATIC, TEMPLATES, Frame, render, vault_title
 
@@ -90,16 +91,16 @@ def build_site(
         docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
         frame = Frame(vault_title(kb.config.title, kb.root.name), "static", canonical_base=base_url)
         work = Work(Pages(kb), frame, output, {})
+        others = _beside_from_scratch(work)
         work.files = output.sources = kb.file_hashes()
         work.common = output.common = site_inputs.shared(kb, code + links_to_code)
         changed = site_changes.changed_files(output.old_sources, work.files)
-        others = None
         if site_changes.same_shared(output, work.common):
             # the list pages kept, the search index updated for the bodies that changed:
             # made beside this process from now on, while it ranks and makes the pages
             work.keep_index_pages = True
             work.bodies = {d.key for d in kb.documents().values() if d.path in changed}
-            others = pools.beside(_other_files, work)
+            others = pools.beside(other_files, work)
         # only the documents whose related lists may have changed are ranked again
         work.rank, work.lists = kb.lists_to_rank(f"{output.old_state}:{work.common}")
         make = site_changes.to_make(kb, output, docs, changed, work.common, work.rank, work.lists)
@@ -112,12 +113,12 @@ def build_site(
         done: Iterable[PageDone] = _site_pages(work, docs, progress)
     else:  # the few pages an edit can change
         if others is None:  # (started above: pages are kept only while what they share is)
-            others = pools.beside(_other_files, work)
+            others = pools.beside(other_files, work)
         done = _render_chunk(work, sorted(make))
     paths: dict[str, list[str]] = {}
     for path, digest, written, assets, inputs, key, listed in [
         *done,
-        *((*other, "", "") for other in others.result()),
+        *((*other, "", "") for other in recorded(others.result(), work.common)),
     ]:
         output.record(path, digest, written)
         if inputs:
@@ -147,6 +148,22 @@ def build_site(
     return built
 
 
+def _beside_from_scratch(work: Work) -> Beside | None:
+    """The process making what needs no ranker (:mod:`studykb.web.site_beside`),
+    started at once when no site is recorded in the output folder (none of it can be
+    kept) and no other thread runs here (the state's indexes may still be built in one
+    after a first build: a lock it held would stay locked in the child); else None."""
+    if work.output.old_common or not pools.beside_helps():
+        return None
+    return _start_beside(work)
+
+
+def _start_beside(work: Work) -> Beside:
+    work.pages.knowledge()
+    work.texts = work.pages.kb.texts()  # for the search index, read before it forks
+    return pools.beside(other_files, work)
+
+
 def _load(work: Work, docs: list[str], others: Beside | None) -> Beside:
     """Load what the workers inherit, once, with the collector off and then frozen (a
     worker's collections never walk it, nor copy its pages by touching it); the search
@@ -157,8 +174,7 @@ def _load(work: Work, docs: list[str], others: Beside | None) -> Beside:
     with paused_gc(freeze=True):
         pages.knowledge()
         if others is None:
-            work.texts = kb.texts()  # for the search index, read before the workers fork
-            others = pools.beside(_other_files, work)
+            others = _start_beside(work)
         pages.preload_links()
         pages.preload_contexts()
         if docs:  # the ranker and its caches
@@ -196,26 +212,6 @@ def check_output(root: Path, out: Path) -> Path:
     return out
 
 
-#: The progress page: made from the vault's git history, not only what pages share.
-PROGRESS = "progress/index.html"
-#: The list pages made every time: the progress page, and the status page, whose
-#: "Recently finished" orders the documents done without a date by their files'
-#: modification times (an edit moves them; what pages share does not name them).
-MADE_EVERY_TIME = frozenset({PROGRESS, "index.html"})
-
-
-def _index_pages(pages: Pages) -> Iterator[tuple[str, Callable[[], Page]]]:
-    """(path, what makes the page) of the list pages."""
-    index = Linker("../", static=True)  # the list pages sit one folder down
-    yield "index.html", lambda: pages.status(Linker("./", static=True))
-    yield "topics/index.html", lambda: pages.topics(index)
-    yield "lists/index.html", lambda: pages.lists(index)
-    yield "courses/index.html", lambda: pages.courses(index)
-    yield PROGRESS, lambda: pages.progress(index)
-    yield "search/index.html", lambda: pages.search(index, "", {})
-    yield "graph/index.html", lambda: Page("graph.html", {})
-
-
 @dataclass
 class Work:
     """What the workers that write the pages share (inherited, never pickled)."""
@@ -237,12 +233,10 @@ class Work:
     """The documents whose files changed since the last site (when it is kept from)."""
     keep_index_pages: bool = False
     """Whether the list pages made from an unchanged :attr:`common` are kept as they are
-    (the progress and status pages, :data:`MADE_EVERY_TIME`, are always made)."""
+    (the progress and status pages, :data:`studykb.web.site_beside.MADE_EVERY_TIME`, are
+    always made)."""
 
 
-#: A file beside the pages: (path, digest, written, vault files shown, digest of its
-#: inputs, "" when it has none recorded).
-Done = tuple[str, str, bool, list[str], str]
 #: A document's page: (path, digest, written, vault files shown, digest of its inputs,
 #: the document, the digest of its sidebar).
 PageDone = tuple[str, str, bool, list[str], str, str, str]
@@ -328,60 +322,6 @@ def _paths_of(doc: Document) -> list[str]:
     return [page_file(doc.key), *([plan_file(doc.key)] if doc.type == "topic" else [])]
 
 
-def _other_files(work: Work) -> list[Done]:
-    """search-index.json, graph.json (node hrefs relative to graph/index.html), each also
-    as a script for pages opened from disk, and the list pages."""
-    work.pages.kb.reconnect()  # forked while this process goes on with the state
-    output = work.output
-    out: list[Done] = []
-    with paused_gc():  # hundreds of thousands of small lists that all stay alive
-        index = _search_index(work)
-        out.append(("search-index.json", *output.write("search-index.json", index), [], ""))
-        out.append(_as_script(output, "search-index.js", "StudykbSearchIndex", index))
-        del index
-        graph = _graph(work)
-        out.append(("graph.json", *output.write("graph.json", graph), [], ""))
-        out.append(_as_script(output, "graph-data.js", "StudykbGraphData", graph))
-    for path, page in _index_pages(work.pages):
-        common = "" if path in MADE_EVERY_TIME else work.common  # "": made every time
-        kept = output.kept(path, common) if work.keep_index_pages and common else None
-        if kept is not None:  # made from what every page shares, as it was
-            out.append((path, kept[0], False, kept[1], common))
-            continue
-        html = render(page(), work.frame, Linker(relative_root(path), True), path=path)
-        out.append((path, *output.write(path, html.encode()), [], common))
-    return out
-
-
-def _search_index(work: Work) -> bytes:
-    """The search index: the last site's with the edited documents' parts made again
-    when only their bodies changed (:func:`studykb.web.search_index.update`), else
-    made whole."""
-    kb, link = work.pages.kb, Linker("", static=True)
-    if work.keep_index_pages:
-        old = work.output.old_bytes("search-index.json")
-        if old is not None:
-            index = search_index.update(kb, link, old, work.bodies, kb.texts)
-            if index is not None:
-                return index
-    return search_index.dumps(search_index.build(kb, link, work.texts or None))
-
-
-def _graph(work: Work) -> bytes:
-    """graph.json (node hrefs relative to graph/index.html): the last site's with the
-    edited documents' edges made again when only their bodies changed
-    (:func:`studykb.web.graph_data.update`), else made whole."""
-    kb = work.pages.kb
-    if work.keep_index_pages:
-        old = work.output.old_bytes("graph.json")
-        if old is not None:
-            docs = kb.documents()
-            graph = graph_data.update(kb, old, {docs[k].path for k in work.bodies if k in docs})
-            if graph is not None:
-                return graph
-    return graph_data.dumps(graph_data.whole(kb, Linker("../", static=True)))
-
-
 def _page_of(pages: Pages, doc: Document, path: str) -> Page:
     """The page of ``doc`` at ``path``: its document page or (a topic's) plan page."""
     link = Linker(relative_root(path), static=True)
@@ -427,14 +367,6 @@ def _sitemap(base_url: str, files: dict[str, str]) -> bytes:
 
 def _pretty(path: str) -> str:
     return path[: -len("index.html")] if path.endswith("index.html") else path
-
-
-def _as_script(output: Any, path: str, name: str, data: bytes) -> Done:
-    """The JSON again as a script setting a global: a page opened from disk (file://)
-    may not fetch a file beside it, but may load it with <script> (search and the graph
-    use it there)."""
-    data = b"self." + name.encode() + b" = " + data + b";\n"
-    return (path, *output.write(path, data), [], "")
 
 
 def code_digest(kb: Session, base_url: str | None) -> str:

@@ -1,0 +1,96 @@
+"""What ``studykb site`` makes beside the pages (:mod:`studykb.web.site_beside`): started
+before what every page shares is known (a site from scratch), it writes and records
+exactly what it does when started after; and the static search index's terms, cut
+once per run of Chinese (:class:`studykb.search.portable.HanTerms`), are the
+analyser's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import unicodedata
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from studykb.search.portable import HanTerms, terms
+from studykb.session import Session
+from studykb.text.analysis import Analyser
+from studykb.text.segment import HAN
+from studykb.web import site, site_beside
+from studykb.web.site_output import MANIFEST
+
+TEXTS = [
+    "",
+    "plain English words, Straße and café; naïve_x 42 3.14 ÉCOLE",
+    "数据并行和张量并行是分布式训练的两种方式",
+    "PostgreSQL的VACUUM会回收死元组，时幻读不是词典里的词",
+    "ｆｕｌｌｗｉｄｔｈ ＡＢＣ１２３ 与 半角 mixed中文English混排",
+    "Кириллица и 日本語の文 and Ελληνικά λέξεις 数据并行数据并行",
+    "tabs\tand\nnew lines 大语言模型推理服务 kv-cache 服务",
+]
+
+
+def _analyser_terms(text: str) -> Counter[str]:
+    """The terms as the index read them before: Chinese by :meth:`Analyser.tokens`, the
+    rest as words of letters, digits and ``_`` that are not Han."""
+    analyser, found = Analyser(), []
+    words = re.compile(rf"[^\W{HAN}]+")
+    for n, part in enumerate(re.split(f"([{HAN}]+)", unicodedata.normalize("NFKC", text))):
+        if n % 2:
+            found.extend(t.text for t in analyser.tokens(part))
+        elif part:
+            found.extend(map(str.lower, words.findall(part)))
+    return Counter(found)
+
+
+def test_han_terms_are_the_analysers_tokens() -> None:
+    han = HanTerms()
+    for text in [*TEXTS, " ".join(TEXTS)]:
+        got, want = terms(text, han), _analyser_terms(text)
+        assert list(got.items()) == list(want.items()), text  # the same order too
+    assert "幻读" in terms(TEXTS[3], han)  # a piece of a word not in the dictionary
+    run = "时幻读不是词典里的词"
+    assert han.of(run) is han.of(run) and "时幻读" in han.of(run)  # cut once
+
+
+def _files(out: Path) -> dict[str, bytes]:
+    return {p.relative_to(out).as_posix(): p.read_bytes() for p in out.rglob("*") if p.is_file()}
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_the_process_started_early_records_what_a_late_one_does(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "vault"
+    for name in ("notes", "courses"):
+        shutil.copytree(bundled / name, root / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(bundled / "studykb.toml", root / "studykb.toml")
+    kb = Session.open(root)
+    kb.refresh()
+    started: list[Any] = []
+    early = site._beside_from_scratch
+
+    def spy(work: Any) -> Any:
+        started.append(early(work))
+        return started[-1]
+
+    monkeypatch.setattr(site, "_beside_from_scratch", spy)
+    monkeypatch.setattr(site.pools, "beside_helps", lambda: True)
+    site.build_site(kb, tmp_path / "early")
+    assert started and started[0] is not None  # started before what pages share is known
+    monkeypatch.setattr(site, "_beside_from_scratch", lambda work: None)
+    site.build_site(kb, tmp_path / "late")
+    early_files, late_files = _files(tmp_path / "early"), _files(tmp_path / "late")
+    assert early_files == late_files
+    manifest = json.loads(early_files[MANIFEST])
+    assert site_beside.SHARED not in early_files[MANIFEST].decode()
+    common = manifest["record"]["common"]
+    assert common
+    # a list page made from what every page shares is recorded with its digest, so an
+    # edit that leaves it alone keeps it
+    assert common in json.dumps(manifest["inputs"]["topics/index.html"])
