@@ -24,7 +24,8 @@ tags            shared tags that name no topic, Adamic-Adar
 course          the same course (or the course itself)
 sibling         both are courses
 text            distinctive shared terms: BM25 vectors of both languages, cosine
-folder          the same folder (Adamic-Adar: a big folder says less), counted only
+folder          the same folder or section further up (Adamic-Adar: a big folder says
+                less; :func:`~studykb.related.weights.folders`), counted only
                 alongside other evidence (:data:`ALONGSIDE`)
 ==============  ====================================================================
 

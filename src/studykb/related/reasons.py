@@ -20,6 +20,7 @@ import numpy as np
 
 from studykb.related.components import ALONGSIDE_SHARE
 from studykb.related.feature_index import KIND_BITS
+from studykb.related.weights import shared_folder
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -103,7 +104,7 @@ def explain(
         say("text", f"similar text: {', '.join(words[:MAX_NAMES])}" if words else "similar text")
     if "folder" in strong and said:  # it counted only alongside the others, for little
         value = ALONGSIDE_SHARE * weight.get("folder", 0.0) * feats["folder"]
-        folder = ix.paths[j].rpartition("/")[0].rpartition("/")[2]
+        folder = shared_folder(ix.paths[i], ix.paths[j]).rpartition("/")[2]
         said.append((value, len(said), f"same folder: {folder}"))
     said.sort(key=lambda s: (-s[0], s[1]))
     out = [text for _w, _o, text in said][:MAX_REASONS]

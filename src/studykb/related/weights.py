@@ -54,12 +54,49 @@ def flat_rows(data: Sequence[bytes], width: int) -> tuple[NDArray[np.int64], NDA
     return rows, values.reshape(-1, width)
 
 
+#: A folder above a file's own counts as a section of the vault while it holds at most
+#: this share of the documents (fitted on the tuning collections: 0.5 against no limit,
+#: ``benchmarks/RESULTS.md``, h/quality2).
+ANCESTOR_SHARE = 0.5
+
+
 def folders(paths: Sequence[str]) -> tuple[list[list[int]], int]:
-    """Each document's folder (the folder its file is in; none at the top of the vault)
-    as a group number, and how many folders there are."""
-    number: dict[str, int] = {}
-    rows: list[list[int]] = []
+    """Each document's folders as group numbers, and how many folders there are: the
+    folder its file is in and every folder above it (none for the top of the vault), so
+    that two pages of one section of a book are siblings however deep their files sit
+    (``pwn/linux/stack/rop.md`` and ``pwn/linux/heap/tcache.md`` share ``pwn/linux`` and
+    ``pwn``; :func:`group_weights` lets a big folder say little). A folder above the
+    file's own that holds more than :data:`ANCESTOR_SHARE` of the documents is the
+    vault's content root (``notes/``), not a section, and is left out; so is a folder of
+    more than :data:`HUB_CAP` pages, which would count for nothing (at 10k documents it
+    would otherwise be multiplied through for nothing)."""
+    above: list[list[str]] = []
+    size: dict[str, int] = {}
     for path in paths:
         folder = path.rpartition("/")[0]
-        rows.append([number.setdefault(folder, len(number))] if folder else [])
+        mine: list[str] = []
+        while folder:
+            mine.append(folder)
+            size[folder] = size.get(folder, 0) + 1
+            folder = folder.rpartition("/")[0]
+        above.append(mine)
+    most = ANCESTOR_SHARE * len(paths)
+    number: dict[str, int] = {}
+    rows = [
+        [
+            number.setdefault(f, len(number))
+            for k, f in enumerate(mine)
+            if size[f] <= HUB_CAP and (k == 0 or size[f] <= most)
+        ]
+        for mine in above
+    ]
     return rows, len(number)
+
+
+def shared_folder(a: str, b: str) -> str:
+    """The deepest folder the files ``a`` and ``b`` are both in ("" for none)."""
+    mine, theirs = a.split("/")[:-1], b.split("/")[:-1]
+    same = 0
+    while same < min(len(mine), len(theirs)) and mine[same] == theirs[same]:
+        same += 1
+    return "/".join(mine[:same])
