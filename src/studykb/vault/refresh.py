@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 from studykb.model import Problem
 from studykb.runtime.memory import paused_gc
 from studykb.vault import files as vault_files
-from studykb.vault import saying, update
+from studykb.vault import racy, saying, update
 from studykb.vault.checks import Files, attachment_problems
 from studykb.vault.outside import Changes, Outside, changes, is_outside
 from studykb.vault.resolve import bad_code
@@ -155,6 +155,7 @@ class Refresh:
         if first:  # first build: one streaming bulk write (see bulk.py)
             self._first_build(changed, scan_rows, files, marks, progress)
             stats.added = sorted(self._added)
+            racy.settle(self.store, self.root, RACY_NS)  # not left to the next command
         else:
             to_parse, touched, unread = self._confirm(changed, old)
             to_parse += outside.items
@@ -230,8 +231,8 @@ class Refresh:
     def _changed(self, found: Scan, old: dict[str, FileStamp]) -> list[str]:
         """Files to read: new ones, those whose mtime or size differ, and those stored so
         close to the last refresh that a rewrite in the same mtime tick could hide."""
-        racy = self.store.meta.get("scanned_ns") if old else None
-        since = int(racy) - RACY_NS if racy and racy.isdigit() else None
+        mark = self.store.meta.get("scanned_ns") if old else None
+        since = int(mark) - RACY_NS if mark and mark.isdigit() else None
         out = []
         for path, st in found.files.items():
             before = old.get(path)
