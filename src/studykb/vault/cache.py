@@ -60,6 +60,7 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "studykb.vault.scan",
             "studykb.vault.refresh",
             "studykb.vault.saying",  # whether a refresh reads a repository's notes
+            "studykb.vault.racy",  # when a first build's racy files count as confirmed
             "studykb.vault.update",
             "studykb.vault.outside",  # how a repository's notes are parsed and named
             "studykb.vault.includes",  # the headings included pages add, missing includes
