@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import os
 import threading
+import weakref
 from collections.abc import Callable, Iterator
 
 
@@ -35,6 +37,7 @@ class Later:
 
     def __init__(self) -> None:
         self._threads: list[threading.Thread] = []
+        _LATER.add(self)
 
     def start(self, work: Callable[[], None], name: str) -> threading.Thread:
         thread = threading.Thread(target=work, name=name, daemon=True)
@@ -50,3 +53,24 @@ class Later:
         if self._threads:
             atexit.unregister(self.join)
         self._threads = []
+
+
+_LATER: weakref.WeakSet[Later] = weakref.WeakSet()
+"""Every :class:`Later` of this process, for :func:`_before_fork`."""
+
+
+def _before_fork() -> None:
+    """A fork copies only the calling thread: a child forked while a finishing thread
+    holds a lock (SQLite's memory mutex, the allocator's) would wait on it forever. So a
+    fork of this process (worker pools, the refresh beside a command) first lets the
+    work of every :class:`Later` finish; threads started by ``subprocess`` are not forks
+    of this interpreter and do not wait."""
+    me = threading.current_thread()
+    for later in list(_LATER):
+        for thread in list(later._threads):  # noqa: SLF001
+            if thread is not me:
+                thread.join()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork)
