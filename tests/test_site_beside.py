@@ -94,3 +94,50 @@ def test_the_process_started_early_records_what_a_late_one_does(
     # a list page made from what every page shares is recorded with its digest, so an
     # edit that leaves it alone keeps it
     assert common in json.dumps(manifest["inputs"]["topics/index.html"])
+
+
+def test_the_status_page_is_rendered_again_only_when_its_context_changed(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The status and progress pages' contexts are made every time (they read what no
+    recorded digest names), but a page is rendered again only when its context (or the
+    site's code) differs from the last site's; what is written is the scratch site."""
+    root = tmp_path / "vault"
+    for name in ("notes", "courses"):
+        shutil.copytree(bundled / name, root / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(bundled / "studykb.toml", root / "studykb.toml")
+    monkeypatch.setattr(site.pools, "can_fork", lambda: False)  # beside: in this process
+    made: list[str] = []
+    real = site_beside.render
+
+    def render(*args: Any, **kwargs: Any) -> str:
+        made.append(kwargs["path"])
+        return str(real(*args, **kwargs))
+
+    monkeypatch.setattr(site_beside, "render", render)
+    out = tmp_path / "site"
+
+    def build() -> set[str]:
+        made.clear()
+        kb = Session.open(root)
+        kb.refresh()
+        site.build_site(kb, out)
+        return set(made)
+
+    assert build() >= site_beside.MADE_EVERY_TIME
+    note = root / "notes/cs336-summary.md"
+    note.write_text(note.read_text(encoding="utf-8") + "\nOne more line.\n", encoding="utf-8")
+    status_before = (out / "index.html").read_bytes()
+    assert not build() & site_beside.MADE_EVERY_TIME  # the same contexts: kept
+    assert (out / "index.html").read_bytes() == status_before
+    scratch = tmp_path / "scratch"
+    site.build_site(Session.open(root), scratch)
+    assert _files(scratch) == _files(out)
+    # a note marked done moves into "Recently finished": the status page is made again
+    done = root / "notes/done-now.md"
+    done.write_text("---\ntitle: Done now\nstatus: done\n---\n\nRead.\n", encoding="utf-8")
+    assert "index.html" in build()
+    assert b"done-now.html" in (out / "index.html").read_bytes()
+    shutil.rmtree(scratch)
+    site.build_site(Session.open(root), scratch)
+    assert (scratch / "index.html").read_bytes() == (out / "index.html").read_bytes()

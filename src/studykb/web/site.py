@@ -90,7 +90,7 @@ def build_site(
             )
         docs = sorted(d.key for d in kb.documents().values() if d.type != "unit")
         frame = Frame(vault_title(kb.config.title, kb.root.name), "static", canonical_base=base_url)
-        work = Work(Pages(kb), frame, output, {})
+        work = Work(Pages(kb), frame, output, {}, code=code + links_to_code)
         others = _beside_from_scratch(work)
         work.files = output.sources = kb.file_hashes()
         work.common = output.common = site_inputs.shared(kb, code + links_to_code)
@@ -116,21 +116,17 @@ def build_site(
             others = pools.beside(other_files, work)
         done = _render_chunk(work, sorted(make))
     paths: dict[str, list[str]] = {}
-    for path, digest, written, assets, inputs, key, listed in [
-        *done,
-        *((*other, "", "") for other in recorded(others.result(), work.common)),
-    ]:
-        output.record(path, digest, written)
-        if inputs:
-            output.inputs[path] = (inputs, assets)
-            if key:
-                lists[key] = listed
-                paths.setdefault(key, []).append(path)
-        work.pages.assets.update(assets)
+    for path, digest, written, assets, inputs, key, listed in done:
+        _record(work, path, digest, written, assets, inputs)
+        if inputs and key:
+            lists[key] = listed
+            paths.setdefault(key, []).append(path)
+    built.pages = sum(p.endswith(".html") for p in output.new)  # made and kept
     made = kb.documents_for(paths)
     for key, pages_of in paths.items():
         output.docs[key] = (sorted(pages_of), site_changes.depends_on(work.pages, made[key]))
-    built.pages = sum(p.endswith(".html") for p in output.new)  # made and kept
+    # what needs none of the other process's files is done before waiting for them
+    # (that process is the longer after an edit: its search index and list pages)
     for path, digest, written, inputs in site_code.code_pages(
         work.pages, work.frame, output, work.files, work.common
     ):
@@ -139,6 +135,9 @@ def build_site(
         built.pages += 1
     kb.keep_lists(f"{output.state}:{work.common}", lists)
     _static_files(output)
+    for path, digest, written, assets, inputs in recorded(others.result(), work.common):
+        _record(work, path, digest, written, assets, inputs)
+        built.pages += path.endswith(".html")
     _vault_files(kb, work.pages.assets, output)
     if base_url:
         output.put("sitemap.xml", _sitemap(base_url, output.new))
@@ -146,6 +145,16 @@ def build_site(
     built.written, built.files = output.written, len(output.new)
     built.seconds = time.perf_counter() - started
     return built
+
+
+def _record(
+    work: Work, path: str, digest: str, written: bool, assets: list[str], inputs: str
+) -> None:
+    """A file made or kept: recorded in the output, with its inputs when it has any."""
+    work.output.record(path, digest, written)
+    if inputs:
+        work.output.inputs[path] = (inputs, assets)
+    work.pages.assets.update(assets)
 
 
 def _beside_from_scratch(work: Work) -> Beside | None:
@@ -221,6 +230,9 @@ class Work:
     output: Output
     texts: dict[str, tuple[str, list[str]]]
     """The plain text of every file (the search index's), read before the workers start."""
+    code: str = ""
+    """The digest of the site's code and options (:func:`code_digest`, with the code
+    links' state): what every page is made from besides the vault."""
     files: dict[str, str] = field(default_factory=dict)
     """Path -> content digest of every file."""
     common: str = ""
@@ -233,8 +245,8 @@ class Work:
     """The documents whose files changed since the last site (when it is kept from)."""
     keep_index_pages: bool = False
     """Whether the list pages made from an unchanged :attr:`common` are kept as they are
-    (the progress and status pages, :data:`studykb.web.site_beside.MADE_EVERY_TIME`, are
-    always made)."""
+    (the progress and status pages, :data:`studykb.web.site_beside.MADE_EVERY_TIME`, have
+    their contexts made every time, and are kept when those are the same)."""
 
 
 #: A document's page: (path, digest, written, vault files shown, digest of its inputs,
