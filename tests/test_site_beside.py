@@ -141,3 +141,49 @@ def test_the_status_page_is_rendered_again_only_when_its_context_changed(
     shutil.rmtree(scratch)
     site.build_site(Session.open(root), scratch)
     assert (scratch / "index.html").read_bytes() == (out / "index.html").read_bytes()
+
+
+def test_an_edit_again_finds_its_chinese_cut_already(
+    bundled: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The search index updated for an edit cuts the note's Chinese with the cuts the
+    cache remembers and keeps those it made: editing the same note again never calls
+    rjieba; the site is still the scratch site."""
+    from studykb.text import segment
+
+    root = tmp_path / "vault"
+    for name in ("notes", "courses"):
+        shutil.copytree(bundled / name, root / name, ignore=shutil.ignore_patterns(".studykb"))
+    shutil.copy(bundled / "studykb.toml", root / "studykb.toml")
+    monkeypatch.setattr(site.pools, "can_fork", lambda: False)  # beside: in this process
+    cut: list[str] = []
+    real = segment.jieba
+
+    class Counted:
+        def cut(self, run: str) -> Any:
+            cut.append(run)
+            return real().cut(run)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(real(), name)
+
+    monkeypatch.setattr(segment, "jieba", Counted)
+    out = tmp_path / "site"
+    note = root / "notes/deepinfer-part1.md"
+    assert segment.has_han(note.read_text(encoding="utf-8"))
+
+    def edit_and_build(line: str) -> None:
+        note.write_text(note.read_text(encoding="utf-8") + f"\n{line}\n", encoding="utf-8")
+        cut.clear()
+        kb = Session.open(root)
+        kb.refresh()
+        site.build_site(kb, out)
+
+    edit_and_build("")
+    edit_and_build("One more line.")
+    assert cut  # the note's runs, cut once
+    edit_and_build("And one more.")
+    assert not cut  # remembered
+    scratch = tmp_path / "scratch"
+    site.build_site(Session.open(root), scratch)
+    assert (scratch / "search-index.json").read_bytes() == (out / "search-index.json").read_bytes()

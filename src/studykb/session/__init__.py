@@ -37,6 +37,7 @@ from studykb.vault.resolve import PATH
 if TYPE_CHECKING:
     from studykb.parse.outline import Outline
     from studykb.repos.view import RepoView
+    from studykb.search.portable import RememberedTerms
     from studykb.search.query import Found, SearchOptions
     from studykb.search.state import SyncStats
     from studykb.study.ask import Question
@@ -163,6 +164,15 @@ class Session(RelatedViews):
     def topic_table(self) -> TopicTable:
         """The vault's topics, with their names and what teaches or is about each."""
         return self.vault.topics()
+
+    def remembered_terms(self) -> RememberedTerms:
+        """The terms of Chinese runs for an update of a few documents' static search
+        index: cut as the search index remembers them in the cache where it can
+        (:class:`studykb.search.portable.RememberedTerms`; ``save()`` keeps the new)."""
+        # deferred: the static search index's terms, for a site only
+        from studykb.search.portable import RememberedTerms
+
+        return RememberedTerms(self.vault.cache)
 
     def texts(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, list[str]]]:
         """path -> (plain text of the body, headings) of every document (of the files

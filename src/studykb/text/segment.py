@@ -112,9 +112,9 @@ class Segments:
         """The words of ``run`` (with the shorter words indexed inside each), via rjieba."""
         if self._pending is not None:
             self._load_pending()
-            known = self.runs.get(run)
-            if known is not None:
-                return known
+        known = self.runs.get(run)
+        if known is not None:
+            return known
         got = tuple(
             (word, tuple(piece for piece, _at in pieces(word)) if len(word) > 2 else ())
             for word in jieba().cut(run)

@@ -79,6 +79,7 @@ def update(
     old: bytes,
     changed: set[str],
     texts_of: Callable[[Iterable[str]], Texts],
+    han: HanTerms | None = None,
 ) -> bytes | None:
     """:func:`build`'s index again, as :func:`dumps` writes it, from ``old`` (the file
     of the last site) with only the documents ``changed`` made again: their entries,
@@ -86,7 +87,9 @@ def update(
     document that has each, then in that document's order). Valid only when nothing
     but these documents' bodies differs since (the same documents, cards and topics:
     :func:`studykb.web.site_inputs.shared` unchanged); ``texts_of(paths)``: their
-    plain texts. None when ``old`` is not an index of the same documents.
+    plain texts; ``han``: how their Chinese is cut (:class:`HanTerms` as in
+    :func:`build`, or cuts remembered). None when ``old`` is not an index of the same
+    documents.
 
     The file is read as text cut at the marks JSON puts between entries and between
     terms (a mark's quote could not be inside a string unescaped): only the terms that
@@ -109,14 +112,15 @@ def update(
     for n in redo:  # the changed documents' postings out
         terms.remove(n)
     fresh: list[Any] = [None] * len(docs)
-    weights = _weights(kb, docs, redo, texts_of, fresh, link)
+    han = HanTerms() if han is None else han
+    weights = _weights(kb, docs, redo, texts_of, fresh, link, han)
     for n in redo:  # and in again, as they are now
         for term, weight in weights[n].items():
             terms.add(term, n, weight)
     # a term a changed document no longer has may now come first in another document:
     # its place is in that document's order of terms
     moved = {n for t, n in terms.firsts() if terms.first.get(t, n) != n}
-    weights.update(_weights(kb, docs, sorted(moved - set(redo)), texts_of, None, link))
+    weights.update(_weights(kb, docs, sorted(moved - set(redo)), texts_of, None, link, han))
     for n in redo:
         entries[n] = json.dumps(fresh[n], ensure_ascii=False, separators=(",", ":"))[7:-1]
     out = [HEAD, '{"key":', ENTRY.join(entries), AFTER_DOCS[:-1], terms.text(weights)]
@@ -212,6 +216,7 @@ def _weights(
     texts_of: Callable[[Iterable[str]], Texts],
     entries: list[Any] | None,
     link: Linker,
+    han: HanTerms,
 ) -> dict[int, dict[str, int]]:
     """The term weights of the documents ``numbers``, as :func:`build` counts them (and
     their entries put into ``entries``, when given)."""
@@ -219,7 +224,6 @@ def _weights(
         return {}
     texts = texts_of(sorted({docs[n].path for n in numbers}))
     topics = kb.topic_table()
-    han = HanTerms()
     out = {}
     for n in numbers:
         doc = docs[n]

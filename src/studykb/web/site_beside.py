@@ -125,8 +125,10 @@ def _search_index(work: Work) -> bytes:
     if work.keep_index_pages:
         old = work.output.old_bytes("search-index.json")
         if old is not None:
-            index = search_index.update(kb, link, old, work.bodies, kb.texts)
+            han = kb.remembered_terms()
+            index = search_index.update(kb, link, old, work.bodies, kb.texts, han)
             if index is not None:
+                han.save()  # the runs cut now, for the next edit (the search index's too)
                 return index
     return search_index.dumps(search_index.build(kb, link, work.texts or None))
 
