@@ -38,7 +38,7 @@ class RelatedViews:
         then the graph's rows of one document's ranking, :mod:`studykb.related.row_graph`)."""
         # deferred: loads ahocorasick_rs, numpy, scipy
         from studykb.related.engine import prepare
-        from studykb.related.row_graph import ROW_GRAPH
+        from studykb.related.row_graph import ROW_GRAPH  # deferred: loads numpy
 
         if not prepare(self.vault, stats, _structure_names):
             return False
