@@ -37,12 +37,18 @@ class RelatedViews:
         files or none of it is kept yet; whether it did (:func:`studykb.related.engine.prepare`,
         then the graph's rows of one document's ranking, :mod:`studykb.related.row_graph`)."""
         # deferred: loads ahocorasick_rs, numpy, scipy
-        from studykb.related.engine import prepare
+        from studykb.related.engine import ENGINE, prepare
         from studykb.related.row_graph import ROW_GRAPH  # deferred: loads numpy
+        from studykb.related.vectorcache import VECTORS  # deferred: loads numpy
 
         if not prepare(self.vault, stats, _structure_names):
             return False
-        self.vault.derived(ROW_GRAPH)  # the graph's rows of one document's ranking
+        # the engine and the vectors are written: let them go before the graph's rows of
+        # one document's ranking are made (of the features alone), so the build holds
+        # no more at once than before they were
+        self.vault.structures.forget([ENGINE, VECTORS])
+        self.vault.derived(ROW_GRAPH)
+        self.vault.structures.forget([ROW_GRAPH])
         return True
 
     def warm_related(self) -> Iterator[None]:
