@@ -17,6 +17,7 @@ from typing import Any
 
 from studykb.related.engine import ENGINE
 from studykb.related.features import FEATURES
+from studykb.related.row_graph import ROW_GRAPH
 from studykb.related.vectorcache import VECTORS
 from studykb.search.names import SEARCH_NAMES
 from studykb.search.state import SEARCH_INDEX
@@ -30,6 +31,7 @@ ALL: tuple[Derived[Any], ...] = (
     FEATURES,
     VECTORS,
     ENGINE,
+    ROW_GRAPH,
     SEARCH_NAMES,
     SEARCH_INDEX,
 )

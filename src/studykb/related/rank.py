@@ -12,6 +12,8 @@ crowd the top. Each :class:`Related` carries its ``rank``, the ``score`` that or
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -21,6 +23,7 @@ from studykb.related.batch import order_block
 from studykb.related.components import COMPONENTS, Weights
 from studykb.related.features import FEATURES
 from studykb.related.reasons import explain
+from studykb.related.row_graph import ROW_GRAPH
 from studykb.related.row_scores import RowEngine
 from studykb.related.scoring import Block, score_block
 from studykb.related.vectorcache import VECTORS
@@ -140,7 +143,9 @@ class Ranker:
         ix, tv = vault.derived(FEATURES), vault.derived(VECTORS).tv
         stamps = (vault.structures.stamp(FEATURES), vault.structures.stamp(VECTORS))
         engine = vault.structures.made_of(
-            "related-rows", (id(ix), id(tv), *stamps), lambda: RowEngine(ix, tv)
+            "related-rows",
+            (id(ix), id(tv), *stamps),
+            lambda: RowEngine(ix, tv, vault.derived(ROW_GRAPH).graph),
         )
         return cls(engine, index_text if text == "index" else None)
 
@@ -352,3 +357,25 @@ def warm(vault: Vault) -> None:
 
     for spec in (TOPICS, FEATURES, VECTORS):
         vault.structures.preload(spec)
+
+
+def warm_steps(vault: Vault) -> Iterator[None]:
+    """:func:`warm` and the kept graph's rows (:mod:`studykb.related.row_graph`), then, in
+    a step a command takes only while its refresh still runs beside it (``Context.kb``'s
+    ``meanwhile``), what the update of the vectors after an edit would decode after the
+    refresh: the name table it reads the edited text with
+    (:attr:`studykb.related.vectorcache.Vectors.names`, about 0.015 s at 10k documents).
+
+    A speed seam: it trades time this process would wait for the refresh for time
+    after it. It reads the cache only; when the refresh is done first, nothing is
+    decoded ahead (the first ``related`` after a build, whose refresh is short, never
+    decodes it), and when nothing was edited, what it decoded is not used."""
+    warm(vault)
+    vault.structures.preload(ROW_GRAPH)
+    yield
+    vectors = vault.structures.held(VECTORS)
+    if vectors is not None:
+        # the update meets a damaged table again, and builds the vectors anew
+        with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+            vectors.names  # noqa: B018 - decoded here, read by the update
+    yield

@@ -141,8 +141,16 @@ def _entries(dense: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.
     return cols, dense[cols]
 
 
-class _Graph:
-    """The graph features as the engine's factors (``ix.out`` read once, vectorised)."""
+class RowGraph:
+    """The graph features as the engine's factors (``ix.out`` read once, vectorised): a
+    value of its own, kept in the cache while the features are the same
+    (:mod:`studykb.related.row_graph`)."""
+
+    #: What it holds (:mod:`studykb.related.row_graph` keeps each).
+    PARTS = (
+        *("L", "LT", "citer", "a", "q", "BT", "Q", "R", "RT", "r_in", "r_out", "RinT"),
+        *("Rout", "topics", "tags", "folder", "course", "courses"),
+    )
 
     def __init__(self, ix: FeatureIndex, n: int) -> None:
         src, pairs = flat_rows(ix.out.data[:n], 2)
@@ -404,11 +412,14 @@ class RowEngine:
     for rows asked for one at a time: :meth:`components`, :meth:`vector`, ``posting``,
     ``ix``, ``tv``, ``n`` and ``memo``."""
 
-    def __init__(self, ix: FeatureIndex, tv: TermVectors | None) -> None:
+    def __init__(
+        self, ix: FeatureIndex, tv: TermVectors | None, graph: RowGraph | None = None
+    ) -> None:
+        """``graph``: the rows of ``ix``'s graph, when made already (of the same content)."""
         self.ix, self.tv = ix, tv
         self.n = len(ix.keys)
         self.memo: dict[str, Any] = {}
-        self._graph = _Graph(ix, self.n)
+        self._graph = graph if graph is not None else RowGraph(ix, self.n)
         self._mentions = _Mentions(ix, tv, self.n)
         self._text = _Text(ix, tv, self.n)
         self.posting = self._text.posting

@@ -34,19 +34,32 @@ class RelatedViews:
 
     def prepare_related(self, stats: BuildStats) -> bool:
         """After a refresh, make what related documents need when the refresh read many
-        files or none of it is kept yet; whether it did (:func:`studykb.related.engine.prepare`)."""
+        files or none of it is kept yet; whether it did (:func:`studykb.related.engine.prepare`,
+        then the graph's rows of one document's ranking, :mod:`studykb.related.row_graph`)."""
         # deferred: loads ahocorasick_rs, numpy, scipy
-        from studykb.related.engine import prepare
+        from studykb.related.engine import ENGINE, prepare
+        from studykb.related.row_graph import ROW_GRAPH  # deferred: loads numpy
+        from studykb.related.vectorcache import VECTORS  # deferred: loads numpy
 
-        return prepare(self.vault, stats, _structure_names)
+        if not prepare(self.vault, stats, _structure_names):
+            return False
+        # the engine and the vectors are written: let them go before the graph's rows of
+        # one document's ranking are made (of the features alone), so the build holds
+        # no more at once than before they were
+        self.vault.structures.forget([ENGINE, VECTORS])
+        self.vault.derived(ROW_GRAPH)
+        self.vault.structures.forget([ROW_GRAPH])
+        return True
 
-    def warm_related(self) -> None:
-        """Load what related documents need and read what is kept of it, ahead of the
-        ranking (the cache only: it may run while the refresh runs beside it)."""
-        # deferred: loads ahocorasick_rs, numpy, scipy
-        from studykb.related.rank import warm
+    def warm_related(self) -> Iterator[None]:
+        """Steps that load what related documents need and read what is kept of it,
+        ahead of ranking one document (the cache only: they may run while the refresh
+        runs beside them; the first always, the others while it still runs:
+        :func:`studykb.related.rank.warm_steps`)."""
+        # deferred: loads ahocorasick_rs, numpy
+        from studykb.related.rank import warm_steps
 
-        warm(self.vault)
+        return warm_steps(self.vault)
 
     def related(self, doc: Document, options: RelatedOptions | None = None) -> list[Related]:
         """Related documents, best first, with the reasons in words."""
