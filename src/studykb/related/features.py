@@ -88,7 +88,7 @@ def _refs_as_columns(ix: FeatureIndex, refs: Iterable[Ref], parents: dict[str, s
     of node numbers (a memory seam of a full build: at 50k documents about half a million
     references, held as three small arrays instead of a tuple each, and the rows packed
     straight away, never held as a dictionary each)."""
-    import numpy as np
+    import numpy as np  # deferred: numpy only for a full build, not to read an index
 
     size = len(ix.keys)
     number = ix.number
@@ -150,7 +150,7 @@ def _refs_as_columns(ix: FeatureIndex, refs: Iterable[Ref], parents: dict[str, s
 def _row_bytes(rows: Any, keys: Any, values: Any, size: int) -> list[bytes]:
     """Per row (``rows`` ascending), its ``{key: value}`` packed as :class:`Packed` keeps
     it: int32 pairs, in the order given."""
-    import numpy as np
+    import numpy as np  # deferred: as in _refs_as_columns
 
     flat = np.empty(2 * len(keys), dtype=np.int32)
     flat[0::2], flat[1::2] = keys, values
