@@ -3,10 +3,13 @@ the first build's documents and edges let go and read back the same from the sta
 graph features made from the edges as they are read, their strings shared, the same as
 from a list of them; the text vectors made with no documents held; a large cache entry
 packed and written a stretch at a time, the same bytes; the name table's automaton let
-go with the same mentions found."""
+go with the same mentions found; a full build's feature index holding its rows packed
+only; the graph edges a first build keeps, as columns, read back as added; the
+resolver's name table the same with a set of names for each row only."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 
 import msgpack
@@ -138,3 +141,55 @@ def test_the_name_table_finds_the_same_mentions_without_its_automaton() -> None:
     assert with_automaton[0]  # something is found
     table.for_few()
     assert [table.mentioned("c", t) for t in texts] == with_automaton
+
+
+def test_a_full_builds_feature_index_holds_its_rows_packed_only(
+    make_vault: Callable, open_vault: Callable
+) -> None:
+    from studykb.related import features
+    from studykb.related.feature_index import FeatureIndex
+
+    vault = open_vault(make_vault(PAGES))
+    ix = features.from_vault(vault, "f")
+    rows = (ix.out, ix.inc, ix.picked, ix.required, ix.topics, ix.tag_ids)
+    groups = (ix.covering, ix.tagged, ix.members)
+    assert all(not r._cache for r in (*rows, *groups))  # noqa: SLF001 - nothing unpacked held
+    again = FeatureIndex.from_data(ix.to_data())
+    n = {key: i for i, key in enumerate(ix.keys)}
+    a, b, c = n["a.md"], n["b.md"], n["c.md"]
+    assert ix.out[a] == again.out[a] and set(ix.out[a]) == {b, c}
+    assert ix.inc[a] == again.inc[a] and set(ix.inc[a]) >= {b, c}
+    assert list(ix.inc[a]) == sorted(ix.inc[a])  # sources in node order
+    assert ix.required[b] == (a,) and ix.picked[b] == (c,)
+
+
+def test_the_kept_edges_read_back_as_the_rows_added() -> None:
+    from studykb.vault.kept_edges import KeptEdges
+
+    rows = [
+        ("a.md", "b.md", "link", "a.md", 3, ""),
+        ("a.md", "c.md", "requires", "a.md", 1, "needs c"),
+        ("c.md#u1", "a.md", "link", "c.md", 70_000, ""),
+        ("b.md", "b.md", "ref", "b.md", 2, "needs c"),
+    ]
+    kept = KeptEdges()
+    for row in rows[:3]:
+        kept.add(*row)
+    kept.done().add(*rows[3])
+    assert len(kept) == 4
+    assert list(kept) == rows and list(kept) == rows  # read as often as asked
+
+
+def test_a_name_table_names_a_key_met_twice_once() -> None:
+    from studykb.vault.resolve import Names, names_of
+
+    row = ("a.md", "a.md", "a", "Alpha", "note", '["Alpha", "al", "al"]', None)
+    other = ("b.md", "b.md", "b", "Alpha", "note", "[]", None)
+    expected: dict[str, list[tuple[int, str]]] = {}
+    for key, path, doc_id, title, _t, aliases, _u in (row, other):
+        read = json.loads(aliases)
+        for name, level in names_of(key, path, doc_id, title, read):
+            if (level, key) not in expected.setdefault(name, []):
+                expected[name].append((level, key))
+    assert dict(Names([row, other]).table) == expected
+    assert dict(Names([row, other, row]).table) == expected  # a key met again adds nothing

@@ -506,8 +506,11 @@ def test_edges_kept_after_a_first_build_are_those_of_the_state(vault: Path, open
     shutil.rmtree(vault / ".studykb", ignore_errors=True)
     first = open_vault(vault, refresh=False)
     stats = first.refresh()
-    kept = first.graph_edges()
-    assert isinstance(kept, list) and kept
+    from studykb.vault.kept_edges import KeptEdges
+
+    assert isinstance(first.graph_edges(), KeptEdges)  # from memory, as columns
+    kept = list(first.graph_edges())
+    assert kept
     later = open_vault(vault)
     stored = [tuple(r) for r in later.graph_edges()]
     assert kept == stored

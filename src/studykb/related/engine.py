@@ -75,6 +75,7 @@ from studykb.related.sparse import (
 )
 from studykb.related.vectorcache import VECTORS
 from studykb.related.weights import flat_rows, folders
+from studykb.runtime.memory import give_back
 
 if TYPE_CHECKING:
     from numpy.typing import NDArray
@@ -392,10 +393,15 @@ def made_lean(vault: Vault) -> Engine:
     """:func:`for_vault`, holding less at once (a memory seam of a build): the graph
     edges a first build kept let go first (nothing here reads them), then the graph
     features made, then the documents let go (the text vectors and the engine read the
-    state, not them), so that what the last steps make fits in the room those held."""
+    state, not them), so that what the last steps make fits in the room those held; the
+    C heap's free room is handed back before the vectors and before the engine
+    (:func:`studykb.runtime.memory.give_back`, a few milliseconds each)."""
     vault.release(documents=False)  # the features read the documents
     vault.derived(FEATURES)
     vault.release()
+    give_back()  # the documents' room, for the vectors (strings over 512 bytes: C heap)
+    vault.derived(VECTORS)
+    give_back()  # the name table's automaton and the texts, for the engine's matrices
     return for_vault(vault)
 
 

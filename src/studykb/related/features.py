@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any, Protocol
 
 from studykb.related.feature_index import KIND_BITS, FeatureIndex
-from studykb.related.packed import Groups, Packed, Rows
+from studykb.related.packed import Groups, Packed, Rows, pack
 from studykb.vault.topics import TOPICS, TopicTable
 
 if TYPE_CHECKING:
@@ -70,25 +70,93 @@ def build(
     size = len(ordered)
     table = topic_table or TopicTable.of_documents(ordered)
     ix.topic_digest = table.digest
-    ix.out, ix.inc = Packed([{}] * size), Packed([{}] * size)
-    ix.picked, ix.required = Rows([()] * size), Rows([()] * size)
+    parents = {doc.key: doc.parent for doc in ordered if doc.parent}
     ix.reasons = [[] for _ in range(size)]
+    _refs_as_columns(ix, refs, parents)
     ix.topics, ix.tag_ids = Rows([()] * size), Rows([()] * size)
-    ix.course = [-1] * size
-    by_source: dict[int, list[Ref]] = defaultdict(list)
-    for ref in refs:
-        i = ix.number.get(ref[0])
-        if i is not None:
-            by_source[i].append(ref)
-    inc: list[dict[int, int]] = [{} for _ in range(size)]
     for n, doc in enumerate(ordered):
-        _read_refs(ix, n, by_source.get(n, []), docs, inc)
         _read_tags(ix, n, doc, table.names)
-    for n in range(size):
-        ix.inc[n] = inc[n]
     _course_topics(ix, range(size))
     _group(ix)
+    ix.let_go()  # what the rows were made of unpacked: read again from the bytes on use
     return ix
+
+
+def _refs_as_columns(ix: FeatureIndex, refs: Iterable[Ref], parents: dict[str, str]) -> None:
+    """Every node's references (out, inc, picked, requires, course), the same rows as
+    :func:`_read_refs` makes a node at a time, from the references read once as columns
+    of node numbers (a memory seam of a full build: at 50k documents about half a million
+    references, held as three small arrays instead of a tuple each, and the rows packed
+    straight away, never held as a dictionary each)."""
+    import numpy as np  # deferred: numpy only for a full build, not to read an index
+
+    size = len(ix.keys)
+    number = ix.number
+    src, dst, bits = array("i"), array("i"), array("i")
+    picked: dict[int, list[int]] = {}
+    required: dict[int, list[tuple[int, str]]] = {}
+    course = [-1] * size
+    for source, kind, target, reason in refs:
+        i = number.get(source)
+        j = number.get(target)
+        if i is None or j is None or j == i:
+            continue
+        src.append(i)
+        dst.append(j)
+        bits.append(KIND_BITS.get(kind, 1))
+        if kind == "link":
+            continue
+        if kind == "related":
+            mine = picked.setdefault(i, [])
+            if j not in mine:
+                mine.append(j)
+        elif kind == "requires":
+            needs = required.setdefault(i, [])
+            if all(j != k for k, _r in needs):
+                needs.append((j, reason))
+        elif kind == "course":
+            parent = parents.get(target)
+            course[i] = number.get(parent, j) if parent else j
+    for i in range(size):
+        doc_type = ix.types[i]
+        if doc_type == "course":
+            course[i] = i
+        elif doc_type == "unit":
+            course[i] = number.get(ix.keys[i].split("#", 1)[0], course[i])
+    ix.course = course
+    ix.picked = Rows.from_data([pack(picked.get(i, ())) for i in range(size)])
+    ix.required = Rows.from_data([pack(j for j, _r in required.get(i, ())) for i in range(size)])
+    for i, needs in required.items():
+        ix.reasons[i] = [r for _j, r in needs]
+    s = np.frombuffer(src, dtype=np.int32).astype(np.int64)
+    d = np.frombuffer(dst, dtype=np.int32).astype(np.int64)
+    b = np.frombuffer(bits, dtype=np.int32)
+    del src, dst, bits
+    # out: each node's targets in the order first referenced, their kinds' bits joined
+    order = np.argsort(s, kind="stable")
+    pair = s[order] * max(size, 1) + d[order]
+    unique, first, inverse = np.unique(pair, return_index=True, return_inverse=True)
+    joined = np.zeros(len(unique), dtype=np.int32)
+    np.bitwise_or.at(joined, inverse, b[order])
+    del order, pair, inverse, s, d, b
+    by_first = np.argsort(first, kind="stable")
+    i_of, j_of = unique // max(size, 1), unique % max(size, 1)
+    ix.out = Packed.from_data(_row_bytes(i_of[by_first], j_of[by_first], joined[by_first], size))
+    # inc: each node's sources in node order (``unique`` is sorted by source, then target)
+    by_target = np.lexsort((i_of, j_of))
+    ix.inc = Packed.from_data(_row_bytes(j_of[by_target], i_of[by_target], joined[by_target], size))
+
+
+def _row_bytes(rows: Any, keys: Any, values: Any, size: int) -> list[bytes]:
+    """Per row (``rows`` ascending), its ``{key: value}`` packed as :class:`Packed` keeps
+    it: int32 pairs, in the order given."""
+    import numpy as np  # deferred: as in _refs_as_columns
+
+    flat = np.empty(2 * len(keys), dtype=np.int32)
+    flat[0::2], flat[1::2] = keys, values
+    data = flat.tobytes()
+    ends = np.cumsum(np.bincount(rows, minlength=size) * 8).tolist()
+    return [data[a:e] for a, e in zip([0, *ends][:-1], ends, strict=True)]
 
 
 class _RowsOf(Protocol):

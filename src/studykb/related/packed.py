@@ -51,6 +51,10 @@ class Packed:
         """How many entries row ``n`` has, without unpacking it."""
         return len(self.data[n]) // 8
 
+    def let_go(self) -> None:
+        """Drop the rows unpacked so far (read again from the packed bytes on next use)."""
+        self._cache = {}
+
 
 class Rows:
     """Rows of node numbers (tuples) kept packed, unpacked on first read."""
@@ -80,6 +84,10 @@ class Rows:
         values = tuple(row)
         self._cache[n] = values
         self.data[n] = pack(values)
+
+    def let_go(self) -> None:
+        """Drop the rows unpacked so far (read again from the packed bytes on next use)."""
+        self._cache = {}
 
 
 class Groups:
@@ -117,3 +125,7 @@ class Groups:
     def _set(self, group: Any, nodes: tuple[int, ...]) -> None:
         self._cache[group] = nodes
         self.data[group] = pack(nodes)
+
+    def let_go(self) -> None:
+        """Drop the rows unpacked so far (read again from the packed bytes on next use)."""
+        self._cache = {}

@@ -27,6 +27,7 @@ from studykb.vault import damage, journal
 from studykb.vault.cache import Cache
 from studykb.vault.derived import Derived, Structures
 from studykb.vault.flavour import of_config
+from studykb.vault.kept_edges import KeptEdges
 from studykb.vault.outside import Source
 from studykb.vault.refresh import (
     PARALLEL_THRESHOLD,
@@ -94,7 +95,7 @@ class Vault:
         self._generation: tuple[str, int] = ("", 0)
         self._docs: dict[str, Document] | None = None
         self._names: Names | None = None
-        self._edges: list[EdgeRow] | None = None
+        self._edges: KeptEdges | None = None
         """The graph edges of the last first build, kept for :meth:`graph_edges`."""
         self._blobs: list[tuple[str, str]] | None = None
         """(key, stored document) of the last first build, for :meth:`documents`."""

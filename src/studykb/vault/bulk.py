@@ -33,6 +33,7 @@ from studykb.runtime import background, pools
 from studykb.vault import checks, files
 from studykb.vault.checks import missing_anchors, wants_anchor_check
 from studykb.vault.includes import Includes, pending_rows
+from studykb.vault.kept_edges import KeptEdges
 from studykb.vault.resolve import Names, Resolution, table_rows
 from studykb.vault.rows import parse_rows, unread_rows
 from studykb.vault.state import Store, Tables
@@ -40,7 +41,6 @@ from studykb.vault.state.rows import (
     Anchored,
     DocNames,
     DocRow,
-    EdgeRow,
     FileRow,
     ParsedRows,
     ProblemRow,
@@ -134,7 +134,7 @@ def write_all(
     expected: int = 0,
     reading: Reading = GITHUB,
     finish: Callable[[Tables], None] | None = None,
-) -> tuple[list[str], list[EdgeRow], list[tuple[str, str]], Counter[str]]:
+) -> tuple[list[str], KeptEdges, list[tuple[str, str]], Counter[str]]:
     """Replace the whole state with ``rows`` (consumed as they come).
 
     Returns the paths read, the resolved references as graph edges (source, target key,
@@ -177,7 +177,7 @@ def _write_refs(
     early: list[Index],
     reading: Reading,
     root: Path,
-) -> tuple[list[EdgeRow], Counter[str]]:
+) -> tuple[KeptEdges, Counter[str]]:
     """Resolve the references (while SQLite builds the ``early`` indexes in a thread) and
     insert them, and the ``[[note#heading]]`` ones whose heading is missing; the graph
     edges and the count of each resolution state."""
@@ -271,13 +271,14 @@ def _load(state: Tables, rows: Iterable[SentRows | None]) -> _Loaded:
 
 def _resolve(
     table: Names, ref_rows: Iterable[RefRow]
-) -> tuple[list[Resolution], list[Anchored], list[EdgeRow], Counter[str]]:
+) -> tuple[list[Resolution], list[Anchored], KeptEdges, Counter[str]]:
     """The resolution of each reference, in order (what its ``refs`` row ends with);
     also the ``[[note#heading]]`` ones to check, the graph edges of the resolved ones
     and the count of each resolution state."""
     resolve = table.resolve
     anchored: list[Anchored] = []
-    edges: list[EdgeRow] = []
+    edges = KeptEdges()
+    add_edge = edges.add
     states: Counter[str] = Counter()
     out: list[Resolution] = []
     same: dict[Resolution, Resolution] = {}
@@ -286,9 +287,9 @@ def _resolve(
         got = resolve(source, path, target, style, anchor, bool(optional), text)
         key = got[0]
         if key is not None:
-            edges.append((source, key, kind, path, line, reason))
+            add_edge(source, key, kind, path, line, reason)
             if anchor and wants_anchor_check(anchor, key):
                 anchored.append(Anchored(path, line, text, anchor, table.paths[key]))
         states[got[1]] += 1
         out.append(same.setdefault(got, got))  # one tuple for each resolution met
-    return out, anchored, edges, states
+    return out, anchored, edges.done(), states

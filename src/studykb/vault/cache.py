@@ -57,6 +57,7 @@ MADE_BY: Mapping[str, tuple[str, ...]] = MappingProxyType(
             "studykb.vault.resolve",
             "studykb.vault.checks",
             "studykb.vault.bulk",
+            "studykb.vault.kept_edges",  # the edges a first build keeps for the graph
             "studykb.vault.scan",
             "studykb.vault.refresh",
             "studykb.vault.saying",  # whether a refresh reads a repository's notes

@@ -127,14 +127,18 @@ class Names:
         self.urls: dict[str, list[str]] = defaultdict(list)
         self.paths: dict[str, str] = {}
         self.types: dict[str, str] = {}
-        seen: set[tuple[str, int, str]] = set()
         for key, path, doc_id, title, dtype, aliases, url in rows:
+            again = key in self.paths  # never in a state (a key is its rows' own)
             self.paths[key] = path
             self.types[key] = dtype
+            # each (name, level) once for a key: a set for the row's own (a memory seam:
+            # one for every name of the vault was about 30 MB at 50k, of a first build)
+            seen: set[tuple[str, int]] = set()
             for name, level in names_of(key, path, doc_id, title, json.loads(aliases), self.roots):
-                if (name, level, key) not in seen:
-                    seen.add((name, level, key))
-                    self.table[name].append((level, key))
+                if (name, level) in seen or (again and (level, key) in self.table.get(name, ())):
+                    continue
+                seen.add((name, level))
+                self.table[name].append((level, key))
             if url and dtype in ("entry", "course", "unit"):
                 self.urls[normalize_url(url)].append(key)
 
